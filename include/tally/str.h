@@ -1,0 +1,57 @@
+/* str.h - growable byte buffer and the UTF-8 helpers the parsers need.
+ *
+ * tl_buf: `data` is never NULL after tl_buf_init and is always NUL-terminated; `len` excludes
+ * the NUL. A failed append leaves the buffer as it was and returns TL_ENOMEM. tl_buf_release
+ * frees the storage and re-inits; tl_buf_detach hands the storage to the caller (free(3)). */
+#ifndef TALLY_STR_H
+#define TALLY_STR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tally/err.h"
+
+typedef struct {
+  char *data;
+  size_t len;
+  size_t cap;
+} tl_buf;
+
+void tl_buf_init(tl_buf *b);
+void tl_buf_release(tl_buf *b);
+void tl_buf_reset(tl_buf *b); /* len = 0, keeps storage */
+tl_status tl_buf_append(tl_buf *b, const char *s, size_t n);
+tl_status tl_buf_puts(tl_buf *b, const char *s);
+tl_status tl_buf_printf(tl_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+char *tl_buf_detach(tl_buf *b); /* OUT: caller owns; b is re-inited */
+
+/* strdup / strndup that return NULL only on allocation failure. */
+char *tl_strdup(const char *s);
+char *tl_strndup(const char *s, size_t n);
+
+/* True when s[0..n) is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
+ * On failure *bad_offset (if non-NULL) is the byte offset of the first bad sequence. */
+bool tl_utf8_valid(const char *s, size_t n, size_t *bad_offset);
+
+/* Decodes one code point at s (n bytes available); returns its length in bytes (>=1), or 0 on
+ * malformed input (then *cp = U+FFFD). */
+size_t tl_utf8_decode(const char *s, size_t n, uint32_t *cp);
+
+/* Appends the UTF-8 encoding of cp. */
+tl_status tl_utf8_append(tl_buf *b, uint32_t cp);
+
+/* Unicode simple lower-casing of a UTF-8 string, as Python's str.lower() does for everything
+ * but the few full-case-mapping specials (U+0130). Returns a malloc'd string (caller frees),
+ * NULL on allocation failure. Malformed bytes are copied through unchanged. */
+char *tl_utf8_lower(const char *s, size_t n);
+
+/* Unicode-aware classification of one code point, as Python's str methods see it. */
+bool tl_uni_isalnum(uint32_t cp);  /* str.isalnum() / regex \w minus '_' */
+bool tl_uni_isspace(uint32_t cp);  /* str.isspace() */
+
+#endif

@@ -1,0 +1,105 @@
+/* jsonl.c - JSONL reader (see jsonl.h). Lines are read with getc-level buffering into a tl_buf;
+ * an over-long line is consumed to its end without being stored. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tally/jsonl.h"
+
+tl_status tl_jsonl_open(tl_jsonl *r, const char *path, size_t max_line, tl_err *err) {
+  memset(r, 0, sizeof *r);
+  tl_buf_init(&r->line);
+  r->max_line = max_line ? max_line : TL_JSONL_DEFAULT_MAX_LINE;
+  if (strcmp(path, "-") == 0) {
+    r->fp = stdin;
+  } else {
+    r->fp = fopen(path, "rb");
+    if (!r->fp) return tl_err_set(err, TL_EIO, "cannot open '%s': %s", path, strerror(errno));
+  }
+  r->path = tl_strdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
+  if (!r->path) {
+    if (r->fp != stdin) fclose(r->fp);
+    r->fp = NULL;
+    return tl_err_set(err, TL_ENOMEM, "out of memory");
+  }
+  return TL_OK;
+}
+
+void tl_jsonl_close(tl_jsonl *r) {
+  if (r->fp && r->fp != stdin) fclose(r->fp);
+  r->fp = NULL;
+  free(r->path);
+  r->path = NULL;
+  tl_buf_release(&r->line);
+}
+
+/* Reads one physical line into r->line. Returns 1 = got a line, 0 = EOF, -1 = read error,
+ * 2 = line over the cap (consumed, not stored). */
+static int read_line(tl_jsonl *r) {
+  tl_buf_reset(&r->line);
+  char chunk[65536];
+  int got = 0, over = 0;
+  for (;;) {
+    if (!fgets(chunk, sizeof chunk, r->fp)) {
+      if (ferror(r->fp)) return -1;
+      break;
+    }
+    got = 1;
+    size_t n = strlen(chunk); /* an embedded NUL truncates here; JSON can't hold raw NULs */
+    int eol = n > 0 && chunk[n - 1] == '\n';
+    if (!over) {
+      if (r->line.len + n > r->max_line + 1) {
+        over = 1;
+        tl_buf_reset(&r->line);
+      } else if (tl_buf_append(&r->line, chunk, n) != TL_OK) {
+        return -1;
+      }
+    }
+    if (eol) break;
+  }
+  if (!got) return 0;
+  r->line_no++;
+  if (over) return 2;
+  while (r->line.len && (r->line.data[r->line.len - 1] == '\n' || r->line.data[r->line.len - 1] == '\r'))
+    r->line.data[--r->line.len] = 0;
+  return 1;
+}
+
+tl_jl_result tl_jsonl_next(tl_jsonl *r, cJSON **obj, tl_err *err) {
+  *obj = NULL;
+  for (;;) {
+    int rc = read_line(r);
+    if (rc == 0) return TL_JL_EOF;
+    if (rc < 0) {
+      tl_err_set(err, TL_EIO, "%s:%ld: read error: %s", r->path, r->line_no + 1, strerror(errno));
+      return TL_JL_IOERR;
+    }
+    if (rc == 2) {
+      r->n_bad++;
+      tl_err_set(err, TL_EINPUT, "%s:%ld: line longer than the %zu-byte cap", r->path, r->line_no,
+                 r->max_line);
+      return TL_JL_BAD;
+    }
+    const char *s = r->line.data;
+    size_t i = 0;
+    while (s[i] == ' ' || s[i] == '\t') i++;
+    if (s[i] == 0) continue; /* blank line */
+    size_t bad;
+    if (!tl_utf8_valid(s, r->line.len, &bad)) {
+      r->n_bad++;
+      tl_err_set(err, TL_EINPUT, "%s:%ld: invalid UTF-8 at byte %zu", r->path, r->line_no, bad + 1);
+      return TL_JL_BAD;
+    }
+    const char *end = NULL;
+    cJSON *v = cJSON_ParseWithOpts(s, &end, 1);
+    if (!v) {
+      r->n_bad++;
+      size_t at = end ? (size_t)(end - s) : 0;
+      tl_err_set(err, TL_EINPUT, "%s:%ld: malformed JSON near byte %zu", r->path, r->line_no, at + 1);
+      return TL_JL_BAD;
+    }
+    r->n_records++;
+    *obj = v;
+    return TL_JL_RECORD;
+  }
+}

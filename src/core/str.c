@@ -1,0 +1,181 @@
+/* str.c - tl_buf and UTF-8 helpers. Case mapping and classification use glibc's C.UTF-8 locale
+ * explicitly (never the user's locale), so results do not depend on the environment. */
+#define _POSIX_C_SOURCE 200809L
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wctype.h>
+
+#include "tally/str.h"
+
+void tl_buf_init(tl_buf *b) {
+  static char empty[1] = {0};
+  b->data = empty;
+  b->len = 0;
+  b->cap = 0;
+}
+
+void tl_buf_release(tl_buf *b) {
+  if (b->cap) free(b->data);
+  tl_buf_init(b);
+}
+
+void tl_buf_reset(tl_buf *b) {
+  b->len = 0;
+  if (b->cap) b->data[0] = 0;
+}
+
+static tl_status grow(tl_buf *b, size_t extra) {
+  if (b->len + extra + 1 <= b->cap) return TL_OK;
+  size_t cap = b->cap ? b->cap : 64;
+  while (cap < b->len + extra + 1) cap *= 2;
+  char *p = b->cap ? realloc(b->data, cap) : malloc(cap);
+  if (!p) return TL_ENOMEM;
+  if (!b->cap) p[0] = 0;
+  b->data = p;
+  b->cap = cap;
+  return TL_OK;
+}
+
+tl_status tl_buf_append(tl_buf *b, const char *s, size_t n) {
+  if (grow(b, n) != TL_OK) return TL_ENOMEM;
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+  b->data[b->len] = 0;
+  return TL_OK;
+}
+
+tl_status tl_buf_puts(tl_buf *b, const char *s) { return tl_buf_append(b, s, strlen(s)); }
+
+tl_status tl_buf_printf(tl_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0 || grow(b, (size_t)n) != TL_OK) {
+    va_end(ap2);
+    return TL_ENOMEM;
+  }
+  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  b->len += (size_t)n;
+  return TL_OK;
+}
+
+char *tl_buf_detach(tl_buf *b) {
+  char *p = b->cap ? b->data : tl_strdup("");
+  tl_buf_init(b);
+  return p;
+}
+
+char *tl_strdup(const char *s) { return tl_strndup(s, strlen(s)); }
+
+char *tl_strndup(const char *s, size_t n) {
+  char *p = malloc(n + 1);
+  if (!p) return NULL;
+  memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+
+size_t tl_utf8_decode(const char *s, size_t n, uint32_t *cp) {
+  const unsigned char *u = (const unsigned char *)s;
+  *cp = 0xFFFD;
+  if (n == 0) return 0;
+  if (u[0] < 0x80) {
+    *cp = u[0];
+    return 1;
+  }
+  size_t len;
+  uint32_t c, min;
+  if ((u[0] & 0xE0) == 0xC0) { len = 2; c = u[0] & 0x1F; min = 0x80; }
+  else if ((u[0] & 0xF0) == 0xE0) { len = 3; c = u[0] & 0x0F; min = 0x800; }
+  else if ((u[0] & 0xF8) == 0xF0) { len = 4; c = u[0] & 0x07; min = 0x10000; }
+  else return 0;
+  if (n < len) return 0;
+  for (size_t i = 1; i < len; i++) {
+    if ((u[i] & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (u[i] & 0x3F);
+  }
+  if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+  *cp = c;
+  return len;
+}
+
+bool tl_utf8_valid(const char *s, size_t n, size_t *bad_offset) {
+  size_t i = 0;
+  while (i < n) {
+    if ((unsigned char)s[i] < 0x80) { i++; continue; }
+    uint32_t cp;
+    size_t k = tl_utf8_decode(s + i, n - i, &cp);
+    if (!k) {
+      if (bad_offset) *bad_offset = i;
+      return false;
+    }
+    i += k;
+  }
+  return true;
+}
+
+tl_status tl_utf8_append(tl_buf *b, uint32_t cp) {
+  char o[4];
+  size_t k;
+  if (cp < 0x80) { o[0] = (char)cp; k = 1; }
+  else if (cp < 0x800) { o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 0x3F)); k = 2; }
+  else if (cp < 0x10000) {
+    o[0] = (char)(0xE0 | (cp >> 12)); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[2] = (char)(0x80 | (cp & 0x3F)); k = 3;
+  } else {
+    o[0] = (char)(0xF0 | (cp >> 18)); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F)); k = 4;
+  }
+  return tl_buf_append(b, o, k);
+}
+
+/* The C.UTF-8 locale object, created once. glibc >= 2.35 has it built in. */
+static locale_t utf8_locale(void) {
+  static locale_t loc = (locale_t)0;
+  if (loc == (locale_t)0) loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  return loc;
+}
+
+static uint32_t uni_lower(uint32_t cp) {
+  if (cp < 0x80) return (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
+  locale_t loc = utf8_locale();
+  if (loc == (locale_t)0) return cp;
+  return (uint32_t)towlower_l((wint_t)cp, loc);
+}
+
+bool tl_uni_isalnum(uint32_t cp) {
+  if (cp < 0x80) return (cp >= '0' && cp <= '9') || ((cp | 32) >= 'a' && (cp | 32) <= 'z');
+  locale_t loc = utf8_locale();
+  return loc != (locale_t)0 && iswalnum_l((wint_t)cp, loc);
+}
+
+bool tl_uni_isspace(uint32_t cp) {
+  if (cp < 0x80) return cp == ' ' || (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x1F);
+  if (cp == 0x85 || cp == 0xA0) return true;
+  locale_t loc = utf8_locale();
+  return loc != (locale_t)0 && iswspace_l((wint_t)cp, loc);
+}
+
+char *tl_utf8_lower(const char *s, size_t n) {
+  tl_buf b;
+  tl_buf_init(&b);
+  size_t i = 0;
+  while (i < n) {
+    uint32_t cp;
+    size_t k = tl_utf8_decode(s + i, n - i, &cp);
+    tl_status st;
+    if (!k) { st = tl_buf_append(&b, s + i, 1); k = 1; }
+    else if (cp == 0x130) st = tl_buf_append(&b, "i\xcc\x87", 3); /* Python: 'İ'.lower() */
+    else st = tl_utf8_append(&b, uni_lower(cp));
+    if (st != TL_OK) { tl_buf_release(&b); return NULL; }
+    i += k;
+  }
+  return tl_buf_detach(&b);
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs everything tally needs to build, run and test on Debian 12, from Debian's packages.
+# Idempotent and quiet: packages already present are not reinstalled; apt-get update runs only
+# when something is missing. Needs root (or sudo). Prints one line when done.
+set -euo pipefail
+
+PKGS=(
+  build-essential cmake pkg-config git
+  libcjson-dev libpcre2-dev libcmocka-dev libcurl4-openssl-dev librandom123-dev
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
+  python3 python3-h5py python3-numpy python3-scipy python3-pandas
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq >/dev/null
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "install-deps: installed ${#missing[@]} package(s): ${missing[*]}"
+else
+  echo "install-deps: all ${#PKGS[@]} packages present"
+fi
