@@ -1,1 +1,36 @@
-int main(void){return 0;}
+/* main.c - the `tally` executable: subcommand dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "tally %s - evaluation studies for LLMs and VLMs on HPC clusters\n"
+          "usage: tally <command> [options]\n"
+          "  run JOB.json    score a job (replay engine), write HDF5, print the summary\n"
+          "  parse           run one answer parser over JSONL lines (inspection)\n"
+          "  version         print the version\n"
+          "`tally <command> --help` for a command's options.\n",
+          TALLY_VERSION);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "run")) return tl_cmd_run(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "parse")) return tl_cmd_parse(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+    printf("tally %s\n", TALLY_VERSION);
+    return 0;
+  }
+  if (!strcmp(argv[1], "help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    usage(stdout);
+    return 0;
+  }
+  fprintf(stderr, "tally: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,58 @@
+/* job.h - the job file: what to score, with which parsers, where to write.
+ *
+ * A job is JSON (see docs/JOBS.md). Relative paths inside it are resolved against the folder of
+ * the job file. tl_job_load reports EVERY problem it finds (one line each, "JOB:path: message")
+ * before returning, so a user fixes them all in one go; nothing runs on an invalid job. */
+#ifndef TALLY_JOB_H
+#define TALLY_JOB_H
+
+#include <cjson/cJSON.h>
+
+#include "tally/err.h"
+#include "tally/spatialeval.h"
+#include "tally/str.h"
+
+/* One answers source. Fields a line lacks (model, seed, prompt_variant) come from here. */
+typedef struct {
+  char *path;      /* resolved */
+  char *model;     /* NULL = lines must carry "model" */
+  int seed;        /* default seed when a line has none (0 unless given) */
+  int variant;     /* tl_se_prompt_kind; -1 = the benchmark's default */
+} tl_job_answers;
+
+typedef struct {
+  char *benchmark;          /* "spatialeval" */
+  char **items;             /* resolved paths */
+  int n_items;
+  tl_job_answers *answers;
+  int n_answers;
+  tl_se_mode modes[TL_SE__NMODES]; /* parsers in the order given; modes[0] is the primary */
+  int n_modes;
+  int variant;              /* default prompt variant (tl_se_prompt_kind) */
+  char **models;            /* expected models (NULL = those found in the answers) */
+  int n_models;
+  int *seeds;               /* expected seeds (NULL = those found) */
+  int n_seeds;
+} tl_job_bench;
+
+typedef struct {
+  char *path;        /* the job file as given */
+  char *dir;         /* its folder */
+  char *name;
+  char *engine;      /* "replay" */
+  char *output;      /* resolved output path */
+  size_t max_line;   /* per-line byte cap for JSONL inputs */
+  tl_job_bench *benches;
+  int n_benches;
+  char *json;        /* the job JSON as read (stored in the output) */
+} tl_job;
+
+/* Loads and validates. On TL_EJOB, `problems` holds one line per problem ("\n"-separated) and
+ * *n_problems their count. The job is released on failure. */
+tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems, int *n_problems);
+void tl_job_release(tl_job *job);
+
+/* Joins dir and a relative path (absolute paths returned as is). malloc'd. */
+char *tl_path_resolve(const char *dir, const char *path);
+
+#endif

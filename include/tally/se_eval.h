@@ -1,0 +1,78 @@
+/* se_eval.h - SpatialEval scoring of work units and the tables built from them.
+ *
+ * A work unit is (benchmark, item, model, seed, prompt variant). Here a "cfg" is the
+ * (model, variant, seed) part; a row is one unit: item x cfg, with the response (or none) and
+ * one parsed result per parser mode. Row order is key order: cfgs sorted by (model, variant,
+ * seed), items sorted by id, rows cfg-major. Every table below depends only on the rows' content
+ * and that order, never on who computed them. */
+#ifndef TALLY_SE_EVAL_H
+#define TALLY_SE_EVAL_H
+
+#include <stddef.h>
+
+#include "tally/inlog.h"
+#include "tally/spatialeval.h"
+#include "tally/strmap.h"
+#include "tally/table.h"
+
+#define TL_SE_MAX_QID 7 /* items with a larger qid are reported as bad ids */
+
+typedef struct {
+  tl_se_item *items; /* [n], sorted by id */
+  size_t n;
+  tl_strmap by_id;   /* id -> index */
+} tl_se_itemset;
+
+/* Loads items from several JSONL files. Bad lines (malformed, missing fields, bad ids,
+ * duplicates: the first one is kept) go to `log`; an empty file is reported too. Returns
+ * TL_EIO when a file cannot be opened/read (err names it), TL_EINPUT when the log is strict and
+ * something was reported, TL_OK otherwise. */
+tl_status tl_se_itemset_load(tl_se_itemset *s, char *const *paths, int npaths, size_t max_line,
+                             tl_inlog *log, tl_err *err);
+void tl_se_itemset_release(tl_se_itemset *s);
+
+typedef struct {
+  char *model;
+  int variant; /* tl_se_prompt_kind */
+  int seed;
+} tl_se_cfg;
+
+/* Sorts cfgs into key order (model, variant, seed). */
+void tl_se_cfgs_sort(tl_se_cfg *cfgs, size_t n);
+
+typedef struct {
+  size_t item;      /* index into the itemset */
+  size_t cfg;       /* index into the cfg array */
+  char *response;   /* owned; NULL = no answer was obtained (status "missing" in every mode) */
+  char *prompt;     /* owned; the prompt the answer came with, NULL = built from the item */
+  char *source;     /* owned; "file:line" of the answer, NULL when missing */
+  tl_parsed res[TL_SE__NMODES]; /* indexed by tl_se_mode; only the job's modes are filled */
+} tl_se_row;
+
+void tl_se_row_init(tl_se_row *r);
+void tl_se_row_release(tl_se_row *r);
+
+/* Parses and scores one row with every parser in `parsers` (indexed by mode; NULL = not run).
+ * pr3 reads options from the prompt: row->prompt when the answer carried one, else the prompt
+ * tally builds for the cfg's variant. */
+tl_status tl_se_score_row(tl_se_parser *const parsers[TL_SE__NMODES], const tl_se_itemset *s,
+                          const tl_se_cfg *cfgs, tl_se_row *row);
+
+/* The tables. `modes` lists the job's modes in job order (modes[0] primary).
+ *  items:   /items/spatialeval - one row per unit, key order (columns: docs/OUTPUT.md).
+ *  metrics: /metrics/spatialeval/<mode> - model x variant x task x qid x seed groups (qid -1 =
+ *           all qids of the task): n, correct, accuracy, n_<status> for every status.
+ *  seeds:   /metrics/spatialeval/<mode>_across_seeds - per model x variant x task x qid: seeds,
+ *           mean and std (population, ddof=0) of the per-seed accuracies, summed in seed order;
+ *           pooled accuracy.
+ *  audit:   /audit/spatialeval - per task (and "all"): accuracy under each mode and, per pair
+ *           of modes, how many units they disagree on and which side was the correct one. */
+tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_se_cfg *cfgs, const tl_se_row *rows,
+                            size_t nrows, const tl_se_mode *modes, int nmodes);
+tl_status tl_se_metric_tables(const tl_se_itemset *s, const tl_se_cfg *cfgs, size_t ncfgs,
+                              const tl_se_row *rows, size_t nrows, tl_se_mode mode,
+                              tl_table **per_seed, tl_table **across_seeds);
+tl_table *tl_se_audit_table(const tl_se_itemset *s, const tl_se_row *rows, size_t nrows,
+                            const tl_se_mode *modes, int nmodes);
+
+#endif

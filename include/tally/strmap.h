@@ -1,0 +1,26 @@
+/* strmap.h - string -> size_t hash map (open addressing, FNV-1a). Keys are copied and owned by
+ * the map. Not thread-safe for writers; concurrent readers are fine. */
+#ifndef TALLY_STRMAP_H
+#define TALLY_STRMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tally/err.h"
+
+typedef struct {
+  char **keys;   /* [cap], NULL = empty slot */
+  size_t *vals;  /* [cap] */
+  size_t cap;    /* power of two */
+  size_t n;
+} tl_strmap;
+
+void tl_strmap_init(tl_strmap *m);
+void tl_strmap_release(tl_strmap *m);
+/* Inserts key -> val. When the key exists, leaves it, sets *existing (if non-NULL) to the old
+ * value and returns TL_OK with *inserted = false. */
+tl_status tl_strmap_put(tl_strmap *m, const char *key, size_t val, bool *inserted, size_t *existing);
+/* Looks a key up: true and *val when present. */
+bool tl_strmap_get(const tl_strmap *m, const char *key, size_t *val);
+
+#endif

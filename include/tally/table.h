@@ -1,0 +1,48 @@
+/* table.h - a column table: what tally writes (one HDF5 group per table, one dataset per column,
+ * all of equal length) and prints. Core builds tables; par writes them; cli prints them.
+ *
+ * Ownership: the table owns its columns and every string in them (tl_table_free frees all).
+ * Columns are appended to row by row with tl_table_add_row + tl_table_set_*; cells not set are
+ * "" / 0 / NaN. */
+#ifndef TALLY_TABLE_H
+#define TALLY_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tally/err.h"
+
+typedef enum { TL_COL_STR = 0, TL_COL_I64 = 1, TL_COL_F64 = 2 } tl_col_type;
+
+typedef struct {
+  char *name;
+  tl_col_type type;
+  char *doc;      /* one line: meaning and unit; written as the dataset's "doc" attribute */
+  union {
+    char **s;     /* [nrows] owned strings, never NULL */
+    int64_t *i;   /* [nrows] */
+    double *f;    /* [nrows] */
+  } v;
+} tl_col;
+
+typedef struct {
+  char *path;     /* HDF5 group path, e.g. "/items/spatialeval" */
+  int ncols;
+  tl_col *cols;
+  size_t nrows;
+  size_t cap;
+} tl_table;
+
+tl_table *tl_table_new(const char *path);
+void tl_table_free(tl_table *t);
+/* Adds a column (before any row is added). Returns its index, -1 on allocation failure. */
+int tl_table_add_col(tl_table *t, const char *name, tl_col_type type, const char *doc);
+/* Index of a column by name, -1 when absent. */
+int tl_table_col(const tl_table *t, const char *name);
+/* Appends an empty row; returns its index, or (size_t)-1 on allocation failure. */
+size_t tl_table_add_row(tl_table *t);
+tl_status tl_table_set_str(tl_table *t, size_t row, int col, const char *s); /* copies s */
+void tl_table_set_i64(tl_table *t, size_t row, int col, int64_t v);
+void tl_table_set_f64(tl_table *t, size_t row, int col, double v);
+
+#endif

@@ -1,0 +1,416 @@
+/* se_eval.c - SpatialEval item sets, unit scoring and result tables (see se_eval.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tally/jsonl.h"
+#include "tally/se_eval.h"
+#include "tally/str.h"
+
+/* ---- item set ---- */
+
+static int item_cmp(const void *a, const void *b) {
+  return strcmp(((const tl_se_item *)a)->id, ((const tl_se_item *)b)->id);
+}
+
+tl_status tl_se_itemset_load(tl_se_itemset *s, char *const *paths, int npaths, size_t max_line,
+                             tl_inlog *log, tl_err *err) {
+  memset(s, 0, sizeof *s);
+  tl_strmap_init(&s->by_id);
+  size_t cap = 0;
+  tl_status st = TL_OK;
+  for (int f = 0; f < npaths && st == TL_OK; f++) {
+    tl_jsonl r;
+    if ((st = tl_jsonl_open(&r, paths[f], max_line, err)) != TL_OK) break;
+    cJSON *obj;
+    tl_jl_result res;
+    tl_err e;
+    while (st == TL_OK && (res = tl_jsonl_next(&r, &obj, &e)) != TL_JL_EOF) {
+      if (res == TL_JL_IOERR) {
+        st = tl_err_set(err, TL_EIO, "%s", e.msg);
+        break;
+      }
+      if (res == TL_JL_BAD) {
+        tl_in_kind k = strstr(e.msg, "UTF-8") ? TL_IN_INVALID_UTF8
+                       : strstr(e.msg, "longer") ? TL_IN_LINE_TOO_LONG : TL_IN_MALFORMED_JSON;
+        /* e.msg already starts with "file:line: " */
+        const char *m = strstr(e.msg, ": ");
+        m = m ? strstr(m + 2, ": ") : NULL;
+        if (tl_inlog_report(log, k, r.path, r.line_no, "%s", m ? m + 2 : e.msg)) st = TL_EINPUT;
+        continue;
+      }
+      tl_se_item it;
+      tl_status ist = tl_se_item_from_json(obj, &it, &e);
+      cJSON_Delete(obj);
+      if (ist == TL_OK && it.qid > TL_SE_MAX_QID) {
+        snprintf(e.msg, sizeof e.msg, "id '%s': question id %d is larger than %d", it.id, it.qid,
+                 TL_SE_MAX_QID);
+        tl_se_item_release(&it);
+        ist = TL_EINPUT;
+      }
+      if (ist != TL_OK) {
+        tl_in_kind k = strstr(e.msg, "missing field") ? TL_IN_MISSING_FIELD
+                       : strncmp(e.msg, "id ", 3) == 0 ? TL_IN_BAD_ID : TL_IN_BAD_FIELD;
+        if (ist == TL_ENOMEM) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+        else if (tl_inlog_report(log, k, r.path, r.line_no, "item %s", e.msg)) st = TL_EINPUT;
+        continue;
+      }
+      size_t prev;
+      bool inserted;
+      if (tl_strmap_put(&s->by_id, it.id, s->n, &inserted, &prev) != TL_OK) {
+        tl_se_item_release(&it);
+        st = tl_err_set(err, TL_ENOMEM, "out of memory");
+        break;
+      }
+      if (!inserted) {
+        if (tl_inlog_report(log, TL_IN_DUPLICATE, r.path, r.line_no,
+                            "duplicate item id '%s' (the first one is kept)", it.id))
+          st = TL_EINPUT;
+        tl_se_item_release(&it);
+        continue;
+      }
+      if (s->n == cap) {
+        cap = cap ? cap * 2 : 256;
+        tl_se_item *p = realloc(s->items, cap * sizeof *p);
+        if (!p) {
+          tl_se_item_release(&it);
+          st = tl_err_set(err, TL_ENOMEM, "out of memory");
+          break;
+        }
+        s->items = p;
+      }
+      s->items[s->n++] = it;
+    }
+    if (st == TL_OK && r.n_records == 0 && r.n_bad == 0)
+      if (tl_inlog_report(log, TL_IN_EMPTY_FILE, r.path, 0, "no items in this file")) st = TL_EINPUT;
+    tl_jsonl_close(&r);
+  }
+  if (st != TL_OK) return st;
+  /* Key order: sort by id and rebuild the index. */
+  qsort(s->items, s->n, sizeof *s->items, item_cmp);
+  tl_strmap_release(&s->by_id);
+  tl_strmap_init(&s->by_id);
+  for (size_t i = 0; i < s->n; i++)
+    if (tl_strmap_put(&s->by_id, s->items[i].id, i, NULL, NULL) != TL_OK)
+      return tl_err_set(err, TL_ENOMEM, "out of memory");
+  return TL_OK;
+}
+
+void tl_se_itemset_release(tl_se_itemset *s) {
+  for (size_t i = 0; i < s->n; i++) tl_se_item_release(&s->items[i]);
+  free(s->items);
+  tl_strmap_release(&s->by_id);
+  memset(s, 0, sizeof *s);
+}
+
+static int cfg_cmp(const void *a, const void *b) {
+  const tl_se_cfg *x = a, *y = b;
+  int c = strcmp(x->model, y->model);
+  if (c) return c;
+  if (x->variant != y->variant) return x->variant < y->variant ? -1 : 1;
+  return (x->seed > y->seed) - (x->seed < y->seed);
+}
+
+void tl_se_cfgs_sort(tl_se_cfg *cfgs, size_t n) { qsort(cfgs, n, sizeof *cfgs, cfg_cmp); }
+
+/* ---- rows ---- */
+
+void tl_se_row_init(tl_se_row *r) {
+  memset(r, 0, sizeof *r);
+  for (int m = 0; m < TL_SE__NMODES; m++) tl_parsed_init(&r->res[m]);
+}
+
+void tl_se_row_release(tl_se_row *r) {
+  free(r->response);
+  free(r->prompt);
+  free(r->source);
+  for (int m = 0; m < TL_SE__NMODES; m++) tl_parsed_release(&r->res[m]);
+  tl_se_row_init(r);
+}
+
+tl_status tl_se_score_row(tl_se_parser *const parsers[TL_SE__NMODES], const tl_se_itemset *s,
+                          const tl_se_cfg *cfgs, tl_se_row *row) {
+  const tl_se_item *it = &s->items[row->item];
+  const tl_se_cfg *cfg = &cfgs[row->cfg];
+  char *built = NULL;
+  tl_status st = TL_OK;
+  for (int m = 0; m < TL_SE__NMODES && st == TL_OK; m++) {
+    if (!parsers[m]) continue;
+    const char *prompt = row->prompt;
+    if (m == TL_SE_PR3 && !prompt && row->response) {
+      if (!built) built = tl_se_build_prompt(it, (tl_se_prompt_kind)cfg->variant, 0);
+      if (!built) st = TL_ENOMEM;
+      prompt = built;
+    }
+    if (st == TL_OK) st = tl_se_parse(parsers[m], it, prompt, row->response, cfg->model, &row->res[m]);
+  }
+  free(built);
+  return st;
+}
+
+/* ---- tables ---- */
+
+#define COL(t, name, type, doc)                                 \
+  do {                                                          \
+    if (tl_table_add_col((t), (name), (type), (doc)) < 0) goto oom; \
+  } while (0)
+
+tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_se_cfg *cfgs, const tl_se_row *rows,
+                            size_t nrows, const tl_se_mode *modes, int nmodes) {
+  tl_table *t = tl_table_new("/items/spatialeval");
+  if (!t) return NULL;
+  COL(t, "id", TL_COL_STR, "item id <task>.<mode>.<instance>.<qid>");
+  COL(t, "task", TL_COL_STR, "spatialmap | mazenav | spatialgrid | spatialreal");
+  COL(t, "qid", TL_COL_I64, "question id within the task");
+  COL(t, "model", TL_COL_STR, "model under test");
+  COL(t, "seed", TL_COL_I64, "generation seed");
+  COL(t, "prompt_variant", TL_COL_STR, "reason | letter");
+  COL(t, "oracle_option", TL_COL_STR, "the correct option letter");
+  COL(t, "oracle_answer", TL_COL_STR, "the correct option text");
+  COL(t, "response", TL_COL_STR, "raw model answer (empty when missing)");
+  COL(t, "has_response", TL_COL_I64, "1 when an answer was obtained");
+  COL(t, "source", TL_COL_STR, "file:line the answer came from");
+  char name[64], doc[160];
+  for (int k = 0; k < nmodes; k++) {
+    const char *mn = tl_se_mode_name(modes[k]);
+    snprintf(name, sizeof name, "answer_%s", mn);
+    snprintf(doc, sizeof doc, "answer extracted by the %s parser (empty = none)", mn);
+    COL(t, name, TL_COL_STR, doc);
+    snprintf(name, sizeof name, "status_%s", mn);
+    COL(t, name, TL_COL_STR, "parse status: ok, no_answer, ambiguous, conflict, ...");
+    snprintf(name, sizeof name, "rule_%s", mn);
+    COL(t, name, TL_COL_STR, "the rule that fired");
+    snprintf(name, sizeof name, "correct_%s", mn);
+    COL(t, name, TL_COL_I64, "1 when scored correct under this parser");
+  }
+  for (size_t i = 0; i < nrows; i++) {
+    const tl_se_row *r = &rows[i];
+    const tl_se_item *it = &s->items[r->item];
+    const tl_se_cfg *c = &cfgs[r->cfg];
+    size_t row = tl_table_add_row(t);
+    if (row == (size_t)-1) goto oom;
+    int k = 0;
+    if (tl_table_set_str(t, row, k++, it->id) || tl_table_set_str(t, row, k++, tl_se_task_name(it->task)))
+      goto oom;
+    tl_table_set_i64(t, row, k++, it->qid);
+    if (tl_table_set_str(t, row, k++, c->model)) goto oom;
+    tl_table_set_i64(t, row, k++, c->seed);
+    if (tl_table_set_str(t, row, k++, tl_se_prompt_name((tl_se_prompt_kind)c->variant)) ||
+        tl_table_set_str(t, row, k++, it->oracle_option) ||
+        tl_table_set_str(t, row, k++, it->oracle_answer) ||
+        tl_table_set_str(t, row, k++, r->response ? r->response : ""))
+      goto oom;
+    tl_table_set_i64(t, row, k++, r->response != NULL);
+    if (tl_table_set_str(t, row, k++, r->source ? r->source : "")) goto oom;
+    for (int m = 0; m < nmodes; m++) {
+      const tl_parsed *p = &r->res[modes[m]];
+      if (tl_table_set_str(t, row, k++, p->answer ? p->answer : "") ||
+          tl_table_set_str(t, row, k++, tl_pstatus_name(p->status)) ||
+          tl_table_set_str(t, row, k++, p->rule))
+        goto oom;
+      tl_table_set_i64(t, row, k++, p->correct);
+    }
+  }
+  return t;
+oom:
+  tl_table_free(t);
+  return NULL;
+}
+
+/* Counts for one (cfg, task, qid slot): slot 0 = all qids, slot q+1 = qid q. */
+#define NQS (TL_SE_MAX_QID + 2)
+typedef struct {
+  long n, correct, st[TL_PS__COUNT];
+} counts;
+
+static counts *count_rows(const tl_se_itemset *s, size_t ncfgs, const tl_se_row *rows,
+                          size_t nrows, tl_se_mode mode) {
+  counts *c = calloc(ncfgs * TL_SE__NTASKS * NQS, sizeof *c);
+  if (!c) return NULL;
+  for (size_t i = 0; i < nrows; i++) {
+    const tl_se_item *it = &s->items[rows[i].item];
+    const tl_parsed *p = &rows[i].res[mode];
+    size_t base = (rows[i].cfg * TL_SE__NTASKS + (size_t)it->task) * NQS;
+    size_t slots[2] = {base, base + 1 + (size_t)it->qid};
+    for (int k = 0; k < 2; k++) {
+      counts *g = &c[slots[k]];
+      g->n++;
+      g->correct += p->correct;
+      g->st[p->status]++;
+    }
+  }
+  return c;
+}
+
+tl_status tl_se_metric_tables(const tl_se_itemset *s, const tl_se_cfg *cfgs, size_t ncfgs,
+                              const tl_se_row *rows, size_t nrows, tl_se_mode mode,
+                              tl_table **per_seed, tl_table **across_seeds) {
+  *per_seed = *across_seeds = NULL;
+  char path[128];
+  const char *mn = tl_se_mode_name(mode);
+  counts *c = count_rows(s, ncfgs, rows, nrows, mode);
+  tl_table *t = NULL, *a = NULL;
+  double *acc = NULL;
+  if (!c) goto oom;
+  snprintf(path, sizeof path, "/metrics/spatialeval/%s", mn);
+  if (!(t = tl_table_new(path))) goto oom;
+  COL(t, "model", TL_COL_STR, "model under test");
+  COL(t, "prompt_variant", TL_COL_STR, "reason | letter");
+  COL(t, "task", TL_COL_STR, "task");
+  COL(t, "qid", TL_COL_I64, "question id; -1 = all questions of the task");
+  COL(t, "seed", TL_COL_I64, "seed");
+  COL(t, "n", TL_COL_I64, "units in the group (missing answers included)");
+  COL(t, "correct", TL_COL_I64, "units scored correct");
+  COL(t, "accuracy", TL_COL_F64, "correct / n");
+  for (int k = 0; k < TL_PS__COUNT; k++) {
+    char name[64];
+    snprintf(name, sizeof name, "n_%s", tl_pstatus_name((tl_pstatus)k));
+    COL(t, name, TL_COL_I64, "units with this parse status");
+  }
+  snprintf(path, sizeof path, "/metrics/spatialeval/%s_across_seeds", mn);
+  if (!(a = tl_table_new(path))) goto oom;
+  COL(a, "model", TL_COL_STR, "model under test");
+  COL(a, "prompt_variant", TL_COL_STR, "reason | letter");
+  COL(a, "task", TL_COL_STR, "task");
+  COL(a, "qid", TL_COL_I64, "question id; -1 = all questions of the task");
+  COL(a, "n_seeds", TL_COL_I64, "seeds with at least one unit");
+  COL(a, "n", TL_COL_I64, "units over all seeds");
+  COL(a, "correct", TL_COL_I64, "correct units over all seeds");
+  COL(a, "mean", TL_COL_F64, "mean of per-seed accuracies (summed in seed order)");
+  COL(a, "std", TL_COL_F64, "population std (ddof=0) of per-seed accuracies");
+  COL(a, "min", TL_COL_F64, "lowest per-seed accuracy");
+  COL(a, "max", TL_COL_F64, "highest per-seed accuracy");
+  COL(a, "pooled_accuracy", TL_COL_F64, "correct / n over all seeds");
+  acc = malloc((ncfgs ? ncfgs : 1) * sizeof *acc);
+  if (!acc) goto oom;
+  /* cfgs are sorted (model, variant, seed): a (model, variant) run is a block of seeds. */
+  for (size_t b0 = 0; b0 < ncfgs;) {
+    size_t b1 = b0 + 1;
+    while (b1 < ncfgs && strcmp(cfgs[b1].model, cfgs[b0].model) == 0 &&
+           cfgs[b1].variant == cfgs[b0].variant)
+      b1++;
+    for (int task = 0; task < TL_SE__NTASKS; task++) {
+      for (int q = 0; q < NQS; q++) {
+        int k = 0;
+        long tn = 0, tc = 0;
+        for (size_t ci = b0; ci < b1; ci++) {
+          const counts *g = &c[(ci * TL_SE__NTASKS + (size_t)task) * NQS + (size_t)q];
+          if (!g->n) continue;
+          size_t row = tl_table_add_row(t);
+          if (row == (size_t)-1) goto oom;
+          if (tl_table_set_str(t, row, 0, cfgs[ci].model) ||
+              tl_table_set_str(t, row, 1, tl_se_prompt_name((tl_se_prompt_kind)cfgs[ci].variant)) ||
+              tl_table_set_str(t, row, 2, tl_se_task_name((tl_se_task)task)))
+            goto oom;
+          tl_table_set_i64(t, row, 3, q - 1);
+          tl_table_set_i64(t, row, 4, cfgs[ci].seed);
+          tl_table_set_i64(t, row, 5, g->n);
+          tl_table_set_i64(t, row, 6, g->correct);
+          tl_table_set_f64(t, row, 7, (double)g->correct / (double)g->n);
+          for (int st = 0; st < TL_PS__COUNT; st++) tl_table_set_i64(t, row, 8 + st, g->st[st]);
+          acc[k++] = (double)g->correct / (double)g->n;
+          tn += g->n;
+          tc += g->correct;
+        }
+        if (!k) continue;
+        double sum = 0, mn_ = acc[0], mx = acc[0];
+        for (int i = 0; i < k; i++) {
+          sum += acc[i];
+          if (acc[i] < mn_) mn_ = acc[i];
+          if (acc[i] > mx) mx = acc[i];
+        }
+        double mean = sum / k, ss = 0;
+        for (int i = 0; i < k; i++) ss += (acc[i] - mean) * (acc[i] - mean);
+        size_t row = tl_table_add_row(a);
+        if (row == (size_t)-1) goto oom;
+        if (tl_table_set_str(a, row, 0, cfgs[b0].model) ||
+            tl_table_set_str(a, row, 1, tl_se_prompt_name((tl_se_prompt_kind)cfgs[b0].variant)) ||
+            tl_table_set_str(a, row, 2, tl_se_task_name((tl_se_task)task)))
+          goto oom;
+        tl_table_set_i64(a, row, 3, q - 1);
+        tl_table_set_i64(a, row, 4, k);
+        tl_table_set_i64(a, row, 5, tn);
+        tl_table_set_i64(a, row, 6, tc);
+        tl_table_set_f64(a, row, 7, mean);
+        tl_table_set_f64(a, row, 8, sqrt(ss / k));
+        tl_table_set_f64(a, row, 9, mn_);
+        tl_table_set_f64(a, row, 10, mx);
+        tl_table_set_f64(a, row, 11, (double)tc / (double)tn);
+      }
+    }
+    b0 = b1;
+  }
+  free(c);
+  free(acc);
+  *per_seed = t;
+  *across_seeds = a;
+  return TL_OK;
+oom:
+  free(c);
+  free(acc);
+  tl_table_free(t);
+  tl_table_free(a);
+  return TL_ENOMEM;
+}
+
+tl_table *tl_se_audit_table(const tl_se_itemset *s, const tl_se_row *rows, size_t nrows,
+                            const tl_se_mode *modes, int nmodes) {
+  /* slot TL_SE__NTASKS = all tasks */
+  long n[TL_SE__NTASKS + 1] = {0};
+  long cor[TL_SE__NTASKS + 1][TL_SE__NMODES] = {{0}};
+  long only[TL_SE__NTASKS + 1][TL_SE__NMODES][TL_SE__NMODES] = {{{0}}}; /* [a][b]: a right, b wrong */
+  for (size_t i = 0; i < nrows; i++) {
+    int task = (int)s->items[rows[i].item].task;
+    int slots[2] = {task, TL_SE__NTASKS};
+    for (int k = 0; k < 2; k++) {
+      int sl = slots[k];
+      n[sl]++;
+      for (int x = 0; x < nmodes; x++) {
+        int cx = rows[i].res[modes[x]].correct;
+        cor[sl][x] += cx;
+        for (int y = 0; y < nmodes; y++)
+          if (cx && !rows[i].res[modes[y]].correct) only[sl][x][y]++;
+      }
+    }
+  }
+  tl_table *t = tl_table_new("/audit/spatialeval");
+  if (!t) return NULL;
+  char name[96];
+  COL(t, "task", TL_COL_STR, "task, or \"all\"");
+  COL(t, "n", TL_COL_I64, "units");
+  for (int x = 0; x < nmodes; x++) {
+    snprintf(name, sizeof name, "accuracy_%s", tl_se_mode_name(modes[x]));
+    COL(t, name, TL_COL_F64, "accuracy under this parser");
+  }
+  for (int x = 0; x < nmodes; x++)
+    for (int y = x + 1; y < nmodes; y++) {
+      const char *a = tl_se_mode_name(modes[x]), *b = tl_se_mode_name(modes[y]);
+      snprintf(name, sizeof name, "disagree_%s_%s", a, b);
+      COL(t, name, TL_COL_I64, "units the two parsers score differently");
+      snprintf(name, sizeof name, "only_%s_%s", a, b);
+      COL(t, name, TL_COL_I64, "units correct under the first parser only");
+      snprintf(name, sizeof name, "only_%s_%s", b, a);
+      COL(t, name, TL_COL_I64, "units correct under the second parser only");
+    }
+  for (int sl = 0; sl <= TL_SE__NTASKS; sl++) {
+    if (!n[sl]) continue;
+    size_t row = tl_table_add_row(t);
+    if (row == (size_t)-1) goto oom;
+    int k = 0;
+    if (tl_table_set_str(t, row, k++, sl == TL_SE__NTASKS ? "all" : tl_se_task_name((tl_se_task)sl)))
+      goto oom;
+    tl_table_set_i64(t, row, k++, n[sl]);
+    for (int x = 0; x < nmodes; x++) tl_table_set_f64(t, row, k++, (double)cor[sl][x] / (double)n[sl]);
+    for (int x = 0; x < nmodes; x++)
+      for (int y = x + 1; y < nmodes; y++) {
+        tl_table_set_i64(t, row, k++, only[sl][x][y] + only[sl][y][x]);
+        tl_table_set_i64(t, row, k++, only[sl][x][y]);
+        tl_table_set_i64(t, row, k++, only[sl][y][x]);
+      }
+  }
+  return t;
+oom:
+  tl_table_free(t);
+  return NULL;
+}

@@ -1,0 +1,99 @@
+/* table.c - column tables (see table.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tally/str.h"
+#include "tally/table.h"
+
+static char EMPTY[1] = "";
+
+tl_table *tl_table_new(const char *path) {
+  tl_table *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->path = tl_strdup(path);
+  if (!t->path) {
+    free(t);
+    return NULL;
+  }
+  return t;
+}
+
+void tl_table_free(tl_table *t) {
+  if (!t) return;
+  for (int c = 0; c < t->ncols; c++) {
+    tl_col *col = &t->cols[c];
+    if (col->type == TL_COL_STR) {
+      for (size_t r = 0; r < t->nrows; r++)
+        if (col->v.s[r] != EMPTY) free(col->v.s[r]);
+      free(col->v.s);
+    } else if (col->type == TL_COL_I64) {
+      free(col->v.i);
+    } else {
+      free(col->v.f);
+    }
+    free(col->name);
+    free(col->doc);
+  }
+  free(t->cols);
+  free(t->path);
+  free(t);
+}
+
+int tl_table_add_col(tl_table *t, const char *name, tl_col_type type, const char *doc) {
+  if (t->nrows) return -1;
+  tl_col *c = realloc(t->cols, (size_t)(t->ncols + 1) * sizeof *c);
+  if (!c) return -1;
+  t->cols = c;
+  tl_col *col = &t->cols[t->ncols];
+  memset(col, 0, sizeof *col);
+  col->name = tl_strdup(name);
+  col->doc = tl_strdup(doc ? doc : "");
+  col->type = type;
+  if (!col->name || !col->doc) return -1;
+  return t->ncols++;
+}
+
+int tl_table_col(const tl_table *t, const char *name) {
+  for (int c = 0; c < t->ncols; c++)
+    if (strcmp(t->cols[c].name, name) == 0) return c;
+  return -1;
+}
+
+size_t tl_table_add_row(tl_table *t) {
+  if (t->nrows == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    for (int c = 0; c < t->ncols; c++) {
+      tl_col *col = &t->cols[c];
+      size_t sz = col->type == TL_COL_STR ? sizeof(char *) : 8;
+      void *old = col->type == TL_COL_STR ? (void *)col->v.s
+                  : col->type == TL_COL_I64 ? (void *)col->v.i : (void *)col->v.f;
+      void *p = realloc(old, cap * sz);
+      if (!p) return (size_t)-1;
+      if (col->type == TL_COL_STR) col->v.s = p;
+      else if (col->type == TL_COL_I64) col->v.i = p;
+      else col->v.f = p;
+    }
+    t->cap = cap;
+  }
+  size_t r = t->nrows++;
+  for (int c = 0; c < t->ncols; c++) {
+    tl_col *col = &t->cols[c];
+    if (col->type == TL_COL_STR) col->v.s[r] = EMPTY;
+    else if (col->type == TL_COL_I64) col->v.i[r] = 0;
+    else col->v.f[r] = NAN;
+  }
+  return r;
+}
+
+tl_status tl_table_set_str(tl_table *t, size_t row, int col, const char *s) {
+  char *d = (s && *s) ? tl_strdup(s) : EMPTY;
+  if (!d) return TL_ENOMEM;
+  char **slot = &t->cols[col].v.s[row];
+  if (*slot != EMPTY) free(*slot);
+  *slot = d;
+  return TL_OK;
+}
+
+void tl_table_set_i64(tl_table *t, size_t row, int col, int64_t v) { t->cols[col].v.i[row] = v; }
+void tl_table_set_f64(tl_table *t, size_t row, int col, double v) { t->cols[col].v.f[row] = v; }

@@ -1,0 +1,31 @@
+/* driver.h - `tally run`: job -> units -> engine -> parse/score -> tables -> HDF5 + summary.
+ *
+ * Collective over `comm`: every rank calls it. In this version rank 0 does all the work and the
+ * other ranks wait (the sharded, rank-count-invariant driver is the next step); results are the
+ * same for any rank count. Only cli/main.c touches MPI_COMM_WORLD. */
+#ifndef TALLY_DRIVER_H
+#define TALLY_DRIVER_H
+
+#include <mpi.h>
+#include <stdio.h>
+
+/* Exit codes of `tally run` (never renumbered; docs/CLI.md). */
+enum {
+  TL_EXIT_OK = 0,          /* finished; bad input lines, if any, were reported and counted */
+  TL_EXIT_FAIL = 1,        /* runtime failure: I/O, HDF5, memory, engine, internal */
+  TL_EXIT_USAGE = 2,       /* bad command line or invalid job: nothing was run */
+  TL_EXIT_BAD_INPUT = 3    /* --strict-input and an input problem: stopped, nothing written */
+};
+
+typedef struct {
+  const char *job_path;
+  const char *out_override; /* --out PATH, or NULL */
+  int strict_input;         /* --strict-input */
+  int quiet;                /* --quiet: no progress lines */
+  FILE *out;                /* summary (stdout) */
+  FILE *log;                /* messages (stderr) */
+} tl_run_opts;
+
+int tl_run_job(const tl_run_opts *o, MPI_Comm comm);
+
+#endif
