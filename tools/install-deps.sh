@@ -23,8 +23,14 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq >/dev/null
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  log="$(mktemp)"
+  if ! { $SUDO apt-get update -qq && \
+         $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "install-deps: apt-get failed (log above)" >&2
+    exit 1
+  fi
+  rm -f "$log"
   echo "install-deps: installed ${#missing[@]} package(s): ${missing[*]}"
 else
   echo "install-deps: all ${#PKGS[@]} packages present"

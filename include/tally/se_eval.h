@@ -26,7 +26,7 @@ typedef struct {
 /* Loads items from several JSONL files. Bad lines (malformed, missing fields, bad ids,
  * duplicates: the first one is kept) go to `log`; an empty file is reported too. Returns
  * TL_EIO when a file cannot be opened/read (err names it), TL_EINPUT when the log is strict and
- * something was reported, TL_OK otherwise. */
+ * something was reported, TL_OK otherwise. On failure the set is left released. */
 tl_status tl_se_itemset_load(tl_se_itemset *s, char *const *paths, int npaths, size_t max_line,
                              tl_inlog *log, tl_err *err);
 void tl_se_itemset_release(tl_se_itemset *s);

@@ -86,7 +86,10 @@ tl_status tl_se_itemset_load(tl_se_itemset *s, char *const *paths, int npaths, s
       if (tl_inlog_report(log, TL_IN_EMPTY_FILE, r.path, 0, "no items in this file")) st = TL_EINPUT;
     tl_jsonl_close(&r);
   }
-  if (st != TL_OK) return st;
+  if (st != TL_OK) {
+    tl_se_itemset_release(s);
+    return st;
+  }
   /* Key order: sort by id and rebuild the index. */
   qsort(s->items, s->n, sizeof *s->items, item_cmp);
   tl_strmap_release(&s->by_id);

@@ -1,23 +1,663 @@
-/* se_strict.c - SpatialEval answer extraction, mode 'strict'. STUB: to be written. */
+/* se_strict.c - SpatialEval answer extraction, mode 'strict' (ours, the default).
+ *
+ * Contract (docs/parser-strict.md has every rule with examples and the reasons behind the
+ * choices the issue left open):
+ *   - The chosen option LETTER is compared with item->oracle_option; option texts are only a way
+ *     to name a letter and are matched as whole normalized words, never as substrings.
+ *   - Reasoning blocks are dropped first: every <think>...</think>; everything before an orphan
+ *     </think>; an unterminated <think> means no answer (TL_PS_UNTERMINATED).
+ *   - An explicit answer ("Answer: X", "**Answer:** X", "Final answer: X", "### Answer\nX",
+ *     "Answer - X", "the (final|correct) answer is X", "\boxed{X}") beats every other mention;
+ *     the LAST explicit answer that names something wins, whatever its status.
+ *   - Otherwise a bare letter opening the response decides, else exactly one option text in the
+ *     first sentence, else no_answer.
+ *   - A span names a letter (option letter at its head) and/or option texts (normalized,
+ *     word-bounded, longest match wins). Letter + other option text -> conflict; two option texts
+ *     -> ambiguous; a letter the item does not have -> out_of_range.
+ *
+ * Reentrant: the parser object is immutable after tl_se_strict_new (one compiled pattern and a
+ * C.UTF-8 locale object); all per-call state lives on the stack, with a heap fallback only for
+ * spans longer than the inline buffers. */
+#define _POSIX_C_SOURCE 200809L
+#include <locale.h>
 #include <stdlib.h>
+#include <string.h>
+#include <wctype.h>
 
+#include "tally/rx.h"
 #include "tally/spatialeval.h"
+#include "tally/str.h"
+
+/* The explicit-answer markers, one alternation so that one left-to-right pass sees them in text
+ * order (IGNORECASE, MULTILINE). Groups:
+ *   1 \boxed{...}, 2 its content (an optional \text{ / \textbf{ / \mathrm{ / \mathbf{ wrapper
+ *     skipped);
+ *   3 "Answer:" with optional markdown bold/underline, "final"/"correct" and "the"/"my"/"our",
+ *     ASCII or full-width colon (a bare "Answer:" must also stand where a label can:
+ *     label_position());
+ *   4 "the [final|correct] answer is", optional ":";
+ *   5 a line holding only "Answer" (markdown heading "### Answer", "**Answer**", "Answer:"):
+ *     the answer is on the next non-blank line;
+ *   6 a line starting "Answer - X" (hyphen, en or em dash).
+ * Everything is preceded by "not a word character" so "MyAnswer:" is no marker. */
+static const char MARKER_RX[] =
+    "(?<!\\w)(?:"
+    "(\\\\boxed\\s*\\{\\s*(?:\\\\(?:text|textbf|mathrm|mathbf)\\s*\\{\\s*)?([^{}]*)\\})"
+    "|((?:\\*\\*|__)?(?:(?:the|my|our)\\s+)?(?:(?:final|correct)\\s+)?answer(?:\\*\\*|__)?[ \\t]*"
+    "[:\xef\xbc\x9a])"
+    "|(the\\s+(?:(?:final|correct)\\s+)?answer\\s+is\\b[ \\t]*:?)"
+    "|(^[ \\t]*(?:\\#{1,6}[ \\t]*)?(?:\\*\\*|__)?(?:final[ \\t]+)?answer[ \\t]*:?[ \\t]*"
+    "(?:\\*\\*|__)?[ \\t]*:?[ \\t]*$)"
+    "|(^[ \\t]*(?:\\#{1,6}[ \\t]*)?(?:\\*\\*|__)?(?:final[ \\t]+)?answer(?:\\*\\*|__)?[ \\t]*"
+    "(?:-|\xe2\x80\x93|\xe2\x80\x94)[ \\t]*)"
+    ")";
+
+enum { G_BOXED = 1, G_BOXED_IN = 2, G_COLON = 3, G_IS = 4, G_HEAD = 5, G_DASH = 6 };
 
 struct tl_se_strict {
-  int unused;
+  tl_rx *marker;
+  locale_t loc; /* C.UTF-8, for Unicode case folding and \w classification; (locale_t)0 = ASCII */
 };
 
 tl_se_strict *tl_se_strict_new(tl_err *err) {
-  (void)err;
-  return calloc(1, sizeof(tl_se_strict));
+  tl_se_strict *s = calloc(1, sizeof *s);
+  if (!s) {
+    tl_err_set(err, TL_ENOMEM, "out of memory");
+    return NULL;
+  }
+  s->marker = tl_rx_compile(MARKER_RX, TL_RX_I | TL_RX_M, err);
+  if (!s->marker) {
+    free(s);
+    return NULL;
+  }
+  s->loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  return s;
 }
 
-void tl_se_strict_free(tl_se_strict *s) { free(s); }
+void tl_se_strict_free(tl_se_strict *s) {
+  if (!s) return;
+  tl_rx_free(s->marker);
+  if (s->loc != (locale_t)0) freelocale(s->loc);
+  free(s);
+}
 
-tl_status tl_se_strict_parse(const tl_se_strict *s, const tl_se_item *item, const char *response,
+/* ---- a byte buffer with inline storage (no heap traffic for the usual short spans) ---------- */
+
+typedef struct {
+  char *p;
+  size_t len, cap;
+  char inl[512];
+} nbuf;
+
+static void nb_init(nbuf *b) {
+  b->p = b->inl;
+  b->len = 0;
+  b->cap = sizeof b->inl;
+  b->p[0] = 0;
+}
+
+static void nb_free(nbuf *b) {
+  if (b->p != b->inl) free(b->p);
+  nb_init(b);
+}
+
+/* Makes room for `extra` more bytes plus the NUL. 0 = ok, -1 = out of memory. */
+static int nb_reserve(nbuf *b, size_t extra) {
+  if (b->len + extra + 1 <= b->cap) return 0;
+  size_t nc = b->cap * 2;
+  while (nc < b->len + extra + 1) nc *= 2;
+  char *np;
+  if (b->p == b->inl) {
+    np = malloc(nc);
+    if (np) memcpy(np, b->inl, b->len + 1);
+  } else {
+    np = realloc(b->p, nc);
+  }
+  if (!np) return -1;
+  b->p = np;
+  b->cap = nc;
+  return 0;
+}
+
+static int nb_append(nbuf *b, const char *s, size_t n) {
+  if (nb_reserve(b, n)) return -1;
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = 0;
+  return 0;
+}
+
+/* ---- normalization ---------------------------------------------------------------------------
+ * norm(x): case-folded (simple lower-casing, C.UTF-8); apostrophe-like characters ' ’ ‘ ` ʼ ´ ′
+ * deleted (so "Narwhal’s" == "Narwhal's" == "Narwhals"); every other non-alphanumeric run
+ * (punctuation, markdown, quotes, whitespace) becomes one space; no leading/trailing space. The
+ * result is alphanumeric words separated by single spaces, so "word boundary" is simply "start,
+ * end or a space". */
+
+static int is_apostrophe(uint32_t cp) {
+  return cp == 0x27 || cp == 0x60 || cp == 0xB4 || cp == 0x2BC || cp == 0x2018 || cp == 0x2019 ||
+         cp == 0x2032;
+}
+
+/* Scripts with case (Latin, Greek, Cyrillic, Armenian, Georgian, extended Latin/Greek, Glagolitic,
+ * Cyrillic/Latin extensions, full-width Latin, Deseret...): only those need towlower. */
+static int may_have_case(uint32_t cp) {
+  return cp < 0x590 || (cp >= 0x10A0 && cp <= 0x10FF) || (cp >= 0x1E00 && cp <= 0x1FFF) ||
+         (cp >= 0x2C00 && cp <= 0x2C7F) || (cp >= 0xA640 && cp <= 0xA7FF) ||
+         (cp >= 0xFF21 && cp <= 0xFF3A) || (cp >= 0x10400 && cp <= 0x1044F);
+}
+
+static int norm_append(const tl_se_strict *S, nbuf *b, const char *s, size_t n) {
+  size_t start = b->len;
+  int pending_space = 0;
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = (unsigned char)s[i];
+    uint32_t cp;
+    size_t k;
+    if (c < 0x80) {
+      cp = c;
+      k = 1;
+    } else {
+      k = tl_utf8_decode(s + i, n - i, &cp);
+      if (!k) k = 1; /* malformed byte: treated as a separator */
+    }
+    i += k;
+    if (is_apostrophe(cp)) continue;
+    int alnum;
+    if (cp < 0x80) {
+      alnum = (cp >= '0' && cp <= '9') || ((cp | 32) >= 'a' && (cp | 32) <= 'z');
+      if (cp >= 'A' && cp <= 'Z') cp += 32;
+    } else if (S->loc != (locale_t)0 && cp != 0xFFFD) {
+      alnum = iswalnum_l((wint_t)cp, S->loc) != 0;
+      if (alnum && may_have_case(cp)) cp = (uint32_t)towlower_l((wint_t)cp, S->loc);
+    } else {
+      alnum = 0;
+    }
+    if (!alnum) {
+      pending_space = 1;
+      continue;
+    }
+    if (pending_space && b->len > start && nb_append(b, " ", 1)) return -1;
+    pending_space = 0;
+    char o[4];
+    size_t ol;
+    if (cp < 0x80) { o[0] = (char)cp; ol = 1; }
+    else if (cp < 0x800) { o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 0x3F)); ol = 2; }
+    else if (cp < 0x10000) {
+      o[0] = (char)(0xE0 | (cp >> 12)); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+      o[2] = (char)(0x80 | (cp & 0x3F)); ol = 3;
+    } else {
+      o[0] = (char)(0xF0 | (cp >> 18)); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+      o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F)); ol = 4;
+    }
+    if (nb_append(b, o, ol)) return -1;
+  }
+  return 0;
+}
+
+/* ---- per-call context ---------------------------------------------------------------------- */
+
+typedef struct {
+  const tl_se_strict *S;
+  int n;                            /* option count */
+  size_t off[TL_SE_MAX_OPTIONS];    /* normalized option i = opts.p + off[i] (NUL-terminated) */
+  size_t olen[TL_SE_MAX_OPTIONS];
+  nbuf opts;                        /* normalized option texts */
+  nbuf span;                        /* scratch: the normalized span being resolved */
+} ctx;
+
+static int at_boundary(const char *s, size_t sl, size_t pos, size_t len) {
+  return (pos == 0 || s[pos - 1] == ' ') && (pos + len == sl || s[pos + len] == ' ');
+}
+
+/* Is the occurrence [a, a+la) of option i inside a word-bounded occurrence of a LONGER option
+ * text? (Longest match wins: "Ice Queen Ice Cream" does not also name "Ice Cream".) */
+static int covered(const ctx *c, const char *s, size_t sl, int i, size_t a) {
+  size_t b = a + c->olen[i];
+  for (int j = 0; j < c->n; j++) {
+    size_t lj = c->olen[j];
+    if (j == i || lj <= c->olen[i] || lj > sl) continue;
+    const char *oj = c->opts.p + c->off[j];
+    size_t from = b >= lj ? b - lj : 0;
+    for (size_t p = from; p <= a && p + lj <= sl; p++)
+      if (memcmp(s + p, oj, lj) == 0 && at_boundary(s, sl, p, lj)) return 1;
+  }
+  return 0;
+}
+
+/* Bit i set when the normalized span s names option i (a word-bounded occurrence of its
+ * normalized text that no longer option text covers). */
+static unsigned names(const ctx *c, const char *s, size_t sl) {
+  unsigned mask = 0;
+  for (int i = 0; i < c->n; i++) {
+    size_t li = c->olen[i];
+    if (li == 0 || li > sl) continue;
+    const char *oi = c->opts.p + c->off[i];
+    const char *h = s;
+    while ((h = strstr(h, oi)) != NULL) {
+      size_t a = (size_t)(h - s);
+      if (at_boundary(s, sl, a, li) && !covered(c, s, sl, i, a)) {
+        mask |= 1u << i;
+        break;
+      }
+      h++;
+    }
+  }
+  return mask;
+}
+
+/* Normalizes raw[0..n) into c->span and returns the options it names; -1 on out of memory. */
+static long names_raw(ctx *c, const char *raw, size_t n) {
+  c->span.len = 0;
+  c->span.p[0] = 0;
+  if (norm_append(c->S, &c->span, raw, n)) return -1;
+  return (long)names(c, c->span.p, c->span.len);
+}
+
+static int popcount8(unsigned m) {
+  int k = 0;
+  for (; m; m &= m - 1) k++;
+  return k;
+}
+
+static int lowest_bit(unsigned m) {
+  int i = 0;
+  while (!(m & 1u)) {
+    m >>= 1;
+    i++;
+  }
+  return i;
+}
+
+/* ---- scanning helpers ---------------------------------------------------------------------- */
+
+static int is_hspace(char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; }
+static int is_space(char ch) { return is_hspace(ch) || ch == '\n' || ch == '\f' || ch == '\v'; }
+static int is_ascii_alnum(char ch) {
+  return (ch >= '0' && ch <= '9') || ((ch | 32) >= 'a' && (ch | 32) <= 'z');
+}
+static int ci_prefix(const char *s, size_t n, const char *w) {
+  size_t k = strlen(w);
+  if (n < k) return 0;
+  for (size_t i = 0; i < k; i++)
+    if ((s[i] | 32) != w[i]) return 0;
+  return 1;
+}
+
+/* Closing characters allowed between a sentence end and the whitespace after it: quotes,
+ * brackets, markdown. Returns their byte length at s (0 when none). */
+static size_t closer_len(const char *s, size_t n) {
+  if (n >= 1 && (s[0] == '"' || s[0] == '\'' || s[0] == ')' || s[0] == ']' || s[0] == '*' ||
+                 s[0] == '_' || s[0] == '`'))
+    return 1;
+  if (n >= 3 && (unsigned char)s[0] == 0xE2 && (unsigned char)s[1] == 0x80 &&
+      ((unsigned char)s[2] == 0x9D || (unsigned char)s[2] == 0x99)) /* ” ’ */
+    return 3;
+  if (n >= 2 && (unsigned char)s[0] == 0xC2 && (unsigned char)s[1] == 0xBB) return 2; /* » */
+  return 0;
+}
+
+/* End of the clause that starts at p: the first newline; a '.', '!', '?' or ';' followed
+ * (after optional closing quotes/brackets/markdown) by whitespace or the end; or a "Reason:" /
+ * "Reasoning:" label (the LETTER prompt's second field). */
+static size_t clause_end(const char *s, size_t n, size_t p) {
+  for (size_t q = p; q < n; q++) {
+    char ch = s[q];
+    if (ch == '\n') return q;
+    if (ch == '.' || ch == '!' || ch == '?' || ch == ';') {
+      size_t r = q + 1, k;
+      while (r < n && (k = closer_len(s + r, n - r)) > 0) r += k;
+      if (r == n || is_space(s[r])) return q;
+    } else if ((ch | 32) == 'r' && (q == p || !is_ascii_alnum(s[q - 1])) &&
+               ci_prefix(s + q, n - q, "reason")) {
+      size_t r = q + 6;
+      if (ci_prefix(s + r, n - r, "ing")) r += 3;
+      while (r < n && (is_hspace(s[r]) || s[r] == '*' || s[r] == '_')) r++;
+      if (r < n && s[r] == ':') return q;
+    }
+  }
+  return n;
+}
+
+/* Letter head at s[p..]: "B", "(B)", "[B]", "(b)", optionally followed by '.', ')' or ':' and
+ * markdown '*' / '_'. Capital letters only unless bracketed ("a" is an English word).
+ *   opening = 1 (the bare-letter rule): the letter must be followed by '.', ')', ':', '*', the
+ *             end, or only horizontal space up to a newline - "A map shows ..." is no letter.
+ *   opening = 0 (after an explicit marker): also whitespace or ',' may follow.
+ * A '.' must not be followed by an alphanumeric ("U.S." is no letter). Returns 1 and sets
+ * *letter and *after (first byte after the head) when there is one. */
+static int letter_head(const char *s, size_t n, size_t p, int opening, char *letter,
+                       size_t *after) {
+  size_t q = p;
+  char open = 0;
+  if (q < n && (s[q] == '(' || s[q] == '[')) open = s[q++];
+  if (q >= n) return 0;
+  char L = s[q];
+  int upper = L >= 'A' && L <= 'Z', lower = L >= 'a' && L <= 'z';
+  if (!(upper || (open && lower))) return 0;
+  q++;
+  if (open) {
+    if (q >= n || s[q] != (open == '(' ? ')' : ']')) return 0;
+    q++;
+    if (q < n && is_ascii_alnum(s[q])) return 0;
+    if (q < n && (s[q] == '.' || s[q] == ':') && !(q + 1 < n && is_ascii_alnum(s[q + 1]))) q++;
+  } else if (q < n) {
+    char ch = s[q];
+    if (ch == '.' || ch == ')' || ch == ':') {
+      if (ch == '.' && q + 1 < n && is_ascii_alnum(s[q + 1])) return 0;
+      q++;
+    } else if (ch == '*' || ch == '_') {
+      /* markdown close: fine */
+    } else if (!opening && (is_space(ch) || ch == ',')) {
+      /* "Answer: B because ..." / "Answer: B, Southeast" */
+    } else if (opening && is_hspace(ch)) {
+      size_t r = q;
+      while (r < n && is_hspace(s[r])) r++;
+      if (r < n && s[r] != '\n') return 0;
+    } else if (opening && ch == '\n') {
+      /* "B\n..." */
+    } else {
+      return 0;
+    }
+  }
+  while (q < n && (s[q] == '*' || s[q] == '_')) q++;
+  *letter = (char)(upper ? L : L - 32);
+  *after = q;
+  return 1;
+}
+
+/* What a span resolved to. kind: 0 = names nothing (not an answer), 1 = letter head,
+ * 2 = option text only. */
+typedef struct {
+  int kind;
+  tl_pstatus status;
+  char letter;
+} res;
+
+/* Resolves the span that starts at s[p] (the text is s[0..lim)): a letter head (explicit
+ * markers, or the bare-letter rule when `opening`) is checked against the option texts in the
+ * rest of its clause; without a head (explicit markers only) the clause is resolved by the
+ * option texts it names. The clause ends at clause_end() measured AFTER the head, so in
+ * "B. Southeast" the "." of the head does not end it. -1 = out of memory. */
+static int resolve(ctx *c, const char *s, size_t lim, size_t p, int opening, res *r) {
+  r->kind = 0;
+  r->status = TL_PS_NO_ANSWER;
+  r->letter = 0;
+  char L;
+  size_t after;
+  if (letter_head(s, lim, p, opening, &L, &after)) {
+    size_t e = clause_end(s, lim, after);
+    long m = names_raw(c, s + after, e - after);
+    if (m < 0) return -1;
+    r->kind = 1;
+    int idx = L - 'A';
+    if (idx >= c->n) {
+      r->status = TL_PS_OUT_OF_RANGE;
+    } else if (m != 0 && (unsigned long)m != (1ul << idx)) {
+      r->status = TL_PS_CONFLICT; /* "D. Southeast" where Southeast is C */
+    } else {
+      r->status = TL_PS_OK;
+      r->letter = L;
+    }
+    return 0;
+  }
+  if (opening) return 0;
+  long m = names_raw(c, s + p, clause_end(s, lim, p) - p);
+  if (m < 0) return -1;
+  if (m == 0) return 0;
+  r->kind = 2;
+  if (popcount8((unsigned)m) > 1) {
+    r->status = TL_PS_AMBIGUOUS;
+  } else {
+    r->status = TL_PS_OK;
+    r->letter = (char)('A' + lowest_bit((unsigned)m));
+  }
+  return 0;
+}
+
+/* Where the span after an explicit marker that ended at p starts: skip blanks and markdown;
+ * when the rest of the marker's line is empty, the span is the next non-blank line; a leading
+ * "option " / "choice " is skipped. Returns 0 when there is no span: end of text, a template
+ * placeholder "<...>" (the LETTER prompt's "Answer: <A single letter option ...>"), or a
+ * negation "not ..." ("the answer is not C"). */
+static int marker_span(const char *s, size_t n, size_t p, size_t *sp) {
+  while (p < n && (is_hspace(s[p]) || s[p] == '*' || s[p] == '_')) p++;
+  if (p < n && s[p] == '\n')
+    while (p < n && (is_space(s[p]) || s[p] == '*' || s[p] == '_')) p++;
+  if (p >= n) return 0;
+  if (s[p] == '<') return 0;
+  if (ci_prefix(s + p, n - p, "not") && (p + 3 == n || !is_ascii_alnum(s[p + 3]))) return 0;
+  if ((ci_prefix(s + p, n - p, "option") || ci_prefix(s + p, n - p, "choice")) && p + 6 < n &&
+      is_hspace(s[p + 6])) {
+    p += 6;
+    while (p < n && is_hspace(s[p])) p++;
+  }
+  *sp = p;
+  return 1;
+}
+
+/* A bare "Answer:" (no "the"/"final"/"correct", no markdown bold) counts only where a label
+ * can stand: at the start of a line (after blanks, list bullets, '>' quotes, '#' and markdown
+ * emphasis) or after a sentence end. So "To answer: first locate X" is prose, not a marker.
+ * m0 is where the colon-form match starts. */
+static int label_position(const char *s, size_t m0) {
+  if (s[m0] == '*' || s[m0] == '_') return 1; /* **Answer:** / __Answer:__ */
+  if ((s[m0] | 32) != 'a') return 1; /* "the ..." / "final ..." / "correct ..." qualifier */
+  size_t q = m0;
+  while (q > 0) {
+    char ch = s[q - 1];
+    if (ch == '\n') return 1;
+    if (is_hspace(ch) || ch == '*' || ch == '_' || ch == '#' || ch == '>' || ch == '-' ||
+        ch == '"' || ch == '\'' || ch == '(' || ch == '[')
+      q--;
+    else
+      return ch == '.' || ch == '!' || ch == '?' || ch == ';' || ch == ')' || ch == ']';
+  }
+  return 1;
+}
+
+/* ---- reasoning blocks ------------------------------------------------------------------------ */
+
+static const char *find_ci(const char *s, size_t n, size_t from, const char *w) {
+  size_t k = strlen(w);
+  for (size_t i = from; i + k <= n;) {
+    const char *lt = memchr(s + i, '<', n - k + 1 - i);
+    if (!lt) return NULL;
+    i = (size_t)(lt - s);
+    if (ci_prefix(s + i, n - i, w)) return lt;
+    i++;
+  }
+  return NULL;
+}
+
+/* Drops <think>...</think> blocks and everything before an orphan </think>. The visible text is
+ * either a slice of the response (*v,*vl) or, when several slices survive, their concatenation
+ * in `buf`. Returns 1 when a <think> is never closed, -1 on out of memory, else 0. */
+static int strip_think(const char *r, size_t n, nbuf *buf, const char **v, size_t *vl) {
+  size_t pos = 0;
+  size_t seg_s[2] = {0, 0}, seg_e[2] = {0, 0};
+  int nseg = 0, in_buf = 0;
+  buf->len = 0;
+  buf->p[0] = 0;
+  for (;;) {
+    const char *o = find_ci(r, n, pos, "<think>");
+    const char *cl = find_ci(r, n, pos, "</think>");
+    if (cl && (!o || cl < o)) { /* orphan close (R1-style templates): drop all before it */
+      nseg = 0;
+      in_buf = 0;
+      buf->len = 0;
+      pos = (size_t)(cl - r) + 8;
+      continue;
+    }
+    size_t stop = o ? (size_t)(o - r) : n;
+    if (stop > pos) {
+      if (nseg < 2 && !in_buf) {
+        seg_s[nseg] = pos;
+        seg_e[nseg] = stop;
+        nseg++;
+      }
+      if (nseg == 2 && !in_buf) { /* two slices: fall back to concatenation */
+        buf->len = 0;
+        if (nb_append(buf, r + seg_s[0], seg_e[0] - seg_s[0]) ||
+            nb_append(buf, r + seg_s[1], seg_e[1] - seg_s[1]))
+          return -1;
+        in_buf = 1;
+      } else if (in_buf && nb_append(buf, r + pos, stop - pos)) {
+        return -1;
+      }
+    }
+    if (!o) break;
+    const char *c2 = find_ci(r, n, (size_t)(o - r) + 7, "</think>");
+    if (!c2) return 1;
+    pos = (size_t)(c2 - r) + 8;
+  }
+  if (in_buf) {
+    *v = buf->p;
+    *vl = buf->len;
+  } else if (nseg == 1) {
+    *v = r + seg_s[0];
+    *vl = seg_e[0] - seg_s[0];
+  } else {
+    *v = r + n;
+    *vl = 0;
+  }
+  return 0;
+}
+
+/* ---- the parser ------------------------------------------------------------------------------ */
+
+static void finish(const tl_se_item *item, tl_pstatus st, const char *rule, char letter,
+                   tl_parsed *out) {
+  out->status = st;
+  out->rule = rule;
+  if (st == TL_PS_OK) {
+    out->answer = malloc(2);
+    if (out->answer) {
+      out->answer[0] = letter;
+      out->answer[1] = 0;
+    }
+    const char *o = item->oracle_option;
+    out->correct = (o && o[0] == letter && o[1] == 0) ? 1 : 0;
+  }
+}
+
+tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, const char *response,
                              tl_parsed *out) {
-  (void)s; (void)item; (void)response;
-  out->status = TL_PS_NO_ANSWER;
-  out->rule = "stub";
-  return TL_OK;
+  free(out->answer);
+  tl_parsed_init(out);
+  if (!response) {
+    out->status = TL_PS_MISSING;
+    return TL_OK;
+  }
+  if (item->n_options <= 0) {
+    finish(item, TL_PS_NO_OPTIONS, "no_options", 0, out);
+    return TL_OK;
+  }
+
+  ctx c;
+  c.S = S;
+  c.n = item->n_options > TL_SE_MAX_OPTIONS ? TL_SE_MAX_OPTIONS : item->n_options;
+  nb_init(&c.opts);
+  nb_init(&c.span);
+  nbuf vis;
+  nb_init(&vis);
+  tl_status ret = TL_OK;
+
+  for (int i = 0; i < c.n; i++) {
+    c.off[i] = c.opts.len;
+    const char *t = item->opt_text[i] ? item->opt_text[i] : "";
+    if (norm_append(S, &c.opts, t, strlen(t)) || nb_append(&c.opts, "", 1)) goto oom;
+    c.olen[i] = c.opts.len - 1 - c.off[i];
+  }
+
+  const char *v;
+  size_t vl;
+  int th = strip_think(response, strlen(response), &vis, &v, &vl);
+  if (th < 0) goto oom;
+  if (th > 0) {
+    finish(item, TL_PS_UNTERMINATED, "unterminated_think", 0, out);
+    goto done;
+  }
+
+  /* 1. Explicit answers: the last one that names anything wins. */
+  res best = {0, TL_PS_NO_ANSWER, 0};
+  const char *best_rule = NULL;
+  size_t from = 0;
+  tl_rx_match m;
+  for (;;) {
+    int rc = tl_rx_search(S->marker, v, vl, from, &m);
+    if (rc < 0) {
+      ret = TL_EREGEX;
+      goto done;
+    }
+    if (rc == 0) break;
+    size_t sp = 0, lim = vl;
+    int have;
+    const char *rule_l = "explicit_answer_letter", *rule_t = "explicit_answer_text";
+    if (tl_rx_has(&m, G_BOXED)) {
+      sp = m.start[G_BOXED_IN];
+      lim = m.end[G_BOXED_IN];
+      while (sp < lim && is_space(v[sp])) sp++;
+      have = sp < lim;
+      rule_l = rule_t = "boxed";
+    } else if (tl_rx_has(&m, G_COLON) && !label_position(v, m.start[G_COLON])) {
+      have = 0;
+    } else {
+      have = marker_span(v, vl, m.end[0], &sp);
+    }
+    if (have) {
+      res r;
+      if (resolve(&c, v, lim, sp, 0, &r)) goto oom;
+      if (r.kind) {
+        best = r;
+        best_rule = r.kind == 1 ? rule_l : rule_t;
+      }
+    }
+    from = m.end[0] > m.start[0] ? m.end[0] : m.start[0] + 1;
+    if (from > vl) break;
+  }
+  if (best.kind) {
+    finish(item, best.status, best_rule, best.letter, out);
+    goto done;
+  }
+
+  /* 2. A bare letter opening the response. */
+  size_t p = 0;
+  while (p < vl && (is_space(v[p]) || v[p] == '*' || v[p] == '_' || v[p] == '#')) p++;
+  if (p >= vl) {
+    finish(item, TL_PS_NO_ANSWER, "empty", 0, out);
+    goto done;
+  }
+  {
+    res r;
+    if (resolve(&c, v, vl, p, 1, &r)) goto oom;
+    if (r.kind) {
+      finish(item, r.status, "opening_letter", r.letter, out);
+      goto done;
+    }
+  }
+
+  /* 3. Exactly one option text in the first sentence. */
+  {
+    long mk = names_raw(&c, v + p, clause_end(v, vl, p) - p);
+    if (mk < 0) goto oom;
+    if (mk == 0) finish(item, TL_PS_NO_ANSWER, "none", 0, out);
+    else if (popcount8((unsigned)mk) > 1) finish(item, TL_PS_AMBIGUOUS, "first_sentence_text", 0, out);
+    else finish(item, TL_PS_OK, "first_sentence_text", (char)('A' + lowest_bit((unsigned)mk)), out);
+  }
+  goto done;
+
+oom:
+  ret = TL_ENOMEM;
+done:
+  if (ret == TL_OK && out->status == TL_PS_OK && !out->answer) ret = TL_ENOMEM;
+  if (ret != TL_OK) {
+    free(out->answer);
+    tl_parsed_init(out);
+  }
+  nb_free(&c.opts);
+  nb_free(&c.span);
+  nb_free(&vis);
+  return ret;
 }

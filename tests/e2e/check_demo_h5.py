@@ -1,0 +1,74 @@
+"""Checks the demo's HDF5 output like a user would: tables read into pandas in one call, metric
+tables recomputed from the item rows, the audit recomputed, evidence kept for every row."""
+import json
+import sys
+
+import numpy as np
+
+path, src = sys.argv[1], sys.argv[2]
+sys.path.insert(0, src + "/tools")
+import tally_h5  # noqa: E402
+
+attrs = tally_h5.attrs(path)
+job = json.loads(attrs["job"])
+assert job["name"] == "demo", job
+assert attrs["parsers"] == "strict,pr3,legacy", attrs["parsers"]
+tables = set(tally_h5.tables(path))
+for t in ["/items/spatialeval", "/metrics/spatialeval/strict", "/metrics/spatialeval/pr3",
+          "/metrics/spatialeval/legacy", "/metrics/spatialeval/strict_across_seeds",
+          "/audit/spatialeval"]:
+    assert t in tables, (t, tables)
+
+items = tally_h5.read_table(path, "/items/spatialeval")
+n_items = sum(1 for _ in open(src + "/demo/spatialeval/items.jsonl"))
+assert len(items) % n_items == 0 and len(items) > 0, (len(items), n_items)
+
+# Row order is key order: (model, prompt_variant, seed, id).
+key = list(zip(items.model, items.prompt_variant, items.seed, items.id))
+variant_rank = {"reason": 0, "letter": 1}
+sortkey = [(m, variant_rank[v], s, i) for m, v, s, i in key]
+assert sortkey == sorted(sortkey), "item rows are not in key order"
+
+# Evidence: every row with a response keeps it and its source; statuses are known words.
+known = {"ok", "no_answer", "ambiguous", "conflict", "out_of_range", "unterminated_think",
+         "skipped", "no_options", "missing"}
+for mode in ["strict", "pr3", "legacy"]:
+    assert set(items["status_" + mode]) <= known, set(items["status_" + mode])
+    assert ((items.has_response == 0) == (items["status_" + mode] == "missing")).all()
+    assert (items[items["status_" + mode] != "missing"]["rule_" + mode] != "").all()
+assert (items[items.has_response == 1].source.str.contains(":")).all()
+# strict: correct exactly when the extracted letter is the oracle letter.
+s_ok = items.answer_strict == items.oracle_option
+assert (items.correct_strict == s_ok.astype(int)).all()
+
+# Metric tables recomputed from the rows (qid -1 = all qids of the task).
+for mode in ["strict", "pr3", "legacy"]:
+    m = tally_h5.read_table(path, "/metrics/spatialeval/" + mode)
+    for _, row in m.iterrows():
+        sel = ((items.model == row.model) & (items.prompt_variant == row.prompt_variant)
+               & (items.task == row.task) & (items.seed == row.seed))
+        if row.qid >= 0:
+            sel &= items.qid == row.qid
+        sub = items[sel]
+        assert row.n == len(sub), (mode, row.to_dict())
+        assert row.correct == sub["correct_" + mode].sum(), (mode, row.to_dict())
+        assert abs(row.accuracy - row.correct / row.n) < 1e-15
+        assert row.n_ok == (sub["status_" + mode] == "ok").sum()
+        assert row.n_missing == (sub["status_" + mode] == "missing").sum()
+    a = tally_h5.read_table(path, "/metrics/spatialeval/%s_across_seeds" % mode)
+    for _, row in a.iterrows():
+        per = m[(m.model == row.model) & (m.prompt_variant == row.prompt_variant)
+                & (m.task == row.task) & (m.qid == row.qid)].sort_values("seed")
+        assert row.n_seeds == len(per)
+        assert abs(row["mean"] - per.accuracy.mean()) < 1e-12
+        assert abs(row["std"] - np.std(per.accuracy.values, ddof=0)) < 1e-12
+
+audit = tally_h5.read_table(path, "/audit/spatialeval")
+alln = audit[audit.task == "all"].iloc[0]
+assert alln.n == len(items)
+for mode in ["strict", "pr3", "legacy"]:
+    assert abs(alln["accuracy_" + mode] - items["correct_" + mode].mean()) < 1e-12
+d = (items.correct_strict != items.correct_legacy).sum()
+assert alln.disagree_strict_legacy == d, (alln.disagree_strict_legacy, d)
+assert alln.only_legacy_strict == ((items.correct_legacy == 1) & (items.correct_strict == 0)).sum()
+print("check_demo_h5: %d item rows, %d tables: ok" % (len(items), len(tables)))

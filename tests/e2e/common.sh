@@ -1,0 +1,10 @@
+# common.sh - sourced by the e2e tests. Needs TALLY_BIN, TALLY_SRC (set by ctest).
+set -euo pipefail
+: "${TALLY_BIN:?set by ctest}" "${TALLY_SRC:?set by ctest}"
+PY="${TALLY_PYTHON:-/usr/bin/python3}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+need_python() {
+  "$PY" -c "import h5py, pandas" 2>/dev/null || { echo "skipped: $PY lacks h5py/pandas"; exit 77; }
+}
