@@ -19,10 +19,13 @@
 #include "tally/spatialeval.h"
 
 static inline const char *tu_shared_path(const char *rel) {
-  static char buf[4096];
+  /* four rotating buffers: a few paths can be held at once */
+  static char bufs[4][4096];
+  static int next;
+  char *buf = bufs[next++ & 3];
   const char *root = getenv("TALLY_SHARED_DATA");
   if (!root || !*root) root = TALLY_SHARED_DATA;
-  snprintf(buf, sizeof buf, "%s/%s", root, rel);
+  snprintf(buf, sizeof bufs[0], "%s/%s", root, rel);
   struct stat st;
   if (stat(buf, &st) != 0) return NULL;
   return buf;
