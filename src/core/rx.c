@@ -1,7 +1,8 @@
 /* rx.c - PCRE2 wrapper with JIT, configured to behave like Python 3 `re` on str patterns:
  * UTF + UCP (Unicode \w \d \s \b), newline = LF only ('.' excludes just "\n", '$' matches at the
  * end or before a final "\n"), leftmost-first backtracking. Match data and the JIT stack are
- * per thread (C11 _Thread_local) and created on first use; they live until thread exit. */
+ * per thread (C11 _Thread_local) and created on first use; they live until thread exit.
+ * Environment: TALLY_NO_JIT=1 disables the JIT (for valgrind runs). */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <stdlib.h>
@@ -51,7 +52,9 @@ tl_rx *tl_rx_compile(const char *pattern, uint32_t flags, tl_err *err) {
     return NULL;
   }
   rx->code = code;
-  rx->jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+  /* TALLY_NO_JIT=1 turns the JIT off (valgrind cannot see into JIT code). */
+  const char *nojit = getenv("TALLY_NO_JIT");
+  rx->jit = (nojit && *nojit && *nojit != '0') ? 0 : pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
   return rx;
 }
 

@@ -121,6 +121,52 @@ struct tl_se_legacy {
   tl_rx *rx[P__N];
 };
 
+/* Python's \s on str patterns (str.isspace(), Unicode 14), written out: PCRE2's UCP \s lacks
+ * U+001C..U+001F and adds U+180E, so it is not used. */
+#define PY_SPACE_SET                                                                    \
+  "\\t\\n\\x0b\\f\\r\\x1c-\\x1f \\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}" \
+  "\\x{202f}\\x{205f}\\x{3000}"
+/* Python's IGNORECASE also folds U+0130 and U+0131 onto i/I; PCRE2's caseless matching does
+ * not. (Verified over all code points: \w, \d and the other ASCII letters agree.) */
+#define PY_I_SET "i\\x{130}\\x{131}"
+
+/* Rewrites one of the original's pattern strings so that PCRE2 matches what Python's `re`
+ * matches: every \s becomes the explicit Python whitespace set, and under IGNORECASE every
+ * literal i/I also accepts U+0130/U+0131. Nothing else changes (the patterns use no other
+ * construct whose meaning differs). Returns a malloc'd pattern, NULL on allocation failure. */
+static char *py_pattern(const char *pat, unsigned flags) {
+  tl_buf b;
+  tl_buf_init(&b);
+  int in_class = 0, bad = 0;
+  for (const char *c = pat; *c && !bad; c++) {
+    if (*c == '\\' && c[1]) {
+      if (c[1] == 's')
+        bad = in_class ? tl_buf_puts(&b, PY_SPACE_SET) : tl_buf_puts(&b, "[" PY_SPACE_SET "]");
+      else
+        bad = tl_buf_append(&b, c, 2);
+      c++;
+      continue;
+    }
+    if (!in_class && *c == '[') {
+      in_class = 1;
+      bad = tl_buf_append(&b, c, 1);
+      if (c[1] == '^') bad = bad || tl_buf_append(&b, ++c, 1);
+      if (c[1] == ']') bad = bad || tl_buf_append(&b, ++c, 1); /* a leading ']' is literal */
+      continue;
+    }
+    if (in_class && *c == ']') in_class = 0;
+    if ((flags & TL_RX_I) && (*c == 'i' || *c == 'I'))
+      bad = in_class ? tl_buf_puts(&b, PY_I_SET) : tl_buf_puts(&b, "[" PY_I_SET "]");
+    else
+      bad = tl_buf_append(&b, c, 1);
+  }
+  if (bad) {
+    tl_buf_release(&b);
+    return NULL;
+  }
+  return tl_buf_detach(&b);
+}
+
 tl_se_legacy *tl_se_legacy_new(tl_err *err) {
   tl_se_legacy *s = calloc(1, sizeof *s);
   if (!s) {
@@ -128,7 +174,14 @@ tl_se_legacy *tl_se_legacy_new(tl_err *err) {
     return NULL;
   }
   for (int i = 0; i < P__N; i++) {
-    s->rx[i] = tl_rx_compile(PATS[i].pat, PATS[i].flags, err);
+    char *pat = py_pattern(PATS[i].pat, PATS[i].flags);
+    if (!pat) {
+      tl_err_set(err, TL_ENOMEM, "out of memory");
+      tl_se_legacy_free(s);
+      return NULL;
+    }
+    s->rx[i] = tl_rx_compile(pat, PATS[i].flags, err);
+    free(pat);
     if (!s->rx[i]) {
       tl_se_legacy_free(s);
       return NULL;
@@ -235,6 +288,13 @@ static xres put_int_group(xctx *x, const tl_rx_match *m, int g, const char *rule
   return X_VALUE;
 }
 
+/* str.isspace() for one code point (the set PY_SPACE_SET spells out). */
+static int py_isspace(uint32_t cp) {
+  return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 ||
+         cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
+         cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
 /* Span of s[0..n) without the leading/trailing characters Python's str.strip() removes. */
 static void py_strip(const char *s, size_t n, size_t *b, size_t *e) {
   size_t i = 0, first = n, last_end = 0;
@@ -242,7 +302,7 @@ static void py_strip(const char *s, size_t n, size_t *b, size_t *e) {
     uint32_t cp;
     size_t k = tl_utf8_decode(s + i, n - i, &cp);
     if (!k) k = 1;
-    if (!tl_uni_isspace(cp)) {
+    if (!py_isspace(cp)) {
       if (first == n) first = i;
       last_end = i + k;
     }
@@ -516,7 +576,10 @@ tl_status tl_se_legacy_parse(const tl_se_legacy *s, const tl_se_item *item, cons
   char *model_lower = NULL;
   if (model && (item->task == TL_SE_SPATIALMAP || item->task == TL_SE_SPATIALGRID)) {
     model_lower = tl_utf8_lower(model, strlen(model));
-    if (!model_lower) return TL_ENOMEM;
+    if (!model_lower) {
+      tl_buf_release(&val);
+      return TL_ENOMEM;
+    }
   }
   xres res;
   switch (item->task) {

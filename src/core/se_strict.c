@@ -39,16 +39,18 @@
  *   5 a line holding only "Answer" (markdown heading "### Answer", "**Answer**", "Answer:"):
  *     the answer is on the next non-blank line;
  *   6 a line starting "Answer - X" (hyphen, en or em dash).
- * Everything is preceded by "not a word character" so "MyAnswer:" is no marker. */
+ * Everything is preceded by "not a word character" so "MyAnswer:" is no marker. Groups 5 and 6
+ * must start their line; that is checked in C (line_start()) rather than with "^", so that
+ * every alternative starts with a known character and PCRE2 can skip ahead quickly. */
 static const char MARKER_RX[] =
     "(?<!\\w)(?:"
     "(\\\\boxed\\s*\\{\\s*(?:\\\\(?:text|textbf|mathrm|mathbf)\\s*\\{\\s*)?([^{}]*)\\})"
     "|((?:\\*\\*|__)?(?:(?:the|my|our)\\s+)?(?:(?:final|correct)\\s+)?answer(?:\\*\\*|__)?[ \\t]*"
     "[:\xef\xbc\x9a])"
     "|(the\\s+(?:(?:final|correct)\\s+)?answer\\s+is\\b[ \\t]*:?)"
-    "|(^[ \\t]*(?:\\#{1,6}[ \\t]*)?(?:\\*\\*|__)?(?:final[ \\t]+)?answer[ \\t]*:?[ \\t]*"
+    "|((?:\\#{1,6}[ \\t]*)?(?:\\*\\*|__)?(?:final[ \\t]+)?answer[ \\t]*:?[ \\t]*"
     "(?:\\*\\*|__)?[ \\t]*:?[ \\t]*$)"
-    "|(^[ \\t]*(?:\\#{1,6}[ \\t]*)?(?:\\*\\*|__)?(?:final[ \\t]+)?answer(?:\\*\\*|__)?[ \\t]*"
+    "|((?:\\#{1,6}[ \\t]*)?(?:\\*\\*|__)?(?:final[ \\t]+)?answer(?:\\*\\*|__)?[ \\t]*"
     "(?:-|\xe2\x80\x93|\xe2\x80\x94)[ \\t]*)"
     ")";
 
@@ -148,27 +150,36 @@ static int may_have_case(uint32_t cp) {
 }
 
 static int norm_append(const tl_se_strict *S, nbuf *b, const char *s, size_t n) {
-  size_t start = b->len;
+  /* Output bound: each input byte yields at most one output byte plus a separator, except a
+   * 2-byte character whose lower case takes 3 bytes; 2n covers both. */
+  if (nb_reserve(b, 2 * n + 4)) return -1;
+  char *o = b->p + b->len, *o0 = o;
   int pending_space = 0;
   size_t i = 0;
   while (i < n) {
     unsigned char c = (unsigned char)s[i];
     uint32_t cp;
-    size_t k;
-    if (c < 0x80) {
-      cp = c;
-      k = 1;
-    } else {
-      k = tl_utf8_decode(s + i, n - i, &cp);
-      if (!k) k = 1; /* malformed byte: treated as a separator */
+    int alnum;
+    if (c < 0x80) { /* ASCII fast path */
+      i++;
+      if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')) alnum = 1;
+      else if (c >= 'A' && c <= 'Z') { c = (unsigned char)(c + 32); alnum = 1; }
+      else if (c == '\'' || c == '`') continue; /* apostrophes vanish */
+      else alnum = 0;
+      if (!alnum) {
+        pending_space = 1;
+        continue;
+      }
+      if (pending_space && o > o0) *o++ = ' ';
+      pending_space = 0;
+      *o++ = (char)c;
+      continue;
     }
+    size_t k = tl_utf8_decode(s + i, n - i, &cp);
+    if (!k) k = 1; /* malformed byte: a separator */
     i += k;
     if (is_apostrophe(cp)) continue;
-    int alnum;
-    if (cp < 0x80) {
-      alnum = (cp >= '0' && cp <= '9') || ((cp | 32) >= 'a' && (cp | 32) <= 'z');
-      if (cp >= 'A' && cp <= 'Z') cp += 32;
-    } else if (S->loc != (locale_t)0 && cp != 0xFFFD) {
+    if (S->loc != (locale_t)0 && cp != 0xFFFD) {
       alnum = iswalnum_l((wint_t)cp, S->loc) != 0;
       if (alnum && may_have_case(cp)) cp = (uint32_t)towlower_l((wint_t)cp, S->loc);
     } else {
@@ -178,21 +189,20 @@ static int norm_append(const tl_se_strict *S, nbuf *b, const char *s, size_t n) 
       pending_space = 1;
       continue;
     }
-    if (pending_space && b->len > start && nb_append(b, " ", 1)) return -1;
+    if (pending_space && o > o0) *o++ = ' ';
     pending_space = 0;
-    char o[4];
-    size_t ol;
-    if (cp < 0x80) { o[0] = (char)cp; ol = 1; }
-    else if (cp < 0x800) { o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 0x3F)); ol = 2; }
+    if (cp < 0x80) { *o++ = (char)cp; }
+    else if (cp < 0x800) { *o++ = (char)(0xC0 | (cp >> 6)); *o++ = (char)(0x80 | (cp & 0x3F)); }
     else if (cp < 0x10000) {
-      o[0] = (char)(0xE0 | (cp >> 12)); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-      o[2] = (char)(0x80 | (cp & 0x3F)); ol = 3;
+      *o++ = (char)(0xE0 | (cp >> 12)); *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+      *o++ = (char)(0x80 | (cp & 0x3F));
     } else {
-      o[0] = (char)(0xF0 | (cp >> 18)); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-      o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F)); ol = 4;
+      *o++ = (char)(0xF0 | (cp >> 18)); *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+      *o++ = (char)(0x80 | ((cp >> 6) & 0x3F)); *o++ = (char)(0x80 | (cp & 0x3F));
     }
-    if (nb_append(b, o, ol)) return -1;
   }
+  b->len = (size_t)(o - b->p);
+  b->p[b->len] = 0;
   return 0;
 }
 
@@ -326,11 +336,13 @@ static size_t clause_end(const char *s, size_t n, size_t p) {
  *             end, or only horizontal space up to a newline - "A map shows ..." is no letter.
  *   opening = 0 (after an explicit marker): also whitespace or ',' may follow.
  * A '.' must not be followed by an alphanumeric ("U.S." is no letter). Returns 1 and sets
- * *letter and *after (first byte after the head) when there is one. */
+ * *letter, *after (first byte after the head) and *weak (1 when only whitespace or ',' follows
+ * the bare letter: "Answer: E is below S" - see resolve()) when there is one. */
 static int letter_head(const char *s, size_t n, size_t p, int opening, char *letter,
-                       size_t *after) {
+                       size_t *after, int *weak) {
   size_t q = p;
   char open = 0;
+  *weak = 0;
   if (q < n && (s[q] == '(' || s[q] == '[')) open = s[q++];
   if (q >= n) return 0;
   char L = s[q];
@@ -351,6 +363,7 @@ static int letter_head(const char *s, size_t n, size_t p, int opening, char *let
       /* markdown close: fine */
     } else if (!opening && (is_space(ch) || ch == ',')) {
       /* "Answer: B because ..." / "Answer: B, Southeast" */
+      *weak = ch != '\n' && ch != '\r';
     } else if (opening && is_hspace(ch)) {
       size_t r = q;
       while (r < n && is_hspace(s[r])) r++;
@@ -386,7 +399,10 @@ static int resolve(ctx *c, const char *s, size_t lim, size_t p, int opening, res
   r->letter = 0;
   char L;
   size_t after;
-  if (letter_head(s, lim, p, opening, &L, &after)) {
+  int weak;
+  /* A weak head naming a letter the item does not have is read as text, not as out_of_range:
+   * "Answer: E is directly below S" (Maze-Nav's S and E) is a sentence, "Answer: E" a letter. */
+  if (letter_head(s, lim, p, opening, &L, &after, &weak) && !(weak && L - 'A' >= c->n)) {
     size_t e = clause_end(s, lim, after);
     long m = names_raw(c, s + after, e - after);
     if (m < 0) return -1;
@@ -457,6 +473,12 @@ static int label_position(const char *s, size_t m0) {
   return 1;
 }
 
+/* Only blanks between the start of the line and s[m0]. */
+static int line_start(const char *s, size_t m0) {
+  while (m0 > 0 && is_hspace(s[m0 - 1])) m0--;
+  return m0 == 0 || s[m0 - 1] == '\n';
+}
+
 /* ---- reasoning blocks ------------------------------------------------------------------------ */
 
 static const char *find_ci(const char *s, size_t n, size_t from, const char *w) {
@@ -525,6 +547,17 @@ static int strip_think(const char *r, size_t n, nbuf *buf, const char **v, size_
   return 0;
 }
 
+/* Every marker contains "answer" or "boxed" (any case): without either, the marker pattern
+ * cannot match and the search is skipped (most short answers). */
+static int may_have_marker(const char *s, size_t n) {
+  for (size_t i = 0; i + 5 <= n; i++) {
+    char ch = (char)(s[i] | 32);
+    if (ch == 'a' && i + 6 <= n && ci_prefix(s + i, n - i, "answer")) return 1;
+    if (ch == 'b' && ci_prefix(s + i, n - i, "boxed")) return 1;
+  }
+  return 0;
+}
+
 /* ---- the parser ------------------------------------------------------------------------------ */
 
 static void finish(const tl_se_item *item, tl_pstatus st, const char *rule, char letter,
@@ -583,9 +616,9 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
   /* 1. Explicit answers: the last one that names anything wins. */
   res best = {0, TL_PS_NO_ANSWER, 0};
   const char *best_rule = NULL;
-  size_t from = 0;
+  size_t from = may_have_marker(v, vl) ? 0 : vl + 1; /* no "answer"/"boxed": skip the regex */
   tl_rx_match m;
-  for (;;) {
+  while (from <= vl) {
     int rc = tl_rx_search(S->marker, v, vl, from, &m);
     if (rc < 0) {
       ret = TL_EREGEX;
@@ -602,6 +635,8 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
       have = sp < lim;
       rule_l = rule_t = "boxed";
     } else if (tl_rx_has(&m, G_COLON) && !label_position(v, m.start[G_COLON])) {
+      have = 0;
+    } else if ((tl_rx_has(&m, G_HEAD) || tl_rx_has(&m, G_DASH)) && !line_start(v, m.start[0])) {
       have = 0;
     } else {
       have = marker_span(v, vl, m.end[0], &sp);

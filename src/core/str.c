@@ -158,7 +158,9 @@ bool tl_uni_isalnum(uint32_t cp) {
 
 bool tl_uni_isspace(uint32_t cp) {
   if (cp < 0x80) return cp == ' ' || (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x1F);
-  if (cp == 0x85 || cp == 0xA0) return true;
+  /* Python counts the no-break spaces (Zs) that glibc leaves out; U+180E is not a space. */
+  if (cp == 0x85 || cp == 0xA0 || cp == 0x2007 || cp == 0x202F) return true;
+  if (cp == 0x180E) return false;
   locale_t loc = utf8_locale();
   return loc != (locale_t)0 && iswspace_l((wint_t)cp, loc);
 }
