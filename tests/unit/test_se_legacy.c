@@ -13,7 +13,7 @@
 #include "tally/str.h"
 
 #define PY "/usr/bin/python3"
-#define ORACLE TALLY_FIXTURES "/../../tools/oracle/legacy_oracle.py"
+#define ORACLE TALLY_SOURCE_DIR "/tools/oracle/legacy_oracle.py"
 
 /* A synthetic item in the benchmark's format: oracle answer at the oracle letter's slot. */
 static cJSON *item_json(const char *id, const char *oracle, const char *opt) {

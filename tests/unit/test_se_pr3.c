@@ -13,7 +13,7 @@
 #include "tally/str.h"
 
 #ifndef TALLY_SRC_DIR
-#define TALLY_SRC_DIR TALLY_FIXTURES "/../.."
+#define TALLY_SRC_DIR TALLY_SOURCE_DIR
 #endif
 #define PYTHON "/usr/bin/python3"
 
