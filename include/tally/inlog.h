@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "tally/err.h"
+#include "tally/jsonl.h"
 #include "tally/table.h"
 
 typedef enum {
@@ -43,5 +44,9 @@ tl_status tl_inlog_report(tl_inlog *l, tl_in_kind kind, const char *file, long l
     __attribute__((format(printf, 5, 6)))
 #endif
     ;
+
+/* Records the bad line a tl_jsonl reader just returned (TL_JL_BAD), with its kind and detail.
+ * Same returns as tl_inlog_report. */
+tl_status tl_inlog_report_bad_line(tl_inlog *l, const tl_jsonl *r);
 
 #endif

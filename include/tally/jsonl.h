@@ -29,6 +29,8 @@ typedef struct {
   long n_records;  /* lines that parsed */
   long n_bad;      /* lines reported bad */
   tl_buf line;     /* the raw text of the line last returned (valid until the next call) */
+  int bad_kind;    /* after TL_JL_BAD: a tl_in_kind (malformed JSON, invalid UTF-8, too long) */
+  char detail[256];/* after TL_JL_BAD: what is wrong, without the "file:line: " prefix */
 } tl_jsonl;
 
 /* Opens `path` ("-" = stdin). Returns TL_EIO with a message when it cannot be opened. */

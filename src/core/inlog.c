@@ -32,6 +32,10 @@ void tl_inlog_release(tl_inlog *l) {
   memset(l, 0, sizeof *l);
 }
 
+tl_status tl_inlog_report_bad_line(tl_inlog *l, const tl_jsonl *r) {
+  return tl_inlog_report(l, (tl_in_kind)r->bad_kind, r->path, r->line_no, "%s", r->detail);
+}
+
 tl_status tl_inlog_report(tl_inlog *l, tl_in_kind kind, const char *file, long line,
                           const char *fmt, ...) {
   char msg[1024];

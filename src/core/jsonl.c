@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tally/inlog.h"
 #include "tally/jsonl.h"
 
 tl_status tl_jsonl_open(tl_jsonl *r, const char *path, size_t max_line, tl_err *err) {
@@ -65,6 +66,14 @@ static int read_line(tl_jsonl *r) {
   return 1;
 }
 
+/* Counts a bad line and formats "file:line: detail" into err. */
+static tl_jl_result bad(tl_jsonl *r, int kind, tl_err *err) {
+  r->n_bad++;
+  r->bad_kind = kind;
+  tl_err_set(err, TL_EINPUT, "%s:%ld: %s", r->path, r->line_no, r->detail);
+  return TL_JL_BAD;
+}
+
 tl_jl_result tl_jsonl_next(tl_jsonl *r, cJSON **obj, tl_err *err) {
   *obj = NULL;
   for (;;) {
@@ -75,28 +84,24 @@ tl_jl_result tl_jsonl_next(tl_jsonl *r, cJSON **obj, tl_err *err) {
       return TL_JL_IOERR;
     }
     if (rc == 2) {
-      r->n_bad++;
-      tl_err_set(err, TL_EINPUT, "%s:%ld: line longer than the %zu-byte cap", r->path, r->line_no,
-                 r->max_line);
-      return TL_JL_BAD;
+      snprintf(r->detail, sizeof r->detail, "line longer than the %zu-byte cap", r->max_line);
+      return bad(r, TL_IN_LINE_TOO_LONG, err);
     }
     const char *s = r->line.data;
     size_t i = 0;
     while (s[i] == ' ' || s[i] == '\t') i++;
     if (s[i] == 0) continue; /* blank line */
-    size_t bad;
-    if (!tl_utf8_valid(s, r->line.len, &bad)) {
-      r->n_bad++;
-      tl_err_set(err, TL_EINPUT, "%s:%ld: invalid UTF-8 at byte %zu", r->path, r->line_no, bad + 1);
-      return TL_JL_BAD;
+    size_t bad_at;
+    if (!tl_utf8_valid(s, r->line.len, &bad_at)) {
+      snprintf(r->detail, sizeof r->detail, "invalid UTF-8 at byte %zu", bad_at + 1);
+      return bad(r, TL_IN_INVALID_UTF8, err);
     }
     const char *end = NULL;
     cJSON *v = cJSON_ParseWithOpts(s, &end, 1);
     if (!v) {
-      r->n_bad++;
       size_t at = end ? (size_t)(end - s) : 0;
-      tl_err_set(err, TL_EINPUT, "%s:%ld: malformed JSON near byte %zu", r->path, r->line_no, at + 1);
-      return TL_JL_BAD;
+      snprintf(r->detail, sizeof r->detail, "malformed JSON near byte %zu", at + 1);
+      return bad(r, TL_IN_MALFORMED_JSON, err);
     }
     r->n_records++;
     *obj = v;

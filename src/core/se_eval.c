@@ -32,12 +32,7 @@ tl_status tl_se_itemset_load(tl_se_itemset *s, char *const *paths, int npaths, s
         break;
       }
       if (res == TL_JL_BAD) {
-        tl_in_kind k = strstr(e.msg, "UTF-8") ? TL_IN_INVALID_UTF8
-                       : strstr(e.msg, "longer") ? TL_IN_LINE_TOO_LONG : TL_IN_MALFORMED_JSON;
-        /* e.msg already starts with "file:line: " */
-        const char *m = strstr(e.msg, ": ");
-        m = m ? strstr(m + 2, ": ") : NULL;
-        if (tl_inlog_report(log, k, r.path, r.line_no, "%s", m ? m + 2 : e.msg)) st = TL_EINPUT;
+        if (tl_inlog_report_bad_line(log, &r)) st = TL_EINPUT;
         continue;
       }
       tl_se_item it;

@@ -108,11 +108,6 @@ static void free_(tl_engine *e) {
 
 static const tl_engine_vtbl VT = {"replay", submit, poll_, in_flight, free_};
 
-static tl_in_kind bad_kind(const char *msg) {
-  return strstr(msg, "UTF-8") ? TL_IN_INVALID_UTF8
-         : strstr(msg, "longer") ? TL_IN_LINE_TOO_LONG : TL_IN_MALFORMED_JSON;
-}
-
 /* Validates one line into `a`. Returns 0 ok, else fills kind/msg. */
 static int read_answer(const cJSON *o, const tl_replay_source *s, answer *a, tl_in_kind *kind,
                        char *msg, size_t msz) {
@@ -181,10 +176,7 @@ tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line,
         break;
       }
       if (res == TL_JL_BAD) {
-        const char *m = strstr(e.msg, ": ");
-        m = m ? strstr(m + 2, ": ") : NULL;
-        if (tl_inlog_report(log, bad_kind(e.msg), jl.path, jl.line_no, "%s", m ? m + 2 : e.msg))
-          st = TL_EINPUT;
+        if (tl_inlog_report_bad_line(log, &jl)) st = TL_EINPUT;
         continue;
       }
       answer a;
