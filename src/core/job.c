@@ -1,4 +1,5 @@
 /* job.c - job file loading and validation (see job.h and docs/JOBS.md). */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,15 +28,42 @@ static void problem(problems *p, const char *where, const char *fmt, ...) {
   p->n++;
 }
 
-char *tl_path_resolve(const char *dir, const char *path) {
-  if (path[0] == '/' || !dir || !*dir || strcmp(dir, ".") == 0) return tl_strdup(path);
+/* Lexical clean-up of a path: drops "." segments and folds "name/.." pairs (never a leading
+ * ".." of a relative path). "jobs/../out/x.h5" -> "out/x.h5". Works in place. */
+static void path_clean(char *p) {
+  int abs = p[0] == '/';
+  char *seg[512];
+  int n = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(p, "/", &save); t && n < 512; t = strtok_r(NULL, "/", &save)) {
+    if (strcmp(t, ".") == 0) continue;
+    if (strcmp(t, "..") == 0 && n > 0 && strcmp(seg[n - 1], "..") != 0) {
+      n--;
+      continue;
+    }
+    if (strcmp(t, "..") == 0 && abs && n == 0) continue;
+    seg[n++] = t;
+  }
   tl_buf b;
   tl_buf_init(&b);
-  if (tl_buf_printf(&b, "%s/%s", dir, path) != TL_OK) {
+  for (int i = 0; i < n; i++) tl_buf_printf(&b, "%s%s", (i || abs) ? "/" : "", seg[i]);
+  const char *r = b.len ? b.data : abs ? "/" : ".";
+  memmove(p, r, strlen(r) + 1); /* never longer than the input */
+  tl_buf_release(&b);
+}
+
+char *tl_path_resolve(const char *dir, const char *path) {
+  tl_buf b;
+  tl_buf_init(&b);
+  tl_status st = (path[0] == '/' || !dir || !*dir) ? tl_buf_puts(&b, path)
+                                                   : tl_buf_printf(&b, "%s/%s", dir, path);
+  if (st != TL_OK) {
     tl_buf_release(&b);
     return NULL;
   }
-  return tl_buf_detach(&b);
+  char *out = tl_buf_detach(&b);
+  path_clean(out);
+  return out;
 }
 
 static char *read_file(const char *path, tl_err *err) {

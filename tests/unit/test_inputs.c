@@ -223,11 +223,29 @@ static void test_utf8(void **state) {
   }
 }
 
+static void test_paths(void **state) {
+  (void)state;
+  static const struct {
+    const char *dir, *path, *want;
+  } T[] = {{"jobs", "../out/demo.h5", "out/demo.h5"},
+           {"jobs", "/abs/x.h5", "/abs/x.h5"},
+           {".", "a/./b//c", "a/b/c"},
+           {"../up", "../../x", "../../x"},
+           {"/", "../x", "/x"},
+           {"/data/jobs", "../items.jsonl", "/data/items.jsonl"},
+           {"a", "..", "."}};
+  for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+    char *p = tl_path_resolve(T[i].dir, T[i].path);
+    assert_string_equal(p, T[i].want);
+    free(p);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_jsonl_reader), cmocka_unit_test(test_items_bad_lines),
       cmocka_unit_test(test_replay),       cmocka_unit_test(test_job_validation),
-      cmocka_unit_test(test_utf8),
+      cmocka_unit_test(test_utf8),         cmocka_unit_test(test_paths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
