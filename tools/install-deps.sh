@@ -8,7 +8,7 @@ PKGS=(
   build-essential cmake pkg-config git
   libcjson-dev libpcre2-dev libcmocka-dev libcurl4-openssl-dev librandom123-dev
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
-  python3 python3-h5py python3-numpy python3-scipy python3-pandas
+  python3 python3-h5py python3-numpy python3-scipy python3-pandas python3-mpmath
 )
 
 missing=()

@@ -1,0 +1,61 @@
+/* stats.h - the CPU reference of tally's statistics: ranks, correlations, their p-values, and the
+ * tests used to compare two metrics. Definitions follow scipy 1.10.1 (../shared/spec/
+ * vqa-lave-statistics.md section 5); golden values: ../shared/data/stats/scipy_vectors.json.
+ *
+ * Conventions: inputs are plain arrays of n doubles (no NaN; callers check). A statistic that is
+ * undefined (constant input, n too small) is NaN, never a crash. Pair counts are int64. */
+#ifndef TALLY_STATS_H
+#define TALLY_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- distributions ---- */
+double tl_norm_cdf(double z);            /* Phi(z) */
+double tl_norm_sf(double z);             /* 1 - Phi(z), accurate in the tail */
+double tl_norm_ppf(double p);            /* Phi^-1(p), p in (0,1); +-inf at 0/1 */
+double tl_t_sf(double t, double df);     /* P(T > t), Student t with df degrees of freedom */
+double tl_t_cdf(double t, double df);    /* P(T <= t) */
+double tl_betainc(double a, double b, double x); /* regularized incomplete beta I_x(a, b) */
+
+/* ---- ranks and correlations ---- */
+
+/* Average ranks (scipy rankdata method='average'), 1-based: ranks[i] for x[i]. */
+void tl_rankdata_avg(const double *x, size_t n, double *ranks /* OUT [n] */);
+
+/* Pearson r; NaN when either input is constant or n < 2. */
+double tl_pearson(const double *x, const double *y, size_t n);
+
+typedef struct {
+  double rho;   /* Spearman rho = Pearson r of the average ranks */
+  double p;     /* two-sided, t = rho*sqrt((n-2)/((1+rho)(1-rho))) with n-2 df; 0 when |rho|=1 */
+} tl_spearman_res;
+tl_spearman_res tl_spearman(const double *x, const double *y, size_t n);
+
+typedef struct {
+  double tau_b, tau_c;
+  double p_asymptotic; /* tie-corrected normal approximation, two-sided */
+  double p_auto;       /* scipy method='auto': exact when no ties and (n <= 33 or
+                          min(dis, n0 - dis) <= 1), else the asymptotic one */
+  int exact;           /* 1 when p_auto came from the exact distribution */
+  int64_t n0, xtie, ytie, ntie, dis; /* pair counts (spec 5.3) */
+  int64_t mx, my;      /* distinct values of x and y */
+} tl_kendall_res;
+/* O(n log n): sort by (x, y), Fenwick tree over y ranks for discordant pairs. */
+tl_kendall_res tl_kendall(const double *x, const double *y, size_t n);
+
+/* Exact two-sided p-value of Kendall's tau without ties: c = min(dis, n0 - dis). */
+double tl_kendall_exact_p(int64_t n, int64_t c);
+
+/* ---- comparing two metrics ---- */
+
+/* scipy ttest_rel / ttest_ind (equal variances) two-sided p-values; *t_out gets t (may be NULL). */
+double tl_ttest_rel_p(const double *a, const double *b, size_t n, double *t_out);
+double tl_ttest_ind_p(const double *a, const double *b, size_t na, size_t nb, double *t_out);
+
+/* Williams' test for two dependent correlations sharing one variable (R psych r.test / nlpstats
+ * williams_test): r12 = |r(metric1, human)|, r13 = |r(metric2, human)|, r23 = |r(metric1,
+ * metric2)|; t with n-3 df. Returns the two-sided p-value; *t_out gets t (may be NULL). */
+double tl_williams_p(double r12, double r13, double r23, size_t n, double *t_out);
+
+#endif
