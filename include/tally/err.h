@@ -9,6 +9,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
   TL_OK = 0,
   TL_ENOMEM = 1,  /* allocation failed */
@@ -39,5 +43,9 @@ tl_status tl_err_set(tl_err *err, tl_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

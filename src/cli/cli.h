@@ -4,5 +4,6 @@
 
 int tl_cmd_parse(int argc, char **argv);
 int tl_cmd_run(int argc, char **argv);
+int tl_cmd_correlate(int argc, char **argv);
 
 #endif

@@ -1,0 +1,142 @@
+/* boot.h - paired bootstrap correlation studies: exact, rank-count invariant, fast.
+ *
+ * A study has one human score h and M metrics m_1..m_M over the same n items. Resample r draws
+ * n item indices from a counter-based stream keyed by (seed, r) (Philox4x32-10, Random123), so
+ * any split of the resamples over ranks or devices gives the same draws. A resample is a vector
+ * of counts w[0..n) (how often each item was drawn); every statistic is computed from w.
+ *
+ * Exactness: for each (metric, human) pair the weighted sample reduces to integer sufficient
+ * statistics (tl_suff): sums of products of DOUBLED average ranks (integers) and int64 pair
+ * counts. rho and tau are then one fixed double expression of those integers, so the fast path,
+ * the straightforward reference and the CUDA kernel give bit-identical values. n <= 1,000,000
+ * (the doubled-rank products stay inside int64).
+ *
+ * The per-resample arithmetic (Philox index, the exact sweep, the statistic expressions) lives in
+ * tally/boot_kernel.h as TL_HD inline functions compiled by both the C compiler and nvcc. */
+#ifndef TALLY_BOOT_H
+#define TALLY_BOOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tally/boot_kernel.h"
+#include "tally/err.h"
+
+#define TL_BOOT_MAX_N 1000000
+
+/* ---- resampling ---- */
+
+/* Item index j (0 <= j < n) of resample r: the high 64 bits of u * n, where u is 64 bits of
+ * Philox4x32-10 output with key {seed lo, seed hi} and counter {j/2, r lo, r hi, stream};
+ * output words (0,1) serve even j, (2,3) odd j. stream 0 = bootstrap, 1 = permutation test. */
+uint32_t tl_boot_index(uint64_t seed, uint64_t r, uint32_t j, uint32_t n, uint32_t stream);
+/* Counts of resample r: w[i] = #{j : index(j) == i}, w zeroed first. O(n). */
+void tl_boot_counts(uint64_t seed, uint64_t r, uint32_t n, int32_t *w /* OUT [n] */);
+
+/* ---- exact sufficient statistics of a weighted sample ---- */
+
+/* A variable dense-ranked once: level[i] in [0, nlevels), ascending with the value. */
+typedef struct {
+  uint32_t *level;  /* [n], owned */
+  uint32_t nlevels;
+  uint32_t n;
+} tl_dense;
+tl_status tl_dense_init(tl_dense *d, const double *x, uint32_t n);
+void tl_dense_release(tl_dense *d);
+
+/* A (x = metric, y = human) pair prepared once: item order sorted by (x level, y level). */
+typedef struct {
+  const tl_dense *x, *y; /* borrowed */
+  uint32_t *order;       /* [n], owned */
+} tl_pair;
+tl_status tl_pair_init(tl_pair *p, const tl_dense *x, const tl_dense *y);
+void tl_pair_release(tl_pair *p);
+
+/* Integer sufficient statistics of the weighted sample (weights w, total N = sum w). With a, b
+ * the doubled average ranks of x and y in the weighted sample (integers):
+ *   sab = sum w a b, saa = sum w a^2, sbb = sum w b^2,
+ *   xtie/ytie/ntie = tied pairs in x / y / both, dis = discordant pairs, n0 = N(N-1)/2,
+ *   mx/my = distinct x / y values present. */
+typedef tl_suff_k tl_suff; /* defined in boot_kernel.h, shared with the CUDA kernels */
+
+/* Workspace for tl_suff_fast (sized for the pair; reusable across resamples, one per thread). */
+typedef struct tl_suff_ws tl_suff_ws;
+tl_suff_ws *tl_suff_ws_new(const tl_pair *p);
+void tl_suff_ws_free(tl_suff_ws *ws);
+
+/* Fast path: O(n + Lx + Ly log Ly)-ish, a sweep in (x, y) order with a Fenwick tree over the y
+ * levels (O(n) in practice when y has few levels, O(n log n) when continuous). */
+void tl_suff_fast(const tl_pair *p, const int32_t *w, tl_suff_ws *ws, tl_suff *out);
+/* Reference: expands the weighted sample and follows the definitions literally (O(N^2) pair
+ * loop); for tests only. */
+void tl_suff_reference(const double *x, const double *y, const int32_t *w, uint32_t n, tl_suff *out);
+
+/* The statistics of a tl_suff (NaN when undefined, e.g. constant x or y in the sample). */
+double tl_suff_spearman(const tl_suff *s);
+double tl_suff_kendall_b(const tl_suff *s);
+double tl_suff_kendall_c(const tl_suff *s);
+
+/* ---- studies ---- */
+
+typedef enum { TL_STAT_SPEARMAN = 0, TL_STAT_KENDALL_B = 1, TL_STAT__N = 2 } tl_stat;
+const char *tl_stat_name(tl_stat s); /* "spearman" | "kendall_b" */
+
+typedef struct {
+  uint32_t n;                 /* items */
+  const double *human;        /* [n] */
+  int nmetrics;
+  const double *const *metric;/* [nmetrics][n] */
+  const char *const *names;   /* [nmetrics] metric names */
+  int nstats;
+  tl_stat stats[TL_STAT__N];  /* which statistics */
+  uint64_t seed;
+  uint64_t B;                 /* resamples */
+  const uint32_t *indices;    /* optional explicit index matrix [B][n] (--indices), else Philox */
+} tl_study_in;
+
+/* Prepared study (dense ranks and pairs built once; read-only afterwards, shareable). */
+typedef struct tl_study tl_study;
+tl_status tl_study_new(const tl_study_in *in, tl_study **out, tl_err *err);
+void tl_study_free(tl_study *s);
+
+/* Values of resamples [r0, r1): out[(r - r0) * K + k] with K = nmetrics * nstats and
+ * k = metric * nstats + stat; NaN where undefined. Pure function of (study, r): any split over
+ * ranks/threads/devices gives identical values. */
+tl_status tl_study_resamples(const tl_study *s, uint64_t r0, uint64_t r1, double *out);
+
+/* The full-data values: out[K] (same layout). */
+void tl_study_full(const tl_study *s, double *out);
+
+typedef enum { TL_CI_PERCENTILE = 0, TL_CI_BCA = 1 } tl_ci_method;
+
+/* One statistic of one metric (or of a difference between two metrics). */
+typedef struct {
+  double estimate;       /* on the full data */
+  double boot_mean, se;  /* mean and std (ddof=1) of the defined resample values */
+  double ci_lo, ci_hi;   /* at the requested level and method (BCa: jackknife acceleration) */
+  int64_t n_defined;     /* resamples with a defined value */
+  int64_t n_undefined;   /* resamples excluded (NaN) */
+} tl_boot_summary;
+
+/* Pairwise comparison of metric a vs metric b for one statistic. */
+typedef struct {
+  int a, b;
+  tl_boot_summary diff;     /* delta = stat(a) - stat(b), paired resamples */
+  double p_boot;            /* 2 * min(#delta* <= 0, #delta* >= 0) / n_defined, capped at 1 */
+  double p_ttest_compat;    /* COMPAT: ttest_rel on the two bootstrap vectors (grows with B) */
+  double t_ttest_compat;
+  double p_williams, t_williams; /* Williams' test on the full data (NaN for kendall_b) */
+  double p_permutation;     /* paired permutation test, same B and seed (stream 1) */
+} tl_boot_compare;
+
+/* Summaries from all B resample values (vals[B * K], as tl_study_resamples writes them). */
+tl_status tl_study_summarize(const tl_study *s, const double *vals, double level,
+                             tl_ci_method method,
+                             tl_boot_summary *per /* OUT [K] */,
+                             tl_boot_compare *cmp /* OUT [nstats * M(M-1)/2], pairs (a<b) in
+                                                     order, stat-major */);
+
+/* Percentile of sorted values, linear interpolation (numpy default, Hyndman-Fan type 7). */
+double tl_quantile_sorted(const double *sorted, size_t n, double q);
+
+#endif

@@ -1,0 +1,35 @@
+/* tabin.h - reading a data table for `tally correlate`: CSV (RFC 4180: header row, quoted
+ * fields with "" escapes, CRLF or LF) or JSONL (one object per line; numbers, strings,
+ * booleans; null = empty). Every cell is kept as text; numeric columns are converted on request
+ * with errors that name file, line and column. */
+#ifndef TALLY_TABIN_H
+#define TALLY_TABIN_H
+
+#include <stddef.h>
+
+#include "tally/err.h"
+#include "tally/inlog.h"
+
+typedef struct {
+  char *path;
+  int ncols;
+  char **colnames;  /* [ncols] */
+  size_t nrows;
+  char ***cells;    /* [nrows][ncols], "" when absent */
+  long *line;       /* [nrows] 1-based source line of each row */
+} tl_tabin;
+
+/* Reads `path` (format from the extension: .csv, .tsv (tab), else JSONL). Malformed rows are
+ * reported to `log` (file:line) and skipped; TL_EIO when the file cannot be read; TL_EINPUT when
+ * the log is strict and reported something, or there is no header / no row. */
+tl_status tl_tabin_read(const char *path, size_t max_line, tl_inlog *log, tl_tabin *t, tl_err *err);
+void tl_tabin_release(tl_tabin *t);
+int tl_tabin_col(const tl_tabin *t, const char *name); /* -1 when absent */
+
+/* Converts column `col` to doubles. ok[r] = 1 when row r holds a finite number; otherwise the
+ * row is reported to `log` ("line N: column 'x' is not a number: 'abc'") and ok[r] = 0.
+ * Returns TL_EINPUT when the log is strict and reported something. */
+tl_status tl_tabin_numeric(const tl_tabin *t, int col, tl_inlog *log, double *out /* [nrows] */,
+                           unsigned char *ok /* [nrows] */);
+
+#endif

@@ -1,0 +1,673 @@
+/* correlate.c - `tally correlate` (see correlate.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "correlate.h"
+#include "driver.h"
+#include "tally/boot.h"
+#include "tally/str.h"
+#include "tally/strmap.h"
+#include "tally/tabin.h"
+#include "writer.h"
+#ifdef TALLY_HAVE_CUDA
+#include "tally/cuda_boot.h"
+#endif
+
+/* One group of rows, as rank 0 prepared it and every rank received it. */
+typedef struct {
+  char *key;       /* "col=value,..." or "all" */
+  uint32_t n;
+  double *human;   /* [n] */
+  double *metric;  /* [M][n] */
+  /* results (rank 0) */
+  double *full;    /* [K] */
+  tl_boot_summary *per;  /* [K] */
+  tl_boot_compare *cmp;  /* [ncmp] */
+  double *vals;    /* [B][K] */
+  int64_t excluded;/* rows dropped for non-numeric cells */
+} group;
+
+typedef struct {
+  int M;
+  char **names;     /* [M] */
+  int ngroups;
+  group *g;
+  uint64_t B;
+  uint32_t *indices;/* [B][n] or NULL */
+  uint32_t idx_n;
+  int nstats;
+  tl_stat stats[TL_STAT__N];
+} corr_data;
+
+static void corr_release(corr_data *d) {
+  for (int i = 0; i < d->M; i++) free(d->names ? d->names[i] : NULL);
+  free(d->names);
+  for (int k = 0; k < d->ngroups; k++) {
+    group *g = &d->g[k];
+    free(g->key); free(g->human); free(g->metric); free(g->full); free(g->per); free(g->cmp);
+    free(g->vals);
+  }
+  free(d->g);
+  free(d->indices);
+  memset(d, 0, sizeof *d);
+}
+
+/* Splits "a,b,c" into a malloc'd array of malloc'd strings. */
+static char **split_list(const char *s, int *n) {
+  *n = 0;
+  if (!s || !*s) return NULL;
+  int cap = 1;
+  for (const char *c = s; *c; c++) cap += *c == ',';
+  char **out = calloc((size_t)cap, sizeof *out);
+  const char *p = s;
+  for (;;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len) out[(*n)++] = tl_strndup(p, len);
+    if (!e) break;
+    p = e + 1;
+  }
+  return out;
+}
+
+/* ---- explicit index matrices: numpy .npy (int32/int64, C order, 2-D) or text rows ---- */
+static tl_status read_indices(const char *path, uint32_t n, uint32_t **out, uint64_t *B, tl_err *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return tl_err_set(err, TL_EIO, "cannot open '%s': %s", path, strerror(errno));
+  tl_buf b;
+  tl_buf_init(&b);
+  char chunk[65536];
+  size_t k;
+  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(&b, chunk, k);
+  fclose(f);
+  tl_status st = TL_OK;
+  uint32_t *m = NULL;
+  uint64_t rows = 0;
+  if (b.len >= 10 && memcmp(b.data, "\x93NUMPY", 6) == 0) {
+    unsigned major = (unsigned char)b.data[6];
+    size_t hl = major == 1 ? (size_t)((unsigned char)b.data[8] | ((unsigned char)b.data[9] << 8))
+                           : (size_t)((unsigned char)b.data[8] | ((unsigned char)b.data[9] << 8) |
+                                      ((unsigned char)b.data[10] << 16) | ((size_t)(unsigned char)b.data[11] << 24));
+    size_t off = major == 1 ? 10 : 12;
+    if (off + hl > b.len) { st = tl_err_set(err, TL_EINPUT, "%s: truncated .npy header", path); goto done; }
+    char *hdr = tl_strndup(b.data + off, hl);
+    int i8 = strstr(hdr, "'<i8'") != NULL, i4 = strstr(hdr, "'<i4'") != NULL;
+    int fortran = strstr(hdr, "'fortran_order': True") != NULL;
+    const char *sh = strstr(hdr, "'shape': (");
+    unsigned long long d0 = 0, d1 = 0;
+    int ok = sh && sscanf(sh, "'shape': (%llu, %llu)", &d0, &d1) == 2;
+    free(hdr);
+    if (!(i8 || i4) || fortran || !ok) {
+      st = tl_err_set(err, TL_EINPUT, "%s: want a 2-D C-order int32 or int64 .npy array", path);
+      goto done;
+    }
+    size_t es = i8 ? 8 : 4;
+    if (d1 != n || off + hl + d0 * d1 * es > b.len) {
+      st = tl_err_set(err, TL_EINPUT, "%s: shape (%llu, %llu), want (B, %u) and the data", path, d0, d1, n);
+      goto done;
+    }
+    rows = d0;
+    m = malloc((size_t)(rows ? rows : 1) * n * sizeof *m);
+    const unsigned char *p = (const unsigned char *)b.data + off + hl;
+    for (uint64_t i = 0; i < rows * n; i++) {
+      int64_t v = 0;
+      if (i8) memcpy(&v, p + i * 8, 8);
+      else { int32_t v4; memcpy(&v4, p + i * 4, 4); v = v4; }
+      if (v < 0 || v >= (int64_t)n) {
+        st = tl_err_set(err, TL_EINPUT, "%s: row %llu has index %lld outside [0, %u)", path,
+                        (unsigned long long)(i / n), (long long)v, n);
+        goto done;
+      }
+      m[i] = (uint32_t)v;
+    }
+  } else {
+    /* text: one resample per line, whitespace- or comma-separated integers */
+    size_t cap = 0;
+    char *save = NULL;
+    long line = 0;
+    for (char *ln = strtok_r(b.data, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+      line++;
+      if (strspn(ln, " \t\r,") == strlen(ln)) continue;
+      if ((rows + 1) * n > cap) {
+        cap = cap ? cap * 2 : (size_t)n * 64;
+        m = realloc(m, cap * sizeof *m);
+      }
+      uint32_t cnt = 0;
+      char *s = ln;
+      while (*s) {
+        while (*s == ' ' || *s == '\t' || *s == ',' || *s == '\r') s++;
+        if (!*s) break;
+        char *e;
+        errno = 0;
+        long long v = strtoll(s, &e, 10);
+        if (e == s || errno || v < 0 || v >= (long long)n || cnt >= n) {
+          st = tl_err_set(err, TL_EINPUT, "%s:%ld: want %u integer indices in [0, %u)", path, line, n, n);
+          goto done;
+        }
+        m[rows * n + cnt++] = (uint32_t)v;
+        s = e;
+      }
+      if (cnt != n) {
+        st = tl_err_set(err, TL_EINPUT, "%s:%ld: %u indices, want %u", path, line, cnt, n);
+        goto done;
+      }
+      rows++;
+    }
+  }
+  if (!rows) st = tl_err_set(err, TL_EINPUT, "%s: no resamples", path);
+done:
+  tl_buf_release(&b);
+  if (st) { free(m); return st; }
+  *out = m;
+  *B = rows;
+  return TL_OK;
+}
+
+static int key_cmp(const void *a, const void *b) {
+  return strcmp(((const group *)a)->key, ((const group *)b)->key);
+}
+
+/* Rank 0: reads the table and builds the groups. */
+static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
+  tl_err err = {{0}};
+  tl_tabin t;
+  tl_status st = tl_tabin_read(o->input, 0, log, &t, &err);
+  if (st) {
+    fprintf(o->log, "tally correlate: %s\n", err.msg[0] ? err.msg : "bad input");
+    return st == TL_EINPUT && log->strict ? TL_EXIT_BAD_INPUT : st == TL_EIO ? TL_EXIT_FAIL : TL_EXIT_BAD_INPUT;
+  }
+  int rc = TL_EXIT_OK, ngb = 0;
+  char **gb = split_list(o->group_by, &ngb);
+  d->names = split_list(o->metrics, &d->M);
+  int hcol = tl_tabin_col(&t, o->human);
+  int *mcol = calloc((size_t)d->M + 1, sizeof *mcol), *gcol = calloc((size_t)ngb + 1, sizeof *gcol);
+  double *num = malloc((size_t)(d->M + 1) * t.nrows * sizeof *num);
+  unsigned char *ok = malloc((size_t)(d->M + 1) * t.nrows), *rowok = malloc(t.nrows);
+  tl_strmap gi;
+  tl_strmap_init(&gi);
+  int missing = hcol < 0;
+  if (hcol < 0) fprintf(o->log, "tally correlate: %s has no column '%s' (the --human score)\n", o->input, o->human);
+  for (int m = 0; m < d->M; m++) {
+    mcol[m] = tl_tabin_col(&t, d->names[m]);
+    if (mcol[m] < 0) { fprintf(o->log, "tally correlate: %s has no column '%s' (in --metrics)\n", o->input, d->names[m]); missing = 1; }
+  }
+  for (int k = 0; k < ngb; k++) {
+    gcol[k] = tl_tabin_col(&t, gb[k]);
+    if (gcol[k] < 0) { fprintf(o->log, "tally correlate: %s has no column '%s' (in --group-by)\n", o->input, gb[k]); missing = 1; }
+  }
+  if (missing) {
+    fprintf(o->log, "tally correlate: columns present: ");
+    for (int c = 0; c < t.ncols; c++) fprintf(o->log, "%s%s", c ? ", " : "", t.colnames[c]);
+    fprintf(o->log, "\n");
+    rc = TL_EXIT_USAGE;
+    goto done;
+  }
+  /* numeric columns; a row with any bad cell is reported (per cell) and excluded */
+  memset(rowok, 1, t.nrows);
+  for (int c = 0; c <= d->M; c++) {
+    if (tl_tabin_numeric(&t, c == 0 ? hcol : mcol[c - 1], log, num + (size_t)c * t.nrows,
+                         ok + (size_t)c * t.nrows)) {
+      rc = TL_EXIT_BAD_INPUT;
+      goto done;
+    }
+    for (size_t r = 0; r < t.nrows; r++) rowok[r] &= ok[(size_t)c * t.nrows + r];
+  }
+  /* group rows by key; rows keep file order inside a group, groups are sorted by key */
+  tl_buf key;
+  tl_buf_init(&key);
+  size_t *gcount = NULL;
+  int gcap = 0;
+  for (size_t r = 0; r < t.nrows; r++) {
+    tl_buf_reset(&key);
+    if (!ngb) tl_buf_puts(&key, "all");
+    for (int k = 0; k < ngb; k++) tl_buf_printf(&key, "%s%s=%s", k ? "," : "", gb[k], t.cells[r][gcol[k]]);
+    size_t gix;
+    bool ins;
+    tl_strmap_put(&gi, key.data, (size_t)d->ngroups, &ins, &gix);
+    if (ins) {
+      if (d->ngroups == gcap) {
+        gcap = gcap ? gcap * 2 : 8;
+        d->g = realloc(d->g, (size_t)gcap * sizeof *d->g);
+        gcount = realloc(gcount, (size_t)gcap * sizeof *gcount);
+      }
+      memset(&d->g[d->ngroups], 0, sizeof *d->g);
+      d->g[d->ngroups].key = tl_strdup(key.data);
+      gcount[d->ngroups] = 0;
+      gix = (size_t)d->ngroups++;
+    }
+    if (rowok[r]) gcount[gix]++;
+    else d->g[gix].excluded++;
+  }
+  tl_buf_release(&key);
+  for (int k = 0; k < d->ngroups; k++) {
+    group *g = &d->g[k];
+    g->human = malloc((gcount[k] ? gcount[k] : 1) * sizeof *g->human);
+    g->metric = malloc((size_t)d->M * (gcount[k] ? gcount[k] : 1) * sizeof *g->metric);
+  }
+  for (size_t r = 0; r < t.nrows; r++) {
+    if (!rowok[r]) continue;
+    tl_buf kb;
+    tl_buf_init(&kb);
+    if (!ngb) tl_buf_puts(&kb, "all");
+    for (int k = 0; k < ngb; k++) tl_buf_printf(&kb, "%s%s=%s", k ? "," : "", gb[k], t.cells[r][gcol[k]]);
+    size_t gix = 0;
+    tl_strmap_get(&gi, kb.data, &gix);
+    tl_buf_release(&kb);
+    group *g = &d->g[gix];
+    g->human[g->n] = num[r];
+    g->n++;
+  }
+  for (int k = 0; k < d->ngroups; k++) {
+    group *g = &d->g[k];
+    uint32_t cap = g->n;
+    g->n = 0;
+    for (size_t r = 0; r < t.nrows; r++) {
+      if (!rowok[r]) continue;
+      tl_buf kb;
+      tl_buf_init(&kb);
+      if (!ngb) tl_buf_puts(&kb, "all");
+      for (int q = 0; q < ngb; q++) tl_buf_printf(&kb, "%s%s=%s", q ? "," : "", gb[q], t.cells[r][gcol[q]]);
+      int same = strcmp(kb.data, g->key) == 0;
+      tl_buf_release(&kb);
+      if (!same) continue;
+      for (int m = 0; m < d->M; m++) g->metric[(size_t)m * cap + g->n] = num[(size_t)(m + 1) * t.nrows + r];
+      g->n++;
+    }
+    if (g->n > TL_BOOT_MAX_N) {
+      fprintf(o->log, "tally correlate: group '%s' has %u rows, more than %d\n", g->key, g->n, TL_BOOT_MAX_N);
+      rc = TL_EXIT_USAGE;
+    }
+  }
+  free(gcount);
+  qsort(d->g, (size_t)d->ngroups, sizeof *d->g, key_cmp);
+  if (o->indices) {
+    if (d->ngroups != 1) {
+      fprintf(o->log, "tally correlate: --indices needs a single group (the matrix is for one n)\n");
+      rc = TL_EXIT_USAGE;
+    } else if ((st = read_indices(o->indices, d->g[0].n, &d->indices, &d->B, &err))) {
+      fprintf(o->log, "tally correlate: %s\n", err.msg);
+      rc = st == TL_EIO ? TL_EXIT_FAIL : TL_EXIT_USAGE;
+    }
+    d->idx_n = d->g[0].n;
+  } else {
+    d->B = o->resamples;
+  }
+done:
+  tl_strmap_release(&gi);
+  for (int k = 0; k < ngb; k++) free(gb[k]);
+  free(gb);
+  free(mcol);
+  free(gcol);
+  free(num);
+  free(ok);
+  free(rowok);
+  tl_tabin_release(&t);
+  return rc;
+}
+
+/* Computes resamples [r0, r1) of one group on this rank: CUDA when asked/available, else CPU. */
+static tl_status compute_block(const tl_study_in *in, const tl_study *s, uint64_t r0, uint64_t r1,
+                               double *out, int device, int *used_gpu, FILE *log, tl_err *err) {
+  *used_gpu = 0;
+#ifdef TALLY_HAVE_CUDA
+  if (device != 1 && !in->indices && tl_cuda_devices() > 0) {
+    tl_dense hy, *hx = calloc((size_t)in->nmetrics, sizeof *hx);
+    tl_pair *pr = calloc((size_t)in->nmetrics, sizeof *pr);
+    const uint32_t **xl = calloc((size_t)in->nmetrics, sizeof *xl), **ord = calloc((size_t)in->nmetrics, sizeof *ord);
+    tl_status st = tl_dense_init(&hy, in->human, in->n);
+    for (int m = 0; m < in->nmetrics && !st; m++) {
+      st = tl_dense_init(&hx[m], in->metric[m], in->n);
+      if (!st) st = tl_pair_init(&pr[m], &hx[m], &hy);
+      xl[m] = hx[m].level;
+      ord[m] = pr[m].order;
+    }
+    if (!st) {
+      tl_cuda_study cs = {in->n, hy.nlevels, hy.level, in->nmetrics, xl, ord, in->nstats,
+                          {in->stats[0], in->nstats > 1 ? in->stats[1] : 0}, in->seed};
+      st = tl_cuda_resamples(&cs, r0, r1, out, err);
+      if (!st) *used_gpu = 1;
+      else if (device == 2) { /* required */ }
+      else { fprintf(log, "tally correlate: %s; using the CPU\n", err->msg); }
+    }
+    for (int m = 0; m < in->nmetrics; m++) { tl_pair_release(&pr[m]); tl_dense_release(&hx[m]); }
+    tl_dense_release(&hy);
+    free(hx); free(pr); free(xl); free(ord);
+    if (*used_gpu) return TL_OK;
+    if (device == 2) return TL_ENGINE;
+  }
+#endif
+  if (device == 2) return tl_err_set(err, TL_ENGINE, "--device cuda: no usable CUDA device in this build/machine");
+  (void)log;
+  return tl_study_resamples(s, r0, r1, out);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void print_table(const tl_corr_opts *o, const corr_data *d) {
+  FILE *f = o->outf;
+  int K = d->M * d->nstats, npairs = d->M * (d->M - 1) / 2;
+  const char *meth = o->method == TL_CI_BCA ? "BCa" : "percentile";
+  for (int k = 0; k < d->ngroups; k++) {
+    const group *g = &d->g[k];
+    fprintf(f, "%s%s: n = %u items", k ? "\n" : "", g->key, g->n);
+    if (g->excluded) fprintf(f, " (%lld rows excluded: non-numeric cells)", (long long)g->excluded);
+    fprintf(f, ", B = %llu resamples%s, seed %llu, %.0f%% %s CIs\n", (unsigned long long)d->B,
+            d->indices ? " (--indices)" : "", (unsigned long long)o->seed, 100 * o->ci, meth);
+    fprintf(f, "  %-18s %-10s %9s  %-21s %8s %9s\n", "metric", "statistic", "estimate", "CI", "SE", "undefined");
+    for (int q = 0; q < K; q++) {
+      const tl_boot_summary *p = &g->per[q];
+      char ci[64];
+      snprintf(ci, sizeof ci, "[%.4f, %.4f]", p->ci_lo, p->ci_hi);
+      fprintf(f, "  %-18s %-10s %9.4f  %-21s %8.4f %9lld\n", d->names[q / d->nstats],
+              tl_stat_name(d->stats[q % d->nstats]), p->estimate, ci, p->se, (long long)p->n_undefined);
+    }
+    if (npairs) {
+      fprintf(f, "  comparisons (paired bootstrap of the difference a - b; p_boot is the recommended test)\n");
+      fprintf(f, "  %-14s %-14s %-10s %8s  %-21s %8s %8s %8s%s\n", "a", "b", "statistic", "delta", "CI",
+              "p_boot", "p_willi", "p_perm", o->ttest_compat ? "  p_ttest(COMPAT)" : "");
+      for (int q = 0; q < d->nstats * npairs; q++) {
+        const tl_boot_compare *c = &g->cmp[q];
+        char ci[64];
+        snprintf(ci, sizeof ci, "[%.4f, %.4f]", c->diff.ci_lo, c->diff.ci_hi);
+        fprintf(f, "  %-14s %-14s %-10s %8.4f  %-21s %8.4f %8.4f %8.4f", d->names[c->a], d->names[c->b],
+                tl_stat_name(d->stats[q / npairs]), c->diff.estimate, ci, c->p_boot, c->p_williams,
+                c->p_permutation);
+        if (o->ttest_compat) fprintf(f, "  %.3g", c->p_ttest_compat);
+        fprintf(f, "\n");
+      }
+      if (o->ttest_compat)
+        fprintf(f, "  COMPAT p_ttest: paper-style t-test on the two bootstrap vectors; its p-value shrinks as B grows\n"
+                   "  (it tests the resampling, not the metrics): do not use it as evidence.\n");
+    }
+  }
+}
+
+static void print_json(const tl_corr_opts *o, const corr_data *d) {
+  int K = d->M * d->nstats, npairs = d->M * (d->M - 1) / 2;
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddNumberToObject(root, "resamples", (double)d->B);
+  cJSON_AddNumberToObject(root, "seed", (double)o->seed);
+  cJSON_AddNumberToObject(root, "ci", o->ci);
+  cJSON_AddStringToObject(root, "method", o->method == TL_CI_BCA ? "bca" : "percentile");
+  cJSON_AddBoolToObject(root, "indices", d->indices != NULL);
+  cJSON *gs = cJSON_AddArrayToObject(root, "groups");
+#define NUM(obj, name, v) (isfinite(v) ? cJSON_AddNumberToObject(obj, name, v) : cJSON_AddNullToObject(obj, name))
+  for (int k = 0; k < d->ngroups; k++) {
+    const group *g = &d->g[k];
+    cJSON *jg = cJSON_CreateObject();
+    cJSON_AddStringToObject(jg, "group", g->key);
+    cJSON_AddNumberToObject(jg, "n", g->n);
+    cJSON_AddNumberToObject(jg, "excluded_rows", (double)g->excluded);
+    cJSON *ms = cJSON_AddArrayToObject(jg, "metrics");
+    for (int q = 0; q < K; q++) {
+      const tl_boot_summary *p = &g->per[q];
+      cJSON *m = cJSON_CreateObject();
+      cJSON_AddStringToObject(m, "metric", d->names[q / d->nstats]);
+      cJSON_AddStringToObject(m, "statistic", tl_stat_name(d->stats[q % d->nstats]));
+      NUM(m, "estimate", p->estimate); NUM(m, "boot_mean", p->boot_mean); NUM(m, "se", p->se);
+      NUM(m, "ci_lo", p->ci_lo); NUM(m, "ci_hi", p->ci_hi);
+      cJSON_AddNumberToObject(m, "n_defined", (double)p->n_defined);
+      cJSON_AddNumberToObject(m, "n_undefined", (double)p->n_undefined);
+      cJSON_AddItemToArray(ms, m);
+    }
+    cJSON *cs = cJSON_AddArrayToObject(jg, "comparisons");
+    for (int q = 0; q < d->nstats * npairs; q++) {
+      const tl_boot_compare *c = &g->cmp[q];
+      cJSON *m = cJSON_CreateObject();
+      cJSON_AddStringToObject(m, "a", d->names[c->a]);
+      cJSON_AddStringToObject(m, "b", d->names[c->b]);
+      cJSON_AddStringToObject(m, "statistic", tl_stat_name(d->stats[q / npairs]));
+      NUM(m, "delta", c->diff.estimate); NUM(m, "ci_lo", c->diff.ci_lo); NUM(m, "ci_hi", c->diff.ci_hi);
+      NUM(m, "p_boot", c->p_boot); NUM(m, "p_williams", c->p_williams); NUM(m, "p_permutation", c->p_permutation);
+      if (o->ttest_compat) { NUM(m, "p_ttest_compat", c->p_ttest_compat); NUM(m, "t_ttest_compat", c->t_ttest_compat); }
+      cJSON_AddItemToArray(cs, m);
+    }
+    cJSON_AddItemToArray(gs, jg);
+  }
+#undef NUM
+  char *s = cJSON_Print(root);
+  fprintf(o->outf, "%s\n", s);
+  free(s);
+  cJSON_Delete(root);
+}
+
+#define ADDCOL(t, n, ty, doc) if (tl_table_add_col((t), (n), (ty), (doc)) < 0) goto oom
+static int write_h5(const tl_corr_opts *o, const corr_data *d, int nranks, const char *devices) {
+  int K = d->M * d->nstats, npairs = d->M * (d->M - 1) / 2;
+  tl_err err = {{0}};
+  tl_table *sum = tl_table_new("/stats/correlate/summary"), *cmp = tl_table_new("/stats/correlate/compare");
+  tl_table *res = tl_table_new("/stats/correlate/resamples");
+  tl_writer *w = NULL;
+  if (!sum || !cmp || !res) goto oom;
+  ADDCOL(sum, "group", TL_COL_STR, "group key (col=value,...) or all");
+  ADDCOL(sum, "metric", TL_COL_STR, "metric column");
+  ADDCOL(sum, "statistic", TL_COL_STR, "spearman | kendall_b");
+  ADDCOL(sum, "n", TL_COL_I64, "items in the group");
+  ADDCOL(sum, "estimate", TL_COL_F64, "statistic on the full data");
+  ADDCOL(sum, "boot_mean", TL_COL_F64, "mean of the defined resample values");
+  ADDCOL(sum, "se", TL_COL_F64, "bootstrap standard error (ddof=1)");
+  ADDCOL(sum, "ci_lo", TL_COL_F64, "lower CI bound");
+  ADDCOL(sum, "ci_hi", TL_COL_F64, "upper CI bound");
+  ADDCOL(sum, "n_defined", TL_COL_I64, "resamples with a defined value");
+  ADDCOL(sum, "n_undefined", TL_COL_I64, "resamples excluded (undefined statistic)");
+  ADDCOL(cmp, "group", TL_COL_STR, "group key");
+  ADDCOL(cmp, "statistic", TL_COL_STR, "spearman | kendall_b");
+  ADDCOL(cmp, "a", TL_COL_STR, "first metric");
+  ADDCOL(cmp, "b", TL_COL_STR, "second metric");
+  ADDCOL(cmp, "delta", TL_COL_F64, "stat(a) - stat(b) on the full data");
+  ADDCOL(cmp, "ci_lo", TL_COL_F64, "lower CI bound of the paired difference");
+  ADDCOL(cmp, "ci_hi", TL_COL_F64, "upper CI bound of the paired difference");
+  ADDCOL(cmp, "p_boot", TL_COL_F64, "paired bootstrap p-value (recommended)");
+  ADDCOL(cmp, "p_williams", TL_COL_F64, "Williams' test (spearman only)");
+  ADDCOL(cmp, "p_permutation", TL_COL_F64, "paired permutation test");
+  ADDCOL(cmp, "p_ttest_compat", TL_COL_F64, "COMPAT: t-test on bootstrap vectors; shrinks with B, not evidence");
+  ADDCOL(res, "group", TL_COL_STR, "group key");
+  ADDCOL(res, "resample", TL_COL_I64, "resample index r");
+  for (int q = 0; q < K; q++) {
+    char nm[256];
+    snprintf(nm, sizeof nm, "%s/%s", d->names[q / d->nstats], tl_stat_name(d->stats[q % d->nstats]));
+    for (char *c = nm; *c; c++) if (*c == '/') *c = ':';
+    ADDCOL(res, nm, TL_COL_F64, "value on the resample (NaN = undefined)");
+  }
+  for (int k = 0; k < d->ngroups; k++) {
+    const group *g = &d->g[k];
+    for (int q = 0; q < K; q++) {
+      const tl_boot_summary *p = &g->per[q];
+      size_t r = tl_table_add_row(sum);
+      if (r == (size_t)-1) goto oom;
+      if (tl_table_set_str(sum, r, 0, g->key) || tl_table_set_str(sum, r, 1, d->names[q / d->nstats]) ||
+          tl_table_set_str(sum, r, 2, tl_stat_name(d->stats[q % d->nstats])))
+        goto oom;
+      tl_table_set_i64(sum, r, 3, g->n);
+      double v[] = {p->estimate, p->boot_mean, p->se, p->ci_lo, p->ci_hi};
+      for (int i = 0; i < 5; i++) tl_table_set_f64(sum, r, 4 + i, v[i]);
+      tl_table_set_i64(sum, r, 9, p->n_defined);
+      tl_table_set_i64(sum, r, 10, p->n_undefined);
+    }
+    for (int q = 0; q < d->nstats * npairs; q++) {
+      const tl_boot_compare *c = &g->cmp[q];
+      size_t r = tl_table_add_row(cmp);
+      if (r == (size_t)-1) goto oom;
+      if (tl_table_set_str(cmp, r, 0, g->key) || tl_table_set_str(cmp, r, 1, tl_stat_name(d->stats[q / npairs])) ||
+          tl_table_set_str(cmp, r, 2, d->names[c->a]) || tl_table_set_str(cmp, r, 3, d->names[c->b]))
+        goto oom;
+      double v[] = {c->diff.estimate, c->diff.ci_lo, c->diff.ci_hi, c->p_boot, c->p_williams,
+                    c->p_permutation, c->p_ttest_compat};
+      for (int i = 0; i < 7; i++) tl_table_set_f64(cmp, r, 4 + i, v[i]);
+    }
+    for (uint64_t b = 0; b < d->B; b++) {
+      size_t r = tl_table_add_row(res);
+      if (r == (size_t)-1 || tl_table_set_str(res, r, 0, g->key)) goto oom;
+      tl_table_set_i64(res, r, 1, (int64_t)b);
+      for (int q = 0; q < K; q++) tl_table_set_f64(res, r, 2 + q, g->vals[b * (uint64_t)K + (uint64_t)q]);
+    }
+  }
+  w = tl_h5_serial_open(o->out, &err);
+  if (!w) goto fail;
+  char meth[32];
+  snprintf(meth, sizeof meth, "%s", o->method == TL_CI_BCA ? "bca" : "percentile");
+  if (w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err) || w->vt->attr_str(w, "command", "correlate", &err) ||
+      w->vt->attr_str(w, "input", o->input, &err) || w->vt->attr_str(w, "human", o->human, &err) ||
+      w->vt->attr_str(w, "metrics", o->metrics, &err) || w->vt->attr_str(w, "ci_method", meth, &err) ||
+      w->vt->attr_i64(w, "resamples", (int64_t)d->B, &err) || w->vt->attr_i64(w, "seed", (int64_t)o->seed, &err) ||
+      w->vt->attr_i64(w, "n_ranks", nranks, &err) || w->vt->attr_str(w, "devices", devices, &err) ||
+      w->vt->attr_str(w, "resampling", d->indices ? "explicit index matrix (--indices)" :
+                      "Philox4x32-10 keyed by (seed, resample)", &err) ||
+      w->vt->write_table(w, sum, &err) || w->vt->write_table(w, cmp, &err) || w->vt->write_table(w, res, &err)) {
+    w->vt->abort(w);
+    goto fail;
+  }
+  if (w->vt->close(w, &err)) goto fail;
+  tl_table_free(sum); tl_table_free(cmp); tl_table_free(res);
+  return TL_EXIT_OK;
+oom:
+  snprintf(err.msg, sizeof err.msg, "out of memory building the output tables");
+fail:
+  fprintf(o->log, "tally correlate: %s\n", err.msg);
+  tl_table_free(sum); tl_table_free(cmp); tl_table_free(res);
+  return TL_EXIT_FAIL;
+}
+
+int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  corr_data d;
+  memset(&d, 0, sizeof d);
+  for (int s = 0; s < TL_STAT__N; s++)
+    if (o->stats_mask & (1 << s)) d.stats[d.nstats++] = (tl_stat)s;
+  tl_inlog log;
+  tl_inlog_init(&log, o->log, o->strict_input);
+  int rc = TL_EXIT_OK;
+  if (rank == 0) rc = load(o, &log, &d);
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  if (rc) {
+    corr_release(&d);
+    tl_inlog_release(&log);
+    return rc;
+  }
+  /* shape of the study, then each group's columns (collective) */
+  uint64_t hdr[4] = {(uint64_t)d.M, (uint64_t)d.ngroups, d.B, d.indices != NULL};
+  MPI_Bcast(hdr, 4, MPI_UINT64_T, 0, comm);
+  if (rank) {
+    d.M = (int)hdr[0];
+    d.ngroups = (int)hdr[1];
+    d.B = hdr[2];
+    d.g = calloc((size_t)d.ngroups, sizeof *d.g);
+    d.names = calloc((size_t)d.M, sizeof *d.names);
+  }
+  { /* metric names: one "\n"-joined string */
+    tl_buf nb;
+    tl_buf_init(&nb);
+    for (int m = 0; rank == 0 && m < d.M; m++) tl_buf_printf(&nb, "%s\n", d.names[m]);
+    uint64_t len = nb.len;
+    MPI_Bcast(&len, 1, MPI_UINT64_T, 0, comm);
+    char *all = rank == 0 ? nb.data : calloc(len + 1, 1);
+    MPI_Bcast(all, (int)len, MPI_CHAR, 0, comm);
+    if (rank) {
+      char *p = all;
+      for (int m = 0; m < d.M; m++) {
+        char *e = strchr(p, '\n');
+        d.names[m] = tl_strndup(p, (size_t)(e - p));
+        p = e + 1;
+      }
+      free(all);
+    }
+    tl_buf_release(&nb);
+  }
+  int K = d.M * d.nstats, npairs = d.M * (d.M - 1) / 2;
+  double t_res = 0, t0;
+  int gpu_groups = 0;
+  tl_err err = {{0}};
+  for (int k = 0; k < d.ngroups && rc == TL_EXIT_OK; k++) {
+    group *g = &d.g[k];
+    MPI_Bcast(&g->n, 1, MPI_UINT32_T, 0, comm);
+    if (rank) {
+      g->human = malloc((g->n ? g->n : 1) * sizeof(double));
+      g->metric = malloc((size_t)d.M * (g->n ? g->n : 1) * sizeof(double));
+    }
+    MPI_Bcast(g->human, (int)g->n, MPI_DOUBLE, 0, comm);
+    MPI_Bcast(g->metric, (int)((size_t)d.M * g->n), MPI_DOUBLE, 0, comm);
+    if (hdr[3]) {
+      if (rank) d.indices = malloc(d.B * g->n * sizeof *d.indices);
+      MPI_Bcast(d.indices, (int)(d.B * g->n), MPI_UINT32_T, 0, comm); /* --indices: small studies only */
+    }
+    const double **mp = malloc((size_t)d.M * sizeof *mp);
+    for (int m = 0; m < d.M; m++) mp[m] = g->metric + (size_t)m * g->n;
+    tl_study_in in = {g->n, g->human, d.M, mp, (const char *const *)d.names, d.nstats,
+                      {d.stats[0], d.nstats > 1 ? d.stats[1] : TL_STAT_SPEARMAN}, o->seed, d.B,
+                      hdr[3] ? d.indices : NULL};
+    tl_study *s = NULL;
+    tl_status st = tl_study_new(&in, &s, &err);
+    uint64_t r0 = d.B * (uint64_t)rank / (uint64_t)nranks, r1 = d.B * (uint64_t)(rank + 1) / (uint64_t)nranks;
+    double *mine = malloc(((r1 - r0) ? (r1 - r0) : 1) * (size_t)K * sizeof *mine);
+    int used_gpu = 0;
+    t0 = now_s();
+    if (!st) st = compute_block(&in, s, r0, r1, mine, o->device, &used_gpu, o->log, &err);
+    t_res += now_s() - t0;
+    gpu_groups += used_gpu;
+    int bad = st != TL_OK, anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+    if (anybad) {
+      if (bad) fprintf(o->log, "tally correlate: rank %d, group '%s': %s\n", rank, rank ? "?" : g->key,
+                       err.msg[0] ? err.msg : tl_strerror(st));
+      rc = TL_EXIT_FAIL;
+    } else {
+      /* gather the blocks in resample order (rank order = resample order) */
+      int *cnt = NULL, *dsp = NULL;
+      if (rank == 0) {
+        cnt = malloc((size_t)nranks * sizeof *cnt);
+        dsp = malloc((size_t)nranks * sizeof *dsp);
+        for (int q = 0; q < nranks; q++) {
+          uint64_t a = d.B * (uint64_t)q / (uint64_t)nranks, b = d.B * (uint64_t)(q + 1) / (uint64_t)nranks;
+          cnt[q] = (int)((b - a) * (uint64_t)K);
+          dsp[q] = (int)(a * (uint64_t)K);
+        }
+        g->vals = malloc((d.B ? d.B : 1) * (size_t)K * sizeof *g->vals);
+      }
+      MPI_Gatherv(mine, (int)((r1 - r0) * (uint64_t)K), MPI_DOUBLE, g->vals, cnt, dsp, MPI_DOUBLE, 0, comm);
+      free(cnt);
+      free(dsp);
+      if (rank == 0) {
+        g->per = calloc((size_t)K, sizeof *g->per);
+        g->cmp = calloc((size_t)(d.nstats * npairs + 1), sizeof *g->cmp);
+        if (tl_study_summarize(s, g->vals, o->ci, (tl_ci_method)o->method, g->per, g->cmp)) {
+          fprintf(o->log, "tally correlate: group '%s': summarizing failed\n", g->key);
+          rc = TL_EXIT_FAIL;
+        }
+      }
+    }
+    free(mine);
+    free(mp);
+    tl_study_free(s);
+    if (hdr[3] && rank) { free(d.indices); d.indices = NULL; }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  int gpu_ranks = 0, my_gpu = gpu_groups > 0;
+  MPI_Reduce(&my_gpu, &gpu_ranks, 1, MPI_INT, MPI_SUM, 0, comm);
+  double t_max = 0;
+  MPI_Reduce(&t_res, &t_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  if (rank == 0 && rc == TL_EXIT_OK) {
+    char devices[128];
+    snprintf(devices, sizeof devices, "%d rank(s), %d using CUDA", nranks, gpu_ranks);
+    if (o->json) print_json(o, &d);
+    else print_table(o, &d);
+    if (!o->quiet)
+      fprintf(o->log, "tally correlate: %d group(s), %llu resamples x %d values in %.3f s on %s\n",
+              d.ngroups, (unsigned long long)d.B, K, t_max, devices);
+    if (log.total) fprintf(o->log, "tally correlate: %ld bad input cell(s) reported; those rows were excluded\n", log.total);
+    if (o->out) rc = write_h5(o, &d, nranks, devices);
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  corr_release(&d);
+  tl_inlog_release(&log);
+  return rc;
+}

@@ -1,0 +1,39 @@
+/* correlate.h - `tally correlate`: bootstrap correlation studies of metrics against a human
+ * score, distributed over ranks (and a GPU where one is present).
+ *
+ * Collective over `comm`. Rank 0 reads and validates the table, groups the rows and broadcasts
+ * each group's columns; resamples [0, B) are split into contiguous blocks, one per rank; each
+ * rank computes its block (CUDA when available, else the CPU path - bit-identical values);
+ * MPI_Gatherv brings the values to rank 0 in resample order; rank 0 summarizes, prints and
+ * writes. The output therefore does not depend on the rank count or the device. */
+#ifndef TALLY_CORRELATE_H
+#define TALLY_CORRELATE_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct {
+  const char *input;      /* table.csv | table.tsv | table.jsonl */
+  const char *human;      /* human score column */
+  const char *metrics;    /* comma-separated metric columns */
+  const char *group_by;   /* comma-separated columns, or NULL */
+  uint64_t resamples;     /* B (ignored with --indices: B = rows of the matrix) */
+  uint64_t seed;
+  double ci;              /* confidence level, e.g. 0.95 */
+  int method;             /* tl_ci_method */
+  int stats_mask;         /* bit 0 spearman, bit 1 kendall_b */
+  const char *indices;    /* explicit index matrix file, or NULL */
+  const char *out;        /* HDF5 output, or NULL */
+  int json;               /* print JSON instead of the table */
+  int ttest_compat;       /* also print the compatibility t-test */
+  int device;             /* 0 auto, 1 cpu, 2 cuda (required) */
+  int strict_input;
+  int quiet;
+  FILE *outf, *log;
+} tl_corr_opts;
+
+/* Returns the process exit code (same codes as `tally run`). */
+int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm);
+
+#endif
