@@ -15,7 +15,9 @@
 extern "C" {
 #endif
 
-#define TL_CUDA_MAX_LY 64 /* human-score levels the kernel handles (scratch is per thread) */
+/* Human-score levels kept in per-thread arrays; a score with more levels (continuous) uses
+ * scratch in device memory and smaller batches. */
+#define TL_CUDA_MAX_LY 64
 
 /* Number of usable CUDA devices; 0 when there is none or no driver. Never fails. */
 int tl_cuda_devices(void);
@@ -24,7 +26,7 @@ const char *tl_cuda_describe(void);
 
 typedef struct {
   uint32_t n;                     /* items */
-  uint32_t Ly;                    /* human levels (<= TL_CUDA_MAX_LY) */
+  uint32_t Ly;                    /* human levels */
   const uint32_t *ylevel;         /* [n] human dense levels */
   int nmetrics;
   const uint32_t *const *xlevel;  /* [nmetrics][n] metric dense levels */
@@ -35,8 +37,8 @@ typedef struct {
 } tl_cuda_study;
 
 /* Values of resamples [r0, r1) into out[(r - r0) * K + m * nstats + s], K = nmetrics * nstats,
- * identical to tl_study_resamples. TL_ENGINE with a message when the device fails or the study
- * does not fit (Ly too large); the caller then falls back to the CPU. */
+ * identical to tl_study_resamples. TL_ENGINE with a message when the device fails; the caller
+ * then falls back to the CPU. */
 tl_status tl_cuda_resamples(const tl_cuda_study *s, uint64_t r0, uint64_t r1, double *out,
                             tl_err *err);
 

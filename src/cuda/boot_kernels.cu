@@ -36,14 +36,21 @@ __global__ void counts_kernel(uint64_t seed, uint64_t r0, uint32_t R, uint32_t n
   atomicAdd(&w[(size_t)r * n + idx], 1);
 }
 
+/* scratch: NULL when Ly <= TL_CUDA_MAX_LY (per-thread arrays), else [R*M][2][Ly+1] int64 in
+ * device memory (a continuous human score). */
 __global__ void suff_kernel(uint32_t R, uint32_t n, uint32_t Ly, const uint32_t *ylevel,
                             int M, const uint32_t *xlevel /* [M][n] */,
                             const uint32_t *order /* [M][n] */, const int32_t *w, int nstats,
-                            int st0, int st1, double *out /* [R][M*nstats] */) {
+                            int st0, int st1, double *out /* [R][M*nstats] */, int64_t *scratch) {
   uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= R * (uint32_t)M) return;
   uint32_t r = t / M, m = t % M;
-  int64_t ymarg[TL_CUDA_MAX_LY + 1], fen[TL_CUDA_MAX_LY + 1];
+  int64_t ymarg_l[TL_CUDA_MAX_LY + 1], fen_l[TL_CUDA_MAX_LY + 1];
+  int64_t *ymarg = ymarg_l, *fen = fen_l;
+  if (scratch) {
+    ymarg = scratch + (size_t)t * 2 * (Ly + 1);
+    fen = ymarg + (Ly + 1);
+  }
   tl_suff_k s;
   tl_k_suff(xlevel + (size_t)m * n, ylevel, order + (size_t)m * n, n, Ly, w + (size_t)r * n,
             ymarg, fen, &s);
@@ -85,14 +92,13 @@ extern "C" tl_status tl_cuda_resamples(const tl_cuda_study *s, uint64_t r0, uint
   uint64_t B = r1 - r0;
   uint32_t R = 0;
   size_t per = 0;
-  if (s->Ly > TL_CUDA_MAX_LY) {
-    return tl_err_set(err, TL_ENGINE, "CUDA: the human score has %u levels, the kernel handles %d",
-                      s->Ly, TL_CUDA_MAX_LY);
-  }
+  int64_t *d_scr = NULL;
+  size_t scr_per = 0; /* scratch bytes per resample (all metrics) for a many-level human score */
   if (B == 0) return TL_OK;
-  /* batch so that w takes about 1 GiB */
+  /* batch so that w (and the scratch of a many-level human score) take about 1 GiB */
   per = (size_t)n * sizeof(int32_t);
-  R = (uint32_t)((1ull << 30) / (per ? per : 1));
+  if (s->Ly > TL_CUDA_MAX_LY) scr_per = (size_t)M * 2 * (s->Ly + 1) * sizeof(int64_t);
+  R = (uint32_t)((1ull << 30) / (per + scr_per ? per + scr_per : 1));
   if (R < 1) R = 1;
   if (R > B) R = (uint32_t)B;
   if ((uint64_t)R * n > 0xffffffffull) R = (uint32_t)(0xffffffffull / n);
@@ -101,6 +107,7 @@ extern "C" tl_status tl_cuda_resamples(const tl_cuda_study *s, uint64_t r0, uint
   CK(cudaMalloc((void **)&d_o, (size_t)M * n * sizeof(uint32_t)));
   CK(cudaMalloc((void **)&d_w, (size_t)R * per));
   CK(cudaMalloc((void **)&d_out, (size_t)R * K * sizeof(double)));
+  if (scr_per) CK(cudaMalloc((void **)&d_scr, (size_t)R * scr_per));
   CK(cudaMemcpy(d_y, s->ylevel, (size_t)n * sizeof(uint32_t), cudaMemcpyHostToDevice));
   for (int m = 0; m < M; m++) {
     CK(cudaMemcpy(d_x + (size_t)m * n, s->xlevel[m], (size_t)n * sizeof(uint32_t),
@@ -117,7 +124,7 @@ extern "C" tl_status tl_cuda_resamples(const tl_cuda_study *s, uint64_t r0, uint
     uint32_t threads = Rb * (uint32_t)M;
     suff_kernel<<<(threads + 127) / 128, 128>>>(Rb, n, s->Ly, d_y, M, d_x, d_o, d_w, s->nstats,
                                                 s->stats[0], s->nstats > 1 ? s->stats[1] : 0,
-                                                d_out);
+                                                d_out, d_scr);
     CK(cudaGetLastError());
     CK(cudaMemcpy(out + (size_t)b0 * K, d_out, (size_t)Rb * K * sizeof(double),
                   cudaMemcpyDeviceToHost));
@@ -131,5 +138,6 @@ done:
   cudaFree(d_o);
   cudaFree(d_w);
   cudaFree(d_out);
+  cudaFree(d_scr);
   return st;
 }
