@@ -36,8 +36,8 @@ one=$(awk "BEGIN{print $t1 - $t0}")
 t0=$(date +%s.%N); mpirun -n 2 "$BUILD/tally" "${ARGS[@]}" > "$T/o2.txt" 2> "$T/e2.txt"; t1=$(date +%s.%N)
 two=$(awk "BEGIN{print $t1 - $t0}")
 cmp -s "$T/o1.txt" "$T/o2.txt" && same="identical" || same="DIFFERENT"
-echo "tally correlate, 1 rank : $(printf %.2f "$one") s wall ($(grep -o 'in [0-9.]* s' "$T/e1.txt") resampling)"
-echo "tally correlate, 2 ranks: $(printf %.2f "$two") s wall ($(grep -o 'in [0-9.]* s' "$T/e2.txt") resampling); output $same"
+echo "tally correlate, 1 rank : $(printf %.2f "$one") s wall; $(sed 's/^tally correlate: //' "$T/e1.txt")"
+echo "tally correlate, 2 ranks: $(printf %.2f "$two") s wall; output $same; $(sed 's/^tally correlate: //' "$T/e2.txt")"
 "$PY" - "$T/lave.csv" "$B" "$BPY" "$one" <<'PY'
 import sys, time
 import numpy as np

@@ -136,6 +136,25 @@ tl_status tl_study_summarize(const tl_study *s, const double *vals, double level
                              tl_boot_compare *cmp /* OUT [nstats * M(M-1)/2], pairs (a<b) in
                                                      order, stat-major */);
 
+/* The pieces of tl_study_summarize that cost more than the resamples, split so that ranks can
+ * share them (each is a pure function of the study and its range; the sum/concatenation over
+ * any split equals the whole):
+ *  - BCa jackknife: T = tl_study_jack_tasks(s) tasks (one per distinct (metric, cell));
+ *    tl_study_jack_values writes tasks [t0, t1) as cv[(t - t0) * nstats + stat].
+ *  - permutation test: tl_study_perm_counts writes, for permutations [r0, r1), the counts
+ *    cnt[pair * nstats + stat] of |delta_perm| >= |delta_obs| (int64; -1 where delta_obs is
+ *    undefined; pairs (a < b) in order). B permutations are used, stream 1 of the seed. */
+size_t tl_study_jack_tasks(const tl_study *s);
+tl_status tl_study_jack_values(const tl_study *s, size_t t0, size_t t1, double *cv);
+tl_status tl_study_perm_counts(const tl_study *s, uint64_t r0, uint64_t r1, int64_t *cnt);
+/* tl_study_summarize with precomputed pieces: jack_cells = all T jackknife task values (NULL =
+ * compute here; ignored for percentile CIs), perm_counts = counts summed over [0, B) (NULL =
+ * compute here). The same inputs give the same summaries, whoever computed the pieces. */
+tl_status tl_study_summarize_with(const tl_study *s, const double *vals, double level,
+                                  tl_ci_method method, const double *jack_cells,
+                                  const int64_t *perm_counts, tl_boot_summary *per,
+                                  tl_boot_compare *cmp);
+
 /* Percentile of sorted values, linear interpolation (numpy default, Hyndman-Fan type 7). */
 double tl_quantile_sorted(const double *sorted, size_t n, double q);
 

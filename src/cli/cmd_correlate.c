@@ -27,6 +27,8 @@ static void usage(FILE *f) {
           "  --json              print JSON instead of the table\n"
           "  --ttest-compat      also print the paper-style t-test on bootstrap vectors (COMPAT:\n"
           "                      its p-value shrinks as B grows; not evidence)\n"
+          "  --permutation       also run the paired permutation test (B permutations, split over\n"
+          "                      ranks; about as costly as the bootstrap itself per metric pair)\n"
           "  --device auto|cpu|cuda   where resamples run (default auto: CUDA when present)\n"
           "  --strict-input --quiet\n"
           "exit codes: 0 ok, 1 runtime failure, 2 usage, 3 bad input with --strict-input\n");
@@ -69,6 +71,7 @@ int tl_cmd_correlate(int argc, char **argv) {
       else { fprintf(stderr, "tally correlate: --device must be auto, cpu or cuda\n"); return TL_EXIT_USAGE; }
     } else if (!strcmp(a, "--json")) o.json = 1;
     else if (!strcmp(a, "--ttest-compat")) o.ttest_compat = 1;
+    else if (!strcmp(a, "--permutation")) o.permutation = 1;
     else if (!strcmp(a, "--strict-input")) o.strict_input = 1;
     else if (!strcmp(a, "--quiet")) o.quiet = 1;
     else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }

@@ -766,36 +766,57 @@ static void summarize_one(double *v, size_t nd, uint64_t B, double estimate, con
   }
 }
 
-/* Jackknife values jack[(k*S + t) * n + i] (item i left out) for every metric and stat: one
- * evaluation per distinct cell of the metric (items of a cell share the value). */
-static int study_jackknife(const tl_study *s, double *jack) {
+/* Jackknife tasks: one per (metric k, cell q of metric k), flattened metric-major; task t's
+ * values are the statistics with one item of that cell left out (every item of a cell shares
+ * them). */
+size_t tl_study_jack_tasks(const tl_study *s) {
+  size_t T = 0;
+  for (int k = 0; k < s->M; k++) T += s->c[k].ncells;
+  return T;
+}
+
+tl_status tl_study_jack_values(const tl_study *s, size_t t0, size_t t1, double *cv) {
   const uint32_t n = s->n;
   const int S = s->S;
   int64_t *cw = malloc((size_t)(s->maxcells + 1) * sizeof *cw);
-  double *cv = malloc((size_t)(s->maxcells + 1) * S * sizeof *cv);
   cell_scratch sc;
-  int ok = cw && cv && scratch_init(&sc, s->h.nlevels) == 0;
-  if (ok) {
-    for (int k = 0; k < s->M; k++) {
-      const cells *c = &s->c[k];
+  int ok = cw && scratch_init(&sc, s->h.nlevels) == 0;
+  size_t base = 0;
+  for (int k = 0; ok && k < s->M && base < t1; k++) {
+    const cells *c = &s->c[k];
+    size_t end = base + c->ncells;
+    if (end > t0) {
       const uint32_t *id = s->cellid + (size_t)k * n;
       memset(cw, 0, (size_t)c->ncells * sizeof *cw);
       for (uint32_t i = 0; i < n; i++) cw[id[i]]++;
-      for (uint32_t q = 0; q < c->ncells; q++) {
+      size_t q0 = t0 > base ? t0 - base : 0, q1 = (t1 < end ? t1 : end) - base;
+      for (size_t q = q0; q < q1; q++) {
         tl_suff sf;
         cw[q]--;
         suff_from_cells(c, cw, &sc, &sf);
         cw[q]++;
-        for (int t = 0; t < S; t++) cv[(size_t)q * S + t] = stat_of(s->st[t], &sf);
+        for (int t = 0; t < S; t++) cv[(base + q - t0) * (size_t)S + (size_t)t] = stat_of(s->st[t], &sf);
       }
-      for (int t = 0; t < S; t++)
-        for (uint32_t i = 0; i < n; i++) jack[((size_t)k * S + t) * n + i] = cv[(size_t)id[i] * S + t];
     }
+    base = end;
   }
-  scratch_release(&sc);
+  if (cw) scratch_release(&sc);
   free(cw);
-  free(cv);
-  return ok ? 0 : -1;
+  return ok ? TL_OK : TL_ENOMEM;
+}
+
+/* Expands all jackknife task values cv[T][S] to jack[(k*S + t) * n + i] (item i left out). */
+static void jack_expand(const tl_study *s, const double *cv, double *jack) {
+  const uint32_t n = s->n;
+  const int S = s->S;
+  size_t base = 0;
+  for (int k = 0; k < s->M; k++) {
+    const uint32_t *id = s->cellid + (size_t)k * n;
+    for (int t = 0; t < S; t++)
+      for (uint32_t i = 0; i < n; i++)
+        jack[((size_t)k * S + t) * n + i] = cv[(base + id[i]) * (size_t)S + (size_t)t];
+    base += s->c[k].ncells;
+  }
 }
 
 /* The paired permutation test of one metric pair (a, b). Swapping z_a[i] and z_b[i] turns the
@@ -881,20 +902,22 @@ static void perm_delta(const tl_study *s, const perm_pair *pp, const uint8_t *sw
   for (int t = 0; t < s->S; t++) delta[t] = stat_of(s->st[t], &fa) - stat_of(s->st[t], &fb);
 }
 
-/* p[(pair * S) + t] for every pair (a < b) in order: #(|delta_perm| >= |delta_obs|) / B, with
- * delta_obs from the unswapped standardized data; NaN when delta_obs is NaN or B == 0. */
-static int study_permutation(const tl_study *s, double *p) {
+/* Permutation counts over permutations [r0, r1): cnt[pair * S + t] += #(|delta_perm| >=
+ * |delta_obs|), pairs (a < b) in order, delta_obs from the unswapped standardized data (NaN
+ * deltas never count). Permutation r swaps with Philox stream 1, so any split over ranks sums to
+ * the same integers. */
+tl_status tl_study_perm_counts(const tl_study *s, uint64_t r0, uint64_t r1, int64_t *cnt) {
   const int M = s->M, S = s->S, P = M * (M - 1) / 2;
   const uint32_t n = s->n;
   perm_pair *pp = calloc((size_t)(P ? P : 1), sizeof *pp);
-  uint8_t *swap = malloc(n);
-  int64_t *cnt = calloc((size_t)(P ? P : 1) * S, sizeof *cnt);
+  uint8_t *swap = malloc(n ? n : 1);
   double *obs = malloc((size_t)(P ? P : 1) * S * sizeof *obs);
   uint32_t maxc = 0;
   int npp = 0, rc = -1;
   int64_t *cwa = NULL, *cwb = NULL;
   cell_scratch sc = {0};
-  if (!pp || !swap || !cnt || !obs) goto done;
+  memset(cnt, 0, (size_t)P * S * sizeof *cnt);
+  if (!pp || !swap || !obs) goto done;
   for (int a = 0; a < M; a++)
     for (int b = a + 1; b < M; b++) {
       if (perm_pair_init(s, a, b, &pp[npp]) != 0) goto done;
@@ -906,25 +929,25 @@ static int study_permutation(const tl_study *s, double *p) {
   if (!cwa || !cwb || scratch_init(&sc, s->h.nlevels) != 0) goto done;
   for (int q = 0; q < P; q++) perm_delta(s, &pp[q], NULL, cwa, cwb, &sc, obs + (size_t)q * S);
   double d[TL_STAT__N];
-  for (uint64_t r = 0; r < s->B; r++) {
+  for (uint64_t r = r0; r < r1; r++) {
     perm_swaps(s->seed, r, n, swap);
     for (int q = 0; q < P; q++) {
       perm_delta(s, &pp[q], swap, cwa, cwb, &sc, d);
       for (int t = 0; t < S; t++) cnt[(size_t)q * S + t] += fabs(d[t]) >= fabs(obs[(size_t)q * S + t]);
     }
   }
-  for (int q = 0; q < P * S; q++) p[q] = (s->B == 0 || isnan(obs[q])) ? NAN : (double)cnt[q] / (double)s->B;
+  for (int q = 0; q < P * S; q++)
+    if (isnan(obs[q])) cnt[q] = -1; /* undefined observed difference */
   rc = 0;
 done:
   for (int q = 0; q < npp; q++) perm_pair_release(&pp[q]);
   free(pp);
   free(swap);
-  free(cnt);
   free(obs);
   free(cwa);
   free(cwb);
   scratch_release(&sc);
-  return rc;
+  return rc ? TL_ENOMEM : TL_OK;
 }
 
 /* Spearman rho between metrics a and b on the full data (for Williams' r23). */
@@ -948,6 +971,13 @@ static double metric_metric_rho(const tl_study *s, int a, int b) {
 
 tl_status tl_study_summarize(const tl_study *s, const double *vals, double level,
                              tl_ci_method method, tl_boot_summary *per, tl_boot_compare *cmp) {
+  return tl_study_summarize_with(s, vals, level, method, NULL, NULL, per, cmp);
+}
+
+tl_status tl_study_summarize_with(const tl_study *s, const double *vals, double level,
+                                  tl_ci_method method, const double *jack_cells,
+                                  const int64_t *perm_counts, tl_boot_summary *per,
+                                  tl_boot_compare *cmp) {
   if (!(level > 0 && level < 1) || (method != TL_CI_PERCENTILE && method != TL_CI_BCA))
     return TL_EINPUT;
   const int M = s->M, S = s->S, P = M * (M - 1) / 2;
@@ -960,10 +990,27 @@ tl_status tl_study_summarize(const tl_study *s, const double *vals, double level
   double *jack = method == TL_CI_BCA ? malloc(K * n * sizeof *jack) : NULL;
   double *jd = method == TL_CI_BCA ? malloc(n * sizeof *jd) : NULL;
   double *pperm = malloc((size_t)(P ? P : 1) * S * sizeof *pperm);
-  if (!full || !v || !va || !vb || !pperm || (method == TL_CI_BCA && (!jack || !jd))) goto done;
+  int64_t *pc = malloc((size_t)(P ? P : 1) * S * sizeof *pc);
+  double *cv = NULL;
+  if (!full || !v || !va || !vb || !pperm || !pc || (method == TL_CI_BCA && (!jack || !jd))) goto done;
   tl_study_full(s, full);
-  if (jack && study_jackknife(s, jack) != 0) goto done;
-  if (P > 0 && study_permutation(s, pperm) != 0) goto done;
+  if (jack) {
+    if (!jack_cells) {
+      size_t T = tl_study_jack_tasks(s);
+      cv = malloc((T ? T : 1) * (size_t)S * sizeof *cv);
+      if (!cv || tl_study_jack_values(s, 0, T, cv) != TL_OK) goto done;
+      jack_cells = cv;
+    }
+    jack_expand(s, jack_cells, jack);
+  }
+  if (P > 0) {
+    if (!perm_counts) {
+      if (tl_study_perm_counts(s, 0, B, pc) != TL_OK) goto done;
+      perm_counts = pc;
+    }
+    for (int q = 0; q < P * S; q++)
+      pperm[q] = (B == 0 || perm_counts[q] < 0) ? NAN : (double)perm_counts[q] / (double)B;
+  }
 
   for (size_t k = 0; k < K; k++) {
     size_t nd = 0;
@@ -1014,5 +1061,7 @@ done:
   free(jack);
   free(jd);
   free(pperm);
+  free(pc);
+  free(cv);
   return st;
 }

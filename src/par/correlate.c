@@ -584,7 +584,7 @@ int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
     tl_buf_release(&nb);
   }
   int K = d.M * d.nstats, npairs = d.M * (d.M - 1) / 2;
-  double t_res = 0, t0;
+  double t_res = 0, t_sum = 0, t0;
   int gpu_groups = 0;
   tl_err err = {{0}};
   for (int k = 0; k < d.ngroups && rc == TL_EXIT_OK; k++) {
@@ -634,16 +634,58 @@ int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
         g->vals = malloc((d.B ? d.B : 1) * (size_t)K * sizeof *g->vals);
       }
       MPI_Gatherv(mine, (int)((r1 - r0) * (uint64_t)K), MPI_DOUBLE, g->vals, cnt, dsp, MPI_DOUBLE, 0, comm);
-      free(cnt);
-      free(dsp);
-      if (rank == 0) {
-        g->per = calloc((size_t)K, sizeof *g->per);
-        g->cmp = calloc((size_t)(d.nstats * npairs + 1), sizeof *g->cmp);
-        if (tl_study_summarize(s, g->vals, o->ci, (tl_ci_method)o->method, g->per, g->cmp)) {
-          fprintf(o->log, "tally correlate: group '%s': summarizing failed\n", g->key);
-          rc = TL_EXIT_FAIL;
+      /* The permutation test and the BCa jackknife are split over ranks the same way: integer
+       * permutation counts are summed (MPI_Reduce), jackknife task values gathered in task
+       * order, so rank 0 summarizes identical inputs whatever the rank count. */
+      t0 = now_s();
+      int P = npairs * d.nstats;
+      int64_t *pc_mine = calloc((size_t)(P ? P : 1), sizeof *pc_mine);
+      int64_t *pc_all = calloc((size_t)(P ? P : 1), sizeof *pc_all);
+      tl_status pst = TL_OK;
+      if (P && o->permutation) pst = tl_study_perm_counts(s, r0, r1, pc_mine);
+      else for (int q = 0; q < P; q++) pc_mine[q] = -1; /* not run: p_permutation is NaN */
+      double *jack = NULL, *jmine = NULL;
+      size_t T = o->method == TL_CI_BCA ? tl_study_jack_tasks(s) : 0;
+      size_t j0 = T * (size_t)rank / (size_t)nranks, j1 = T * (size_t)(rank + 1) / (size_t)nranks;
+      if (T) {
+        jmine = malloc(((j1 - j0) ? (j1 - j0) : 1) * (size_t)d.nstats * sizeof *jmine);
+        if (pst == TL_OK) pst = tl_study_jack_values(s, j0, j1, jmine);
+      }
+      t_sum += now_s() - t0;
+      bad = pst != TL_OK;
+      MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+      if (anybad) {
+        if (rank == 0) fprintf(o->log, "tally correlate: group '%s': out of memory in the tests\n", g->key);
+        rc = TL_EXIT_FAIL;
+      } else {
+        if (P) MPI_Reduce(pc_mine, pc_all, P, MPI_INT64_T, MPI_SUM, 0, comm);
+        if (T) {
+          if (rank == 0) {
+            for (int q = 0; q < nranks; q++) {
+              size_t a = T * (size_t)q / (size_t)nranks, b = T * (size_t)(q + 1) / (size_t)nranks;
+              cnt[q] = (int)((b - a) * (size_t)d.nstats);
+              dsp[q] = (int)(a * (size_t)d.nstats);
+            }
+            jack = malloc(T * (size_t)d.nstats * sizeof *jack);
+          }
+          MPI_Gatherv(jmine, (int)((j1 - j0) * (size_t)d.nstats), MPI_DOUBLE, jack, cnt, dsp, MPI_DOUBLE, 0, comm);
+        }
+        if (rank == 0) {
+          g->per = calloc((size_t)K, sizeof *g->per);
+          g->cmp = calloc((size_t)(d.nstats * npairs + 1), sizeof *g->cmp);
+          if (tl_study_summarize_with(s, g->vals, o->ci, (tl_ci_method)o->method, jack,
+                                      P ? pc_all : NULL, g->per, g->cmp)) {
+            fprintf(o->log, "tally correlate: group '%s': summarizing failed\n", g->key);
+            rc = TL_EXIT_FAIL;
+          }
         }
       }
+      free(pc_mine);
+      free(pc_all);
+      free(jmine);
+      free(jack);
+      free(cnt);
+      free(dsp);
     }
     free(mine);
     free(mp);
@@ -653,16 +695,19 @@ int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
   MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
   int gpu_ranks = 0, my_gpu = gpu_groups > 0;
   MPI_Reduce(&my_gpu, &gpu_ranks, 1, MPI_INT, MPI_SUM, 0, comm);
-  double t_max = 0;
+  double t_max = 0, t_sum_max = 0;
   MPI_Reduce(&t_res, &t_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  MPI_Reduce(&t_sum, &t_sum_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
   if (rank == 0 && rc == TL_EXIT_OK) {
     char devices[128];
     snprintf(devices, sizeof devices, "%d rank(s), %d using CUDA", nranks, gpu_ranks);
     if (o->json) print_json(o, &d);
     else print_table(o, &d);
     if (!o->quiet)
-      fprintf(o->log, "tally correlate: %d group(s), %llu resamples x %d values in %.3f s on %s\n",
-              d.ngroups, (unsigned long long)d.B, K, t_max, devices);
+      fprintf(o->log, "tally correlate: %d group(s), %llu resamples x %d values in %.3f s; "
+              "%s%s in %.3f s; on %s\n", d.ngroups, (unsigned long long)d.B, K, t_max,
+              o->permutation ? "permutation test" : "no permutation test",
+              o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices);
     if (log.total) fprintf(o->log, "tally correlate: %ld bad input cell(s) reported; those rows were excluded\n", log.total);
     if (o->out) rc = write_h5(o, &d, nranks, devices);
   }

@@ -27,6 +27,7 @@ typedef struct {
   const char *out;        /* HDF5 output, or NULL */
   int json;               /* print JSON instead of the table */
   int ttest_compat;       /* also print the compatibility t-test */
+  int permutation;        /* run the paired permutation test (B permutations) */
   int device;             /* 0 auto, 1 cpu, 2 cuda (required) */
   int strict_input;
   int quiet;

@@ -9,7 +9,7 @@ command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
 CHECK="$TALLY_SRC/tests/e2e/correlate_check.py"
 "$PY" "$CHECK" make "$WORK" "$TALLY_SRC/tools"
 ARGS=(--input "$WORK/table.csv" --human human --metrics vqa_acc,lave,score --group-by dataset
-      --resamples 300 --seed 7 --method bca --quiet --device cpu)
+      --resamples 300 --seed 7 --method bca --permutation --quiet --device cpu)
 "$TALLY_BIN" correlate "${ARGS[@]}" --out "$WORK/r1.h5" > "$WORK/out1.txt" 2> "$WORK/err1.txt"
 grep -q "table.csv:13: column 'vqa_acc' is not a number" "$WORK/err1.txt" || { cat "$WORK/err1.txt"; fail "bad cell not reported with file:line"; }
 grep -q "1 rows excluded" "$WORK/out1.txt" || { cat "$WORK/out1.txt"; fail "excluded row not shown"; }
