@@ -7,6 +7,7 @@
 #define TALLY_JOB_H
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 
 #include "tally/err.h"
 #include "tally/spatialeval.h"
@@ -35,6 +36,22 @@ typedef struct {
   int n_seeds;
 } tl_job_bench;
 
+/* A correlation study over a data table (the engine of `tally correlate`), run collectively
+ * inside `tally run`; its tables go to /stats/<name>/ in the run's output. */
+typedef struct {
+  char *name;        /* [A-Za-z0-9_.-]+, unique in the job */
+  char *input;       /* resolved path of the table (.csv, .tsv, .jsonl) */
+  char *human;       /* human score column */
+  char *metrics;     /* metric columns, comma-joined */
+  char *group_by;    /* grouping columns, comma-joined, or NULL */
+  uint64_t resamples;/* default 5000 */
+  uint64_t seed;     /* default 0 */
+  double ci;         /* default 0.95 */
+  int method;        /* 0 percentile, 1 bca (default) */
+  int permutation;   /* default 0 */
+  int stats_mask;    /* bit 0 spearman, bit 1 kendall_b; default both */
+} tl_job_study;
+
 typedef struct {
   char *path;        /* the job file as given */
   char *dir;         /* its folder */
@@ -43,7 +60,9 @@ typedef struct {
   char *output;      /* resolved output path */
   size_t max_line;   /* per-line byte cap for JSONL inputs */
   tl_job_bench *benches;
-  int n_benches;
+  int n_benches;     /* may be 0 when the job has studies */
+  tl_job_study *studies;
+  int n_studies;
   char *json;        /* the job JSON as read (stored in the output) */
 } tl_job;
 

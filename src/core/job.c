@@ -268,6 +268,101 @@ static void load_bench(problems *p, const cJSON *b, int bi, const char *dir, tl_
   }
 }
 
+/* A list of strings -> comma-joined (NULL when absent). Entries must be non-empty strings
+ * without commas. */
+static char *get_names(problems *p, const cJSON *v, const char *where, int required) {
+  if (!v) {
+    if (required) problem(p, where, "missing (a list of column names)");
+    return NULL;
+  }
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0) {
+    problem(p, where, "must be a non-empty list of column names");
+    return NULL;
+  }
+  tl_buf b;
+  tl_buf_init(&b);
+  const cJSON *e;
+  cJSON_ArrayForEach(e, v) {
+    if (!cJSON_IsString(e) || !*e->valuestring || strchr(e->valuestring, ',')) {
+      problem(p, where, "entries must be non-empty column names without commas");
+      continue;
+    }
+    tl_buf_printf(&b, "%s%s", b.len ? "," : "", e->valuestring);
+  }
+  return tl_buf_detach(&b);
+}
+
+static void load_study(problems *p, const cJSON *o, int si, const char *dir, tl_job *job) {
+  char where[64];
+  snprintf(where, sizeof where, "studies[%d]", si);
+  tl_job_study *st = &job->studies[job->n_studies];
+  memset(st, 0, sizeof *st);
+  st->resamples = 5000;
+  st->ci = 0.95;
+  st->method = 1;
+  st->stats_mask = 3;
+  if (!cJSON_IsObject(o)) {
+    problem(p, where, "must be an object");
+    return;
+  }
+  static const char *const KEYS[] = {"name", "input", "human", "metrics", "group_by", "resamples",
+                                     "seed", "ci", "method", "permutation", "stats", NULL};
+  check_keys(p, o, where, KEYS);
+  char w2[128];
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "name");
+  if (!cJSON_IsString(v) || !*v->valuestring ||
+      strspn(v->valuestring, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
+          strlen(v->valuestring)) {
+    problem(p, where, "\"name\" must be letters, digits, '_', '.', '-' (it names /stats/<name>)");
+  } else {
+    for (int k = 0; k < job->n_studies; k++)
+      if (job->studies[k].name && strcmp(job->studies[k].name, v->valuestring) == 0) problem(p, where, "study name '%s' is used twice", v->valuestring);
+    st->name = tl_strdup(v->valuestring);
+  }
+  v = cJSON_GetObjectItemCaseSensitive(o, "input");
+  if (!cJSON_IsString(v) || !*v->valuestring) problem(p, where, "missing \"input\" (a .csv, .tsv or .jsonl table)");
+  else st->input = tl_path_resolve(dir, v->valuestring);
+  v = cJSON_GetObjectItemCaseSensitive(o, "human");
+  if (!cJSON_IsString(v) || !*v->valuestring) problem(p, where, "missing \"human\" (the human score column)");
+  else st->human = tl_strdup(v->valuestring);
+  snprintf(w2, sizeof w2, "%s.metrics", where);
+  st->metrics = get_names(p, cJSON_GetObjectItemCaseSensitive(o, "metrics"), w2, 1);
+  snprintf(w2, sizeof w2, "%s.group_by", where);
+  st->group_by = get_names(p, cJSON_GetObjectItemCaseSensitive(o, "group_by"), w2, 0);
+  v = cJSON_GetObjectItemCaseSensitive(o, "resamples");
+  if (v && (!cJSON_IsNumber(v) || v->valuedouble < 2 || v->valuedouble > 1e8 || v->valuedouble != (double)(int64_t)v->valuedouble))
+    problem(p, where, "\"resamples\" must be an integer in [2, 1e8]");
+  else if (v) st->resamples = (uint64_t)v->valuedouble;
+  v = cJSON_GetObjectItemCaseSensitive(o, "seed");
+  if (v && (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != (double)(int64_t)v->valuedouble))
+    problem(p, where, "\"seed\" must be a non-negative integer");
+  else if (v) st->seed = (uint64_t)v->valuedouble;
+  v = cJSON_GetObjectItemCaseSensitive(o, "ci");
+  if (v && (!cJSON_IsNumber(v) || !(v->valuedouble > 0 && v->valuedouble < 1)))
+    problem(p, where, "\"ci\" must be a level in (0, 1)");
+  else if (v) st->ci = v->valuedouble;
+  v = cJSON_GetObjectItemCaseSensitive(o, "method");
+  if (v && (!cJSON_IsString(v) || (strcmp(v->valuestring, "bca") && strcmp(v->valuestring, "percentile"))))
+    problem(p, where, "\"method\" must be \"bca\" or \"percentile\"");
+  else if (v) st->method = strcmp(v->valuestring, "bca") == 0;
+  v = cJSON_GetObjectItemCaseSensitive(o, "permutation");
+  if (v && !cJSON_IsBool(v)) problem(p, where, "\"permutation\" must be true or false");
+  else if (v) st->permutation = cJSON_IsTrue(v);
+  v = cJSON_GetObjectItemCaseSensitive(o, "stats");
+  if (v) {
+    st->stats_mask = 0;
+    const cJSON *e;
+    if (!cJSON_IsArray(v)) problem(p, where, "\"stats\" must be a list of \"spearman\", \"kendall\"");
+    else cJSON_ArrayForEach(e, v) {
+      if (cJSON_IsString(e) && !strcmp(e->valuestring, "spearman")) st->stats_mask |= 1;
+      else if (cJSON_IsString(e) && !strcmp(e->valuestring, "kendall")) st->stats_mask |= 2;
+      else problem(p, where, "\"stats\" entries must be \"spearman\" or \"kendall\"");
+    }
+    if (!st->stats_mask) st->stats_mask = 3;
+  }
+  job->n_studies++;
+}
+
 tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *n_problems) {
   memset(job, 0, sizeof *job);
   problems p = {problems_out, 0, path};
@@ -302,7 +397,7 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
     problem(&p, "", "the job must be a JSON object");
     goto done;
   }
-  static const char *const KEYS[] = {"name", "engine", "output", "benchmarks", "limits", NULL};
+  static const char *const KEYS[] = {"name", "engine", "output", "benchmarks", "studies", "limits", NULL};
   check_keys(&p, root, "", KEYS);
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "name");
   if (v && !cJSON_IsString(v)) problem(&p, "name", "must be a string");
@@ -328,9 +423,21 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
       problem(&p, "limits.max_line_bytes", "must be a number of bytes >= 1024");
     else if (ml) job->max_line = (size_t)ml->valuedouble;
   }
+  const cJSON *studies = cJSON_GetObjectItemCaseSensitive(root, "studies");
+  if (studies) {
+    if (!cJSON_IsArray(studies) || cJSON_GetArraySize(studies) == 0) {
+      problem(&p, "studies", "must be a non-empty list of study objects");
+    } else {
+      job->studies = calloc((size_t)cJSON_GetArraySize(studies), sizeof *job->studies);
+      for (int i = 0; i < cJSON_GetArraySize(studies); i++)
+        load_study(&p, cJSON_GetArrayItem(studies, i), i, job->dir, job);
+    }
+  }
   v = cJSON_GetObjectItemCaseSensitive(root, "benchmarks");
-  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0) {
-    problem(&p, "benchmarks", "missing (a non-empty list)");
+  if (!v && job->n_studies > 0) {
+    /* a studies-only job */
+  } else if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0) {
+    problem(&p, "benchmarks", "missing (a non-empty list; or give \"studies\")");
   } else {
     job->n_benches = cJSON_GetArraySize(v);
     job->benches = calloc((size_t)job->n_benches, sizeof *job->benches);
@@ -366,6 +473,11 @@ void tl_job_release(tl_job *job) {
     free(b->seeds);
   }
   free(job->benches);
+  for (int i = 0; i < job->n_studies; i++) {
+    tl_job_study *st = &job->studies[i];
+    free(st->name); free(st->input); free(st->human); free(st->metrics); free(st->group_by);
+  }
+  free(job->studies);
   free(job->path);
   free(job->dir);
   free(job->name);

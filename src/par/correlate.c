@@ -351,6 +351,13 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A resampling p-value: "<1/B" when none of the B draws was as extreme ("-" when not run). */
+static void fmt_p(char *buf, size_t n, double p, uint64_t B) {
+  if (isnan(p)) snprintf(buf, n, "-");
+  else if (p == 0 && B > 0) snprintf(buf, n, "<%.4f", 1.0 / (double)B);
+  else snprintf(buf, n, "%.4f", p);
+}
+
 static void print_table(const tl_corr_opts *o, const corr_data *d) {
   FILE *f = o->outf;
   int K = d->M * d->nstats, npairs = d->M * (d->M - 1) / 2;
@@ -377,9 +384,12 @@ static void print_table(const tl_corr_opts *o, const corr_data *d) {
         const tl_boot_compare *c = &g->cmp[q];
         char ci[64];
         snprintf(ci, sizeof ci, "[%.4f, %.4f]", c->diff.ci_lo, c->diff.ci_hi);
-        fprintf(f, "  %-14s %-14s %-10s %8.4f  %-21s %8.4f %8.4f %8.4f", d->names[c->a], d->names[c->b],
-                tl_stat_name(d->stats[q / npairs]), c->diff.estimate, ci, c->p_boot, c->p_williams,
-                c->p_permutation);
+        char pb[32], pw[32], pp[32];
+        fmt_p(pb, sizeof pb, c->p_boot, d->B);
+        fmt_p(pw, sizeof pw, c->p_williams, 0);
+        fmt_p(pp, sizeof pp, c->p_permutation, d->B);
+        fprintf(f, "  %-14s %-14s %-10s %8.4f  %-21s %8s %8s %8s", d->names[c->a], d->names[c->b],
+                tl_stat_name(d->stats[q / npairs]), c->diff.estimate, ci, pb, pw, pp);
         if (o->ttest_compat) fprintf(f, "  %.3g", c->p_ttest_compat);
         fprintf(f, "\n");
       }
@@ -440,13 +450,23 @@ static void print_json(const tl_corr_opts *o, const corr_data *d) {
 }
 
 #define ADDCOL(t, n, ty, doc) if (tl_table_add_col((t), (n), (ty), (doc)) < 0) goto oom
-static int write_h5(const tl_corr_opts *o, const corr_data *d, int nranks, const char *devices) {
+/* Rank 0: writes the study's tables under `prefix` (e.g. "/stats/correlate"): summary, compare,
+ * resamples (every resample value) and params (one row: how the study was run). Nothing here
+ * depends on the rank count or the device (those go to the log), so the datasets are
+ * byte-identical however the study ran. */
+static int write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w, const char *prefix) {
   int K = d->M * d->nstats, npairs = d->M * (d->M - 1) / 2;
   tl_err err = {{0}};
-  tl_table *sum = tl_table_new("/stats/correlate/summary"), *cmp = tl_table_new("/stats/correlate/compare");
-  tl_table *res = tl_table_new("/stats/correlate/resamples");
-  tl_writer *w = NULL;
-  if (!sum || !cmp || !res) goto oom;
+  char path[512];
+  snprintf(path, sizeof path, "%s/summary", prefix);
+  tl_table *sum = tl_table_new(path);
+  snprintf(path, sizeof path, "%s/compare", prefix);
+  tl_table *cmp = tl_table_new(path);
+  snprintf(path, sizeof path, "%s/resamples", prefix);
+  tl_table *res = tl_table_new(path);
+  snprintf(path, sizeof path, "%s/params", prefix);
+  tl_table *par = tl_table_new(path);
+  if (!sum || !cmp || !res || !par) goto oom;
   ADDCOL(sum, "group", TL_COL_STR, "group key (col=value,...) or all");
   ADDCOL(sum, "metric", TL_COL_STR, "metric column");
   ADDCOL(sum, "statistic", TL_COL_STR, "spearman | kendall_b");
@@ -510,33 +530,44 @@ static int write_h5(const tl_corr_opts *o, const corr_data *d, int nranks, const
       for (int q = 0; q < K; q++) tl_table_set_f64(res, r, 2 + q, g->vals[b * (uint64_t)K + (uint64_t)q]);
     }
   }
-  w = tl_h5_serial_open(o->out, &err);
-  if (!w) goto fail;
-  char meth[32];
-  snprintf(meth, sizeof meth, "%s", o->method == TL_CI_BCA ? "bca" : "percentile");
-  if (w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err) || w->vt->attr_str(w, "command", "correlate", &err) ||
-      w->vt->attr_str(w, "input", o->input, &err) || w->vt->attr_str(w, "human", o->human, &err) ||
-      w->vt->attr_str(w, "metrics", o->metrics, &err) || w->vt->attr_str(w, "ci_method", meth, &err) ||
-      w->vt->attr_i64(w, "resamples", (int64_t)d->B, &err) || w->vt->attr_i64(w, "seed", (int64_t)o->seed, &err) ||
-      w->vt->attr_i64(w, "n_ranks", nranks, &err) || w->vt->attr_str(w, "devices", devices, &err) ||
-      w->vt->attr_str(w, "resampling", d->indices ? "explicit index matrix (--indices)" :
-                      "Philox4x32-10 keyed by (seed, resample)", &err) ||
-      w->vt->write_table(w, sum, &err) || w->vt->write_table(w, cmp, &err) || w->vt->write_table(w, res, &err)) {
-    w->vt->abort(w);
-    goto fail;
+  ADDCOL(par, "input", TL_COL_STR, "the data table");
+  ADDCOL(par, "human", TL_COL_STR, "human score column");
+  ADDCOL(par, "metrics", TL_COL_STR, "metric columns, comma-separated");
+  ADDCOL(par, "group_by", TL_COL_STR, "grouping columns, comma-separated");
+  ADDCOL(par, "resamples", TL_COL_I64, "B");
+  ADDCOL(par, "seed", TL_COL_I64, "Philox key");
+  ADDCOL(par, "ci_level", TL_COL_F64, "confidence level");
+  ADDCOL(par, "ci_method", TL_COL_STR, "percentile | bca");
+  ADDCOL(par, "permutation", TL_COL_I64, "1 when the permutation test ran (B permutations)");
+  ADDCOL(par, "resampling", TL_COL_STR, "how resamples were drawn");
+  {
+    size_t r = tl_table_add_row(par);
+    if (r == (size_t)-1) goto oom;
+    if (tl_table_set_str(par, r, 0, o->input) || tl_table_set_str(par, r, 1, o->human) ||
+        tl_table_set_str(par, r, 2, o->metrics) || tl_table_set_str(par, r, 3, o->group_by ? o->group_by : "") ||
+        tl_table_set_str(par, r, 7, o->method == TL_CI_BCA ? "bca" : "percentile") ||
+        tl_table_set_str(par, r, 9, d->indices ? "explicit index matrix (--indices)"
+                                               : "Philox4x32-10 keyed by (seed, resample)"))
+      goto oom;
+    tl_table_set_i64(par, r, 4, (int64_t)d->B);
+    tl_table_set_i64(par, r, 5, (int64_t)o->seed);
+    tl_table_set_f64(par, r, 6, o->ci);
+    tl_table_set_i64(par, r, 8, o->permutation);
   }
-  if (w->vt->close(w, &err)) goto fail;
-  tl_table_free(sum); tl_table_free(cmp); tl_table_free(res);
+  if (w->vt->write_table(w, sum, &err) || w->vt->write_table(w, cmp, &err) ||
+      w->vt->write_table(w, res, &err) || w->vt->write_table(w, par, &err))
+    goto fail;
+  tl_table_free(sum); tl_table_free(cmp); tl_table_free(res); tl_table_free(par);
   return TL_EXIT_OK;
 oom:
   snprintf(err.msg, sizeof err.msg, "out of memory building the output tables");
 fail:
-  fprintf(o->log, "tally correlate: %s\n", err.msg);
-  tl_table_free(sum); tl_table_free(cmp); tl_table_free(res);
+  fprintf(o->log, "tally: %s\n", err.msg);
+  tl_table_free(sum); tl_table_free(cmp); tl_table_free(res); tl_table_free(par);
   return TL_EXIT_FAIL;
 }
 
-int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
+int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char *prefix) {
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
@@ -709,10 +740,47 @@ int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
               o->permutation ? "permutation test" : "no permutation test",
               o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices);
     if (log.total) fprintf(o->log, "tally correlate: %ld bad input cell(s) reported; those rows were excluded\n", log.total);
-    if (o->out) rc = write_h5(o, &d, nranks, devices);
+    if (w) rc = write_tables(o, &d, w, prefix);
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
   corr_release(&d);
   tl_inlog_release(&log);
+  return rc;
+}
+
+int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  tl_writer *w = NULL;
+  int rc = TL_EXIT_OK;
+  tl_err err = {{0}};
+  if (rank == 0 && o->out) {
+    w = tl_h5_serial_open(o->out, &err);
+    if (!w) {
+      fprintf(o->log, "tally correlate: %s\n", err.msg);
+      rc = TL_EXIT_FAIL;
+    } else {
+      int nranks;
+      MPI_Comm_size(comm, &nranks);
+      if (w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err) ||
+          w->vt->attr_str(w, "command", "correlate", &err) || w->vt->attr_i64(w, "n_ranks", nranks, &err)) {
+        fprintf(o->log, "tally correlate: %s\n", err.msg);
+        rc = TL_EXIT_FAIL;
+      }
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  if (rc == TL_EXIT_OK) rc = tl_corr_study(o, comm, w, "/stats/correlate");
+  if (rank == 0 && w) {
+    if (rc == TL_EXIT_OK) {
+      if (w->vt->close(w, &err)) {
+        fprintf(o->log, "tally correlate: %s\n", err.msg);
+        rc = TL_EXIT_FAIL;
+      }
+    } else {
+      w->vt->abort(w);
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
   return rc;
 }

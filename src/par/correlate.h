@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct tl_writer;
+
 typedef struct {
   const char *input;      /* table.csv | table.tsv | table.jsonl */
   const char *human;      /* human score column */
@@ -34,7 +36,14 @@ typedef struct {
   FILE *outf, *log;
 } tl_corr_opts;
 
-/* Returns the process exit code (same codes as `tally run`). */
+/* `tally correlate`: one study; writes o->out (when set) with the tables under
+ * /stats/correlate. Collective. Returns the process exit code (same codes as `tally run`). */
 int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm);
+
+/* One study, collective over comm. Rank 0 prints it to o->outf (table or JSON) and, when w is
+ * non-NULL (rank 0's open writer), writes its tables under `prefix` ("/stats/<name>"):
+ * summary, compare, resamples, params. o->out is ignored here. Returns an exit code, the same on
+ * every rank. Used by `tally correlate` and by study jobs inside `tally run`. */
+int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, struct tl_writer *w, const char *prefix);
 
 #endif

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "correlate.h"
 #include "driver.h"
+#include "tally/boot.h"
 #include "replay.h"
 #include "tally/inlog.h"
 #include "tally/job.h"
@@ -263,19 +265,36 @@ static void print_summary(FILE *out, const se_run *r, tl_table *const *across, c
   }
 }
 
-static int run_rank0(const tl_run_opts *o, int nranks) {
-  tl_job job;
-  tl_buf probs;
-  tl_buf_init(&probs);
-  int nprob = 0;
-  if (tl_job_load(o->job_path, &job, &probs, &nprob) != TL_OK) {
-    fprintf(o->log, "tally: invalid job '%s' (%d problem%s); nothing was run:\n%s", o->job_path,
-            nprob, nprob == 1 ? "" : "s", probs.data);
-    tl_buf_release(&probs);
-    return TL_EXIT_USAGE;
+/* Rank 0: opens the output and writes the run's root attributes. */
+static int open_output(const tl_run_opts *o, const tl_job *job, int nranks, tl_writer **wout) {
+  tl_err err = {{0}};
+  const char *output = o->out_override ? o->out_override : job->output;
+  tl_writer *w = tl_h5_serial_open(output, &err);
+  if (!w) {
+    fprintf(o->log, "tally: %s\n", err.msg);
+    return TL_EXIT_FAIL;
   }
-  tl_buf_release(&probs);
-  const char *output = o->out_override ? o->out_override : job.output;
+  unsigned maj, min, rel;
+  H5get_libversion(&maj, &min, &rel);
+  char h5v[32];
+  snprintf(h5v, sizeof h5v, "%u.%u.%u", maj, min, rel);
+  tl_status st = w->vt->attr_str(w, "job", job->json, &err);
+  if (!st) st = w->vt->attr_str(w, "job_name", job->name, &err);
+  if (!st) st = w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err);
+  if (!st) st = w->vt->attr_str(w, "hdf5_version", h5v, &err);
+  if (!st) st = w->vt->attr_str(w, "engine", job->engine, &err);
+  if (!st) st = w->vt->attr_i64(w, "n_ranks", nranks, &err);
+  if (st) {
+    fprintf(o->log, "tally: %s\n", err.msg);
+    w->vt->abort(w);
+    return TL_EXIT_FAIL;
+  }
+  *wout = w;
+  return TL_EXIT_OK;
+}
+
+/* Rank 0: scores the job's benchmarks, writes their tables into w and prints the summary. */
+static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w) {
   int rc = TL_EXIT_OK;
   tl_err err = {{0}};
   tl_inlog log;
@@ -283,13 +302,9 @@ static int run_rank0(const tl_run_opts *o, int nranks) {
   memset(&r, 0, sizeof r);
   tl_table *per_seed[TL_SE__NMODES] = {0}, *across[TL_SE__NMODES] = {0};
   tl_table *items = NULL, *audit = NULL;
-  tl_writer *w = NULL;
-  if (tl_inlog_init(&log, o->log, o->strict_input) != TL_OK) {
-    tl_job_release(&job);
-    return TL_EXIT_FAIL;
-  }
-  r.job = &job;
-  r.jb = &job.benches[0];
+  if (tl_inlog_init(&log, o->log, o->strict_input) != TL_OK) return TL_EXIT_FAIL;
+  r.job = job;
+  r.jb = &job->benches[0];
   tl_status st = run_spatialeval(&r, &log, o, &err);
   if (st == TL_EINPUT) {
     fprintf(o->log, "tally: stopped at the first input problem (--strict-input); nothing written\n");
@@ -313,28 +328,12 @@ static int run_rank0(const tl_run_opts *o, int nranks) {
     rc = TL_EXIT_FAIL;
     goto done;
   }
-  w = tl_h5_serial_open(output, &err);
-  if (!w) {
-    fprintf(o->log, "tally: %s\n", err.msg);
-    rc = TL_EXIT_FAIL;
-    goto done;
-  }
-  unsigned maj, min, rel;
-  H5get_libversion(&maj, &min, &rel);
-  char h5v[32];
-  snprintf(h5v, sizeof h5v, "%u.%u.%u", maj, min, rel);
   char parsers[64] = "";
   for (int k = 0; k < jb->n_modes; k++) {
     if (k) strcat(parsers, ",");
     strcat(parsers, tl_se_mode_name(jb->modes[k]));
   }
-  st = w->vt->attr_str(w, "job", job.json, &err);
-  if (!st) st = w->vt->attr_str(w, "job_name", job.name, &err);
-  if (!st) st = w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err);
-  if (!st) st = w->vt->attr_str(w, "hdf5_version", h5v, &err);
-  if (!st) st = w->vt->attr_str(w, "engine", job.engine, &err);
-  if (!st) st = w->vt->attr_str(w, "parsers", parsers, &err);
-  if (!st) st = w->vt->attr_i64(w, "n_ranks", nranks, &err);
+  st = w->vt->attr_str(w, "parsers", parsers, &err);
   if (!st) st = w->vt->attr_i64(w, "n_bad_input", log.total, &err);
   if (!st) st = w->vt->write_table(w, items, &err);
   for (int k = 0; k < jb->n_modes && !st; k++) {
@@ -344,18 +343,11 @@ static int run_rank0(const tl_run_opts *o, int nranks) {
   if (!st) st = w->vt->write_table(w, audit, &err);
   if (!st) st = w->vt->write_table(w, log.table, &err);
   if (st) {
-    w->vt->abort(w);
-  } else {
-    st = w->vt->close(w, &err);
-  }
-  w = NULL;
-  if (st) {
     fprintf(o->log, "tally: %s\n", err.msg);
     rc = TL_EXIT_FAIL;
     goto done;
   }
   print_summary(o->out, &r, across, audit, &log);
-  fprintf(o->out, "wrote %s\n", output);
 done:
   for (int k = 0; k < TL_SE__NMODES; k++) {
     tl_table_free(per_seed[k]);
@@ -365,8 +357,33 @@ done:
   tl_table_free(audit);
   se_run_release(&r);
   tl_inlog_release(&log);
-  tl_job_release(&job);
   return rc;
+}
+
+/* Collective. Runs one study of the job with the engine of `tally correlate`. */
+static int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm, tl_writer *w) {
+  tl_corr_opts co;
+  memset(&co, 0, sizeof co);
+  co.input = js->input;
+  co.human = js->human;
+  co.metrics = js->metrics;
+  co.group_by = js->group_by;
+  co.resamples = js->resamples;
+  co.seed = js->seed;
+  co.ci = js->ci;
+  co.method = js->method ? TL_CI_BCA : TL_CI_PERCENTILE;
+  co.stats_mask = js->stats_mask;
+  co.permutation = js->permutation;
+  co.strict_input = o->strict_input;
+  co.quiet = o->quiet;
+  co.outf = o->out;
+  co.log = o->log;
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) fprintf(o->out, "\nstudy '%s' (%s):\n", js->name, js->input);
+  char prefix[300];
+  snprintf(prefix, sizeof prefix, "/stats/%s", js->name);
+  return tl_corr_study(&co, comm, w, prefix);
 }
 
 int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
@@ -374,7 +391,54 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
   int rc = TL_EXIT_OK;
-  if (rank == 0) rc = run_rank0(o, nranks);
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm); /* collective: every rank exits with rank 0's code */
+  tl_job job;
+  memset(&job, 0, sizeof job);
+  tl_buf probs;
+  tl_buf_init(&probs);
+  int nprob = 0;
+  /* Rank 0 validates the job and reports every problem before any rank works. */
+  if (rank == 0 && tl_job_load(o->job_path, &job, &probs, &nprob) != TL_OK) {
+    fprintf(o->log, "tally: invalid job '%s' (%d problem%s); nothing was run:\n%s", o->job_path,
+            nprob, nprob == 1 ? "" : "s", probs.data);
+    rc = TL_EXIT_USAGE;
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  if (rc == TL_EXIT_OK && rank != 0) {
+    /* the job was valid on rank 0: the other ranks read the same file for the study specs */
+    tl_buf_reset(&probs);
+    if (tl_job_load(o->job_path, &job, &probs, &nprob) != TL_OK) rc = TL_EXIT_FAIL;
+  }
+  tl_buf_release(&probs);
+  int bad = rc != TL_EXIT_OK, anybad = 0;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+  if (anybad) {
+    if (rank != 0 && rc) fprintf(o->log, "tally: rank %d cannot read the job file '%s'\n", rank, o->job_path);
+    tl_job_release(&job);
+    return rc ? rc : TL_EXIT_FAIL;
+  }
+  tl_writer *w = NULL;
+  /* Benchmarks: rank 0 scores them (sharding over ranks comes with the distributed driver). */
+  if (rank == 0) {
+    rc = open_output(o, &job, nranks, &w);
+    if (rc == TL_EXIT_OK && job.n_benches > 0) rc = run_benchmarks(o, &job, w);
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  /* Studies: collective, resamples split over every rank. */
+  for (int i = 0; i < job.n_studies && rc == TL_EXIT_OK; i++) rc = run_study(o, &job.studies[i], comm, w);
+  if (rank == 0 && w) {
+    tl_err err = {{0}};
+    if (rc == TL_EXIT_OK) {
+      if (w->vt->close(w, &err) != TL_OK) {
+        fprintf(o->log, "tally: %s\n", err.msg);
+        rc = TL_EXIT_FAIL;
+      } else {
+        fprintf(o->out, "wrote %s\n", o->out_override ? o->out_override : job.output);
+      }
+    } else {
+      w->vt->abort(w);
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm); /* every rank exits with rank 0's code */
+  tl_job_release(&job);
   return rc;
 }

@@ -1,8 +1,10 @@
 /* driver.h - `tally run`: job -> units -> engine -> parse/score -> tables -> HDF5 + summary.
  *
- * Collective over `comm`: every rank calls it. In this version rank 0 does all the work and the
- * other ranks wait (the sharded, rank-count-invariant driver is the next step); results are the
- * same for any rank count. Only cli/main.c touches MPI_COMM_WORLD. */
+ * Collective over `comm`: every rank calls it. Rank 0 validates the job (every problem reported,
+ * nothing started on an invalid job), opens the output and scores the benchmarks (sharding
+ * benchmark units over ranks is the next step; the other ranks wait); then every study of the job
+ * runs collectively with its resamples split over all ranks (src/par/correlate.c). Results are
+ * the same for any rank count. Only src/cli touches MPI_COMM_WORLD. */
 #ifndef TALLY_DRIVER_H
 #define TALLY_DRIVER_H
 

@@ -71,4 +71,14 @@ for mode in ["strict", "pr3", "legacy"]:
 d = (items.correct_strict != items.correct_legacy).sum()
 assert alln.disagree_strict_legacy == d, (alln.disagree_strict_legacy, d)
 assert alln.only_legacy_strict == ((items.correct_legacy == 1) & (items.correct_strict == 0)).sum()
+# The demo's correlation study: 2 groups x 3 metrics x 2 statistics, CIs around the estimates.
+summ = tally_h5.read_table(path, "/stats/vqa_metrics_vs_human/summary")
+assert len(summ) == 12, len(summ)
+assert sorted(set(summ.group)) == ["dataset=okvqa", "dataset=vqav2"]
+assert ((summ.ci_lo <= summ.estimate) & (summ.estimate <= summ.ci_hi)).all(), summ
+cmp = tally_h5.read_table(path, "/stats/vqa_metrics_vs_human/compare")
+assert len(cmp) == 12 and ((cmp.p_boot >= 0) & (cmp.p_boot <= 1)).all()
+res = tally_h5.read_table(path, "/stats/vqa_metrics_vs_human/resamples")
+assert len(res) == 2 * 1000
+
 print("check_demo_h5: %d item rows, %d tables: ok" % (len(items), len(tables)))

@@ -177,6 +177,8 @@ static void test_job_validation(void **state) {
       {"{\"benchmarks\":[]}", 2, "output"},
       {"{\"output\":\"o.h5\",\"outptu\":1,\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\"}]}", 1, "unknown key 'outptu'"},
       {"{\"output\":\"o.h5\",\"benchmarks\":[{\"benchmark\":\"mmlu\",\"items\":\"i\",\"answers\":\"a\",\"parsers\":[\"strict\",\"fuzzy\",\"strict\"]}]}", 3, "fuzzy"},
+      {"{\"output\":\"o.h5\",\"studies\":[{\"name\":\"s1\",\"input\":\"t.csv\",\"human\":\"h\",\"metrics\":[\"a\",\"b\"],\"method\":\"percentile\",\"permutation\":true}]}", 0, NULL},
+      {"{\"output\":\"o.h5\",\"studies\":[{\"name\":\"s 1\",\"human\":\"h\",\"metrics\":[],\"method\":\"x\",\"ci\":2,\"resamples\":1},{\"name\":\"s 1\"}]}", 10, "method"},
       {"{\"output\":\"o.h5\",\"engine\":\"openai\",\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":[{\"model\":1}],\"seeds\":[1.5],\"prompt_variant\":\"x\"}]}", 4, "engine 'openai'"},
   };
   for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
@@ -189,7 +191,7 @@ static void test_job_validation(void **state) {
     if (n != T[i].nprob) fail_msg("case %zu: %d problems, want %d:\n%s", i, n, T[i].nprob, probs.data);
     if (T[i].nprob == 0) {
       assert_int_equal(st, TL_OK);
-      assert_int_equal(job.n_benches, 1);
+      assert_int_equal(job.n_benches + job.n_studies, 1);
       assert_non_null(strstr(job.output, "/o.h5"));
       tl_job_release(&job);
     } else {
