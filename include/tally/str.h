@@ -30,6 +30,10 @@ tl_status tl_buf_printf(tl_buf *b, const char *fmt, ...)
     ;
 char *tl_buf_detach(tl_buf *b); /* OUT: caller owns; b is re-inited */
 
+/* Reads a whole file into b (appended, NUL-terminated). TL_EIO with "cannot open/read 'path':
+ * reason" in err, TL_EINPUT when it is larger than max bytes (0 = no cap), TL_ENOMEM. */
+tl_status tl_file_read(const char *path, size_t max, tl_buf *b, tl_err *err);
+
 /* strdup / strndup that return NULL only on allocation failure. */
 char *tl_strdup(const char *s);
 char *tl_strndup(const char *s, size_t n);

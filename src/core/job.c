@@ -67,27 +67,11 @@ char *tl_path_resolve(const char *dir, const char *path) {
 }
 
 static char *read_file(const char *path, tl_err *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    tl_err_set(err, TL_EIO, "cannot open '%s': %s", path, strerror(errno));
-    return NULL;
-  }
   tl_buf b;
   tl_buf_init(&b);
-  char chunk[8192];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (tl_buf_append(&b, chunk, n) != TL_OK || b.len > 16u * 1024 * 1024) {
-      tl_err_set(err, TL_EINPUT, "'%s' is not a job file (over 16 MiB)", path);
-      fclose(f);
-      tl_buf_release(&b);
-      return NULL;
-    }
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    tl_err_set(err, TL_EIO, "cannot read '%s'", path);
+  tl_status st = tl_file_read(path, 16u * 1024 * 1024, &b, err);
+  if (st == TL_EINPUT) tl_err_set(err, TL_EINPUT, "'%s' is not a job file (over 16 MiB)", path);
+  if (st) {
     tl_buf_release(&b);
     return NULL;
   }

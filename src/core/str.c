@@ -1,6 +1,7 @@
 /* str.c - tl_buf and UTF-8 helpers. Case mapping and classification use glibc's C.UTF-8 locale
  * explicitly (never the user's locale), so results do not depend on the environment. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,6 +71,23 @@ char *tl_buf_detach(tl_buf *b) {
   char *p = b->cap ? b->data : tl_strdup("");
   tl_buf_init(b);
   return p;
+}
+
+tl_status tl_file_read(const char *path, size_t max, tl_buf *b, tl_err *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return tl_err_set(err, TL_EIO, "cannot open '%s': %s", path, strerror(errno));
+  char chunk[65536];
+  size_t k, start = b->len;
+  tl_status st = TL_OK;
+  while (st == TL_OK && (k = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (max && b->len - start + k > max)
+      st = tl_err_set(err, TL_EINPUT, "'%s' is larger than %zu bytes", path, max);
+    else if (tl_buf_append(b, chunk, k) != TL_OK)
+      st = tl_err_set(err, TL_ENOMEM, "out of memory reading '%s'", path);
+  }
+  if (st == TL_OK && ferror(f)) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", path, strerror(errno));
+  fclose(f);
+  return st;
 }
 
 char *tl_strdup(const char *s) { return tl_strndup(s, strlen(s)); }

@@ -79,23 +79,12 @@ static char **csv_record(const char **pp, char sep, int *nf, long *line, int *ba
 }
 
 static tl_status read_all(const char *path, char **out, tl_err *err) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return tl_err_set(err, TL_EIO, "cannot open '%s': %s", path, strerror(errno));
   tl_buf b;
   tl_buf_init(&b);
-  char chunk[65536];
-  size_t k;
-  while ((k = fread(chunk, 1, sizeof chunk, fp)) > 0)
-    if (tl_buf_append(&b, chunk, k)) {
-      fclose(fp);
-      tl_buf_release(&b);
-      return tl_err_set(err, TL_ENOMEM, "out of memory reading '%s'", path);
-    }
-  int bad = ferror(fp);
-  fclose(fp);
-  if (bad) {
+  tl_status st = tl_file_read(path, 0, &b, err);
+  if (st) {
     tl_buf_release(&b);
-    return tl_err_set(err, TL_EIO, "cannot read '%s'", path);
+    return st;
   }
   *out = tl_buf_detach(&b);
   return TL_OK;

@@ -76,15 +76,13 @@ static char **split_list(const char *s, int *n) {
 
 /* ---- explicit index matrices: numpy .npy (int32/int64, C order, 2-D) or text rows ---- */
 static tl_status read_indices(const char *path, uint32_t n, uint32_t **out, uint64_t *B, tl_err *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return tl_err_set(err, TL_EIO, "cannot open '%s': %s", path, strerror(errno));
   tl_buf b;
   tl_buf_init(&b);
-  char chunk[65536];
-  size_t k;
-  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(&b, chunk, k);
-  fclose(f);
-  tl_status st = TL_OK;
+  tl_status st = tl_file_read(path, 0, &b, err);
+  if (st) {
+    tl_buf_release(&b);
+    return st;
+  }
   uint32_t *m = NULL;
   uint64_t rows = 0;
   if (b.len >= 10 && memcmp(b.data, "\x93NUMPY", 6) == 0) {
@@ -216,10 +214,11 @@ static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
     }
     for (size_t r = 0; r < t.nrows; r++) rowok[r] &= ok[(size_t)c * t.nrows + r];
   }
-  /* group rows by key; rows keep file order inside a group, groups are sorted by key */
+  /* group rows by key (one pass: each row's group index); rows keep file order inside a group */
   tl_buf key;
   tl_buf_init(&key);
   size_t *gcount = NULL;
+  uint32_t *rowgroup = malloc((t.nrows ? t.nrows : 1) * sizeof *rowgroup);
   int gcap = 0;
   for (size_t r = 0; r < t.nrows; r++) {
     tl_buf_reset(&key);
@@ -239,6 +238,7 @@ static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
       gcount[d->ngroups] = 0;
       gix = (size_t)d->ngroups++;
     }
+    rowgroup[r] = (uint32_t)gix;
     if (rowok[r]) gcount[gix]++;
     else d->g[gix].excluded++;
   }
@@ -250,38 +250,19 @@ static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
   }
   for (size_t r = 0; r < t.nrows; r++) {
     if (!rowok[r]) continue;
-    tl_buf kb;
-    tl_buf_init(&kb);
-    if (!ngb) tl_buf_puts(&kb, "all");
-    for (int k = 0; k < ngb; k++) tl_buf_printf(&kb, "%s%s=%s", k ? "," : "", gb[k], t.cells[r][gcol[k]]);
-    size_t gix = 0;
-    tl_strmap_get(&gi, kb.data, &gix);
-    tl_buf_release(&kb);
-    group *g = &d->g[gix];
+    group *g = &d->g[rowgroup[r]];
+    size_t cap = gcount[rowgroup[r]];
     g->human[g->n] = num[r];
+    for (int m = 0; m < d->M; m++) g->metric[(size_t)m * cap + g->n] = num[(size_t)(m + 1) * t.nrows + r];
     g->n++;
   }
   for (int k = 0; k < d->ngroups; k++) {
-    group *g = &d->g[k];
-    uint32_t cap = g->n;
-    g->n = 0;
-    for (size_t r = 0; r < t.nrows; r++) {
-      if (!rowok[r]) continue;
-      tl_buf kb;
-      tl_buf_init(&kb);
-      if (!ngb) tl_buf_puts(&kb, "all");
-      for (int q = 0; q < ngb; q++) tl_buf_printf(&kb, "%s%s=%s", q ? "," : "", gb[q], t.cells[r][gcol[q]]);
-      int same = strcmp(kb.data, g->key) == 0;
-      tl_buf_release(&kb);
-      if (!same) continue;
-      for (int m = 0; m < d->M; m++) g->metric[(size_t)m * cap + g->n] = num[(size_t)(m + 1) * t.nrows + r];
-      g->n++;
-    }
-    if (g->n > TL_BOOT_MAX_N) {
-      fprintf(o->log, "tally correlate: group '%s' has %u rows, more than %d\n", g->key, g->n, TL_BOOT_MAX_N);
+    if (d->g[k].n > TL_BOOT_MAX_N) {
+      fprintf(o->log, "tally correlate: group '%s' has %u rows, more than %d\n", d->g[k].key, d->g[k].n, TL_BOOT_MAX_N);
       rc = TL_EXIT_USAGE;
     }
   }
+  free(rowgroup);
   free(gcount);
   qsort(d->g, (size_t)d->ngroups, sizeof *d->g, key_cmp);
   if (o->indices) {
