@@ -5,10 +5,14 @@
     tally_h5.tables("out/demo.h5")        # every table path in the file
     tally_h5.attrs("out/demo.h5")         # run metadata (job JSON, versions, ...)
 
-Each table is an HDF5 group whose datasets are equal-length 1-D columns; strings are
-variable-length UTF-8 and come back as Python str. Uses Debian's python3-h5py and python3-pandas.
+Each table is an HDF5 group whose datasets are equal-length 1-D columns; strings come back as
+Python str. The serial writer stores them as variable-length UTF-8; the parallel writer stores
+string column `c` as `c.bytes` (uint8, the values' UTF-8 bytes concatenated in row order) plus
+`c.offsets` (int64, where each value starts), and read_table joins the pair back into one
+column `c`. Uses Debian's python3-h5py, python3-numpy and python3-pandas.
 """
 import h5py
+import numpy as np
 import pandas as pd
 
 
@@ -18,15 +22,44 @@ def _column(ds):
     return ds[()]
 
 
+def _blob_column(g, base):
+    """Decodes the parallel writer's `base.bytes` + `base.offsets` pair into an array of str."""
+    blob = g[base + ".bytes"][()].tobytes()
+    offs = g[base + ".offsets"][()].astype(np.int64)
+    if len(offs) and (offs[0] != 0 or np.any(np.diff(offs) < 0) or offs[-1] > len(blob)):
+        raise ValueError(f"{g.name}/{base}.offsets: offsets are not increasing within the blob")
+    ends = np.append(offs[1:], len(blob)).tolist()
+    out = np.empty(len(offs), dtype=object)
+    for k, (s, e) in enumerate(zip(offs.tolist(), ends)):
+        out[k] = blob[s:e].decode("utf-8")
+    return out
+
+
+def _is_blob_pair(g, base):
+    b, o = base + ".bytes", base + ".offsets"
+    return (b in g and o in g and isinstance(g[b], h5py.Dataset) and isinstance(g[o], h5py.Dataset)
+            and g[b].dtype == np.uint8 and g[o].dtype.kind in "iu")
+
+
 def read_table(path, table):
-    """Returns the table at group path `table` as a DataFrame (columns in file order)."""
+    """Returns the table at group path `table` as a DataFrame (columns in file order, i.e. in
+    creation order; a `c.bytes`/`c.offsets` pair becomes one str column `c` in its place)."""
     with h5py.File(path, "r") as f:
         g = f[table]
-        return pd.DataFrame({name: _column(g[name]) for name in g})
+        cols = {}
+        for name in g:
+            base, dot, part = name.rpartition(".")
+            if dot and part in ("bytes", "offsets") and _is_blob_pair(g, base):
+                if base not in cols:
+                    cols[base] = _blob_column(g, base)
+                continue
+            cols[name] = _column(g[name])
+        return pd.DataFrame(cols)
 
 
 def tables(path):
-    """Lists the group paths that hold tables (groups whose members are all datasets)."""
+    """Lists the group paths that hold tables (groups whose members are all datasets), in
+    either string layout."""
     out = []
     with h5py.File(path, "r") as f:
         def visit(name, obj):

@@ -57,6 +57,7 @@ typedef struct {
   char *dir;         /* its folder */
   char *name;
   char *engine;      /* "replay" */
+  int latency_ms;    /* replay: simulated per-request latency (tests, scheduling benchmarks) */
   char *output;      /* resolved output path */
   size_t max_line;   /* per-line byte cap for JSONL inputs */
   tl_job_bench *benches;

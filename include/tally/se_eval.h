@@ -9,6 +9,7 @@
 #define TALLY_SE_EVAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tally/inlog.h"
 #include "tally/spatialeval.h"
@@ -52,14 +53,41 @@ typedef struct {
 void tl_se_row_init(tl_se_row *r);
 void tl_se_row_release(tl_se_row *r);
 
+/* Rows travel between ranks (and into journals) packed: the unit index, the response, prompt
+ * and source (each absent or a byte string), then per job mode (in `modes` order) status,
+ * correct, answer and rule. Native byte order: the ranks of one job run one build. */
+tl_status tl_se_row_pack(const tl_se_row *r, uint64_t unit, const tl_se_mode *modes, int nmodes,
+                         tl_buf *out);
+/* Unpacks one row at *p (< end), advancing *p. Rule names are interned in `rules` (the row's
+ * rule pointers stay valid until `rules` is released). TL_EINPUT on a truncated buffer. */
+tl_status tl_se_row_unpack(const char **p, const char *end, const tl_se_mode *modes, int nmodes,
+                           tl_strmap *rules, tl_se_row *r, uint64_t *unit);
+
 /* Parses and scores one row with every parser in `parsers` (indexed by mode; NULL = not run).
  * pr3 reads options from the prompt: row->prompt when the answer carried one, else the prompt
  * tally builds for the cfg's variant. */
 tl_status tl_se_score_row(tl_se_parser *const parsers[TL_SE__NMODES], const tl_se_itemset *s,
                           const tl_se_cfg *cfgs, tl_se_row *row);
 
+/* The integer counts behind every metric and audit table: a flat int64 array of
+ * tl_se_counts_len(ncfgs, nmodes) values. It is additive - the counts of any split of the rows
+ * sum to the counts of all rows - so ranks combine theirs with MPI_Reduce(MPI_SUM) and every
+ * float in the tables is computed once, from the integers, in key order. Layout:
+ *   groups [ncfgs][TL_SE__NTASKS][TL_SE_MAX_QID + 2][nmodes][2 + TL_PS__COUNT]
+ *          (qid slot 0 = all qids of the task; n, correct, then one count per parse status)
+ *   audit  [TL_SE__NTASKS + 1][1 + nmodes + nmodes * nmodes]
+ *          (task slot TL_SE__NTASKS = all tasks; n, correct per mode, only[x][y] = units correct
+ *          under mode x and not under mode y) */
+size_t tl_se_counts_len(size_t ncfgs, int nmodes);
+/* Adds rows to c (zero it first for a fresh count). `modes` lists the job's modes in order. */
+void tl_se_counts_add(int64_t *c, const tl_se_itemset *s, size_t ncfgs, const tl_se_row *rows,
+                      size_t nrows, const tl_se_mode *modes, int nmodes);
+/* Units per parse status under mode index k (summed over every cfg and task). */
+void tl_se_status_totals(const int64_t *c, size_t ncfgs, int nmodes, int k,
+                         int64_t out[TL_PS__COUNT]);
+
 /* The tables. `modes` lists the job's modes in job order (modes[0] primary).
- *  items:   /items/spatialeval - one row per unit, key order (columns: docs/OUTPUT.md).
+ *  items:   /items/spatialeval - one row per unit, in the order given (key order).
  *  metrics: /metrics/spatialeval/<mode> - model x variant x task x qid x seed groups (qid -1 =
  *           all qids of the task): n, correct, accuracy, n_<status> for every status.
  *  seeds:   /metrics/spatialeval/<mode>_across_seeds - per model x variant x task x qid: seeds,
@@ -69,10 +97,9 @@ tl_status tl_se_score_row(tl_se_parser *const parsers[TL_SE__NMODES], const tl_s
  *           of modes, how many units they disagree on and which side was the correct one. */
 tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_se_cfg *cfgs, const tl_se_row *rows,
                             size_t nrows, const tl_se_mode *modes, int nmodes);
-tl_status tl_se_metric_tables(const tl_se_itemset *s, const tl_se_cfg *cfgs, size_t ncfgs,
-                              const tl_se_row *rows, size_t nrows, tl_se_mode mode,
-                              tl_table **per_seed, tl_table **across_seeds);
-tl_table *tl_se_audit_table(const tl_se_itemset *s, const tl_se_row *rows, size_t nrows,
-                            const tl_se_mode *modes, int nmodes);
+tl_status tl_se_metric_tables(const int64_t *counts, const tl_se_cfg *cfgs, size_t ncfgs,
+                              const tl_se_mode *modes, int nmodes, int k, tl_table **per_seed,
+                              tl_table **across_seeds);
+tl_table *tl_se_audit_table(const int64_t *counts, size_t ncfgs, const tl_se_mode *modes, int nmodes);
 
 #endif

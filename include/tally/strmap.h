@@ -20,6 +20,10 @@ void tl_strmap_release(tl_strmap *m);
 /* Inserts key -> val. When the key exists, leaves it, sets *existing (if non-NULL) to the old
  * value and returns TL_OK with *inserted = false. */
 tl_status tl_strmap_put(tl_strmap *m, const char *key, size_t val, bool *inserted, size_t *existing);
+/* The map's own copy of `key` (stable until the map is released), or NULL when absent. Useful
+ * as a string pool: put the string, then keep the pointer this returns. */
+const char *tl_strmap_stored_key(const tl_strmap *m, const char *key);
+
 /* Looks a key up: true and *val when present. */
 bool tl_strmap_get(const tl_strmap *m, const char *key, size_t *val);
 

@@ -390,6 +390,14 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
   const char *engine = "replay";
   if (v) {
     const cJSON *t = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "type") : v;
+    if (cJSON_IsObject(v)) {
+      static const char *const EK[] = {"type", "latency_ms", NULL};
+      check_keys(&p, v, "engine", EK);
+      const cJSON *lat = cJSON_GetObjectItemCaseSensitive(v, "latency_ms");
+      if (lat && (!cJSON_IsNumber(lat) || lat->valuedouble < 0 || lat->valuedouble > 600000))
+        problem(&p, "engine.latency_ms", "must be a number of milliseconds in [0, 600000]");
+      else if (lat) job->latency_ms = (int)lat->valuedouble;
+    }
     if (!cJSON_IsString(t)) problem(&p, "engine", "must be \"replay\" or {\"type\": \"replay\"}");
     else if (strcmp(t->valuestring, "replay") != 0)
       problem(&p, "engine", "engine '%s' is not available yet (available: replay)", t->valuestring);

@@ -147,6 +147,78 @@ tl_status tl_se_score_row(tl_se_parser *const parsers[TL_SE__NMODES], const tl_s
   return st;
 }
 
+/* ---- packing ---- */
+
+static tl_status put_bytes(tl_buf *b, const char *s) {
+  uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX; /* UINT32_MAX = absent */
+  tl_status st = tl_buf_append(b, (const char *)&n, sizeof n);
+  if (!st && s) st = tl_buf_append(b, s, n);
+  return st;
+}
+
+static int get_bytes(const char **p, const char *end, char **out) {
+  uint32_t n;
+  if ((size_t)(end - *p) < sizeof n) return -1;
+  memcpy(&n, *p, sizeof n);
+  *p += sizeof n;
+  if (n == UINT32_MAX) {
+    *out = NULL;
+    return 0;
+  }
+  if ((size_t)(end - *p) < n) return -1;
+  *out = tl_strndup(*p, n);
+  *p += n;
+  return *out ? 0 : -1;
+}
+
+tl_status tl_se_row_pack(const tl_se_row *r, uint64_t unit, const tl_se_mode *modes, int nmodes,
+                         tl_buf *out) {
+  tl_status st = tl_buf_append(out, (const char *)&unit, sizeof unit);
+  if (!st) st = put_bytes(out, r->response);
+  if (!st) st = put_bytes(out, r->prompt);
+  if (!st) st = put_bytes(out, r->source);
+  for (int m = 0; m < nmodes && !st; m++) {
+    const tl_parsed *p = &r->res[modes[m]];
+    unsigned char sc[2] = {(unsigned char)p->status, (unsigned char)p->correct};
+    st = tl_buf_append(out, (const char *)sc, 2);
+    if (!st) st = put_bytes(out, p->answer);
+    if (!st) st = put_bytes(out, p->rule);
+  }
+  return st;
+}
+
+tl_status tl_se_row_unpack(const char **p, const char *end, const tl_se_mode *modes, int nmodes,
+                           tl_strmap *rules, tl_se_row *r, uint64_t *unit) {
+  tl_se_row_init(r);
+  if ((size_t)(end - *p) < sizeof *unit) return TL_EINPUT;
+  memcpy(unit, *p, sizeof *unit);
+  *p += sizeof *unit;
+  if (get_bytes(p, end, &r->response) || get_bytes(p, end, &r->prompt) || get_bytes(p, end, &r->source))
+    goto bad;
+  for (int m = 0; m < nmodes; m++) {
+    tl_parsed *q = &r->res[modes[m]];
+    if (end - *p < 2) goto bad;
+    q->status = (tl_pstatus)(unsigned char)(*p)[0];
+    q->correct = (unsigned char)(*p)[1];
+    *p += 2;
+    char *rule = NULL;
+    if (get_bytes(p, end, &q->answer) || get_bytes(p, end, &rule) || q->status >= TL_PS__COUNT) {
+      free(rule);
+      goto bad;
+    }
+    if (tl_strmap_put(rules, rule ? rule : "", 0, NULL, NULL) != TL_OK) {
+      free(rule);
+      goto bad;
+    }
+    q->rule = tl_strmap_stored_key(rules, rule ? rule : "");
+    free(rule);
+  }
+  return TL_OK;
+bad:
+  tl_se_row_release(r);
+  return TL_EINPUT;
+}
+
 /* ---- tables ---- */
 
 #define COL(t, name, type, doc)                                 \
@@ -216,41 +288,68 @@ oom:
   return NULL;
 }
 
-/* Counts for one (cfg, task, qid slot): slot 0 = all qids, slot q+1 = qid q. */
+/* Group slots: qid slot 0 = all qids of the task, slot q+1 = qid q. */
 #define NQS (TL_SE_MAX_QID + 2)
-typedef struct {
-  long n, correct, st[TL_PS__COUNT];
-} counts;
+#define GW (2 + TL_PS__COUNT) /* n, correct, per-status counts */
 
-static counts *count_rows(const tl_se_itemset *s, size_t ncfgs, const tl_se_row *rows,
-                          size_t nrows, tl_se_mode mode) {
-  counts *c = calloc(ncfgs * TL_SE__NTASKS * NQS, sizeof *c);
-  if (!c) return NULL;
-  for (size_t i = 0; i < nrows; i++) {
-    const tl_se_item *it = &s->items[rows[i].item];
-    const tl_parsed *p = &rows[i].res[mode];
-    size_t base = (rows[i].cfg * TL_SE__NTASKS + (size_t)it->task) * NQS;
-    size_t slots[2] = {base, base + 1 + (size_t)it->qid};
-    for (int k = 0; k < 2; k++) {
-      counts *g = &c[slots[k]];
-      g->n++;
-      g->correct += p->correct;
-      g->st[p->status]++;
-    }
-  }
-  return c;
+static size_t groups_len(size_t ncfgs, int nmodes) {
+  return ncfgs * TL_SE__NTASKS * NQS * (size_t)nmodes * GW;
+}
+static size_t audit_w(int nmodes) { return 1 + (size_t)nmodes + (size_t)nmodes * (size_t)nmodes; }
+
+size_t tl_se_counts_len(size_t ncfgs, int nmodes) {
+  return groups_len(ncfgs, nmodes) + (TL_SE__NTASKS + 1) * audit_w(nmodes);
 }
 
-tl_status tl_se_metric_tables(const tl_se_itemset *s, const tl_se_cfg *cfgs, size_t ncfgs,
-                              const tl_se_row *rows, size_t nrows, tl_se_mode mode,
-                              tl_table **per_seed, tl_table **across_seeds) {
+void tl_se_counts_add(int64_t *c, const tl_se_itemset *s, size_t ncfgs, const tl_se_row *rows,
+                      size_t nrows, const tl_se_mode *modes, int nmodes) {
+  int64_t *audit = c + groups_len(ncfgs, nmodes);
+  const size_t aw = audit_w(nmodes);
+  for (size_t i = 0; i < nrows; i++) {
+    const tl_se_row *r = &rows[i];
+    const tl_se_item *it = &s->items[r->item];
+    size_t base = (r->cfg * TL_SE__NTASKS + (size_t)it->task) * NQS;
+    size_t slots[2] = {base, base + 1 + (size_t)it->qid};
+    for (int k = 0; k < 2; k++)
+      for (int m = 0; m < nmodes; m++) {
+        const tl_parsed *p = &r->res[modes[m]];
+        int64_t *g = c + (slots[k] * (size_t)nmodes + (size_t)m) * GW;
+        g[0]++;
+        g[1] += p->correct;
+        g[2 + p->status]++;
+      }
+    int aslots[2] = {(int)it->task, TL_SE__NTASKS};
+    for (int k = 0; k < 2; k++) {
+      int64_t *a = audit + (size_t)aslots[k] * aw;
+      a[0]++;
+      for (int x = 0; x < nmodes; x++) {
+        int cx = r->res[modes[x]].correct;
+        a[1 + x] += cx;
+        for (int y = 0; y < nmodes; y++)
+          if (cx && !r->res[modes[y]].correct) a[1 + nmodes + x * nmodes + y]++;
+      }
+    }
+  }
+}
+
+void tl_se_status_totals(const int64_t *c, size_t ncfgs, int nmodes, int k,
+                         int64_t out[TL_PS__COUNT]) {
+  memset(out, 0, TL_PS__COUNT * sizeof *out);
+  for (size_t cfg = 0; cfg < ncfgs; cfg++)
+    for (int task = 0; task < TL_SE__NTASKS; task++) {
+      const int64_t *g = c + (((cfg * TL_SE__NTASKS + (size_t)task) * NQS) * (size_t)nmodes + (size_t)k) * GW;
+      for (int st = 0; st < TL_PS__COUNT; st++) out[st] += g[2 + st];
+    }
+}
+
+tl_status tl_se_metric_tables(const int64_t *c, const tl_se_cfg *cfgs, size_t ncfgs,
+                              const tl_se_mode *modes, int nmodes, int mk, tl_table **per_seed,
+                              tl_table **across_seeds) {
   *per_seed = *across_seeds = NULL;
   char path[128];
-  const char *mn = tl_se_mode_name(mode);
-  counts *c = count_rows(s, ncfgs, rows, nrows, mode);
+  const char *mn = tl_se_mode_name(modes[mk]);
   tl_table *t = NULL, *a = NULL;
   double *acc = NULL;
-  if (!c) goto oom;
   snprintf(path, sizeof path, "/metrics/spatialeval/%s", mn);
   if (!(t = tl_table_new(path))) goto oom;
   COL(t, "model", TL_COL_STR, "model under test");
@@ -291,10 +390,10 @@ tl_status tl_se_metric_tables(const tl_se_itemset *s, const tl_se_cfg *cfgs, siz
     for (int task = 0; task < TL_SE__NTASKS; task++) {
       for (int q = 0; q < NQS; q++) {
         int k = 0;
-        long tn = 0, tc = 0;
+        int64_t tn = 0, tc = 0;
         for (size_t ci = b0; ci < b1; ci++) {
-          const counts *g = &c[(ci * TL_SE__NTASKS + (size_t)task) * NQS + (size_t)q];
-          if (!g->n) continue;
+          const int64_t *g = c + ((((ci * TL_SE__NTASKS + (size_t)task) * NQS) + (size_t)q) * (size_t)nmodes + (size_t)mk) * GW;
+          if (!g[0]) continue;
           size_t row = tl_table_add_row(t);
           if (row == (size_t)-1) goto oom;
           if (tl_table_set_str(t, row, 0, cfgs[ci].model) ||
@@ -303,13 +402,13 @@ tl_status tl_se_metric_tables(const tl_se_itemset *s, const tl_se_cfg *cfgs, siz
             goto oom;
           tl_table_set_i64(t, row, 3, q - 1);
           tl_table_set_i64(t, row, 4, cfgs[ci].seed);
-          tl_table_set_i64(t, row, 5, g->n);
-          tl_table_set_i64(t, row, 6, g->correct);
-          tl_table_set_f64(t, row, 7, (double)g->correct / (double)g->n);
-          for (int st = 0; st < TL_PS__COUNT; st++) tl_table_set_i64(t, row, 8 + st, g->st[st]);
-          acc[k++] = (double)g->correct / (double)g->n;
-          tn += g->n;
-          tc += g->correct;
+          tl_table_set_i64(t, row, 5, g[0]);
+          tl_table_set_i64(t, row, 6, g[1]);
+          tl_table_set_f64(t, row, 7, (double)g[1] / (double)g[0]);
+          for (int st = 0; st < TL_PS__COUNT; st++) tl_table_set_i64(t, row, 8 + st, g[2 + st]);
+          acc[k++] = (double)g[1] / (double)g[0];
+          tn += g[0];
+          tc += g[1];
         }
         if (!k) continue;
         double sum = 0, mn_ = acc[0], mx = acc[0];
@@ -339,39 +438,24 @@ tl_status tl_se_metric_tables(const tl_se_itemset *s, const tl_se_cfg *cfgs, siz
     }
     b0 = b1;
   }
-  free(c);
   free(acc);
   *per_seed = t;
   *across_seeds = a;
   return TL_OK;
 oom:
-  free(c);
   free(acc);
   tl_table_free(t);
   tl_table_free(a);
   return TL_ENOMEM;
 }
 
-tl_table *tl_se_audit_table(const tl_se_itemset *s, const tl_se_row *rows, size_t nrows,
-                            const tl_se_mode *modes, int nmodes) {
-  /* slot TL_SE__NTASKS = all tasks */
-  long n[TL_SE__NTASKS + 1] = {0};
-  long cor[TL_SE__NTASKS + 1][TL_SE__NMODES] = {{0}};
-  long only[TL_SE__NTASKS + 1][TL_SE__NMODES][TL_SE__NMODES] = {{{0}}}; /* [a][b]: a right, b wrong */
-  for (size_t i = 0; i < nrows; i++) {
-    int task = (int)s->items[rows[i].item].task;
-    int slots[2] = {task, TL_SE__NTASKS};
-    for (int k = 0; k < 2; k++) {
-      int sl = slots[k];
-      n[sl]++;
-      for (int x = 0; x < nmodes; x++) {
-        int cx = rows[i].res[modes[x]].correct;
-        cor[sl][x] += cx;
-        for (int y = 0; y < nmodes; y++)
-          if (cx && !rows[i].res[modes[y]].correct) only[sl][x][y]++;
-      }
-    }
-  }
+tl_table *tl_se_audit_table(const int64_t *c, size_t ncfgs, const tl_se_mode *modes, int nmodes) {
+  /* slot TL_SE__NTASKS = all tasks; only[a][b]: a right, b wrong */
+  const int64_t *audit = c + groups_len(ncfgs, nmodes);
+  const size_t aw = audit_w(nmodes);
+#define A_N(sl) (audit[(size_t)(sl) * aw])
+#define A_COR(sl, x) (audit[(size_t)(sl) * aw + 1 + (size_t)(x)])
+#define A_ONLY(sl, x, y) (audit[(size_t)(sl) * aw + 1 + (size_t)nmodes + (size_t)(x) * (size_t)nmodes + (size_t)(y)])
   tl_table *t = tl_table_new("/audit/spatialeval");
   if (!t) return NULL;
   char name[96];
@@ -392,19 +476,19 @@ tl_table *tl_se_audit_table(const tl_se_itemset *s, const tl_se_row *rows, size_
       COL(t, name, TL_COL_I64, "units correct under the second parser only");
     }
   for (int sl = 0; sl <= TL_SE__NTASKS; sl++) {
-    if (!n[sl]) continue;
+    if (!A_N(sl)) continue;
     size_t row = tl_table_add_row(t);
     if (row == (size_t)-1) goto oom;
     int k = 0;
     if (tl_table_set_str(t, row, k++, sl == TL_SE__NTASKS ? "all" : tl_se_task_name((tl_se_task)sl)))
       goto oom;
-    tl_table_set_i64(t, row, k++, n[sl]);
-    for (int x = 0; x < nmodes; x++) tl_table_set_f64(t, row, k++, (double)cor[sl][x] / (double)n[sl]);
+    tl_table_set_i64(t, row, k++, A_N(sl));
+    for (int x = 0; x < nmodes; x++) tl_table_set_f64(t, row, k++, (double)A_COR(sl, x) / (double)A_N(sl));
     for (int x = 0; x < nmodes; x++)
       for (int y = x + 1; y < nmodes; y++) {
-        tl_table_set_i64(t, row, k++, only[sl][x][y] + only[sl][y][x]);
-        tl_table_set_i64(t, row, k++, only[sl][x][y]);
-        tl_table_set_i64(t, row, k++, only[sl][y][x]);
+        tl_table_set_i64(t, row, k++, A_ONLY(sl, x, y) + A_ONLY(sl, y, x));
+        tl_table_set_i64(t, row, k++, A_ONLY(sl, x, y));
+        tl_table_set_i64(t, row, k++, A_ONLY(sl, y, x));
       }
   }
   return t;

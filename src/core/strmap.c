@@ -74,3 +74,9 @@ bool tl_strmap_get(const tl_strmap *m, const char *key, size_t *val) {
   if (val) *val = m->vals[s];
   return true;
 }
+
+const char *tl_strmap_stored_key(const tl_strmap *m, const char *key) {
+  if (!m->cap) return NULL;
+  size_t s = slot_of(m, key);
+  return m->keys[s];
+}

@@ -1,6 +1,8 @@
 /* replay.c - the replay engine (see replay.h). Answers are indexed by the key
  * "model \x1f variant \x1f seed \x1f id"; a request is answered at submit time and queued. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +21,10 @@ struct tl_replay {
   answer *a;
   size_t n, cap;
   tl_strmap index;
-  tl_eng_reply *queue; /* FIFO of ready replies */
+  tl_eng_reply *queue; /* FIFO of replies */
+  double *ready;       /* [qcap] time each reply becomes ready (CLOCK_MONOTONIC seconds) */
   size_t qhead, qlen, qcap;
+  int latency_ms;
   size_t served;
 };
 
@@ -39,20 +43,33 @@ static char *make_key(const char *model, int variant, int seed, const char *id) 
   return tl_buf_detach(&b);
 }
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void tl_replay_set_latency(tl_replay *r, int ms) { r->latency_ms = ms; }
+
 static tl_status submit(tl_engine *e, const tl_eng_request *req) {
   tl_replay *r = (tl_replay *)e;
   if (r->qhead + r->qlen == r->qcap) {
     if (r->qhead) {
       memmove(r->queue, r->queue + r->qhead, r->qlen * sizeof *r->queue);
+      memmove(r->ready, r->ready + r->qhead, r->qlen * sizeof *r->ready);
       r->qhead = 0;
     } else {
       size_t cap = r->qcap ? r->qcap * 2 : 256;
       tl_eng_reply *q = realloc(r->queue, cap * sizeof *q);
       if (!q) return TL_ENOMEM;
       r->queue = q;
+      double *rd = realloc(r->ready, cap * sizeof *rd);
+      if (!rd) return TL_ENOMEM;
+      r->ready = rd;
       r->qcap = cap;
     }
   }
+  r->ready[r->qhead + r->qlen] = r->latency_ms ? now_s() + 1e-3 * r->latency_ms : 0;
   tl_eng_reply *out = &r->queue[r->qhead + r->qlen];
   memset(out, 0, sizeof *out);
   out->tag = req->tag;
@@ -76,9 +93,24 @@ static tl_status submit(tl_engine *e, const tl_eng_request *req) {
 }
 
 static int poll_(tl_engine *e, tl_eng_reply *out, int max, int timeout_ms) {
-  (void)timeout_ms;
   tl_replay *r = (tl_replay *)e;
   int k = 0;
+  if (r->latency_ms && r->qlen) {
+    /* wait (at most timeout_ms) for the oldest request to become ready */
+    double wait = r->ready[r->qhead] - now_s();
+    if (wait > 1e-3 * timeout_ms) wait = 1e-3 * timeout_ms;
+    if (wait > 0) {
+      struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+      nanosleep(&ts, NULL);
+    }
+    double t = now_s();
+    while (k < max && r->qlen && r->ready[r->qhead] <= t) {
+      out[k++] = r->queue[r->qhead++];
+      r->qlen--;
+    }
+    if (!r->qlen) r->qhead = 0;
+    return k;
+  }
   while (k < max && r->qlen) {
     out[k++] = r->queue[r->qhead++];
     r->qlen--;
@@ -101,6 +133,7 @@ static void free_(tl_engine *e) {
   }
   for (size_t i = 0; i < r->qlen; i++) tl_eng_reply_release(&r->queue[r->qhead + i]);
   free(r->queue);
+  free(r->ready);
   free(r->a);
   tl_strmap_release(&r->index);
   free(r);

@@ -29,6 +29,10 @@ tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line,
                          tl_replay **out, tl_err *err);
 tl_engine *tl_replay_engine(tl_replay *r); /* the engine view; freeing it frees r */
 
+/* Simulated latency: every reply becomes ready `ms` milliseconds after its request (0 = at
+ * once). For tests of scheduling, interruption and resume, and for scheduling benchmarks. */
+void tl_replay_set_latency(tl_replay *r, int ms);
+
 /* Iterates over the loaded answers' keys in load order (for discovery and checks). */
 size_t tl_replay_count(const tl_replay *r);
 void tl_replay_key(const tl_replay *r, size_t i, const char **id, const char **model, int *seed,

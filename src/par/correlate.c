@@ -435,7 +435,8 @@ static void print_json(const tl_corr_opts *o, const corr_data *d) {
  * resamples (every resample value) and params (one row: how the study was run). Nothing here
  * depends on the rank count or the device (those go to the log), so the datasets are
  * byte-identical however the study ran. */
-static int write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w, const char *prefix) {
+static int write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w, const char *prefix,
+                        int rank) {
   int K = d->M * d->nstats, npairs = d->M * (d->M - 1) / 2;
   tl_err err = {{0}};
   char path[512];
@@ -448,6 +449,7 @@ static int write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w,
   snprintf(path, sizeof path, "%s/params", prefix);
   tl_table *par = tl_table_new(path);
   if (!sum || !cmp || !res || !par) goto oom;
+  if (rank != 0) goto write; /* the tables come from rank 0; the others take part in the writes */
   ADDCOL(sum, "group", TL_COL_STR, "group key (col=value,...) or all");
   ADDCOL(sum, "metric", TL_COL_STR, "metric column");
   ADDCOL(sum, "statistic", TL_COL_STR, "spearman | kendall_b");
@@ -535,8 +537,9 @@ static int write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w,
     tl_table_set_f64(par, r, 6, o->ci);
     tl_table_set_i64(par, r, 8, o->permutation);
   }
-  if (w->vt->write_table(w, sum, &err) || w->vt->write_table(w, cmp, &err) ||
-      w->vt->write_table(w, res, &err) || w->vt->write_table(w, par, &err))
+write:
+  if (w->vt->write_table(w, rank ? NULL : sum, &err) || w->vt->write_table(w, rank ? NULL : cmp, &err) ||
+      w->vt->write_table(w, rank ? NULL : res, &err) || w->vt->write_table(w, rank ? NULL : par, &err))
     goto fail;
   tl_table_free(sum); tl_table_free(cmp); tl_table_free(res); tl_table_free(par);
   return TL_EXIT_OK;
@@ -721,8 +724,9 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
               o->permutation ? "permutation test" : "no permutation test",
               o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices);
     if (log.total) fprintf(o->log, "tally correlate: %ld bad input cell(s) reported; those rows were excluded\n", log.total);
-    if (w) rc = write_tables(o, &d, w, prefix);
   }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  if (rc == TL_EXIT_OK && w) rc = write_tables(o, &d, w, prefix, rank); /* collective */
   MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
   corr_release(&d);
   tl_inlog_release(&log);
@@ -730,32 +734,28 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
 }
 
 int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
-  int rank;
+  int rank, nranks;
   MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
   tl_writer *w = NULL;
   int rc = TL_EXIT_OK;
   tl_err err = {{0}};
-  if (rank == 0 && o->out) {
-    w = tl_h5_serial_open(o->out, &err);
+  if (o->out) {
+    w = tl_h5_parallel_open(o->out, comm, &err); /* collective */
     if (!w) {
-      fprintf(o->log, "tally correlate: %s\n", err.msg);
+      if (rank == 0) fprintf(o->log, "tally correlate: %s\n", err.msg);
       rc = TL_EXIT_FAIL;
-    } else {
-      int nranks;
-      MPI_Comm_size(comm, &nranks);
-      if (w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err) ||
-          w->vt->attr_str(w, "command", "correlate", &err) || w->vt->attr_i64(w, "n_ranks", nranks, &err)) {
-        fprintf(o->log, "tally correlate: %s\n", err.msg);
-        rc = TL_EXIT_FAIL;
-      }
+    } else if (w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err) ||
+               w->vt->attr_str(w, "command", "correlate", &err) || w->vt->attr_i64(w, "n_ranks", nranks, &err)) {
+      if (rank == 0) fprintf(o->log, "tally correlate: %s\n", err.msg);
+      rc = TL_EXIT_FAIL;
     }
   }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
   if (rc == TL_EXIT_OK) rc = tl_corr_study(o, comm, w, "/stats/correlate");
-  if (rank == 0 && w) {
+  if (w) {
     if (rc == TL_EXIT_OK) {
       if (w->vt->close(w, &err)) {
-        fprintf(o->log, "tally correlate: %s\n", err.msg);
+        if (rank == 0) fprintf(o->log, "tally correlate: %s\n", err.msg);
         rc = TL_EXIT_FAIL;
       }
     } else {

@@ -1,17 +1,59 @@
-/* driver.c - `tally run` (see driver.h). */
+/* driver.c - `tally run` (see driver.h).
+ *
+ * Flow of the benchmarks part (collective over comm):
+ *  1. every rank loads the items and the replay answers itself and builds the same units
+ *     (cfg-major, items by id: key order); only rank 0 reports input problems;
+ *  2. rank 0 reads the journals of earlier attempts (--resume) and broadcasts which units are
+ *     done; their rows are rebuilt from the journal (re-parsed, no engine call);
+ *  3. the pending units are dealt in chunks on demand: workers ask rank 0 for the next chunk
+ *     when they finish one (answer times are uneven once engines are real). Rank 0 works too:
+ *     it answers requests between its own engine polls, so no core idles on a small node and a
+ *     worker waits for at most one poll interval. Every finished unit goes to the rank's
+ *     journal (fsync per chunk);
+ *  4. rows move to their owners - rank q owns the contiguous key block [U q / N, U (q+1) / N) -
+ *     with one MPI_Alltoallv; each rank writes its block of the item table collectively
+ *     (parallel HDF5 hyperslabs) and adds its integer counts; MPI_Reduce sums them on rank 0,
+ *     which computes every float from the integers in key order and writes the metric tables.
+ * So the datasets do not depend on the rank count or on who scored what. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <hdf5.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "correlate.h"
 #include "driver.h"
-#include "tally/boot.h"
+#include "journal.h"
 #include "replay.h"
+#include "tally/boot.h"
 #include "tally/inlog.h"
 #include "tally/job.h"
 #include "tally/se_eval.h"
 #include "tally/str.h"
 #include "writer.h"
+
+/* ---- signals: SIGTERM (SLURM preemption, scancel), SIGUSR1 (sbatch --signal), SIGINT ---- */
+static volatile sig_atomic_t g_stop = 0;
+static void on_signal(int sig) { g_stop = sig; }
+static void install_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 typedef struct {
   const tl_job *job;
@@ -20,19 +62,41 @@ typedef struct {
   tl_replay *replay;
   tl_se_cfg *cfgs;
   size_t ncfgs;
-  tl_se_row *rows;
-  size_t nrows;
+  uint64_t U;              /* units = ncfgs * items.n, key order u = cfg * items.n + item */
   tl_se_parser *parsers[TL_SE__NMODES];
+  tl_se_row *rows;         /* rows this rank holds (any order) */
+  uint64_t *unit;          /* their unit indices */
+  size_t nrows, caprows;
+  tl_strmap rules;         /* interned rule names of rows received from other ranks */
 } se_run;
 
 static void se_run_release(se_run *r) {
   for (size_t i = 0; i < r->nrows; i++) tl_se_row_release(&r->rows[i]);
   free(r->rows);
+  free(r->unit);
   for (size_t i = 0; i < r->ncfgs; i++) free(r->cfgs[i].model);
   free(r->cfgs);
   if (r->replay) tl_replay_engine(r->replay)->vt->free(tl_replay_engine(r->replay));
   for (int m = 0; m < TL_SE__NMODES; m++) tl_se_parser_free(r->parsers[m]);
   tl_se_itemset_release(&r->items);
+  tl_strmap_release(&r->rules);
+}
+
+/* Appends a row (taking ownership of its strings) with its unit index. */
+static tl_status push_row(se_run *r, tl_se_row *row, uint64_t u) {
+  if (r->nrows == r->caprows) {
+    size_t cap = r->caprows ? r->caprows * 2 : 1024;
+    tl_se_row *p = realloc(r->rows, cap * sizeof *p);
+    if (!p) return TL_ENOMEM;
+    r->rows = p;
+    uint64_t *q = realloc(r->unit, cap * sizeof *q);
+    if (!q) return TL_ENOMEM;
+    r->unit = q;
+    r->caprows = cap;
+  }
+  r->rows[r->nrows] = *row;
+  r->unit[r->nrows++] = u;
+  return TL_OK;
 }
 
 static int has_str(char *const *l, int n, const char *s) {
@@ -121,9 +185,25 @@ static long split_source(const char *src, char *path, size_t psz) {
   return c ? atol(c + 1) : 0;
 }
 
-static tl_status run_spatialeval(se_run *r, tl_inlog *log, const tl_run_opts *o, tl_err *err) {
+
+/* Rank 0: creates the journal folder (its parent is the output's folder, checked already). */
+static int mkdir_p_journal(const char *dir, FILE *log) {
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(log, "tally: cannot create the journal folder '%s': %s\n", dir, strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
+/* Collective-free part of the setup, run by every rank: items, answers, units, parsers.
+ * Rank 0's log echoes problems; the others' logs are silent (same input, same problems). */
+static tl_status se_setup(se_run *r, const tl_job *job, tl_inlog *log, tl_err *err) {
+  memset(r, 0, sizeof *r);
+  tl_strmap_init(&r->rules);
+  r->job = job;
+  r->jb = &job->benches[0];
   const tl_job_bench *jb = r->jb;
-  tl_status st = tl_se_itemset_load(&r->items, jb->items, jb->n_items, r->job->max_line, log, err);
+  tl_status st = tl_se_itemset_load(&r->items, jb->items, jb->n_items, job->max_line, log, err);
   if (st) return st;
   tl_replay_source *src = calloc((size_t)jb->n_answers, sizeof *src);
   if (!src) return tl_err_set(err, TL_ENOMEM, "out of memory");
@@ -133,9 +213,10 @@ static tl_status run_spatialeval(se_run *r, tl_inlog *log, const tl_run_opts *o,
     src[i].seed = jb->answers[i].seed;
     src[i].variant = jb->answers[i].variant >= 0 ? jb->answers[i].variant : jb->variant;
   }
-  st = tl_replay_open(src, jb->n_answers, r->job->max_line, log, &r->replay, err);
+  st = tl_replay_open(src, jb->n_answers, job->max_line, log, &r->replay, err);
   free(src);
   if (st) return st;
+  tl_replay_set_latency(r->replay, job->latency_ms);
   /* Answers for items the job does not have: reported and counted, never scored. */
   size_t na = tl_replay_count(r->replay);
   for (size_t i = 0; i < na; i++) {
@@ -152,51 +233,350 @@ static tl_status run_spatialeval(se_run *r, tl_inlog *log, const tl_run_opts *o,
     r->parsers[jb->modes[k]] = tl_se_parser_new(jb->modes[k], err);
     if (!r->parsers[jb->modes[k]]) return TL_EINTERNAL;
   }
-  r->nrows = r->ncfgs * r->items.n;
-  r->rows = calloc(r->nrows ? r->nrows : 1, sizeof *r->rows);
-  if (!r->rows) return tl_err_set(err, TL_ENOMEM, "out of memory");
-  for (size_t i = 0; i < r->nrows; i++) {
-    tl_se_row_init(&r->rows[i]);
-    r->rows[i].cfg = i / r->items.n;
-    r->rows[i].item = i % r->items.n;
-  }
-  /* Ask the engine for every unit, in chunks, placing replies by tag. */
-  tl_engine *eng = tl_replay_engine(r->replay);
-  const size_t CHUNK = 4096;
-  tl_eng_reply *rep = malloc(CHUNK * sizeof *rep);
-  if (!rep) return tl_err_set(err, TL_ENOMEM, "out of memory");
-  for (size_t base = 0; base < r->nrows && st == TL_OK; base += CHUNK) {
-    size_t end = base + CHUNK < r->nrows ? base + CHUNK : r->nrows;
-    for (size_t i = base; i < end && st == TL_OK; i++) {
-      const tl_se_cfg *c = &r->cfgs[r->rows[i].cfg];
-      tl_eng_request q = {i, r->items.items[r->rows[i].item].id, c->model, c->seed, c->variant, NULL};
-      st = eng->vt->submit(eng, &q);
-    }
-    while (st == TL_OK && eng->vt->in_flight(eng)) {
-      int k = eng->vt->poll(eng, rep, (int)CHUNK, 1000);
-      for (int j = 0; j < k; j++) {
-        tl_se_row *row = &r->rows[rep[j].tag];
-        row->response = rep[j].text;
-        row->prompt = rep[j].prompt;
-        row->source = rep[j].source;
-        rep[j].text = rep[j].prompt = rep[j].source = NULL;
-        tl_eng_reply_release(&rep[j]);
-        if (st == TL_OK) st = tl_se_score_row(r->parsers, &r->items, r->cfgs, row);
-      }
-    }
-    if (!o->quiet && r->nrows > 100000)
-      fprintf(o->log, "tally: %zu/%zu units scored\n", end, r->nrows);
-  }
-  free(rep);
-  if (st) return tl_err_set(err, st, "scoring failed: %s", tl_strerror(st));
+  r->U = (uint64_t)r->ncfgs * r->items.n;
   return TL_OK;
 }
 
-static void print_summary(FILE *out, const se_run *r, tl_table *const *across, const tl_table *audit,
-                          const tl_inlog *log) {
+/* Builds, scores and keeps the row of unit u from an engine reply (taking its strings). */
+static tl_status finish_unit(se_run *r, uint64_t u, tl_eng_reply *rep) {
+  tl_se_row row;
+  tl_se_row_init(&row);
+  row.cfg = (size_t)(u / r->items.n);
+  row.item = (size_t)(u % r->items.n);
+  row.response = rep->text;
+  row.prompt = rep->prompt;
+  row.source = rep->source;
+  rep->text = rep->prompt = rep->source = NULL;
+  tl_status st = tl_se_score_row(r->parsers, &r->items, r->cfgs, &row);
+  if (!st) st = push_row(r, &row, u);
+  if (st) tl_se_row_release(&row);
+  return st;
+}
+
+/* ---- resume: units recorded in journals ---- */
+typedef struct {
+  se_run *r;
+  tl_strmap cfg_of;   /* "model\x1fvariant\x1fseed" -> cfg */
+  uint8_t *done;      /* [U] */
+  uint64_t restored;
+  tl_status st;
+} resume_ctx;
+
+static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
+  resume_ctx *c = vctx;
+  se_run *r = c->r;
+  if (strcmp(rec->bench, "spatialeval") != 0) return TL_OK;
+  int variant = tl_se_prompt_from_name(rec->variant);
+  tl_buf k;
+  tl_buf_init(&k);
+  tl_buf_printf(&k, "%s\x1f%d\x1f%d", rec->model, variant, rec->seed);
+  size_t cfg, item;
+  int known = tl_strmap_get(&c->cfg_of, k.data, &cfg) && tl_strmap_get(&r->items.by_id, rec->id, &item);
+  tl_buf_release(&k);
+  if (!known) return TL_OK; /* not a unit of this job any more: ignored */
+  uint64_t u = (uint64_t)cfg * r->items.n + item;
+  if (c->done[u]) return TL_OK; /* recorded twice (a unit redone after a kill): first kept */
+  tl_eng_reply rep = {u, rec->text ? tl_strdup(rec->text) : NULL, rec->prompt ? tl_strdup(rec->prompt) : NULL,
+                      rec->source ? tl_strdup(rec->source) : NULL, NULL};
+  tl_status st = finish_unit(r, u, &rep);
+  tl_eng_reply_release(&rep);
+  if (st) return st;
+  c->done[u] = 1;
+  c->restored++;
+  return TL_OK;
+}
+
+/* ---- progress (rank 0) ---- */
+typedef struct {
+  FILE *f;
+  int tty, quiet;
+  uint64_t total, resumed, done, failed;
+  double t0, last;
+} progress;
+
+static void progress_show(progress *p, int final) {
+  if (p->quiet) return;
+  double t = now_s();
+  if (!final && t - p->last < (p->tty ? 0.5 : 30.0)) return;
+  p->last = t;
+  uint64_t now_done = p->done - p->resumed;
+  double rate = t > p->t0 ? (double)now_done / (t - p->t0) : 0;
+  uint64_t left = p->total - p->done;
+  double eta = rate > 0 ? (double)left / rate : 0;
+  if (p->tty) {
+    int w = 30, fill = p->total ? (int)((double)w * (double)p->done / (double)p->total) : w;
+    char bar[40];
+    for (int i = 0; i < w; i++) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
+    bar[w] = 0;
+    fprintf(p->f, "\r[%s] %llu/%llu units  %.0f/s  ETA %.0fs  failures %llu%s", bar,
+            (unsigned long long)p->done, (unsigned long long)p->total, rate, eta,
+            (unsigned long long)p->failed, final ? "\n" : "");
+  } else {
+    fprintf(p->f, "tally: progress %llu/%llu units (%.1f%%), %.1f units/s, ETA %.0f s, failures %llu\n",
+            (unsigned long long)p->done, (unsigned long long)p->total,
+            p->total ? 100.0 * (double)p->done / (double)p->total : 100.0, rate, eta,
+            (unsigned long long)p->failed);
+  }
+  fflush(p->f);
+}
+
+/* ---- the scheduler ---- */
+enum { TAG_REQ = 101, TAG_ASSIGN = 102 };
+
+/* One rank's current chunk: pending[a..b) submitted progressively, replies scored. */
+typedef struct {
+  const uint64_t *pending;
+  uint64_t a, b, next_submit;
+  size_t in_flight;
+  uint64_t finished;   /* units finished by this rank in this attempt */
+  uint64_t failed;     /* of which without an answer */
+  uint64_t since_report;
+} chunk_state;
+
+/* Submits what is left of the chunk and collects ready replies (waiting at most timeout_ms). */
+static tl_status chunk_step(se_run *r, chunk_state *cs, tl_journal *jn, int timeout_ms, tl_err *err) {
+  tl_engine *eng = tl_replay_engine(r->replay);
+  tl_status st = TL_OK;
+  while (cs->next_submit < cs->b && st == TL_OK) {
+    uint64_t u = cs->pending[cs->next_submit++];
+    const tl_se_cfg *c = &r->cfgs[u / r->items.n];
+    tl_eng_request q = {u, r->items.items[u % r->items.n].id, c->model, c->seed, c->variant, NULL};
+    st = eng->vt->submit(eng, &q);
+    cs->in_flight++;
+  }
+  if (st) return tl_err_set(err, st, "engine: cannot submit a request");
+  tl_eng_reply rep[256];
+  int k = eng->vt->poll(eng, rep, 256, timeout_ms);
+  for (int i = 0; i < k; i++) {
+    uint64_t u = rep[i].tag;
+    const tl_se_cfg *c = &r->cfgs[u / r->items.n];
+    if (st == TL_OK)
+      st = tl_journal_add(jn, "spatialeval", c->model, tl_se_prompt_name((tl_se_prompt_kind)c->variant),
+                          c->seed, r->items.items[u % r->items.n].id, &rep[i], err);
+    cs->failed += rep[i].text == NULL;
+    if (st == TL_OK && (st = finish_unit(r, u, &rep[i])) != TL_OK) tl_err_set(err, st, "out of memory scoring");
+    tl_eng_reply_release(&rep[i]);
+    cs->in_flight--;
+    cs->finished++;
+    cs->since_report++;
+  }
+  if (st == TL_OK && cs->in_flight == 0 && cs->next_submit == cs->b) st = tl_journal_batch_done(jn, err);
+  return st;
+}
+
+static int chunk_done(const chunk_state *cs) { return cs->in_flight == 0 && cs->next_submit == cs->b; }
+
+/* Chunk size: about 8 chunks per rank (load balance at the end of the run), at least 1, at
+ * most 1024 units (one request per 1024 units keeps the scheduling cost per unit small). */
+static uint64_t chunk_size(uint64_t P, int nranks) {
+  uint64_t c = P / ((uint64_t)nranks * 8u);
+  return c < 1 ? 1 : c > 1024 ? 1024 : c;
+}
+
+/* Runs every pending unit. Collective. Returns TL_OK, or an error; *interrupted = 1 when a
+ * signal stopped this rank (its finished units are journaled). */
+static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_journal *jn,
+                          progress *pg, MPI_Comm comm, int *interrupted, uint64_t *failed, tl_err *err) {
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  const uint64_t C = chunk_size(P, nranks);
+  chunk_state cs;
+  memset(&cs, 0, sizeof cs);
+  cs.pending = pending;
+  tl_status st = TL_OK;
+  *interrupted = 0;
+  if (rank == 0) {
+    uint64_t next = 0;
+    int active = nranks - 1; /* workers not yet told to stop */
+    while (st == TL_OK) {
+      if (g_stop) { *interrupted = 1; break; }
+      /* answer every waiting request */
+      int flag = 1;
+      while (active > 0) {
+        MPI_Status ms;
+        MPI_Iprobe(MPI_ANY_SOURCE, TAG_REQ, comm, &flag, &ms);
+        if (!flag) break;
+        int64_t delta[2];
+        MPI_Recv(delta, 2, MPI_INT64_T, ms.MPI_SOURCE, TAG_REQ, comm, MPI_STATUS_IGNORE);
+        pg->done += (uint64_t)delta[0];
+        pg->failed += (uint64_t)delta[1];
+        uint64_t as[2] = {next, 0};
+        if (!g_stop && next < P) {
+          as[1] = P - next < C ? P - next : C;
+          next += as[1];
+        }
+        MPI_Send(as, 2, MPI_UINT64_T, ms.MPI_SOURCE, TAG_ASSIGN, comm);
+        if (!as[1]) active--;
+      }
+      if (chunk_done(&cs) && next < P) { /* rank 0's own next chunk */
+        cs.a = cs.next_submit = next;
+        cs.b = next + (P - next < C ? P - next : C);
+        next = cs.b;
+      }
+      if (!chunk_done(&cs)) {
+        uint64_t f0 = cs.finished, x0 = cs.failed;
+        st = chunk_step(r, &cs, jn, nranks > 1 ? 1 : 50, err);
+        pg->done += cs.finished - f0;
+        pg->failed += cs.failed - x0;
+      } else if (active > 0) {
+        /* nothing of our own left: wait for the next request */
+        MPI_Status ms;
+        MPI_Probe(MPI_ANY_SOURCE, TAG_REQ, comm, &ms);
+      } else {
+        break;
+      }
+      progress_show(pg, 0);
+    }
+    if (st != TL_OK || *interrupted) {
+      /* tell every worker still asking that there is no more work */
+      while (active > 0) {
+        int64_t delta[2];
+        MPI_Status ms;
+        MPI_Recv(delta, 2, MPI_INT64_T, MPI_ANY_SOURCE, TAG_REQ, comm, &ms);
+        uint64_t as[2] = {0, 0};
+        MPI_Send(as, 2, MPI_UINT64_T, ms.MPI_SOURCE, TAG_ASSIGN, comm);
+        active--;
+      }
+    }
+    progress_show(pg, 1);
+  } else {
+    for (;;) {
+      int64_t delta[2] = {(int64_t)cs.since_report, (int64_t)cs.failed};
+      cs.since_report = 0;
+      cs.failed = 0;
+      MPI_Send(delta, 2, MPI_INT64_T, 0, TAG_REQ, comm);
+      uint64_t as[2];
+      MPI_Recv(as, 2, MPI_UINT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
+      if (!as[1]) break;
+      cs.a = cs.next_submit = as[0];
+      cs.b = as[0] + as[1];
+      while (!chunk_done(&cs) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, jn, 50, err);
+      if (st != TL_OK || g_stop) {
+        if (g_stop) *interrupted = 1;
+        /* keep asking until told to stop, so rank 0 is never left waiting */
+        for (;;) {
+          int64_t d2[2] = {(int64_t)cs.since_report, 0};
+          cs.since_report = 0;
+          MPI_Send(d2, 2, MPI_INT64_T, 0, TAG_REQ, comm);
+          MPI_Recv(as, 2, MPI_UINT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
+          if (!as[1]) break;
+        }
+        break;
+      }
+    }
+  }
+  tl_err e2;
+  tl_journal_sync(jn, &e2); /* finished units of an interrupted chunk are kept too */
+  uint64_t f = cs.failed;
+  *failed = f;
+  return st;
+}
+
+/* ---- moving rows to their owners ---- */
+static uint64_t block_lo(uint64_t U, int q, int nranks) {
+  return (uint64_t)(((unsigned __int128)U * (unsigned)q) / (unsigned)nranks);
+}
+static int owner_of(uint64_t u, uint64_t U, int nranks) {
+  /* the q with block_lo(q) <= u < block_lo(q + 1) */
+  int q = (int)(((unsigned __int128)u * (unsigned)nranks) / U);
+  while (q + 1 < nranks && block_lo(U, q + 1, nranks) <= u) q++;
+  while (q > 0 && block_lo(U, q, nranks) > u) q--;
+  return q;
+}
+
+/* Collective. Afterwards r->rows holds exactly this rank's block, in key order. */
+static tl_status redistribute(se_run *r, MPI_Comm comm, tl_err *err) {
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
   const tl_job_bench *jb = r->jb;
-  fprintf(out, "spatialeval: %zu items x %zu model/variant/seed configs = %zu units; parsers:",
-          r->items.n, r->ncfgs, r->nrows);
+  tl_buf *out = calloc((size_t)nranks, sizeof *out);
+  int *scount = calloc((size_t)nranks, sizeof(int)), *rcount = calloc((size_t)nranks, sizeof(int));
+  int *sdisp = calloc((size_t)nranks, sizeof(int)), *rdisp = calloc((size_t)nranks, sizeof(int));
+  char *sbuf = NULL, *rbuf = NULL;
+  tl_status st = TL_OK;
+  int bad = !out || !scount || !rcount || !sdisp || !rdisp;
+  for (int q = 0; out && q < nranks; q++) tl_buf_init(&out[q]);
+  for (size_t i = 0; !bad && i < r->nrows; i++) {
+    int q = owner_of(r->unit[i], r->U, nranks);
+    if (tl_se_row_pack(&r->rows[i], r->unit[i], jb->modes, jb->n_modes, &out[q]) != TL_OK) bad = 1;
+  }
+  int64_t total = 0;
+  for (int q = 0; !bad && q < nranks; q++) {
+    if (out[q].len > (size_t)0x7fffffff) bad = 1; /* MPI counts are int */
+    scount[q] = (int)out[q].len;
+    sdisp[q] = (int)total;
+    total += (int64_t)out[q].len;
+  }
+  bad |= total > 0x7fffffff;
+  int anybad = 0;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+  if (anybad) {
+    st = tl_err_set(err, TL_ENOMEM, "cannot pack the rows for redistribution (memory, or over 2 GiB per rank)");
+    goto done;
+  }
+  sbuf = malloc(total ? (size_t)total : 1);
+  for (int q = 0; q < nranks; q++) memcpy(sbuf + sdisp[q], out[q].data, out[q].len);
+  MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
+  int64_t rtotal = 0;
+  for (int q = 0; q < nranks; q++) {
+    rdisp[q] = (int)rtotal;
+    rtotal += rcount[q];
+  }
+  rbuf = malloc(rtotal ? (size_t)rtotal : 1);
+  MPI_Alltoallv(sbuf, scount, sdisp, MPI_CHAR, rbuf, rcount, rdisp, MPI_CHAR, comm);
+  /* replace our rows by the received block */
+  for (size_t i = 0; i < r->nrows; i++) tl_se_row_release(&r->rows[i]);
+  uint64_t lo = block_lo(r->U, rank, nranks), hi = block_lo(r->U, rank + 1, nranks);
+  size_t nb = (size_t)(hi - lo);
+  tl_se_row *blk = calloc(nb ? nb : 1, sizeof *blk);
+  uint8_t *seen = calloc(nb ? nb : 1, 1);
+  const char *p = rbuf, *end = rbuf + rtotal;
+  while (blk && seen && p < end && st == TL_OK) {
+    tl_se_row row;
+    uint64_t u;
+    if (tl_se_row_unpack(&p, end, jb->modes, jb->n_modes, &r->rules, &row, &u) != TL_OK || u < lo || u >= hi ||
+        seen[u - lo]) {
+      st = tl_err_set(err, TL_EINTERNAL, "redistribution: a row arrived at the wrong rank");
+      break;
+    }
+    row.cfg = (size_t)(u / r->items.n);
+    row.item = (size_t)(u % r->items.n);
+    blk[u - lo] = row;
+    seen[u - lo] = 1;
+  }
+  for (size_t i = 0; st == TL_OK && i < nb; i++)
+    if (!seen[i]) st = tl_err_set(err, TL_EINTERNAL, "redistribution: unit %llu has no row", (unsigned long long)(lo + i));
+  free(r->rows);
+  free(r->unit);
+  r->rows = blk;
+  r->nrows = r->caprows = blk ? nb : 0;
+  r->unit = malloc((nb ? nb : 1) * sizeof *r->unit);
+  for (size_t i = 0; r->unit && i < nb; i++) r->unit[i] = lo + i;
+  if (st) {
+    for (size_t i = 0; blk && i < nb; i++)
+      if (seen[i]) tl_se_row_release(&blk[i]);
+    memset(blk, 0, nb * sizeof *blk);
+    for (size_t i = 0; blk && i < nb; i++) tl_se_row_init(&blk[i]);
+  }
+  free(seen);
+done:
+  for (int q = 0; out && q < nranks; q++) tl_buf_release(&out[q]);
+  free(out);
+  free(scount);
+  free(rcount);
+  free(sdisp);
+  free(rdisp);
+  free(sbuf);
+  free(rbuf);
+  return st;
+}
+static void print_summary(FILE *out, const se_run *r, tl_table *const *across, const tl_table *audit,
+                          const int64_t *counts, const tl_inlog *log) {
+  const tl_job_bench *jb = r->jb;
+  fprintf(out, "spatialeval: %zu items x %zu model/variant/seed configs = %llu units; parsers:",
+          r->items.n, r->ncfgs, (unsigned long long)r->U);
   for (int k = 0; k < jb->n_modes; k++)
     fprintf(out, " %s%s", tl_se_mode_name(jb->modes[k]), k == 0 ? " (primary)" : "");
   fprintf(out, "\n\naccuracy, mean +/- std over seeds (all questions of each task)\n");
@@ -245,11 +625,11 @@ static void print_summary(FILE *out, const se_run *r, tl_table *const *across, c
     fprintf(out, "(d (a/b): d units disagree; a correct only under the first parser, b only under the second)\n");
   }
   /* Parse statuses of the primary parser. */
-  long st[TL_PS__COUNT] = {0};
-  for (size_t i = 0; i < r->nrows; i++) st[r->rows[i].res[jb->modes[0]].status]++;
+  int64_t st[TL_PS__COUNT];
+  tl_se_status_totals(counts, r->ncfgs, jb->n_modes, 0, st);
   fprintf(out, "\n%s parse statuses:", tl_se_mode_name(jb->modes[0]));
   for (int k = 0; k < TL_PS__COUNT; k++)
-    if (st[k]) fprintf(out, " %s=%ld", tl_pstatus_name((tl_pstatus)k), st[k]);
+    if (st[k]) fprintf(out, " %s=%lld", tl_pstatus_name((tl_pstatus)k), (long long)st[k]);
   fprintf(out, "\n");
   if (log->total) {
     fprintf(out, "bad input lines: %ld (", log->total);
@@ -265,66 +645,209 @@ static void print_summary(FILE *out, const se_run *r, tl_table *const *across, c
   }
 }
 
-/* Rank 0: opens the output and writes the run's root attributes. */
-static int open_output(const tl_run_opts *o, const tl_job *job, int nranks, tl_writer **wout) {
-  tl_err err = {{0}};
-  const char *output = o->out_override ? o->out_override : job->output;
-  tl_writer *w = tl_h5_serial_open(output, &err);
-  if (!w) {
-    fprintf(o->log, "tally: %s\n", err.msg);
-    return TL_EXIT_FAIL;
+
+/* Rank 0: the output must be creatable before any work starts (a clear error now, not after
+ * hours of scoring). */
+static int check_output(const tl_run_opts *o, const char *output) {
+  tl_buf p;
+  tl_buf_init(&p);
+  tl_buf_printf(&p, "%s.part", output);
+  FILE *f = fopen(p.data, "ab");
+  int ok = f != NULL;
+  if (!ok) fprintf(o->log, "tally: cannot create output '%s': %s\n", p.data, strerror(errno));
+  if (f) {
+    fclose(f);
+    remove(p.data);
   }
-  unsigned maj, min, rel;
-  H5get_libversion(&maj, &min, &rel);
-  char h5v[32];
-  snprintf(h5v, sizeof h5v, "%u.%u.%u", maj, min, rel);
-  tl_status st = w->vt->attr_str(w, "job", job->json, &err);
-  if (!st) st = w->vt->attr_str(w, "job_name", job->name, &err);
-  if (!st) st = w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err);
-  if (!st) st = w->vt->attr_str(w, "hdf5_version", h5v, &err);
-  if (!st) st = w->vt->attr_str(w, "engine", job->engine, &err);
-  if (!st) st = w->vt->attr_i64(w, "n_ranks", nranks, &err);
-  if (st) {
-    fprintf(o->log, "tally: %s\n", err.msg);
-    w->vt->abort(w);
-    return TL_EXIT_FAIL;
-  }
-  *wout = w;
-  return TL_EXIT_OK;
+  tl_buf_release(&p);
+  return ok ? TL_EXIT_OK : TL_EXIT_FAIL;
 }
 
-/* Rank 0: scores the job's benchmarks, writes their tables into w and prints the summary. */
-static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w) {
+/* Collective. Every rank agrees on the code: the highest (worst) code of any rank. */
+static int agree(int rc, MPI_Comm comm) {
+  int all = rc;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm);
+  return all;
+}
+
+static void bcast_u8(uint8_t *buf, uint64_t n, MPI_Comm comm) {
+  for (uint64_t off = 0; off < n; off += (1u << 30)) {
+    uint64_t k = n - off < (1u << 30) ? n - off : (1u << 30);
+    MPI_Bcast(buf + off, (int)k, MPI_UINT8_T, 0, comm);
+  }
+}
+
+/* Collective: the benchmarks of the job, distributed; tables written through w (collective);
+ * rank 0 prints the summary. */
+static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output,
+                          MPI_Comm comm, uint64_t *stats /* OUT [6]: units, resumed, engine calls,
+                                                             load, score, gather+write (ms) */) {
+  double t_start = now_s(), t_scored = 0;
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
   int rc = TL_EXIT_OK;
   tl_err err = {{0}};
   tl_inlog log;
   se_run r;
   memset(&r, 0, sizeof r);
+  tl_strmap_init(&r.rules);
   tl_table *per_seed[TL_SE__NMODES] = {0}, *across[TL_SE__NMODES] = {0};
   tl_table *items = NULL, *audit = NULL;
-  if (tl_inlog_init(&log, o->log, o->strict_input) != TL_OK) return TL_EXIT_FAIL;
-  r.job = job;
-  r.jb = &job->benches[0];
-  tl_status st = run_spatialeval(&r, &log, o, &err);
+  int64_t *counts = NULL, *total = NULL;
+  uint8_t *done = NULL;
+  uint64_t *pending = NULL;
+  char *jdir = tl_journal_dir(output);
+  char jhash[17];
+  tl_journal_job_hash(job->json, jhash);
+  tl_journal jn;
+  memset(&jn, 0, sizeof jn);
+  resume_ctx rc_ctx;
+  memset(&rc_ctx, 0, sizeof rc_ctx);
+  tl_strmap_init(&rc_ctx.cfg_of);
+  if (tl_inlog_init(&log, rank == 0 ? o->log : NULL, o->strict_input) != TL_OK) return TL_EXIT_FAIL;
+
+  /* 1. inputs and units, on every rank */
+  tl_status st = se_setup(&r, job, &log, &err);
   if (st == TL_EINPUT) {
-    fprintf(o->log, "tally: stopped at the first input problem (--strict-input); nothing written\n");
+    if (rank == 0) fprintf(o->log, "tally: stopped at the first input problem (--strict-input); nothing written\n");
     rc = TL_EXIT_BAD_INPUT;
-    goto done;
-  }
-  if (st) {
-    fprintf(o->log, "tally: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
+  } else if (st) {
+    fprintf(o->log, "tally: %s%s\n", rank ? "rank %d: " : "", err.msg[0] ? err.msg : tl_strerror(st));
     rc = TL_EXIT_FAIL;
-    goto done;
   }
+  rc = agree(rc, comm);
+  if (rc) goto done;
+  {
+    uint64_t mine[2] = {r.U, r.ncfgs}, lo[2], hi[2];
+    MPI_Allreduce(mine, lo, 2, MPI_UINT64_T, MPI_MIN, comm);
+    MPI_Allreduce(mine, hi, 2, MPI_UINT64_T, MPI_MAX, comm);
+    if (lo[0] != hi[0] || lo[1] != hi[1]) {
+      if (rank == 0) fprintf(o->log, "tally: the ranks read different inputs (files changed during start-up?)\n");
+      rc = TL_EXIT_FAIL;
+      goto done;
+    }
+  }
+  /* 2. journals of earlier attempts (rank 0) */
+  done = calloc(r.U ? r.U : 1, 1);
+  if (!done) { rc = TL_EXIT_FAIL; goto done; }
+  if (rank == 0) {
+    if (!o->resume && tl_journal_exists(jdir)) {
+      fprintf(o->log, "tally: '%s' holds the journal of an earlier, unfinished run of this output: "
+                      "run with --resume to continue it, or remove the folder to start over\n", jdir);
+      rc = TL_EXIT_USAGE;
+    } else if (o->resume) {
+      rc_ctx.r = &r;
+      rc_ctx.done = done;
+      for (size_t c = 0; c < r.ncfgs && rc == TL_EXIT_OK; c++) {
+        tl_buf k;
+        tl_buf_init(&k);
+        tl_buf_printf(&k, "%s\x1f%d\x1f%d", r.cfgs[c].model, r.cfgs[c].variant, r.cfgs[c].seed);
+        tl_strmap_put(&rc_ctx.cfg_of, k.data, c, NULL, NULL);
+        tl_buf_release(&k);
+      }
+      long nf, nrec, nskip;
+      st = tl_journal_read_all(jdir, jhash, on_journal_rec, &rc_ctx, &nf, &nrec, &nskip, &err);
+      if (st) {
+        fprintf(o->log, "tally: %s\n", err.msg);
+        rc = st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
+      } else if (!o->quiet) {
+        fprintf(o->log, "tally: resume: %llu of %llu units already done (%ld journal file%s, %ld line%s skipped)\n",
+                (unsigned long long)rc_ctx.restored, (unsigned long long)r.U, nf, nf == 1 ? "" : "s",
+                nskip, nskip == 1 ? "" : "s");
+      }
+    }
+  }
+  rc = agree(rc, comm);
+  if (rc) goto done;
+  bcast_u8(done, r.U, comm);
+  /* 3. this attempt's journal and the pending units */
+  {
+    char attempt[64] = "";
+    if (rank == 0) {
+      time_t t = time(NULL);
+      struct tm tmv;
+      gmtime_r(&t, &tmv);
+      char ts[32];
+      strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tmv);
+      snprintf(attempt, sizeof attempt, "%s-%ld", ts, (long)getpid());
+    }
+    MPI_Bcast(attempt, sizeof attempt, MPI_CHAR, 0, comm);
+    if (rank == 0 && mkdir_p_journal(jdir, o->log)) rc = TL_EXIT_FAIL;
+    rc = agree(rc, comm);
+    if (rc) goto done;
+    if (tl_journal_open(&jn, jdir, attempt, rank, jhash, &err) != TL_OK) {
+      fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
+      rc = TL_EXIT_FAIL;
+    }
+    rc = agree(rc, comm);
+    if (rc) goto done;
+  }
+  uint64_t P = 0;
+  pending = malloc((r.U ? r.U : 1) * sizeof *pending);
+  for (uint64_t u = 0; pending && u < r.U; u++)
+    if (!done[u]) pending[P++] = u;
+  progress pg = {o->log, isatty(fileno(o->log)), o->quiet || rank != 0, r.U, 0, 0, 0, now_s(), now_s()};
+  if (rank == 0) pg.resumed = pg.done = r.U - P;
+  /* 4. score */
+  double t_loaded = now_s();
+  int interrupted = 0;
+  uint64_t failed = 0;
+  st = schedule(&r, pending, P, &jn, &pg, comm, &interrupted, &failed, &err);
+  if (st) {
+    fprintf(o->log, "tally: rank %d: %s (finished units are in the journal; fix it and run with --resume)\n",
+            rank, err.msg);
+    rc = TL_EXIT_FAIL;
+  }
+  if (interrupted) {
+    if (rank == 0)
+      fprintf(o->log, "tally: interrupted by signal %d: finished units are in '%s'; run again with --resume\n",
+              (int)g_stop, jdir);
+    rc = rc ? rc : TL_EXIT_INTERRUPTED;
+  }
+  rc = agree(rc, comm);
+  if (rc) goto done;
+  t_scored = now_s();
+  /* engine calls made in this attempt, summed over ranks (a unit is never asked twice) */
+  {
+    uint64_t calls = tl_replay_served(r.replay), all = 0;
+    MPI_Reduce(&calls, &all, 1, MPI_UINT64_T, MPI_SUM, 0, comm);
+    MPI_Bcast(&all, 1, MPI_UINT64_T, 0, comm);
+    uint64_t resumed = rc_ctx.restored;
+    MPI_Bcast(&resumed, 1, MPI_UINT64_T, 0, comm);
+    stats[0] = r.U;
+    stats[1] = resumed;
+    stats[2] = all;
+  }
+  /* 5. rows to their owners, counts reduced */
+  st = redistribute(&r, comm, &err);
+  if (st) {
+    fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
+    rc = TL_EXIT_FAIL;
+  }
+  rc = agree(rc, comm);
+  if (rc) goto done;
   const tl_job_bench *jb = r.jb;
+  size_t clen = tl_se_counts_len(r.ncfgs, jb->n_modes);
+  counts = calloc(clen ? clen : 1, sizeof *counts);
+  total = calloc(clen ? clen : 1, sizeof *total);
+  if (!counts || !total) { rc = TL_EXIT_FAIL; goto done; }
+  tl_se_counts_add(counts, &r.items, r.ncfgs, r.rows, r.nrows, jb->modes, jb->n_modes);
+  for (size_t off = 0; off < clen; off += (1u << 28)) {
+    size_t k = clen - off < (1u << 28) ? clen - off : (1u << 28);
+    MPI_Reduce(counts + off, total + off, (int)k, MPI_INT64_T, MPI_SUM, 0, comm);
+  }
+  /* 6. tables: the item table block by block (collective), the rest from rank 0 */
   items = tl_se_items_table(&r.items, r.cfgs, r.rows, r.nrows, jb->modes, jb->n_modes);
-  audit = tl_se_audit_table(&r.items, r.rows, r.nrows, jb->modes, jb->n_modes);
-  int ok = items && audit;
-  for (int k = 0; k < jb->n_modes && ok; k++)
-    ok = tl_se_metric_tables(&r.items, r.cfgs, r.ncfgs, r.rows, r.nrows, jb->modes[k], &per_seed[k],
-                             &across[k]) == TL_OK;
-  if (!ok) {
-    fprintf(o->log, "tally: out of memory building result tables\n");
+  int ok = items != NULL;
+  if (rank == 0) {
+    audit = tl_se_audit_table(total, r.ncfgs, jb->modes, jb->n_modes);
+    ok = ok && audit;
+    for (int k = 0; k < jb->n_modes && ok; k++)
+      ok = tl_se_metric_tables(total, r.cfgs, r.ncfgs, jb->modes, jb->n_modes, k, &per_seed[k], &across[k]) == TL_OK;
+  }
+  if (agree(!ok, comm)) {
+    if (rank == 0) fprintf(o->log, "tally: out of memory building result tables\n");
     rc = TL_EXIT_FAIL;
     goto done;
   }
@@ -333,33 +856,45 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w)
     if (k) strcat(parsers, ",");
     strcat(parsers, tl_se_mode_name(jb->modes[k]));
   }
+  int64_t nbad = log.total;
+  MPI_Bcast(&nbad, 1, MPI_INT64_T, 0, comm);
+  uint64_t lo = block_lo(r.U, rank, nranks);
   st = w->vt->attr_str(w, "parsers", parsers, &err);
-  if (!st) st = w->vt->attr_i64(w, "n_bad_input", log.total, &err);
-  if (!st) st = w->vt->write_table(w, items, &err);
+  if (!st) st = w->vt->attr_i64(w, "n_bad_input", nbad, &err);
+  if (!st) st = w->vt->write_slice(w, items, lo, r.U, &err);
   for (int k = 0; k < jb->n_modes && !st; k++) {
-    st = w->vt->write_table(w, per_seed[k], &err);
-    if (!st) st = w->vt->write_table(w, across[k], &err);
+    st = w->vt->write_table(w, rank == 0 ? per_seed[k] : NULL, &err);
+    if (!st) st = w->vt->write_table(w, rank == 0 ? across[k] : NULL, &err);
   }
-  if (!st) st = w->vt->write_table(w, audit, &err);
-  if (!st) st = w->vt->write_table(w, log.table, &err);
+  if (!st) st = w->vt->write_table(w, rank == 0 ? audit : NULL, &err);
+  if (!st) st = w->vt->write_table(w, rank == 0 ? log.table : NULL, &err);
   if (st) {
-    fprintf(o->log, "tally: %s\n", err.msg);
+    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
     rc = TL_EXIT_FAIL;
     goto done;
   }
-  print_summary(o->out, &r, across, audit, &log);
+  if (rank == 0) print_summary(o->out, &r, across, audit, total, &log);
+  stats[3] = (uint64_t)(1e3 * (t_loaded - t_start));
+  stats[4] = (uint64_t)(1e3 * (t_scored - t_loaded));
+  stats[5] = (uint64_t)(1e3 * (now_s() - t_scored));
 done:
+  tl_journal_close(&jn);
   for (int k = 0; k < TL_SE__NMODES; k++) {
     tl_table_free(per_seed[k]);
     tl_table_free(across[k]);
   }
   tl_table_free(items);
   tl_table_free(audit);
+  free(counts);
+  free(total);
+  free(done);
+  free(pending);
+  free(jdir);
+  tl_strmap_release(&rc_ctx.cfg_of);
   se_run_release(&r);
   tl_inlog_release(&log);
-  return rc;
+  return agree(rc, comm);
 }
-
 /* Collective. Runs one study of the job with the engine of `tally correlate`. */
 static int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm, tl_writer *w) {
   tl_corr_opts co;
@@ -386,10 +921,44 @@ static int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm
   return tl_corr_study(&co, comm, w, prefix);
 }
 
+
+/* Collective: opens the output (parallel HDF5) and writes the run's root attributes. */
+static int open_output(const tl_run_opts *o, const tl_job *job, const char *output, MPI_Comm comm,
+                       tl_writer **wout) {
+  int nranks;
+  MPI_Comm_size(comm, &nranks);
+  tl_err err = {{0}};
+  tl_writer *w = tl_h5_parallel_open(output, comm, &err);
+  if (!w) {
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
+    return TL_EXIT_FAIL;
+  }
+  unsigned maj, min, rel;
+  H5get_libversion(&maj, &min, &rel);
+  char h5v[32];
+  snprintf(h5v, sizeof h5v, "%u.%u.%u", maj, min, rel);
+  tl_status st = w->vt->attr_str(w, "job", job->json, &err);
+  if (!st) st = w->vt->attr_str(w, "job_name", job->name, &err);
+  if (!st) st = w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err);
+  if (!st) st = w->vt->attr_str(w, "hdf5_version", h5v, &err);
+  if (!st) st = w->vt->attr_str(w, "engine", job->engine, &err);
+  if (!st) st = w->vt->attr_i64(w, "n_ranks", nranks, &err);
+  if (st) {
+    fprintf(o->log, "tally: %s\n", err.msg);
+    w->vt->abort(w);
+    return TL_EXIT_FAIL;
+  }
+  *wout = w;
+  return TL_EXIT_OK;
+}
+
 int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
   int rank = 0, nranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
+  install_signals();
   int rc = TL_EXIT_OK;
   tl_job job;
   memset(&job, 0, sizeof job);
@@ -404,41 +973,65 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
   if (rc == TL_EXIT_OK && rank != 0) {
-    /* the job was valid on rank 0: the other ranks read the same file for the study specs */
+    /* the job was valid on rank 0: the other ranks read the same file */
     tl_buf_reset(&probs);
-    if (tl_job_load(o->job_path, &job, &probs, &nprob) != TL_OK) rc = TL_EXIT_FAIL;
+    if (tl_job_load(o->job_path, &job, &probs, &nprob) != TL_OK) {
+      fprintf(o->log, "tally: rank %d cannot read the job file '%s'\n", rank, o->job_path);
+      rc = TL_EXIT_FAIL;
+    }
   }
   tl_buf_release(&probs);
-  int bad = rc != TL_EXIT_OK, anybad = 0;
-  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
-  if (anybad) {
-    if (rank != 0 && rc) fprintf(o->log, "tally: rank %d cannot read the job file '%s'\n", rank, o->job_path);
+  rc = agree(rc, comm);
+  if (rc) {
     tl_job_release(&job);
-    return rc ? rc : TL_EXIT_FAIL;
+    return rc;
   }
+  const char *output = o->out_override ? o->out_override : job.output;
+  if (rank == 0) rc = check_output(o, output);
+  rc = agree(rc, comm);
   tl_writer *w = NULL;
-  /* Benchmarks: rank 0 scores them (sharding over ranks comes with the distributed driver). */
-  if (rank == 0) {
-    rc = open_output(o, &job, nranks, &w);
-    if (rc == TL_EXIT_OK && job.n_benches > 0) rc = run_benchmarks(o, &job, w);
-  }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  uint64_t bstats[6] = {0, 0, 0, 0, 0, 0};
+  if (rc == TL_EXIT_OK) rc = open_output(o, &job, output, comm, &w);
+  rc = agree(rc, comm);
+  if (rc == TL_EXIT_OK && job.n_benches > 0) rc = run_benchmarks(o, &job, w, output, comm, bstats);
   /* Studies: collective, resamples split over every rank. */
   for (int i = 0; i < job.n_studies && rc == TL_EXIT_OK; i++) rc = run_study(o, &job.studies[i], comm, w);
-  if (rank == 0 && w) {
+  if (w) {
     tl_err err = {{0}};
-    if (rc == TL_EXIT_OK) {
-      if (w->vt->close(w, &err) != TL_OK) {
-        fprintf(o->log, "tally: %s\n", err.msg);
+    tl_status st = TL_OK;
+    if (rc == TL_EXIT_OK && job.n_benches > 0) {
+      st = w->vt->attr_i64(w, "units", (int64_t)bstats[0], &err);
+      if (!st) st = w->vt->attr_i64(w, "units_resumed", (int64_t)bstats[1], &err);
+      if (!st) st = w->vt->attr_i64(w, "engine_calls", (int64_t)bstats[2], &err);
+    }
+    if (rc == TL_EXIT_OK && !st) {
+      st = w->vt->close(w, &err);
+      if (st) {
+        if (rank == 0) fprintf(o->log, "tally: %s (the journal is kept: free space and run again with --resume)\n", err.msg);
         rc = TL_EXIT_FAIL;
-      } else {
-        fprintf(o->out, "wrote %s\n", o->out_override ? o->out_override : job.output);
       }
     } else {
+      if (st && rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
+      if (st) rc = TL_EXIT_FAIL;
       w->vt->abort(w);
     }
   }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm); /* every rank exits with rank 0's code */
+  rc = agree(rc, comm);
+  if (rc == TL_EXIT_OK && rank == 0) {
+    if (job.n_benches > 0 && !o->keep_journal) {
+      char *jdir = tl_journal_dir(output);
+      tl_err err;
+      if (tl_journal_remove(jdir, &err) != TL_OK) fprintf(o->log, "tally: %s\n", err.msg);
+      free(jdir);
+    }
+    if (job.n_benches > 0 && !o->quiet)
+      fprintf(o->log, "tally: %llu units, %llu from the journal, %llu engine calls, %d rank%s; "
+              "load %.3f s, score %.3f s, gather+write %.3f s\n",
+              (unsigned long long)bstats[0], (unsigned long long)bstats[1], (unsigned long long)bstats[2],
+              nranks, nranks == 1 ? "" : "s", 1e-3 * (double)bstats[3], 1e-3 * (double)bstats[4],
+              1e-3 * (double)bstats[5]);
+    fprintf(o->out, "wrote %s\n", output);
+  }
   tl_job_release(&job);
   return rc;
 }

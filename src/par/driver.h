@@ -16,7 +16,9 @@ enum {
   TL_EXIT_OK = 0,          /* finished; bad input lines, if any, were reported and counted */
   TL_EXIT_FAIL = 1,        /* runtime failure: I/O, HDF5, memory, engine, internal */
   TL_EXIT_USAGE = 2,       /* bad command line or invalid job: nothing was run */
-  TL_EXIT_BAD_INPUT = 3    /* --strict-input and an input problem: stopped, nothing written */
+  TL_EXIT_BAD_INPUT = 3,   /* --strict-input and an input problem: stopped, nothing written */
+  TL_EXIT_INTERRUPTED = 4  /* SIGTERM/SIGUSR1/SIGINT: finished units are in the journal; run
+                              again with --resume (a requeued SLURM job does) */
 };
 
 typedef struct {
@@ -24,6 +26,8 @@ typedef struct {
   const char *out_override; /* --out PATH, or NULL */
   int strict_input;         /* --strict-input */
   int quiet;                /* --quiet: no progress lines */
+  int resume;               /* --resume: continue from the journal of an earlier attempt */
+  int keep_journal;         /* --keep-journal: keep it after a successful run */
   FILE *out;                /* summary (stdout) */
   FILE *log;                /* messages (stderr) */
 } tl_run_opts;

@@ -104,6 +104,13 @@ static tl_status write_table(tl_writer *w_, const tl_table *t, tl_err *err) {
   return st;
 }
 
+static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, uint64_t total,
+                             tl_err *err) {
+  if (offset != 0 || total != t->nrows)
+    return tl_err_set(err, TL_EINTERNAL, "the serial writer takes whole tables only ('%s')", t->path);
+  return write_table(w_, t, err);
+}
+
 static tl_status attr_str(tl_writer *w_, const char *name, const char *value, tl_err *err) {
   h5w *w = (h5w *)w_;
   if (attr_write_str(w->file, name, value) != TL_OK) return h5err(err, "write attribute", name);
@@ -146,7 +153,7 @@ static void abort_(tl_writer *w_) {
   destroy(w);
 }
 
-static const tl_writer_vtbl VT = {write_table, attr_str, attr_i64, close_, abort_};
+static const tl_writer_vtbl VT = {write_table, write_slice, attr_str, attr_i64, close_, abort_};
 
 tl_writer *tl_h5_serial_open(const char *path, tl_err *err) {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported by us, with names */

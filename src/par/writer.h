@@ -16,7 +16,15 @@
 typedef struct tl_writer tl_writer;
 
 typedef struct {
+  /* Serial writer: writes t. Parallel writer: collective; rank 0 passes the table, the other
+   * ranks pass NULL (the writer broadcasts what the others need to create the datasets). */
   tl_status (*write_table)(tl_writer *w, const tl_table *t, tl_err *err);
+  /* Collective (parallel writer; the serial writer accepts offset 0 and total == t->nrows): every
+   * rank passes its own rows of one table (same path and columns on every rank, possibly 0
+   * rows) and the global index of its first row; ranks' slices are disjoint and cover
+   * [0, total). The file holds the rows in global order. */
+  tl_status (*write_slice)(tl_writer *w, const tl_table *t, uint64_t offset, uint64_t total,
+                           tl_err *err);
   tl_status (*attr_str)(tl_writer *w, const char *name, const char *value, tl_err *err);
   tl_status (*attr_i64)(tl_writer *w, const char *name, int64_t value, tl_err *err);
   /* Finishes and publishes the file. Frees w whatever the result. */
@@ -31,5 +39,16 @@ struct tl_writer {
 
 /* Serial HDF5 writer (one process writes). Returns NULL and fills err on failure. */
 tl_writer *tl_h5_serial_open(const char *path, tl_err *err);
+
+/* Parallel HDF5 writer (MPI-IO), collective over comm: every rank calls open, write_table,
+ * write_slice, attr_* (same name and value on every rank) and close/abort together. Returns
+ * NULL on every rank, with err filled, when the file cannot be created (the ranks agree).
+ * Layout differences from the serial writer: string columns are stored as a byte blob plus
+ * offsets (parallel HDF5 cannot write variable-length strings): column `c` becomes datasets
+ * `c.bytes` (uint8, all values' UTF-8 bytes concatenated in row order) and `c.offsets` (int64
+ * [nrows], start of each value; a value ends where the next starts, the last at the blob's
+ * end). tools/tally_h5.py reads both layouts into the same DataFrame. */
+#include <mpi.h>
+tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err);
 
 #endif

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Distributed scoring benchmark: a CPU-bound SpatialEval job built from the real data in
+# ../shared/data - the 1,500 Spatial-Map items x K model configs, each unit answered by one of the
+# 323 real model answers (drawn with a fixed seed) - scored by all three parsers with `tally run`
+# on 1 and on 2 ranks. Reports the phases tally logs (load, score, gather+write), the speedup of
+# the score phase, and the scheduling overhead per unit: (2 * t_score(2 ranks) - t_score(1)) / U,
+# the extra rank-seconds the chunked on-demand scheduling (requests, replies, journal lines,
+# fsync per chunk) costs per unit.
+# usage: bench/run_scaling.sh [K]     (K = 100 -> 150,000 units)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+K="${1:-100}"
+DATA="${TALLY_SHARED_DATA:-../shared/data}"
+[ -d "$DATA/spatialeval" ] || { echo "bench: $DATA/spatialeval is absent"; exit 1; }
+DATA="$(cd "$DATA" && pwd)"
+BUILD="${BUILD:-build}"
+cmake -S . -B "$BUILD" > /dev/null && cmake --build "$BUILD" -j"$(nproc)" --target tally > /dev/null
+T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
+/usr/bin/python3 - "$DATA" "$T" "$K" <<'PY'
+import json, random, sys
+data, out, K = sys.argv[1], sys.argv[2], int(sys.argv[3])
+pool = [json.loads(l)["raw_answer"] for l in open(data + "/spatialeval/outputs/vlm_outputs_313.jsonl")]
+pool += [json.loads(l)["response"] for l in open(data + "/spatialeval/outputs/deepseek_r1_distill_qwen1.5b_spatialmap_tqa_10.jsonl")]
+ids = [json.loads(l)["id"] for l in open(data + "/spatialeval/spatialmap_tqa.jsonl")]
+rnd = random.Random(7)
+with open(out + "/answers.jsonl", "w") as f:
+    for m in range(K):
+        for i in ids:
+            f.write(json.dumps({"id": i, "model": "m%03d" % m, "seed": 0, "response": rnd.choice(pool)}) + "\n")
+job = {"name": "scaling", "output": out + "/o.h5", "benchmarks": [{"benchmark": "spatialeval",
+       "items": data + "/spatialeval/spatialmap_tqa.jsonl", "answers": out + "/answers.jsonl",
+       "parsers": ["strict", "pr3", "legacy"]}]}
+json.dump(job, open(out + "/job.json", "w"))
+PY
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); answers file $(du -h "$T/answers.jsonl" | cut -f1)"
+declare -A SC
+for n in 1 2; do
+  t0=$(date +%s.%N)
+  mpirun -n $n --oversubscribe "$BUILD/tally" run "$T/job.json" --out "$T/o$n.h5" > /dev/null 2> "$T/e$n.txt" || { cat "$T/e$n.txt"; exit 1; }
+  t1=$(date +%s.%N)
+  line=$(grep "engine calls" "$T/e$n.txt" | sed 's/^tally: //')
+  SC[$n]=$(echo "$line" | sed -n 's/.*score \([0-9.]*\) s.*/\1/p')
+  echo "$n rank(s): wall $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s; $line"
+done
+h5diff "$T/o1.h5" "$T/o2.h5" /items > /dev/null && h5diff "$T/o1.h5" "$T/o2.h5" /metrics > /dev/null \
+  && echo "1 and 2 ranks: identical /items and /metrics" || echo "1 and 2 ranks: DIFFERENT"
+U=$((K * 1500))
+awk -v a="${SC[1]}" -v b="${SC[2]}" -v u="$U" 'BEGIN{printf "score phase speedup 1 -> 2 ranks: %.2fx; scheduling overhead %.2f us/unit (U = %d)\n", a/b, (2*b-a)/u*1e6, u}'

@@ -1,0 +1,584 @@
+/* h5_parallel.c - the collective parallel-HDF5 table writer (see writer.h).
+ *
+ * Every rank opens the file through MPI-IO and takes part in every call. Metadata (groups,
+ * datasets, attributes) is created by all ranks with the same arguments; raw data goes through
+ * H5FD_MPIO_COLLECTIVE transfers, each rank writing its own hyperslab (a rank with no rows
+ * selects none but still joins the transfer).
+ *
+ * Layout: as the serial writer (group per table, 1-D dataset per column, `doc` attribute, no
+ * object timestamps, link creation order tracked, chunked + deflate level 4 above 4096
+ * elements, shuffle for numbers), except string columns: parallel HDF5 cannot write
+ * variable-length data, so column `c` becomes `c.bytes` (uint8, every value's UTF-8 bytes in
+ * global row order) and `c.offsets` (int64 [nrows], the global byte offset where each value
+ * starts). The bytes of every dataset depend only on the global rows, never on the split.
+ *
+ * Failures are made collective: after each step the ranks agree (one MPI_Allreduce) and all
+ * return the status and message of the lowest failing rank, so no rank is left waiting in a
+ * collective call that the others skipped. */
+#include <errno.h>
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tally/str.h"
+#include "writer.h"
+
+#define CHUNK_ABOVE 4096 /* datasets with more elements are chunked and deflated */
+#define CHUNK_MAX 65536
+
+typedef struct {
+  tl_writer base;
+  MPI_Comm comm; /* our own duplicate */
+  int rank, size;
+  hid_t file;
+  hid_t dxpl; /* collective transfers */
+  char *path;
+  char *part;
+} h5p;
+
+/* Makes a per-rank outcome collective. Returns TL_OK on every rank when every rank passed
+ * TL_OK; otherwise every rank gets the status and message (in *e) of the lowest failing rank. */
+static tl_status agree(MPI_Comm comm, int rank, int size, tl_status st, tl_err *e) {
+  int who = st != TL_OK ? rank : size, first = size;
+  MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return TL_OK;
+  int code = (int)st;
+  MPI_Bcast(&code, 1, MPI_INT, first, comm);
+  MPI_Bcast(e->msg, TL_ERR_MSG_MAX, MPI_CHAR, first, comm);
+  e->msg[TL_ERR_MSG_MAX - 1] = '\0';
+  return (tl_status)code;
+}
+
+static tl_status agreed(h5p *w, tl_status st, tl_err *e) {
+  return agree(w->comm, w->rank, w->size, st, e);
+}
+
+/* Copies the local message to the caller's (optional) err. */
+static tl_status report(tl_status st, const tl_err *e, tl_err *err) {
+  if (st != TL_OK) tl_err_set(err, st, "%s", e->msg);
+  return st;
+}
+
+/* FNV-1a, for the cheap "same arguments on every rank" checks. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *s = p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= s[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s) {
+  return fnv(h, s ? s : "", (s ? strlen(s) : 0) + 1);
+}
+
+/* True when h is the same on every rank (one MPI_Allreduce). */
+static int same_everywhere(MPI_Comm comm, uint64_t h) {
+  uint64_t v[2] = {h, ~h}, m[2];
+  MPI_Allreduce(v, m, 2, MPI_UINT64_T, MPI_MIN, comm);
+  return m[0] == h && ~m[1] == h;
+}
+
+static hid_t str_type(void) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  return t;
+}
+
+static tl_status attr_write_str(hid_t obj, const char *name, const char *value) {
+  hid_t t = str_type();
+  hid_t sp = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  herr_t rc = a < 0 ? -1 : H5Awrite(a, t, &value);
+  if (a >= 0) H5Aclose(a);
+  H5Sclose(sp);
+  H5Tclose(t);
+  return rc < 0 ? TL_EHDF5 : TL_OK;
+}
+
+/* Creates a 1-D dataset of n elements (collective). */
+static hid_t create_ds(hid_t g, const char *name, hid_t ftype, hsize_t n, int shuffle) {
+  hid_t sp = H5Screate_simple(1, &n, NULL);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_obj_track_times(dcpl, 0);
+  if (n > CHUNK_ABOVE) {
+    hsize_t chunk = n < CHUNK_MAX ? n : CHUNK_MAX;
+    H5Pset_chunk(dcpl, 1, &chunk);
+    if (shuffle) H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, 4);
+  }
+  hid_t d = H5Dcreate2(g, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Pclose(dcpl);
+  H5Sclose(sp);
+  return d;
+}
+
+/* Collective write of elements [start, start + count) of d from buf; count may be 0. */
+static herr_t write_part(h5p *w, hid_t d, hid_t mtype, hsize_t start, hsize_t count,
+                         const void *buf) {
+  static const unsigned char none[8];
+  hid_t fs = H5Dget_space(d);
+  if (fs < 0) return -1;
+  hid_t ms;
+  herr_t rc;
+  if (count > 0) {
+    rc = H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
+    ms = H5Screate_simple(1, &count, NULL);
+  } else {
+    hsize_t one = 1;
+    rc = H5Sselect_none(fs);
+    ms = H5Screate_simple(1, &one, NULL);
+    if (ms >= 0) H5Sselect_none(ms);
+    buf = none;
+  }
+  if (rc >= 0 && ms >= 0) rc = H5Dwrite(d, mtype, ms, fs, w->dxpl, buf);
+  else rc = -1;
+  if (ms >= 0) H5Sclose(ms);
+  H5Sclose(fs);
+  return rc;
+}
+
+/* Creates, writes and documents one dataset; all ranks call it with the same name, type, n and
+ * doc. Returns the agreed status. */
+static tl_status put_ds(h5p *w, hid_t g, const char *path, const char *name, hid_t ftype,
+                        hid_t mtype, int shuffle, hsize_t n, hsize_t start, hsize_t count,
+                        const void *buf, const char *doc, tl_err *e) {
+  tl_status st = TL_OK;
+  hid_t d = create_ds(g, name, ftype, n, shuffle);
+  if (d < 0) st = tl_err_set(e, TL_EHDF5, "HDF5: cannot create dataset '%s/%s'", path, name);
+  if ((st = agreed(w, st, e)) != TL_OK) {
+    if (d >= 0) H5Dclose(d);
+    return st;
+  }
+  if (n > 0 && write_part(w, d, mtype, start, count, buf) < 0)
+    st = tl_err_set(e, TL_EHDF5, "HDF5: cannot write dataset '%s/%s'", path, name);
+  st = agreed(w, st, e);
+  if (st == TL_OK && doc && *doc) {
+    if (attr_write_str(d, "doc", doc) != TL_OK)
+      st = tl_err_set(e, TL_EHDF5, "HDF5: cannot write attribute 'doc' of '%s/%s'", path, name);
+    st = agreed(w, st, e);
+  }
+  if (H5Dclose(d) < 0 && st == TL_OK)
+    st = tl_err_set(e, TL_EHDF5, "HDF5: cannot close dataset '%s/%s'", path, name);
+  return agreed(w, st, e);
+}
+
+static uint64_t schema_hash(const tl_table *t, uint64_t total) {
+  uint64_t h = 14695981039346656037ULL;
+  h = fnv_str(h, t->path);
+  h = fnv(h, &total, sizeof total);
+  h = fnv(h, &t->ncols, sizeof t->ncols);
+  for (int c = 0; c < t->ncols; c++) {
+    int type = (int)t->cols[c].type;
+    h = fnv_str(h, t->cols[c].name);
+    h = fnv(h, &type, sizeof type);
+    h = fnv_str(h, t->cols[c].doc);
+  }
+  return h;
+}
+
+/* Orders (offset, nrows) pairs by offset. */
+static int cmp_slice(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* One string column's local part: the concatenated bytes and each row's global start. */
+typedef struct {
+  unsigned char *bytes;
+  int64_t *offsets;
+  uint64_t nbytes;
+} strpart;
+
+static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, uint64_t total,
+                             tl_err *err) {
+  h5p *w = (h5p *)w_;
+  tl_err e = {{0}};
+  tl_status st = TL_OK;
+  if (!t)
+    st = tl_err_set(&e, TL_EINTERNAL, "parallel writer: write_slice called without a table");
+  else if (offset > total || t->nrows > total - offset)
+    st = tl_err_set(&e, TL_EINTERNAL,
+                    "parallel writer: rows [%llu, %llu) of '%s' lie outside [0, %llu)",
+                    (unsigned long long)offset, (unsigned long long)(offset + t->nrows), t->path,
+                    (unsigned long long)total);
+  if ((st = agreed(w, st, &e)) != TL_OK) return report(st, &e, err);
+
+  /* Same path, columns, types, docs and total on every rank. */
+  if (!same_everywhere(w->comm, schema_hash(t, total))) {
+    st = tl_err_set(&e, TL_EINTERNAL,
+                    "parallel writer: the ranks passed different tables for '%s' (path, "
+                    "columns, types, docs or total rows differ)",
+                    t->path);
+    return report(agreed(w, st, &e), &e, err);
+  }
+
+  /* Local string bytes, then every rank's (offset, nrows, bytes per string column). */
+  int nstr = 0;
+  for (int c = 0; c < t->ncols; c++) nstr += t->cols[c].type == TL_COL_STR;
+  strpart *sp = calloc((size_t)nstr + 1, sizeof *sp);
+  int per = 2 + nstr;
+  uint64_t *mine = calloc((size_t)per, sizeof *mine);
+  uint64_t *all = calloc((size_t)per * (size_t)w->size, sizeof *all);
+  if (!sp || !mine || !all) st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+  for (int c = 0, k = 0; c < t->ncols && st == TL_OK; c++) {
+    const tl_col *col = &t->cols[c];
+    if (col->type != TL_COL_STR) continue;
+    uint64_t n = 0;
+    for (size_t r = 0; r < t->nrows; r++) n += strlen(col->v.s[r]);
+    sp[k].nbytes = n;
+    sp[k].bytes = malloc(n ? n : 1);
+    sp[k].offsets = malloc(t->nrows ? t->nrows * sizeof(int64_t) : 1);
+    if (!sp[k].bytes || !sp[k].offsets) st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+    mine[2 + k] = n;
+    k++;
+  }
+  if (st == TL_OK) {
+    mine[0] = offset;
+    mine[1] = t->nrows;
+  }
+  if ((st = agreed(w, st, &e)) == TL_OK)
+    MPI_Allgather(mine, per, MPI_UINT64_T, all, per, MPI_UINT64_T, w->comm);
+
+  /* The non-empty slices must tile [0, total) exactly; every rank checks the same data. A
+   * rank's blob offset is the byte count of the slices before its own, in row order (not rank
+   * order, so any assignment of slices to ranks gives the same file). */
+  uint64_t *blob_total = NULL, *blob_start = NULL, *slices = NULL;
+  if (st == TL_OK) {
+    blob_total = calloc((size_t)nstr + 1, sizeof *blob_total);
+    blob_start = calloc((size_t)nstr + 1, sizeof *blob_start);
+    slices = calloc(2 * (size_t)w->size, sizeof *slices);
+    if (!blob_total || !blob_start || !slices) st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+    st = agreed(w, st, &e);
+  }
+  if (st == TL_OK) {
+    uint64_t covered = 0, cursor = 0;
+    int nslices = 0;
+    for (int r = 0; r < w->size; r++) {
+      const uint64_t *a = all + (size_t)r * (size_t)per;
+      covered += a[1];
+      if (a[1] > 0) {
+        slices[2 * nslices] = a[0];
+        slices[2 * nslices + 1] = a[1];
+        nslices++;
+      }
+      for (int k = 0; k < nstr; k++) {
+        blob_total[k] += a[2 + k];
+        if (a[1] > 0 && a[0] < offset) blob_start[k] += a[2 + k];
+      }
+    }
+    qsort(slices, (size_t)nslices, 2 * sizeof *slices, cmp_slice);
+    for (int q = 0; q < nslices && cursor != UINT64_MAX; q++)
+      cursor = slices[2 * q] == cursor ? cursor + slices[2 * q + 1] : UINT64_MAX;
+    if (cursor != total)
+      st = tl_err_set(&e, TL_EINTERNAL,
+                      "parallel writer: the ranks' slices of '%s' do not cover [0, %llu) exactly "
+                      "once (%llu rows given in all)",
+                      t->path, (unsigned long long)total, (unsigned long long)covered);
+  }
+
+  /* Fill the string parts. */
+  for (int c = 0, k = 0; c < t->ncols && st == TL_OK; c++) {
+    const tl_col *col = &t->cols[c];
+    if (col->type != TL_COL_STR) continue;
+    uint64_t at = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+      size_t n = strlen(col->v.s[r]);
+      sp[k].offsets[r] = (int64_t)(blob_start[k] + at);
+      memcpy(sp[k].bytes + at, col->v.s[r], n);
+      at += n;
+    }
+    k++;
+  }
+
+  /* The group, then the columns in order. */
+  hid_t g = -1;
+  if (st == TL_OK) {
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    H5Pset_obj_track_times(gcpl, 0);
+    H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+    g = H5Gcreate2(w->file, t->path, lcpl, gcpl, H5P_DEFAULT);
+    H5Pclose(gcpl);
+    H5Pclose(lcpl);
+    if (g < 0) st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot create group '%s'", t->path);
+    st = agreed(w, st, &e);
+  }
+  tl_buf name;
+  tl_buf_init(&name);
+  for (int c = 0, k = 0; c < t->ncols && st == TL_OK; c++) {
+    const tl_col *col = &t->cols[c];
+    if (col->type == TL_COL_I64) {
+      st = put_ds(w, g, t->path, col->name, H5T_STD_I64LE, H5T_NATIVE_INT64, 1, total, offset,
+                  t->nrows, col->v.i, col->doc, &e);
+    } else if (col->type == TL_COL_F64) {
+      st = put_ds(w, g, t->path, col->name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, total, offset,
+                  t->nrows, col->v.f, col->doc, &e);
+    } else {
+      tl_buf_reset(&name);
+      if (tl_buf_printf(&name, "%s.bytes", col->name) != TL_OK)
+        st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+      if ((st = agreed(w, st, &e)) != TL_OK) break;
+      st = put_ds(w, g, t->path, name.data, H5T_STD_U8LE, H5T_NATIVE_UINT8, 0, blob_total[k],
+                  blob_start[k], sp[k].nbytes, sp[k].bytes, col->doc, &e);
+      if (st != TL_OK) break;
+      tl_buf_reset(&name);
+      if (tl_buf_printf(&name, "%s.offsets", col->name) != TL_OK)
+        st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+      if ((st = agreed(w, st, &e)) != TL_OK) break;
+      st = put_ds(w, g, t->path, name.data, H5T_STD_I64LE, H5T_NATIVE_INT64, 1, total, offset,
+                  t->nrows, sp[k].offsets, col->doc, &e);
+      k++;
+    }
+  }
+  tl_buf_release(&name);
+  if (g >= 0) H5Gclose(g);
+
+  for (int k = 0; sp && k < nstr; k++) {
+    free(sp[k].bytes);
+    free(sp[k].offsets);
+  }
+  free(sp);
+  free(mine);
+  free(all);
+  free(blob_total);
+  free(blob_start);
+  free(slices);
+  return report(st, &e, err);
+}
+
+/* Rank 0's table schema (path, total rows, column names, types and docs), sent to all. */
+static tl_status bcast_schema(h5p *w, const tl_table *t, tl_table **out, uint64_t *nrows,
+                              tl_err *e) {
+  tl_status st = TL_OK;
+  tl_buf b;
+  tl_buf_init(&b);
+  uint64_t len = 0;
+  if (w->rank == 0 && t) {
+    uint64_t n = t->nrows;
+    int32_t nc = t->ncols;
+    st = tl_buf_append(&b, (const char *)&n, sizeof n);
+    if (st == TL_OK) st = tl_buf_append(&b, (const char *)&nc, sizeof nc);
+    if (st == TL_OK) st = tl_buf_append(&b, t->path, strlen(t->path) + 1);
+    for (int c = 0; c < t->ncols && st == TL_OK; c++) {
+      char type = (char)t->cols[c].type;
+      const char *doc = t->cols[c].doc ? t->cols[c].doc : "";
+      st = tl_buf_append(&b, &type, 1);
+      if (st == TL_OK) st = tl_buf_append(&b, t->cols[c].name, strlen(t->cols[c].name) + 1);
+      if (st == TL_OK) st = tl_buf_append(&b, doc, strlen(doc) + 1);
+    }
+    if (st != TL_OK) tl_err_set(e, st, "out of memory");
+    else if (b.len > (1u << 30))
+      st = tl_err_set(e, TL_EINTERNAL, "table schema too large ('%s')", t->path);
+    len = b.len;
+  } else if (w->rank == 0) {
+    st = tl_err_set(e, TL_EINTERNAL,
+                    "parallel writer: write_table called without a table on rank 0");
+  }
+  if ((st = agreed(w, st, e)) != TL_OK) {
+    tl_buf_release(&b);
+    return st;
+  }
+  MPI_Bcast(&len, 1, MPI_UINT64_T, 0, w->comm);
+  if (w->rank != 0) {
+    b.len = 0;
+    char *p = malloc(len + 1);
+    if (!p) st = tl_err_set(e, TL_ENOMEM, "out of memory");
+    else {
+      tl_buf_release(&b);
+      p[len] = '\0';
+      b.data = p;
+      b.cap = len + 1;
+      b.len = len;
+    }
+  }
+  if ((st = agreed(w, st, e)) != TL_OK) {
+    tl_buf_release(&b);
+    return st;
+  }
+  MPI_Bcast(b.data, (int)len, MPI_CHAR, 0, w->comm);
+  if (w->rank != 0) {
+    const char *p = b.data, *end = b.data + len;
+    uint64_t n;
+    int32_t nc;
+    memcpy(&n, p, sizeof n);
+    p += sizeof n;
+    memcpy(&nc, p, sizeof nc);
+    p += sizeof nc;
+    tl_table *s = tl_table_new(p);
+    p += strlen(p) + 1;
+    if (!s) st = tl_err_set(e, TL_ENOMEM, "out of memory");
+    for (int c = 0; c < nc && st == TL_OK && p < end; c++) {
+      tl_col_type type = (tl_col_type)p[0];
+      const char *cname = p + 1;
+      const char *doc = cname + strlen(cname) + 1;
+      p = doc + strlen(doc) + 1;
+      if (tl_table_add_col(s, cname, type, doc) < 0) st = tl_err_set(e, TL_ENOMEM, "out of memory");
+    }
+    *out = s;
+    *nrows = n;
+  } else {
+    *nrows = t->nrows;
+  }
+  tl_buf_release(&b);
+  return agreed(w, st, e);
+}
+
+static tl_status write_table(tl_writer *w_, const tl_table *t, tl_err *err) {
+  h5p *w = (h5p *)w_;
+  tl_err e = {{0}};
+  tl_table *schema = NULL;
+  uint64_t nrows = 0;
+  tl_status st = bcast_schema(w, t, &schema, &nrows, &e);
+  if (st == TL_OK) st = write_slice(w_, w->rank == 0 ? t : schema, 0, nrows, &e);
+  tl_table_free(schema);
+  return report(st, &e, err);
+}
+
+static tl_status attr_check(h5p *w, const char *name, const void *value, size_t n, tl_err *e) {
+  uint64_t h = fnv(fnv_str(14695981039346656037ULL, name), value, n);
+  tl_status st = TL_OK;
+  if (!same_everywhere(w->comm, h))
+    st = tl_err_set(e, TL_EINTERNAL,
+                    "parallel writer: the ranks passed different values for attribute '%s'", name);
+  return agreed(w, st, e);
+}
+
+static tl_status attr_str(tl_writer *w_, const char *name, const char *value, tl_err *err) {
+  h5p *w = (h5p *)w_;
+  tl_err e = {{0}};
+  tl_status st = attr_check(w, name, value, strlen(value), &e);
+  if (st == TL_OK) {
+    if (attr_write_str(w->file, name, value) != TL_OK)
+      st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot write attribute '%s'", name);
+    st = agreed(w, st, &e);
+  }
+  return report(st, &e, err);
+}
+
+static tl_status attr_i64(tl_writer *w_, const char *name, int64_t value, tl_err *err) {
+  h5p *w = (h5p *)w_;
+  tl_err e = {{0}};
+  tl_status st = attr_check(w, name, &value, sizeof value, &e);
+  if (st == TL_OK) {
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(w->file, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t rc = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT64, &value);
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(sp);
+    if (rc < 0) st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot write attribute '%s'", name);
+    st = agreed(w, st, &e);
+  }
+  return report(st, &e, err);
+}
+
+static void destroy(h5p *w) {
+  if (!w) return;
+  if (w->comm != MPI_COMM_NULL) MPI_Comm_free(&w->comm);
+  free(w->path);
+  free(w->part);
+  free(w);
+}
+
+static tl_status close_(tl_writer *w_, tl_err *err) {
+  h5p *w = (h5p *)w_;
+  tl_err e = {{0}};
+  tl_status st = TL_OK;
+  H5Pclose(w->dxpl);
+  if (H5Fclose(w->file) < 0)
+    st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot finish '%s' (disk full?)", w->part);
+  st = agreed(w, st, &e);
+  /* Every rank has closed: rank 0 publishes (or drops) the file and tells the others. */
+  if (w->rank == 0) {
+    if (st != TL_OK) remove(w->part);
+    else if (rename(w->part, w->path) != 0)
+      st = tl_err_set(&e, TL_EIO, "cannot rename '%s' to '%s': %s", w->part, w->path,
+                      strerror(errno));
+  }
+  st = agreed(w, st, &e);
+  destroy(w);
+  return report(st, &e, err);
+}
+
+static void abort_(tl_writer *w_) {
+  h5p *w = (h5p *)w_;
+  H5Pclose(w->dxpl);
+  H5Fclose(w->file);
+  MPI_Barrier(w->comm);
+  if (w->rank == 0) remove(w->part);
+  destroy(w);
+}
+
+static const tl_writer_vtbl VT = {write_table, write_slice, attr_str, attr_i64, close_, abort_};
+
+tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err) {
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported by us, with names */
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  tl_err e = {{0}};
+  tl_status st = TL_OK;
+  h5p *w = calloc(1, sizeof *w);
+  if (w) {
+    w->base.vt = &VT;
+    w->comm = MPI_COMM_NULL;
+    w->file = -1;
+    w->dxpl = -1;
+    w->rank = rank;
+    w->size = size;
+    w->path = tl_strdup(path);
+    tl_buf b;
+    tl_buf_init(&b);
+    if (tl_buf_printf(&b, "%s.part", path) == TL_OK) w->part = tl_buf_detach(&b);
+    tl_buf_release(&b);
+  }
+  if (!w || !w->path || !w->part) st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+  /* Rank 0 tries the path with plain stdio first: it says why in the user's terms, and every
+   * rank learns of it before any collective HDF5 call. */
+  if (st == TL_OK && rank == 0) {
+    FILE *f = fopen(w->part, "wb");
+    if (!f) st = tl_err_set(&e, TL_EIO, "cannot create output '%s': %s", w->part, strerror(errno));
+    else fclose(f);
+  }
+  if ((st = agree(comm, rank, size, st, &e)) != TL_OK) {
+    destroy(w);
+    report(st, &e, err);
+    return NULL;
+  }
+  MPI_Comm_dup(comm, &w->comm);
+
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_fapl_mpio(fapl, w->comm, MPI_INFO_NULL);
+  H5Pset_all_coll_metadata_ops(fapl, 1);
+  H5Pset_coll_metadata_write(fapl, 1);
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+  w->file = H5Fcreate(w->part, H5F_ACC_TRUNC, fcpl, fapl);
+  H5Pclose(fcpl);
+  H5Pclose(fapl);
+  w->dxpl = H5Pcreate(H5P_DATASET_XFER);
+  if (w->file < 0)
+    st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot create '%s' with MPI-IO", w->part);
+  else if (w->dxpl < 0 || H5Pset_dxpl_mpio(w->dxpl, H5FD_MPIO_COLLECTIVE) < 0)
+    st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot set up collective transfers for '%s'", w->part);
+  if ((st = agreed(w, st, &e)) != TL_OK) {
+    /* Close only when every rank opened (H5Fclose is collective); a file opened on some ranks
+     * only is left to process exit rather than risk a hang. */
+    int opened = w->file >= 0, all_opened = 0;
+    MPI_Allreduce(&opened, &all_opened, 1, MPI_INT, MPI_LAND, w->comm);
+    if (all_opened) H5Fclose(w->file);
+    if (w->dxpl >= 0) H5Pclose(w->dxpl);
+    MPI_Barrier(w->comm);
+    if (rank == 0) remove(w->part);
+    destroy(w);
+    report(st, &e, err);
+    return NULL;
+  }
+  return &w->base;
+}

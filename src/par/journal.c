@@ -1,0 +1,252 @@
+/* journal.c - the resume journal (see journal.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "journal.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+#include "tally/jsonl.h"
+#include "tally/str.h"
+
+char *tl_journal_dir(const char *output) {
+  tl_buf b;
+  tl_buf_init(&b);
+  if (tl_buf_printf(&b, "%s.journal", output)) return NULL;
+  return tl_buf_detach(&b);
+}
+
+void tl_journal_job_hash(const char *job_json, char out[17]) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char *c = job_json; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+tl_status tl_journal_open(tl_journal *j, const char *dir, const char *attempt, int rank,
+                          const char *job_hash, tl_err *err) {
+  memset(j, 0, sizeof *j);
+  tl_buf_init(&j->line);
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return tl_err_set(err, TL_EIO, "cannot create the journal folder '%s': %s", dir, strerror(errno));
+  tl_buf b;
+  tl_buf_init(&b);
+  tl_buf_printf(&b, "%s/%s-r%05d.jsonl", dir, attempt, rank);
+  j->path = tl_buf_detach(&b);
+  j->fp = fopen(j->path, "a");
+  if (!j->fp) return tl_err_set(err, TL_EIO, "cannot create journal '%s': %s", j->path, strerror(errno));
+  fprintf(j->fp, "{\"tally_journal\": 1, \"job\": \"%s\", \"rank\": %d, \"attempt\": \"%s\"}\n",
+          job_hash, rank, attempt);
+  j->unsynced = 1;
+  return tl_journal_sync(j, err);
+}
+
+/* Appends `"key":` and the JSON form of v (a string with the escapes JSON requires, or null). */
+static void put_field(tl_buf *b, const char *key, const char *v, int first) {
+  tl_buf_printf(b, "%s\"%s\":", first ? "" : ",", key);
+  if (!v) {
+    tl_buf_puts(b, "null");
+    return;
+  }
+  tl_buf_append(b, "\"", 1);
+  const char *run = v;
+  for (const char *c = v;; c++) {
+    unsigned char ch = (unsigned char)*c;
+    if (ch && ch >= 0x20 && ch != '"' && ch != '\\') continue;
+    tl_buf_append(b, run, (size_t)(c - run));
+    if (!ch) break;
+    char esc[8];
+    switch (ch) {
+    case '"': tl_buf_append(b, "\\\"", 2); break;
+    case '\\': tl_buf_append(b, "\\\\", 2); break;
+    case '\n': tl_buf_append(b, "\\n", 2); break;
+    case '\t': tl_buf_append(b, "\\t", 2); break;
+    case '\r': tl_buf_append(b, "\\r", 2); break;
+    default:
+      snprintf(esc, sizeof esc, "\\u%04x", ch);
+      tl_buf_append(b, esc, 6);
+    }
+    run = c + 1;
+  }
+  tl_buf_append(b, "\"", 1);
+}
+
+tl_status tl_journal_add(tl_journal *j, const char *bench, const char *model, const char *variant,
+                         int seed, const char *id, const tl_eng_reply *rep, tl_err *err) {
+  /* Hand-written JSON (one reused buffer, no per-field allocation): this runs once per unit. */
+  tl_buf *b = &j->line;
+  tl_buf_reset(b);
+  tl_buf_append(b, "{", 1);
+  put_field(b, "b", bench, 1);
+  put_field(b, "m", model, 0);
+  put_field(b, "v", variant, 0);
+  tl_buf_printf(b, ",\"s\":%d", seed);
+  put_field(b, "id", id, 0);
+  put_field(b, "text", rep->text, 0);
+  put_field(b, "prompt", rep->prompt, 0);
+  put_field(b, "source", rep->source, 0);
+  tl_buf_append(b, "}\n", 2);
+  if (fwrite(b->data, 1, b->len, j->fp) != b->len)
+    return tl_err_set(err, TL_EIO, "cannot write journal '%s': %s", j->path, strerror(errno));
+  j->unsynced++;
+  return TL_OK;
+}
+
+tl_status tl_journal_sync(tl_journal *j, tl_err *err) {
+  if (!j->fp || !j->unsynced) return TL_OK;
+  j->last_sync = now_s();
+  if (fflush(j->fp) != 0 || fsync(fileno(j->fp)) != 0)
+    return tl_err_set(err, TL_EIO, "cannot write journal '%s': %s", j->path, strerror(errno));
+  j->unsynced = 0;
+  return TL_OK;
+}
+
+void tl_journal_close(tl_journal *j) {
+  if (j->fp) fclose(j->fp);
+  free(j->path);
+  tl_buf_release(&j->line);
+  memset(j, 0, sizeof *j);
+}
+
+tl_status tl_journal_batch_done(tl_journal *j, tl_err *err) {
+  if (j->fp && j->unsynced && now_s() - j->last_sync >= TL_JOURNAL_SYNC_S) return tl_journal_sync(j, err);
+  return TL_OK;
+}
+
+static int is_journal(const char *name) {
+  size_t n = strlen(name);
+  return n > 6 && strcmp(name + n - 6, ".jsonl") == 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char **list_files(const char *dir, int *n) {
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (!d) return NULL;
+  char **names = NULL;
+  int cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!is_journal(e->d_name)) continue;
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 16;
+      names = realloc(names, (size_t)cap * sizeof *names);
+    }
+    names[(*n)++] = tl_strdup(e->d_name);
+  }
+  closedir(d);
+  if (*n) qsort(names, (size_t)*n, sizeof *names, cmp_str);
+  return names;
+}
+
+int tl_journal_exists(const char *dir) {
+  int n;
+  char **f = list_files(dir, &n);
+  for (int i = 0; i < n; i++) free(f[i]);
+  free(f);
+  return n > 0;
+}
+
+static const char *str_or_null(const cJSON *o, const char *k, int *bad) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (cJSON_IsString(v)) return v->valuestring;
+  if (!cJSON_IsNull(v)) *bad = 1;
+  return NULL;
+}
+
+tl_status tl_journal_read_all(const char *dir, const char *job_hash, tl_journal_cb cb, void *ctx,
+                              long *nfiles, long *nrecs, long *nskipped, tl_err *err) {
+  *nfiles = *nrecs = *nskipped = 0;
+  int n;
+  char **names = list_files(dir, &n);
+  tl_status st = TL_OK;
+  for (int f = 0; f < n && st == TL_OK; f++) {
+    tl_buf path;
+    tl_buf_init(&path);
+    tl_buf_printf(&path, "%s/%s", dir, names[f]);
+    tl_jsonl r;
+    st = tl_jsonl_open(&r, path.data, 0, err);
+    tl_buf_release(&path);
+    if (st) break;
+    (*nfiles)++;
+    cJSON *o;
+    tl_jl_result res;
+    tl_err e;
+    int header = 1;
+    while (st == TL_OK && (res = tl_jsonl_next(&r, &o, &e)) != TL_JL_EOF) {
+      if (res == TL_JL_IOERR) { st = tl_err_set(err, TL_EIO, "%s", e.msg); break; }
+      if (res == TL_JL_BAD) { (*nskipped)++; continue; }
+      if (header) {
+        header = 0;
+        const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "job");
+        if (!cJSON_GetObjectItemCaseSensitive(o, "tally_journal") || !cJSON_IsString(h)) {
+          st = tl_err_set(err, TL_EJOB, "%s: not a tally journal", r.path);
+        } else if (strcmp(h->valuestring, job_hash) != 0) {
+          st = tl_err_set(err, TL_EJOB,
+                          "%s belongs to another job (the job file changed since it was written); "
+                          "remove '%s' to start over", r.path, dir);
+        }
+        cJSON_Delete(o);
+        continue;
+      }
+      int bad = !cJSON_IsObject(o);
+      tl_journal_rec rec;
+      memset(&rec, 0, sizeof rec);
+      if (!bad) {
+        rec.bench = str_or_null(o, "b", &bad);
+        rec.model = str_or_null(o, "m", &bad);
+        rec.variant = str_or_null(o, "v", &bad);
+        rec.id = str_or_null(o, "id", &bad);
+        rec.text = str_or_null(o, "text", &bad);
+        rec.prompt = str_or_null(o, "prompt", &bad);
+        rec.source = str_or_null(o, "source", &bad);
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "s");
+        if (!cJSON_IsNumber(s)) bad = 1;
+        else rec.seed = (int)s->valuedouble;
+        bad |= !rec.bench || !rec.model || !rec.variant || !rec.id;
+      }
+      if (bad) (*nskipped)++;
+      else {
+        (*nrecs)++;
+        st = cb(ctx, &rec);
+      }
+      cJSON_Delete(o);
+    }
+    tl_jsonl_close(&r);
+  }
+  for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
+  return st;
+}
+
+tl_status tl_journal_remove(const char *dir, tl_err *err) {
+  int n;
+  char **names = list_files(dir, &n);
+  tl_status st = TL_OK;
+  for (int i = 0; i < n; i++) {
+    tl_buf p;
+    tl_buf_init(&p);
+    tl_buf_printf(&p, "%s/%s", dir, names[i]);
+    if (unlink(p.data) != 0 && st == TL_OK)
+      st = tl_err_set(err, TL_EIO, "cannot remove journal '%s': %s", p.data, strerror(errno));
+    tl_buf_release(&p);
+    free(names[i]);
+  }
+  free(names);
+  if (st == TL_OK && rmdir(dir) != 0 && errno != ENOENT)
+    st = tl_err_set(err, TL_EIO, "cannot remove the journal folder '%s': %s", dir, strerror(errno));
+  return st;
+}

@@ -1,0 +1,70 @@
+/* journal.h - the resume journal.
+ *
+ * Every rank appends each unit it finishes to its own file in `<output>.journal/`, named
+ * `<attempt>-r<rank>.jsonl` (a new attempt never overwrites an earlier one's files). Line 1 is
+ * a header {"tally_journal": 1, "job": "<hash of the job JSON>", "rank": r, "attempt": "..."};
+ * then one line per finished unit:
+ *   {"b": benchmark, "m": model, "v": variant, "s": seed, "id": item id,
+ *    "text": response|null, "prompt": str|null, "source": str|null}
+ * Lines are buffered; at the end of each batch (a chunk of units) they are flushed and
+ * fsync'ed, at most every TL_JOURNAL_SYNC_S seconds (fsync per tiny chunk would cost more than
+ * the scoring), and always on a signal and at the end. A SIGKILL loses at most the units of
+ * the last TL_JOURNAL_SYNC_S seconds: they are simply done again on resume. On resume every file of the folder is read: a line cut short by
+ * the kill, or any malformed line, is skipped (that unit is simply done again); a header whose
+ * job hash differs stops the run (the folder belongs to another job). */
+#ifndef TALLY_JOURNAL_H
+#define TALLY_JOURNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine.h"
+#include "tally/err.h"
+
+#include "tally/str.h"
+
+#define TL_JOURNAL_SYNC_S 0.5
+
+typedef struct {
+  FILE *fp;
+  char *path;
+  long unsynced;    /* lines written since the last sync */
+  double last_sync; /* CLOCK_MONOTONIC seconds */
+  tl_buf line;      /* reused line buffer */
+} tl_journal;
+
+/* "<output>.journal" (malloc'd). */
+char *tl_journal_dir(const char *output);
+/* FNV-1a 64 of the job JSON as 16 hex digits into out[17]. */
+void tl_journal_job_hash(const char *job_json, char out[17]);
+
+/* Creates dir if needed and this rank's file; writes the header. */
+tl_status tl_journal_open(tl_journal *j, const char *dir, const char *attempt, int rank,
+                          const char *job_hash, tl_err *err);
+/* Appends one finished unit (buffered). */
+tl_status tl_journal_add(tl_journal *j, const char *bench, const char *model, const char *variant,
+                         int seed, const char *id, const tl_eng_reply *rep, tl_err *err);
+/* End of a batch: syncs when the last sync is TL_JOURNAL_SYNC_S or more ago. */
+tl_status tl_journal_batch_done(tl_journal *j, tl_err *err);
+/* fflush + fsync: the lines written so far survive a crash. */
+tl_status tl_journal_sync(tl_journal *j, tl_err *err);
+void tl_journal_close(tl_journal *j);
+
+/* One recorded unit, as read back. Strings are borrowed for the callback's duration. */
+typedef struct {
+  const char *bench, *model, *variant, *id, *text, *prompt, *source;
+  int seed;
+} tl_journal_rec;
+typedef tl_status (*tl_journal_cb)(void *ctx, const tl_journal_rec *rec);
+
+/* Reads every .jsonl file of dir (sorted by name). *nfiles and *nrecs count what was read, *nskipped
+ * the lines ignored (cut short or malformed). TL_EJOB when a header names another job. A
+ * missing dir is not an error (nothing recorded). */
+tl_status tl_journal_read_all(const char *dir, const char *job_hash, tl_journal_cb cb, void *ctx,
+                              long *nfiles, long *nrecs, long *nskipped, tl_err *err);
+/* True when dir exists and holds at least one journal file. */
+int tl_journal_exists(const char *dir);
+/* Removes the journal files and the folder (after the output is safely written). */
+tl_status tl_journal_remove(const char *dir, tl_err *err);
+
+#endif
