@@ -87,7 +87,8 @@ void tl_se_status_totals(const int64_t *c, size_t ncfgs, int nmodes, int k,
                          int64_t out[TL_PS__COUNT]);
 
 /* The tables. `modes` lists the job's modes in job order (modes[0] primary).
- *  items:   /items/spatialeval - one row per unit, in the order given (key order).
+ *  items:   /items/spatialeval - one row per unit, in the order given (key order); the table
+ *           borrows the texts of s, cfgs and rows, so free it before them.
  *  metrics: /metrics/spatialeval/<mode> - model x variant x task x qid x seed groups (qid -1 =
  *           all qids of the task): n, correct, accuracy, n_<status> for every status.
  *  seeds:   /metrics/spatialeval/<mode>_across_seeds - per model x variant x task x qid: seeds,

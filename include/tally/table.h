@@ -18,6 +18,8 @@ typedef struct {
   char *name;
   tl_col_type type;
   char *doc;      /* one line: meaning and unit; written as the dataset's "doc" attribute */
+  int borrowed;   /* STR only: cells point into strings the caller keeps alive (set with
+                     tl_table_ref_str); the table never frees them */
   union {
     char **s;     /* [nrows] owned strings, never NULL */
     int64_t *i;   /* [nrows] */
@@ -42,6 +44,9 @@ int tl_table_col(const tl_table *t, const char *name);
 /* Appends an empty row; returns its index, or (size_t)-1 on allocation failure. */
 size_t tl_table_add_row(tl_table *t);
 tl_status tl_table_set_str(tl_table *t, size_t row, int col, const char *s); /* copies s */
+/* Borrowing variant for big texts (responses): the cell points at s, which must outlive the
+ * table; the column becomes a borrowing column (all its cells must be set this way). */
+void tl_table_ref_str(tl_table *t, size_t row, int col, const char *s);
 void tl_table_set_i64(tl_table *t, size_t row, int col, int64_t v);
 void tl_table_set_f64(tl_table *t, size_t row, int col, double v);
 

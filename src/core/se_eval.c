@@ -226,6 +226,7 @@ bad:
     if (tl_table_add_col((t), (name), (type), (doc)) < 0) goto oom; \
   } while (0)
 
+/* The table borrows the texts of s, cfgs and rows: free it before them. */
 tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_se_cfg *cfgs, const tl_se_row *rows,
                             size_t nrows, const tl_se_mode *modes, int nmodes) {
   tl_table *t = tl_table_new("/items/spatialeval");
@@ -261,24 +262,23 @@ tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_se_cfg *cfgs, const
     size_t row = tl_table_add_row(t);
     if (row == (size_t)-1) goto oom;
     int k = 0;
-    if (tl_table_set_str(t, row, k++, it->id) || tl_table_set_str(t, row, k++, tl_se_task_name(it->task)))
-      goto oom;
+    tl_table_ref_str(t, row, k++, it->id);
+    tl_table_ref_str(t, row, k++, tl_se_task_name(it->task));
     tl_table_set_i64(t, row, k++, it->qid);
-    if (tl_table_set_str(t, row, k++, c->model)) goto oom;
+    tl_table_ref_str(t, row, k++, c->model);
     tl_table_set_i64(t, row, k++, c->seed);
-    if (tl_table_set_str(t, row, k++, tl_se_prompt_name((tl_se_prompt_kind)c->variant)) ||
-        tl_table_set_str(t, row, k++, it->oracle_option) ||
-        tl_table_set_str(t, row, k++, it->oracle_answer) ||
-        tl_table_set_str(t, row, k++, r->response ? r->response : ""))
-      goto oom;
+    /* Texts owned by the items and rows are borrowed (the table lives shorter than both). */
+    tl_table_ref_str(t, row, k++, tl_se_prompt_name((tl_se_prompt_kind)c->variant));
+    tl_table_ref_str(t, row, k++, it->oracle_option);
+    tl_table_ref_str(t, row, k++, it->oracle_answer);
+    tl_table_ref_str(t, row, k++, r->response);
     tl_table_set_i64(t, row, k++, r->response != NULL);
-    if (tl_table_set_str(t, row, k++, r->source ? r->source : "")) goto oom;
+    tl_table_ref_str(t, row, k++, r->source);
     for (int m = 0; m < nmodes; m++) {
       const tl_parsed *p = &r->res[modes[m]];
-      if (tl_table_set_str(t, row, k++, p->answer ? p->answer : "") ||
-          tl_table_set_str(t, row, k++, tl_pstatus_name(p->status)) ||
-          tl_table_set_str(t, row, k++, p->rule))
-        goto oom;
+      tl_table_ref_str(t, row, k++, p->answer);
+      tl_table_ref_str(t, row, k++, tl_pstatus_name(p->status));
+      tl_table_ref_str(t, row, k++, p->rule);
       tl_table_set_i64(t, row, k++, p->correct);
     }
   }

@@ -24,7 +24,7 @@ void tl_table_free(tl_table *t) {
   for (int c = 0; c < t->ncols; c++) {
     tl_col *col = &t->cols[c];
     if (col->type == TL_COL_STR) {
-      for (size_t r = 0; r < t->nrows; r++)
+      for (size_t r = 0; !col->borrowed && r < t->nrows; r++)
         if (col->v.s[r] != EMPTY) free(col->v.s[r]);
       free(col->v.s);
     } else if (col->type == TL_COL_I64) {
@@ -93,6 +93,11 @@ tl_status tl_table_set_str(tl_table *t, size_t row, int col, const char *s) {
   if (*slot != EMPTY) free(*slot);
   *slot = d;
   return TL_OK;
+}
+
+void tl_table_ref_str(tl_table *t, size_t row, int col, const char *s) {
+  t->cols[col].borrowed = 1;
+  t->cols[col].v.s[row] = (s && *s) ? (char *)s : EMPTY;
 }
 
 void tl_table_set_i64(tl_table *t, size_t row, int col, int64_t v) { t->cols[col].v.i[row] = v; }

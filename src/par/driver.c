@@ -334,7 +334,8 @@ typedef struct {
 } chunk_state;
 
 /* Submits what is left of the chunk and collects ready replies (waiting at most timeout_ms). */
-static tl_status chunk_step(se_run *r, chunk_state *cs, tl_journal *jn, int timeout_ms, tl_err *err) {
+static tl_status chunk_step(se_run *r, chunk_state *cs, tl_journal *jn, int timeout_ms, int maxrep,
+                            tl_err *err) {
   tl_engine *eng = tl_replay_engine(r->replay);
   tl_status st = TL_OK;
   while (cs->next_submit < cs->b && st == TL_OK) {
@@ -346,7 +347,7 @@ static tl_status chunk_step(se_run *r, chunk_state *cs, tl_journal *jn, int time
   }
   if (st) return tl_err_set(err, st, "engine: cannot submit a request");
   tl_eng_reply rep[256];
-  int k = eng->vt->poll(eng, rep, 256, timeout_ms);
+  int k = eng->vt->poll(eng, rep, maxrep < 256 ? maxrep : 256, timeout_ms);
   for (int i = 0; i < k; i++) {
     uint64_t u = rep[i].tag;
     const tl_se_cfg *c = &r->cfgs[u / r->items.n];
@@ -376,7 +377,11 @@ static uint64_t chunk_size(uint64_t P, int nranks) {
 /* Runs every pending unit. Collective. Returns TL_OK, or an error; *interrupted = 1 when a
  * signal stopped this rank (its finished units are journaled). */
 static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_journal *jn,
-                          progress *pg, MPI_Comm comm, int *interrupted, uint64_t *failed, tl_err *err) {
+                          progress *pg, MPI_Comm comm, int *interrupted, uint64_t *failed,
+                          double *sched_s /* OUT: seconds this rank spent on scheduling messages */,
+                          uint64_t *nchunks, tl_err *err) {
+  *sched_s = 0;
+  *nchunks = 0;
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
@@ -398,6 +403,7 @@ static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_jou
         MPI_Iprobe(MPI_ANY_SOURCE, TAG_REQ, comm, &flag, &ms);
         if (!flag) break;
         int64_t delta[2];
+        double t0 = now_s();
         MPI_Recv(delta, 2, MPI_INT64_T, ms.MPI_SOURCE, TAG_REQ, comm, MPI_STATUS_IGNORE);
         pg->done += (uint64_t)delta[0];
         pg->failed += (uint64_t)delta[1];
@@ -407,16 +413,20 @@ static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_jou
           next += as[1];
         }
         MPI_Send(as, 2, MPI_UINT64_T, ms.MPI_SOURCE, TAG_ASSIGN, comm);
+        *sched_s += now_s() - t0;
+        if (as[1]) (*nchunks)++;
         if (!as[1]) active--;
       }
       if (chunk_done(&cs) && next < P) { /* rank 0's own next chunk */
         cs.a = cs.next_submit = next;
         cs.b = next + (P - next < C ? P - next : C);
         next = cs.b;
+        (*nchunks)++;
       }
       if (!chunk_done(&cs)) {
         uint64_t f0 = cs.finished, x0 = cs.failed;
-        st = chunk_step(r, &cs, jn, nranks > 1 ? 1 : 50, err);
+        /* with workers waiting on us, take few replies per step so requests are answered fast */
+        st = chunk_step(r, &cs, jn, nranks > 1 ? 1 : 50, nranks > 1 ? 16 : 256, err);
         pg->done += cs.finished - f0;
         pg->failed += cs.failed - x0;
       } else if (active > 0) {
@@ -445,13 +455,15 @@ static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_jou
       int64_t delta[2] = {(int64_t)cs.since_report, (int64_t)cs.failed};
       cs.since_report = 0;
       cs.failed = 0;
+      double t0 = now_s();
       MPI_Send(delta, 2, MPI_INT64_T, 0, TAG_REQ, comm);
       uint64_t as[2];
       MPI_Recv(as, 2, MPI_UINT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
+      *sched_s += now_s() - t0;
       if (!as[1]) break;
       cs.a = cs.next_submit = as[0];
       cs.b = as[0] + as[1];
-      while (!chunk_done(&cs) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, jn, 50, err);
+      while (!chunk_done(&cs) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, jn, 50, 256, err);
       if (st != TL_OK || g_stop) {
         if (g_stop) *interrupted = 1;
         /* keep asking until told to stop, so rank 0 is never left waiting */
@@ -500,6 +512,7 @@ static tl_status redistribute(se_run *r, MPI_Comm comm, tl_err *err) {
   for (int q = 0; out && q < nranks; q++) tl_buf_init(&out[q]);
   for (size_t i = 0; !bad && i < r->nrows; i++) {
     int q = owner_of(r->unit[i], r->U, nranks);
+    if (q == rank) continue; /* our own rows move without a copy */
     if (tl_se_row_pack(&r->rows[i], r->unit[i], jb->modes, jb->n_modes, &out[q]) != TL_OK) bad = 1;
   }
   int64_t total = 0;
@@ -526,12 +539,20 @@ static tl_status redistribute(se_run *r, MPI_Comm comm, tl_err *err) {
   }
   rbuf = malloc(rtotal ? (size_t)rtotal : 1);
   MPI_Alltoallv(sbuf, scount, sdisp, MPI_CHAR, rbuf, rcount, rdisp, MPI_CHAR, comm);
-  /* replace our rows by the received block */
-  for (size_t i = 0; i < r->nrows; i++) tl_se_row_release(&r->rows[i]);
+  /* our block: our own rows moved in, the others' unpacked */
   uint64_t lo = block_lo(r->U, rank, nranks), hi = block_lo(r->U, rank + 1, nranks);
   size_t nb = (size_t)(hi - lo);
   tl_se_row *blk = calloc(nb ? nb : 1, sizeof *blk);
   uint8_t *seen = calloc(nb ? nb : 1, 1);
+  for (size_t i = 0; i < r->nrows; i++) {
+    uint64_t u = r->unit[i];
+    if (blk && seen && u >= lo && u < hi && !seen[u - lo]) {
+      blk[u - lo] = r->rows[i];
+      seen[u - lo] = 1;
+    } else {
+      tl_se_row_release(&r->rows[i]);
+    }
+  }
   const char *p = rbuf, *end = rbuf + rtotal;
   while (blk && seen && p < end && st == TL_OK) {
     tl_se_row row;
@@ -680,8 +701,9 @@ static void bcast_u8(uint8_t *buf, uint64_t n, MPI_Comm comm) {
 /* Collective: the benchmarks of the job, distributed; tables written through w (collective);
  * rank 0 prints the summary. */
 static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output,
-                          MPI_Comm comm, uint64_t *stats /* OUT [6]: units, resumed, engine calls,
-                                                             load, score, gather+write (ms) */) {
+                          MPI_Comm comm, uint64_t *stats /* OUT [8]: units, resumed, engine calls,
+                                                             load, score, gather+write (ms), chunks,
+                                                             scheduling messages (us, all ranks) */) {
   double t_start = now_s(), t_scored = 0;
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
@@ -792,8 +814,17 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   /* 4. score */
   double t_loaded = now_s();
   int interrupted = 0;
-  uint64_t failed = 0;
-  st = schedule(&r, pending, P, &jn, &pg, comm, &interrupted, &failed, &err);
+  uint64_t failed = 0, nchunks = 0;
+  double sched_s = 0;
+  st = schedule(&r, pending, P, &jn, &pg, comm, &interrupted, &failed, &sched_s, &nchunks, &err);
+  {
+    double all_s = 0;
+    MPI_Reduce(&sched_s, &all_s, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+    if (rank == 0) {
+      stats[6] = nchunks;
+      stats[7] = (uint64_t)(1e6 * all_s);
+    }
+  }
   if (st) {
     fprintf(o->log, "tally: rank %d: %s (finished units are in the journal; fix it and run with --resume)\n",
             rank, err.msg);
@@ -990,7 +1021,7 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
   if (rank == 0) rc = check_output(o, output);
   rc = agree(rc, comm);
   tl_writer *w = NULL;
-  uint64_t bstats[6] = {0, 0, 0, 0, 0, 0};
+  uint64_t bstats[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   if (rc == TL_EXIT_OK) rc = open_output(o, &job, output, comm, &w);
   rc = agree(rc, comm);
   if (rc == TL_EXIT_OK && job.n_benches > 0) rc = run_benchmarks(o, &job, w, output, comm, bstats);
@@ -1026,10 +1057,12 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
     }
     if (job.n_benches > 0 && !o->quiet)
       fprintf(o->log, "tally: %llu units, %llu from the journal, %llu engine calls, %d rank%s; "
-              "load %.3f s, score %.3f s, gather+write %.3f s\n",
+              "load %.3f s, score %.3f s, gather+write %.3f s; %llu chunks, scheduling messages "
+              "%.2f us/unit\n",
               (unsigned long long)bstats[0], (unsigned long long)bstats[1], (unsigned long long)bstats[2],
               nranks, nranks == 1 ? "" : "s", 1e-3 * (double)bstats[3], 1e-3 * (double)bstats[4],
-              1e-3 * (double)bstats[5]);
+              1e-3 * (double)bstats[5], (unsigned long long)bstats[6],
+              bstats[2] ? (double)bstats[7] / (double)bstats[2] : 0.0);
     fprintf(o->out, "wrote %s\n", output);
   }
   tl_job_release(&job);
