@@ -1,7 +1,9 @@
 /* cmd_run.c - `tally run JOB.json`: initialises MPI (the only place MPI_COMM_WORLD is named)
  * and hands the job to the driver. A plain `tally run` is a one-rank run; `mpirun -n N` and
  * `srun --mpi=pmix` launch the same binary. */
+#define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +50,11 @@ int tl_cmd_run(int argc, char **argv) {
   }
   int rc = tl_run_job(&o, MPI_COMM_WORLD);
   fflush(stdout);
+  if (!tl_par_shutdown()) { /* HDF5 holds a file it could not close: see driver.h */
+    fflush(stdout);
+    fflush(stderr);
+    _exit(rc);
+  }
   MPI_Finalize();
   return rc;
 }

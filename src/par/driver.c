@@ -47,6 +47,8 @@ static void install_signals(void) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
+  /* A file-size limit (ulimit -f) or quota must give an error we can report, not a kill. */
+  signal(SIGXFSZ, SIG_IGN);
 }
 
 static double now_s(void) {
@@ -1048,6 +1050,13 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
     }
   }
   rc = agree(rc, comm);
+  if (rc == TL_EXIT_FAIL && rank == 0 && job.n_benches > 0) {
+    char *jdir = tl_journal_dir(output);
+    if (tl_journal_exists(jdir))
+      fprintf(o->log, "tally: the journal '%s' keeps every finished unit: fix the problem and run "
+                      "again with --resume (no finished unit is asked again)\n", jdir);
+    free(jdir);
+  }
   if (rc == TL_EXIT_OK && rank == 0) {
     if (job.n_benches > 0 && !o->keep_journal) {
       char *jdir = tl_journal_dir(output);
@@ -1067,4 +1076,10 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
   }
   tl_job_release(&job);
   return rc;
+}
+
+int tl_par_shutdown(void) {
+  if (tl_h5_broken()) return 0;
+  H5close();
+  return 1;
 }

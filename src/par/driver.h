@@ -34,4 +34,10 @@ typedef struct {
 
 int tl_run_job(const tl_run_opts *o, MPI_Comm comm);
 
+/* Shuts HDF5 down before MPI_Finalize; returns 1. Returns 0, touching nothing, when a file
+ * could not be closed (disk full): HDF5 1.10 would crash closing it again at shutdown, so the
+ * caller must then end the process without MPI_Finalize (_exit with its code; the journal and
+ * every message are already out). */
+int tl_par_shutdown(void);
+
 #endif

@@ -486,13 +486,20 @@ static void destroy(h5p *w) {
   free(w);
 }
 
+/* Set when H5Fclose failed (disk full while flushing): HDF5 1.10 then still holds the file and
+ * crashes when it closes it at library shutdown, so the process must not shut HDF5 down. */
+static int g_hdf5_broken = 0;
+int tl_h5_broken(void) { return g_hdf5_broken; }
+
 static tl_status close_(tl_writer *w_, tl_err *err) {
   h5p *w = (h5p *)w_;
   tl_err e = {{0}};
   tl_status st = TL_OK;
   H5Pclose(w->dxpl);
-  if (H5Fclose(w->file) < 0)
+  if (H5Fclose(w->file) < 0) {
+    g_hdf5_broken = 1;
     st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot finish '%s' (disk full?)", w->part);
+  }
   st = agreed(w, st, &e);
   /* Every rank has closed: rank 0 publishes (or drops) the file and tells the others. */
   if (w->rank == 0) {
@@ -509,7 +516,7 @@ static tl_status close_(tl_writer *w_, tl_err *err) {
 static void abort_(tl_writer *w_) {
   h5p *w = (h5p *)w_;
   H5Pclose(w->dxpl);
-  H5Fclose(w->file);
+  if (H5Fclose(w->file) < 0) g_hdf5_broken = 1;
   MPI_Barrier(w->comm);
   if (w->rank == 0) remove(w->part);
   destroy(w);

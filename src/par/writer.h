@@ -50,5 +50,8 @@ tl_writer *tl_h5_serial_open(const char *path, tl_err *err);
  * end). tools/tally_h5.py reads both layouts into the same DataFrame. */
 #include <mpi.h>
 tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err);
+/* 1 when a file could not be closed (disk full): HDF5 must then not be shut down (see
+ * tl_par_shutdown). */
+int tl_h5_broken(void);
 
 #endif
