@@ -1,7 +1,5 @@
 /* cmd_correlate.c - `tally correlate`: argument parsing; the work is in src/par/correlate.c. */
-#define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +33,8 @@ static void usage(FILE *f) {
           "  --strict-input --quiet\n"
           "exit codes: 0 ok, 1 runtime failure, 2 usage, 3 bad input with --strict-input\n");
 }
+
+static int corr_mpi(void *ctx, MPI_Comm comm) { return tl_correlate_run((const tl_corr_opts *)ctx, comm); }
 
 int tl_cmd_correlate(int argc, char **argv) {
   tl_corr_opts o;
@@ -94,18 +94,5 @@ int tl_cmd_correlate(int argc, char **argv) {
     fprintf(stderr, "tally correlate: --resamples must be in [2, 1e8]\n");
     return TL_EXIT_USAGE;
   }
-  int provided;
-  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-    fprintf(stderr, "tally correlate: MPI_Init failed\n");
-    return TL_EXIT_FAIL;
-  }
-  int rc = tl_correlate_run(&o, MPI_COMM_WORLD);
-  fflush(stdout);
-  if (!tl_par_shutdown()) { /* HDF5 holds a file it could not close: see driver.h */
-    fflush(stdout);
-    fflush(stderr);
-    _exit(rc);
-  }
-  MPI_Finalize();
-  return rc;
+  return tl_cli_with_mpi(&argc, &argv, "tally correlate", corr_mpi, &o);
 }

@@ -1,9 +1,7 @@
-/* cmd_run.c - `tally run JOB.json`: initialises MPI (the only place MPI_COMM_WORLD is named)
- * and hands the job to the driver. A plain `tally run` is a one-rank run; `mpirun -n N` and
+/* cmd_run.c - `tally run JOB.json`: parses the options and hands the job to the driver under
+ * MPI (tl_cli_with_mpi). A plain `tally run` is a one-rank run; `mpirun -n N` and
  * `srun --mpi=pmix` launch the same binary. */
-#define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +22,8 @@ static void usage(FILE *f) {
           "            4 interrupted by SIGTERM/SIGUSR1/SIGINT (run again with --resume)\n");
 }
 
+static int run_mpi(void *ctx, MPI_Comm comm) { return tl_run_job((const tl_run_opts *)ctx, comm); }
+
 int tl_cmd_run(int argc, char **argv) {
   tl_run_opts o = {NULL, NULL, 0, 0, 0, 0, stdout, stderr};
   for (int i = 1; i < argc; i++) {
@@ -43,18 +43,5 @@ int tl_cmd_run(int argc, char **argv) {
     usage(stderr);
     return TL_EXIT_USAGE;
   }
-  int provided;
-  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-    fprintf(stderr, "tally run: MPI_Init failed\n");
-    return TL_EXIT_FAIL;
-  }
-  int rc = tl_run_job(&o, MPI_COMM_WORLD);
-  fflush(stdout);
-  if (!tl_par_shutdown()) { /* HDF5 holds a file it could not close: see driver.h */
-    fflush(stdout);
-    fflush(stderr);
-    _exit(rc);
-  }
-  MPI_Finalize();
-  return rc;
+  return tl_cli_with_mpi(&argc, &argv, "tally run", run_mpi, &o);
 }

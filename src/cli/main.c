@@ -1,8 +1,11 @@
 /* main.c - the `tally` executable: subcommand dispatch. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cli.h"
+#include "driver.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -14,6 +17,23 @@ static void usage(FILE *f) {
           "  version         print the version\n"
           "`tally <command> --help` for a command's options.\n",
           TALLY_VERSION);
+}
+
+int tl_cli_with_mpi(int *argc, char ***argv, const char *what, int (*fn)(void *ctx, MPI_Comm comm),
+                    void *ctx) {
+  int provided;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    fprintf(stderr, "%s: MPI_Init failed\n", what);
+    return TL_EXIT_FAIL;
+  }
+  int rc = fn(ctx, MPI_COMM_WORLD);
+  fflush(stdout);
+  if (!tl_par_shutdown()) { /* HDF5 holds a file it could not close: see driver.h */
+    fflush(stderr);
+    _exit(rc);
+  }
+  MPI_Finalize();
+  return rc;
 }
 
 int main(int argc, char **argv) {

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "tally/str.h"
+#include "h5_common.h"
 #include "writer.h"
 
 #define CHUNK_ABOVE 4096 /* datasets with more elements are chunked and deflated */
@@ -83,23 +84,6 @@ static int same_everywhere(MPI_Comm comm, uint64_t h) {
   return m[0] == h && ~m[1] == h;
 }
 
-static hid_t str_type(void) {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, H5T_VARIABLE);
-  H5Tset_cset(t, H5T_CSET_UTF8);
-  return t;
-}
-
-static tl_status attr_write_str(hid_t obj, const char *name, const char *value) {
-  hid_t t = str_type();
-  hid_t sp = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t rc = a < 0 ? -1 : H5Awrite(a, t, &value);
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  H5Tclose(t);
-  return rc < 0 ? TL_EHDF5 : TL_OK;
-}
 
 /* Creates a 1-D dataset of n elements (collective). */
 static hid_t create_ds(hid_t g, const char *name, hid_t ftype, hsize_t n, int shuffle) {
@@ -159,7 +143,7 @@ static tl_status put_ds(h5p *w, hid_t g, const char *path, const char *name, hid
     st = tl_err_set(e, TL_EHDF5, "HDF5: cannot write dataset '%s/%s'", path, name);
   st = agreed(w, st, e);
   if (st == TL_OK && doc && *doc) {
-    if (attr_write_str(d, "doc", doc) != TL_OK)
+    if (tl_h5_attr_str(d, "doc", doc) != TL_OK)
       st = tl_err_set(e, TL_EHDF5, "HDF5: cannot write attribute 'doc' of '%s/%s'", path, name);
     st = agreed(w, st, e);
   }
@@ -455,7 +439,7 @@ static tl_status attr_str(tl_writer *w_, const char *name, const char *value, tl
   tl_err e = {{0}};
   tl_status st = attr_check(w, name, value, strlen(value), &e);
   if (st == TL_OK) {
-    if (attr_write_str(w->file, name, value) != TL_OK)
+    if (tl_h5_attr_str(w->file, name, value) != TL_OK)
       st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot write attribute '%s'", name);
     st = agreed(w, st, &e);
   }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tally/str.h"
+#include "h5_common.h"
 #include "writer.h"
 
 typedef struct {
@@ -25,23 +26,6 @@ static tl_status h5err(tl_err *err, const char *what, const char *name) {
   return tl_err_set(err, TL_EHDF5, "HDF5: cannot %s '%s'", what, name);
 }
 
-static hid_t str_type(void) {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, H5T_VARIABLE);
-  H5Tset_cset(t, H5T_CSET_UTF8);
-  return t;
-}
-
-static tl_status attr_write_str(hid_t obj, const char *name, const char *value) {
-  hid_t t = str_type();
-  hid_t sp = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t rc = a < 0 ? -1 : H5Awrite(a, t, &value);
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  H5Tclose(t);
-  return rc < 0 ? TL_EHDF5 : TL_OK;
-}
 
 static tl_status write_table(tl_writer *w_, const tl_table *t, tl_err *err) {
   h5w *w = (h5w *)w_;
@@ -72,7 +56,7 @@ static tl_status write_table(tl_writer *w_, const tl_table *t, tl_err *err) {
     hid_t ft, mt;
     const void *buf;
     if (col->type == TL_COL_STR) {
-      ft = str_type();
+      ft = tl_h5_str_type();
       mt = H5Tcopy(ft);
       buf = col->v.s;
     } else if (col->type == TL_COL_I64) {
@@ -90,7 +74,7 @@ static tl_status write_table(tl_writer *w_, const tl_table *t, tl_err *err) {
     } else {
       if (n > 0 && H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
         st = h5err(err, "write dataset", col->name);
-      if (st == TL_OK && col->doc && *col->doc && attr_write_str(d, "doc", col->doc) != TL_OK)
+      if (st == TL_OK && col->doc && *col->doc && tl_h5_attr_str(d, "doc", col->doc) != TL_OK)
         st = h5err(err, "write attribute of", col->name);
       H5Dclose(d);
     }
@@ -113,7 +97,7 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
 
 static tl_status attr_str(tl_writer *w_, const char *name, const char *value, tl_err *err) {
   h5w *w = (h5w *)w_;
-  if (attr_write_str(w->file, name, value) != TL_OK) return h5err(err, "write attribute", name);
+  if (tl_h5_attr_str(w->file, name, value) != TL_OK) return h5err(err, "write attribute", name);
   return TL_OK;
 }
 
