@@ -81,8 +81,19 @@ extern "C" const char *tl_cuda_describe(void) {
   return buf;
 }
 
+/* Each rank of a node takes its own device: local rank (SLURM_LOCALID under srun,
+ * OMPI_COMM_WORLD_LOCAL_RANK under mpirun) modulo the devices it sees. */
+static void select_device(void) {
+  const char *v = getenv("SLURM_LOCALID");
+  if (!v) v = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  int n = 0;
+  if (!v || cudaGetDeviceCount(&n) != cudaSuccess || n <= 1) return;
+  cudaSetDevice(atoi(v) % n);
+}
+
 extern "C" tl_status tl_cuda_resamples(const tl_cuda_study *s, uint64_t r0, uint64_t r1,
                                        double *out, tl_err *err) {
+  select_device();
   uint32_t *d_y = NULL, *d_x = NULL, *d_o = NULL;
   int32_t *d_w = NULL;
   double *d_out = NULL;
