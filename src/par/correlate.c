@@ -17,6 +17,9 @@
 #include "tally/cuda_boot.h"
 #endif
 
+/* The prefix of this study's messages: "tally correlate", or the job's study label. */
+#define LABEL(o) ((o)->label ? (o)->label : "tally correlate")
+
 /* One group of rows, as rank 0 prepared it and every rank received it. */
 typedef struct {
   char *key;       /* "col=value,..." or "all" */
@@ -175,7 +178,7 @@ static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
   tl_tabin t;
   tl_status st = tl_tabin_read(o->input, 0, log, &t, &err);
   if (st) {
-    fprintf(o->log, "tally correlate: %s\n", err.msg[0] ? err.msg : "bad input");
+    fprintf(o->log, "%s: %s\n", LABEL(o), err.msg[0] ? err.msg : "bad input");
     return st == TL_EINPUT && log->strict ? TL_EXIT_BAD_INPUT : st == TL_EIO ? TL_EXIT_FAIL : TL_EXIT_BAD_INPUT;
   }
   int rc = TL_EXIT_OK, ngb = 0;
@@ -188,17 +191,17 @@ static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
   tl_strmap gi;
   tl_strmap_init(&gi);
   int missing = hcol < 0;
-  if (hcol < 0) fprintf(o->log, "tally correlate: %s has no column '%s' (the --human score)\n", o->input, o->human);
+  if (hcol < 0) fprintf(o->log, "%s: %s has no column '%s' (the --human score)\n", LABEL(o), o->input, o->human);
   for (int m = 0; m < d->M; m++) {
     mcol[m] = tl_tabin_col(&t, d->names[m]);
-    if (mcol[m] < 0) { fprintf(o->log, "tally correlate: %s has no column '%s' (in --metrics)\n", o->input, d->names[m]); missing = 1; }
+    if (mcol[m] < 0) { fprintf(o->log, "%s: %s has no column '%s' (in --metrics)\n", LABEL(o), o->input, d->names[m]); missing = 1; }
   }
   for (int k = 0; k < ngb; k++) {
     gcol[k] = tl_tabin_col(&t, gb[k]);
-    if (gcol[k] < 0) { fprintf(o->log, "tally correlate: %s has no column '%s' (in --group-by)\n", o->input, gb[k]); missing = 1; }
+    if (gcol[k] < 0) { fprintf(o->log, "%s: %s has no column '%s' (in --group-by)\n", LABEL(o), o->input, gb[k]); missing = 1; }
   }
   if (missing) {
-    fprintf(o->log, "tally correlate: columns present: ");
+    fprintf(o->log, "%s: columns present: ", LABEL(o));
     for (int c = 0; c < t.ncols; c++) fprintf(o->log, "%s%s", c ? ", " : "", t.colnames[c]);
     fprintf(o->log, "\n");
     rc = TL_EXIT_USAGE;
@@ -258,7 +261,7 @@ static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
   }
   for (int k = 0; k < d->ngroups; k++) {
     if (d->g[k].n > TL_BOOT_MAX_N) {
-      fprintf(o->log, "tally correlate: group '%s' has %u rows, more than %d\n", d->g[k].key, d->g[k].n, TL_BOOT_MAX_N);
+      fprintf(o->log, "%s: group '%s' has %u rows, more than %d\n", LABEL(o), d->g[k].key, d->g[k].n, TL_BOOT_MAX_N);
       rc = TL_EXIT_USAGE;
     }
   }
@@ -267,10 +270,10 @@ static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
   qsort(d->g, (size_t)d->ngroups, sizeof *d->g, key_cmp);
   if (o->indices) {
     if (d->ngroups != 1) {
-      fprintf(o->log, "tally correlate: --indices needs a single group (the matrix is for one n)\n");
+      fprintf(o->log, "%s: --indices needs a single group (the matrix is for one n)\n", LABEL(o));
       rc = TL_EXIT_USAGE;
     } else if ((st = read_indices(o->indices, d->g[0].n, &d->indices, &d->B, &err))) {
-      fprintf(o->log, "tally correlate: %s\n", err.msg);
+      fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
       rc = st == TL_EIO ? TL_EXIT_FAIL : TL_EXIT_USAGE;
     }
     d->idx_n = d->g[0].n;
@@ -632,7 +635,7 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
     int bad = st != TL_OK, anybad = 0;
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
     if (anybad) {
-      if (bad) fprintf(o->log, "tally correlate: rank %d, group '%s': %s\n", rank, rank ? "?" : g->key,
+      if (bad) fprintf(o->log, "%s: rank %d, group '%s': %s\n", LABEL(o), rank, rank ? "?" : g->key,
                        err.msg[0] ? err.msg : tl_strerror(st));
       rc = TL_EXIT_FAIL;
     } else {
@@ -670,7 +673,7 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
       bad = pst != TL_OK;
       MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
       if (anybad) {
-        if (rank == 0) fprintf(o->log, "tally correlate: group '%s': out of memory in the tests\n", g->key);
+        if (rank == 0) fprintf(o->log, "%s: group '%s': out of memory in the tests\n", LABEL(o), g->key);
         rc = TL_EXIT_FAIL;
       } else {
         if (P) MPI_Reduce(pc_mine, pc_all, P, MPI_INT64_T, MPI_SUM, 0, comm);
@@ -690,7 +693,7 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
           g->cmp = calloc((size_t)(d.nstats * npairs + 1), sizeof *g->cmp);
           if (tl_study_summarize_with(s, g->vals, o->ci, (tl_ci_method)o->method, jack,
                                       P ? pc_all : NULL, g->per, g->cmp)) {
-            fprintf(o->log, "tally correlate: group '%s': summarizing failed\n", g->key);
+            fprintf(o->log, "%s: group '%s': summarizing failed\n", LABEL(o), g->key);
             rc = TL_EXIT_FAIL;
           }
         }
@@ -719,11 +722,11 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
     if (o->json) print_json(o, &d);
     else print_table(o, &d);
     if (!o->quiet)
-      fprintf(o->log, "tally correlate: %d group(s), %llu resamples x %d values in %.3f s; "
-              "%s%s in %.3f s; on %s\n", d.ngroups, (unsigned long long)d.B, K, t_max,
+      fprintf(o->log, "%s: %d group(s), %llu resamples x %d values in %.3f s; "
+              "%s%s in %.3f s; on %s\n", LABEL(o), d.ngroups, (unsigned long long)d.B, K, t_max,
               o->permutation ? "permutation test" : "no permutation test",
               o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices);
-    if (log.total) fprintf(o->log, "tally correlate: %ld bad input cell(s) reported; those rows were excluded\n", log.total);
+    if (log.total) fprintf(o->log, "%s: %ld bad input cell(s) reported; those rows were excluded\n", LABEL(o), log.total);
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
   if (rc == TL_EXIT_OK && w) rc = write_tables(o, &d, w, prefix, rank); /* collective */
@@ -743,11 +746,11 @@ int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
   if (o->out) {
     w = tl_h5_parallel_open(o->out, comm, &err); /* collective */
     if (!w) {
-      if (rank == 0) fprintf(o->log, "tally correlate: %s\n", err.msg);
+      if (rank == 0) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
       rc = TL_EXIT_FAIL;
     } else if (w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err) ||
                w->vt->attr_str(w, "command", "correlate", &err) || w->vt->attr_i64(w, "n_ranks", nranks, &err)) {
-      if (rank == 0) fprintf(o->log, "tally correlate: %s\n", err.msg);
+      if (rank == 0) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
       rc = TL_EXIT_FAIL;
     }
   }
@@ -755,7 +758,7 @@ int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
   if (w) {
     if (rc == TL_EXIT_OK) {
       if (w->vt->close(w, &err)) {
-        if (rank == 0) fprintf(o->log, "tally correlate: %s\n", err.msg);
+        if (rank == 0) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
         rc = TL_EXIT_FAIL;
       }
     } else {

@@ -34,6 +34,7 @@ typedef struct {
   int strict_input;
   int quiet;
   FILE *outf, *log;
+  const char *label;      /* message prefix; NULL = "tally correlate" */
 } tl_corr_opts;
 
 /* `tally correlate`: one study; writes o->out (when set) with the tables under

@@ -949,6 +949,9 @@ static int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm
   int rank;
   MPI_Comm_rank(comm, &rank);
   if (rank == 0) fprintf(o->out, "\nstudy '%s' (%s):\n", js->name, js->input);
+  char label[300];
+  snprintf(label, sizeof label, "tally: study '%s'", js->name);
+  co.label = label;
   char prefix[300];
   snprintf(prefix, sizeof prefix, "/stats/%s", js->name);
   return tl_corr_study(&co, comm, w, prefix);
