@@ -21,6 +21,7 @@ typedef enum {
   TL_IN_DUPLICATE,
   TL_IN_UNKNOWN_ITEM,
   TL_IN_EMPTY_FILE,
+  TL_IN_MALFORMED_CSV,
   TL_IN__NKINDS
 } tl_in_kind;
 

@@ -31,7 +31,13 @@ typedef struct {
   tl_buf line;     /* the raw text of the line last returned (valid until the next call) */
   int bad_kind;    /* after TL_JL_BAD: a tl_in_kind (malformed JSON, invalid UTF-8, too long) */
   char detail[256];/* after TL_JL_BAD: what is wrong, without the "file:line: " prefix */
+  char rbuf[65536]; /* read buffer (fread), so lines with NUL bytes keep their length */
+  size_t rpos, rlen;
 } tl_jsonl;
+
+/* True when v is a JSON number holding an integer in [lo, hi] exactly (checked before any cast:
+ * a cast of an out-of-range double is undefined behaviour). Use hi <= 2^53 for exactness. */
+int tl_json_is_int(const cJSON *v, double lo, double hi);
 
 /* Opens `path` ("-" = stdin). Returns TL_EIO with a message when it cannot be opened. */
 tl_status tl_jsonl_open(tl_jsonl *r, const char *path, size_t max_line, tl_err *err);

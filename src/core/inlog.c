@@ -7,7 +7,7 @@
 
 static const char *const KINDS[TL_IN__NKINDS] = {
     "malformed_json", "invalid_utf8", "line_too_long", "missing_field", "bad_field",
-    "bad_id", "duplicate", "unknown_item", "empty_file"};
+    "bad_id", "duplicate", "unknown_item", "empty_file", "malformed_csv"};
 
 const char *tl_in_kind_name(tl_in_kind k) {
   return (k >= 0 && k < TL_IN__NKINDS) ? KINDS[k] : "unknown";

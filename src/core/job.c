@@ -1,6 +1,7 @@
 /* job.c - job file loading and validation (see job.h and docs/JOBS.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,7 +183,7 @@ static void load_bench(problems *p, const cJSON *b, int bi, const char *dir, tl_
       if (f && !cJSON_IsString(f)) problem(p, w3, "\"model\" must be a string");
       else if (f) a->model = tl_strdup(f->valuestring);
       f = cJSON_GetObjectItemCaseSensitive(e, "seed");
-      if (f && (!cJSON_IsNumber(f) || f->valuedouble != (double)(int)f->valuedouble))
+      if (f && !tl_json_is_int(f, INT_MIN, INT_MAX))
         problem(p, w3, "\"seed\" must be an integer");
       else if (f) a->seed = (int)f->valuedouble;
       f = cJSON_GetObjectItemCaseSensitive(e, "prompt_variant");
@@ -244,7 +245,7 @@ static void load_bench(problems *p, const cJSON *b, int bi, const char *dir, tl_
       jb->seeds = calloc((size_t)cJSON_GetArraySize(ss), sizeof *jb->seeds);
       const cJSON *e;
       cJSON_ArrayForEach(e, ss) {
-        if (!cJSON_IsNumber(e) || e->valuedouble != (double)(int)e->valuedouble)
+        if (!tl_json_is_int(e, INT_MIN, INT_MAX))
           problem(p, w2, "entries must be integers");
         else jb->seeds[jb->n_seeds++] = (int)e->valuedouble;
       }
@@ -314,12 +315,12 @@ static void load_study(problems *p, const cJSON *o, int si, const char *dir, tl_
   snprintf(w2, sizeof w2, "%s.group_by", where);
   st->group_by = get_names(p, cJSON_GetObjectItemCaseSensitive(o, "group_by"), w2, 0);
   v = cJSON_GetObjectItemCaseSensitive(o, "resamples");
-  if (v && (!cJSON_IsNumber(v) || v->valuedouble < 2 || v->valuedouble > 1e8 || v->valuedouble != (double)(int64_t)v->valuedouble))
+  if (v && !tl_json_is_int(v, 2, 1e8))
     problem(p, where, "\"resamples\" must be an integer in [2, 1e8]");
   else if (v) st->resamples = (uint64_t)v->valuedouble;
   v = cJSON_GetObjectItemCaseSensitive(o, "seed");
-  if (v && (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != (double)(int64_t)v->valuedouble))
-    problem(p, where, "\"seed\" must be a non-negative integer");
+  if (v && !tl_json_is_int(v, 0, 9007199254740992.0)) /* JSON numbers are doubles: exact to 2^53 */
+    problem(p, where, "\"seed\" must be an integer in [0, 2^53]");
   else if (v) st->seed = (uint64_t)v->valuedouble;
   v = cJSON_GetObjectItemCaseSensitive(o, "ci");
   if (v && (!cJSON_IsNumber(v) || !(v->valuedouble > 0 && v->valuedouble < 1)))

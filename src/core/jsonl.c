@@ -1,11 +1,18 @@
 /* jsonl.c - JSONL reader (see jsonl.h). Lines are read with getc-level buffering into a tl_buf;
  * an over-long line is consumed to its end without being stored. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tally/inlog.h"
 #include "tally/jsonl.h"
+
+int tl_json_is_int(const cJSON *v, double lo, double hi) {
+  if (!cJSON_IsNumber(v)) return 0;
+  double d = v->valuedouble;
+  return d >= lo && d <= hi && d == floor(d);
+}
 
 tl_status tl_jsonl_open(tl_jsonl *r, const char *path, size_t max_line, tl_err *err) {
   memset(r, 0, sizeof *r);
@@ -34,29 +41,39 @@ void tl_jsonl_close(tl_jsonl *r) {
   tl_buf_release(&r->line);
 }
 
-/* Reads one physical line into r->line. Returns 1 = got a line, 0 = EOF, -1 = read error,
- * 2 = line over the cap (consumed, not stored). */
+/* Refills the read buffer; returns bytes available (0 = EOF), -1 on a read error. */
+static long refill(tl_jsonl *r) {
+  if (r->rpos < r->rlen) return (long)(r->rlen - r->rpos);
+  r->rpos = 0;
+  r->rlen = fread(r->rbuf, 1, sizeof r->rbuf, r->fp);
+  if (r->rlen == 0) return ferror(r->fp) ? -1 : 0;
+  return (long)r->rlen;
+}
+
+/* Reads one physical line into r->line (embedded NUL bytes kept, so they can be reported).
+ * Returns 1 = got a line, 0 = EOF, -1 = read error, 2 = line over the cap (consumed, not
+ * stored). */
 static int read_line(tl_jsonl *r) {
   tl_buf_reset(&r->line);
-  char chunk[65536];
   int got = 0, over = 0;
   for (;;) {
-    if (!fgets(chunk, sizeof chunk, r->fp)) {
-      if (ferror(r->fp)) return -1;
-      break;
-    }
+    long avail = refill(r);
+    if (avail < 0) return -1;
+    if (avail == 0) break;
     got = 1;
-    size_t n = strlen(chunk); /* an embedded NUL truncates here; JSON can't hold raw NULs */
-    int eol = n > 0 && chunk[n - 1] == '\n';
+    const char *start = r->rbuf + r->rpos;
+    const char *nl = memchr(start, '\n', (size_t)avail);
+    size_t n = nl ? (size_t)(nl - start) + 1 : (size_t)avail;
     if (!over) {
       if (r->line.len + n > r->max_line + 1) {
         over = 1;
         tl_buf_reset(&r->line);
-      } else if (tl_buf_append(&r->line, chunk, n) != TL_OK) {
+      } else if (tl_buf_append(&r->line, start, n) != TL_OK) {
         return -1;
       }
     }
-    if (eol) break;
+    r->rpos += n;
+    if (nl) break;
   }
   if (!got) return 0;
   r->line_no++;
@@ -88,6 +105,11 @@ tl_jl_result tl_jsonl_next(tl_jsonl *r, cJSON **obj, tl_err *err) {
       return bad(r, TL_IN_LINE_TOO_LONG, err);
     }
     const char *s = r->line.data;
+    const char *nul = memchr(s, 0, r->line.len);
+    if (nul) {
+      snprintf(r->detail, sizeof r->detail, "NUL byte at byte %zu (not JSON text)", (size_t)(nul - s) + 1);
+      return bad(r, TL_IN_MALFORMED_JSON, err);
+    }
     size_t i = 0;
     while (s[i] == ' ' || s[i] == '\t') i++;
     if (s[i] == 0) continue; /* blank line */

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <locale.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,11 +155,14 @@ tl_status tl_utf8_append(tl_buf *b, uint32_t cp) {
   return tl_buf_append(b, o, k);
 }
 
-/* The C.UTF-8 locale object, created once. glibc >= 2.35 has it built in. */
+/* The C.UTF-8 locale object, created once (pthread_once: parsers may run on many threads).
+ * glibc >= 2.35 has it built in. It lives for the whole process. */
+static locale_t g_utf8_loc = (locale_t)0;
+static pthread_once_t g_utf8_once = PTHREAD_ONCE_INIT;
+static void utf8_locale_init(void) { g_utf8_loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0); }
 static locale_t utf8_locale(void) {
-  static locale_t loc = (locale_t)0;
-  if (loc == (locale_t)0) loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-  return loc;
+  pthread_once(&g_utf8_once, utf8_locale_init);
+  return g_utf8_loc;
 }
 
 static uint32_t uni_lower(uint32_t cp) {

@@ -33,7 +33,8 @@ static tl_status add_row(tl_tabin *t, char **cells, long line, size_t *cap) {
 }
 
 /* Splits one CSV record starting at *pp (may span lines inside quotes). Returns the fields in
- * a malloc'd array (*nf), advancing *pp and *line; NULL with *bad set on an unterminated quote. */
+ * a malloc'd array (*nf), advancing *pp and *line; NULL with *bad = 1 on an unterminated quote;
+ * the fields with *bad = 2 when text follows a closing quote ("1"9): the caller reports it. */
 static char **csv_record(const char **pp, char sep, int *nf, long *line, int *bad) {
   const char *p = *pp;
   int n = 0, cap = 8;
@@ -53,7 +54,8 @@ static char **csv_record(const char **pp, char sep, int *nf, long *line, int *ba
         tl_buf_append(&b, p, 1);
         p++;
       }
-      while (*p && *p != sep && *p != '\n' && *p != '\r') p++; /* junk after a closing quote */
+      if (*p && *p != sep && *p != '\n' && *p != '\r') *bad = 2; /* text after a closing quote */
+      while (*p && *p != sep && *p != '\n' && *p != '\r') p++;
     } else {
       const char *s = p;
       while (*p && *p != sep && *p != '\n' && *p != '\r') p++;
@@ -61,7 +63,7 @@ static char **csv_record(const char **pp, char sep, int *nf, long *line, int *ba
     }
     if (n == cap) f = realloc(f, (size_t)(cap *= 2) * sizeof *f);
     f[n++] = tl_strndup(b.data, b.len);
-    if (*bad) break;
+    if (*bad == 1) break;
     if (*p == sep) { p++; continue; }
     if (*p == '\r') p++;
     if (*p == '\n') p++;
@@ -70,7 +72,7 @@ static char **csv_record(const char **pp, char sep, int *nf, long *line, int *ba
   tl_buf_release(&b);
   *nf = n;
   *pp = p;
-  if (*bad) {
+  if (*bad == 1) {
     for (int i = 0; i < n; i++) free(f[i]);
     free(f);
     return NULL;
@@ -78,7 +80,7 @@ static char **csv_record(const char **pp, char sep, int *nf, long *line, int *ba
   return f;
 }
 
-static tl_status read_all(const char *path, char **out, tl_err *err) {
+static tl_status read_all(const char *path, char **out, size_t *len, tl_err *err) {
   tl_buf b;
   tl_buf_init(&b);
   tl_status st = tl_file_read(path, 0, &b, err);
@@ -86,16 +88,26 @@ static tl_status read_all(const char *path, char **out, tl_err *err) {
     tl_buf_release(&b);
     return st;
   }
+  *len = b.len;
   *out = tl_buf_detach(&b);
   return TL_OK;
 }
 
 static tl_status read_csv(const char *path, char sep, tl_inlog *log, tl_tabin *t, tl_err *err) {
   char *text;
-  tl_status st = read_all(path, &text, err);
+  size_t len;
+  tl_status st = read_all(path, &text, &len, err);
   if (st) return st;
   size_t bad_at;
-  if (!tl_utf8_valid(text, strlen(text), &bad_at)) {
+  const char *nul = memchr(text, 0, len);
+  if (nul) { /* not a text table: the parse below would stop there and lose the rest */
+    long line = 1;
+    for (const char *c = text; c < nul; c++) line += *c == '\n';
+    free(text);
+    tl_inlog_report(log, TL_IN_MALFORMED_CSV, path, line, "NUL byte: not a text table");
+    return tl_err_set(err, TL_EINPUT, "%s:%ld: NUL byte: not a text table", path, line);
+  }
+  if (!tl_utf8_valid(text, len, &bad_at)) {
     long line = 1;
     for (size_t i = 0; i < bad_at; i++) line += text[i] == '\n';
     free(text);
@@ -120,8 +132,14 @@ static tl_status read_csv(const char *path, char sep, tl_inlog *log, tl_tabin *t
     if (*p == '\n' || (*p == '\r' && p[1] == '\n')) { p += *p == '\r' ? 2 : 1; continue; }
     char **f = csv_record(&p, sep, &nf, &line, &bad);
     if (!f) {
-      if (tl_inlog_report(log, TL_IN_MALFORMED_JSON, path, at, "unterminated quoted field")) st = TL_EINPUT;
+      if (tl_inlog_report(log, TL_IN_MALFORMED_CSV, path, at, "unterminated quoted field")) st = TL_EINPUT;
       break; /* the rest of the file is inside the quote */
+    }
+    if (bad == 2) {
+      if (tl_inlog_report(log, TL_IN_MALFORMED_CSV, path, at, "text after a closing quote")) st = TL_EINPUT;
+      for (int i = 0; i < nf; i++) free(f[i]);
+      free(f);
+      continue;
     }
     if (nf != t->ncols) {
       if (tl_inlog_report(log, TL_IN_BAD_FIELD, path, at, "%d fields, the header has %d", nf, t->ncols))
@@ -241,8 +259,9 @@ tl_status tl_tabin_numeric(const tl_tabin *t, int col, tl_inlog *log, double *ou
     char *end = NULL;
     errno = 0;
     double v = *s ? strtod(s, &end) : NAN;
+    const char *num_end = end;
     while (end && (*end == ' ' || *end == '\t')) end++;
-    ok[r] = *s && end && *end == 0 && isfinite(v);
+    ok[r] = *s && end && num_end != s && *end == 0 && isfinite(v); /* blanks alone are no number */
     out[r] = ok[r] ? v : NAN;
     if (!ok[r] && tl_inlog_report(log, TL_IN_BAD_FIELD, t->path, t->line[r],
                                   "column '%s' is not a number: '%.40s'", t->colnames[col], s))

@@ -1,6 +1,7 @@
 /* replay.c - the replay engine (see replay.h). Answers are indexed by the key
  * "model \x1f variant \x1f seed \x1f id"; a request is answered at submit time and queued. */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
@@ -171,7 +172,7 @@ static int read_answer(const cJSON *o, const tl_replay_source *s, answer *a, tl_
     return snprintf(msg, msz, "field 'response' is not a string or null"), -1;
   if (model && (!cJSON_IsString(model) || !*model->valuestring))
     return snprintf(msg, msz, "field 'model' is not a non-empty string"), -1;
-  if (seed && (!cJSON_IsNumber(seed) || seed->valuedouble != (double)(int)seed->valuedouble))
+  if (seed && !tl_json_is_int(seed, INT_MIN, INT_MAX))
     return snprintf(msg, msz, "field 'seed' is not an integer"), -1;
   int variant = s->variant;
   if (var) {

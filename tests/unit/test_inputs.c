@@ -24,7 +24,8 @@ static char *write_tmp(const char *content, size_t n) {
 
 static void test_jsonl_reader(void **state) {
   (void)state;
-  /* line: 1 ok, 2 malformed, 3 blank, 4 invalid UTF-8, 5 too long, 6 ok (CRLF), 7 ok without \n */
+  /* line: 1 ok, 2 malformed, 3 blank, 4 invalid UTF-8, 5 too long, 6 ok (CRLF), 7 NUL byte,
+   * 8 ok without \n */
   char big[3000];
   memset(big, 'x', sizeof big);
   big[0] = '"';
@@ -34,7 +35,9 @@ static void test_jsonl_reader(void **state) {
   tl_buf_init(&b);
   tl_buf_puts(&b, "{\"a\":1}\n{\"a\":\n   \n\"\xff\xfe\"\n");
   tl_buf_append(&b, big, sizeof big);
-  tl_buf_puts(&b, "{\"a\":2}\r\n[3]");
+  tl_buf_puts(&b, "{\"a\":2}\r\n");
+  tl_buf_append(&b, "{\"a\":\0}\n", 8); /* line 7: a NUL byte must not merge lines */
+  tl_buf_puts(&b, "[3]");
   char *path = write_tmp(b.data, b.len);
   tl_buf_release(&b);
   tl_jsonl r;
@@ -46,8 +49,8 @@ static void test_jsonl_reader(void **state) {
     const char *msg;
   } WANT[] = {{TL_JL_RECORD, 1, NULL},        {TL_JL_BAD, 2, "malformed JSON"},
               {TL_JL_BAD, 4, "invalid UTF-8"}, {TL_JL_BAD, 5, "longer than"},
-              {TL_JL_RECORD, 6, NULL},        {TL_JL_RECORD, 7, NULL},
-              {TL_JL_EOF, 7, NULL}};
+              {TL_JL_RECORD, 6, NULL},        {TL_JL_BAD, 7, "NUL byte"},
+              {TL_JL_RECORD, 8, NULL},        {TL_JL_EOF, 8, NULL}};
   for (size_t i = 0; i < sizeof WANT / sizeof WANT[0]; i++) {
     cJSON *o = NULL;
     tl_jl_result res = tl_jsonl_next(&r, &o, &err);
@@ -62,7 +65,7 @@ static void test_jsonl_reader(void **state) {
     cJSON_Delete(o);
   }
   assert_int_equal(r.n_records, 3);
-  assert_int_equal(r.n_bad, 3);
+  assert_int_equal(r.n_bad, 4);
   tl_jsonl_close(&r);
   assert_int_equal(tl_jsonl_open(&r, "/nonexistent/x.jsonl", 0, &err), TL_EIO);
   assert_non_null(strstr(err.msg, "/nonexistent/x.jsonl"));
