@@ -1,6 +1,7 @@
 /* correlate.c - `tally correlate` (see correlate.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,7 @@ static tl_status read_indices(const char *path, uint32_t n, uint32_t **out, uint
       goto done;
     }
     size_t es = i8 ? 8 : 4;
-    if (d1 != n || off + hl + d0 * d1 * es > b.len) {
+    if (d1 != n || d1 == 0 || d0 > (b.len - off - hl) / (d1 * es)) {
       st = tl_err_set(err, TL_EINPUT, "%s: shape (%llu, %llu), want (B, %u) and the data", path, d0, d1, n);
       goto done;
     }
@@ -179,7 +180,8 @@ static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
   tl_status st = tl_tabin_read(o->input, 0, log, &t, &err);
   if (st) {
     fprintf(o->log, "%s: %s\n", LABEL(o), err.msg[0] ? err.msg : "bad input");
-    return st == TL_EINPUT && log->strict ? TL_EXIT_BAD_INPUT : st == TL_EIO ? TL_EXIT_FAIL : TL_EXIT_BAD_INPUT;
+    /* 3 is --strict-input's code; a table that cannot be used at all is a failure (1) */
+    return st == TL_EINPUT && log->strict ? TL_EXIT_BAD_INPUT : TL_EXIT_FAIL;
   }
   int rc = TL_EXIT_OK, ngb = 0;
   char **gb = split_list(o->group_by, &ngb);
@@ -259,6 +261,19 @@ static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
     for (int m = 0; m < d->M; m++) g->metric[(size_t)m * cap + g->n] = num[(size_t)(m + 1) * t.nrows + r];
     g->n++;
   }
+  /* a group whose rows were all excluded is reported and skipped, not fatal for the others */
+  for (int k = 0; k < d->ngroups;) {
+    if (d->g[k].n > 0) { k++; continue; }
+    tl_inlog_report(log, TL_IN_BAD_FIELD, o->input, 0, "group '%s' has no usable row (%lld excluded); skipped",
+                    d->g[k].key, (long long)d->g[k].excluded);
+    free(d->g[k].key); free(d->g[k].human); free(d->g[k].metric);
+    memmove(&d->g[k], &d->g[k + 1], (size_t)(d->ngroups - k - 1) * sizeof *d->g);
+    d->ngroups--;
+  }
+  if (d->ngroups == 0) {
+    fprintf(o->log, "%s: %s: no group has a usable row\n", LABEL(o), o->input);
+    rc = TL_EXIT_FAIL;
+  }
   for (int k = 0; k < d->ngroups; k++) {
     if (d->g[k].n > TL_BOOT_MAX_N) {
       fprintf(o->log, "%s: group '%s' has %u rows, more than %d\n", LABEL(o), d->g[k].key, d->g[k].n, TL_BOOT_MAX_N);
@@ -279,6 +294,20 @@ static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
     d->idx_n = d->g[0].n;
   } else {
     d->B = o->resamples;
+  }
+  {
+    /* MPI counts are int: every resample block and the index matrix must fit */
+    uint64_t K = (uint64_t)d->M * (uint64_t)(d->nstats ? d->nstats : 2);
+    if (rc == TL_EXIT_OK && d->B * K > (uint64_t)INT_MAX) {
+      fprintf(o->log, "%s: %llu resamples x %llu values is more than this version gathers (2^31 - 1); "
+                      "use fewer resamples or metrics per study\n", LABEL(o), (unsigned long long)d->B,
+              (unsigned long long)K);
+      rc = TL_EXIT_USAGE;
+    }
+    if (rc == TL_EXIT_OK && d->indices && d->B * (uint64_t)d->idx_n > (uint64_t)INT_MAX) {
+      fprintf(o->log, "%s: the --indices matrix has more than 2^31 - 1 entries\n", LABEL(o));
+      rc = TL_EXIT_USAGE;
+    }
   }
 done:
   tl_strmap_release(&gi);
@@ -548,6 +577,12 @@ write:
   return TL_EXIT_OK;
 oom:
   snprintf(err.msg, sizeof err.msg, "out of memory building the output tables");
+  {
+    /* take part in the first collective write, as the other ranks do, with no table: the
+     * writer agrees on the failure, so no rank is left waiting */
+    tl_err e2;
+    w->vt->write_table(w, NULL, &e2);
+  }
 fail:
   fprintf(o->log, "tally: %s\n", err.msg);
   tl_table_free(sum); tl_table_free(cmp); tl_table_free(res); tl_table_free(par);
@@ -691,12 +726,14 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
         if (rank == 0) {
           g->per = calloc((size_t)K, sizeof *g->per);
           g->cmp = calloc((size_t)(d.nstats * npairs + 1), sizeof *g->cmp);
-          if (tl_study_summarize_with(s, g->vals, o->ci, (tl_ci_method)o->method, jack,
+          if (!g->per || !g->cmp || !g->vals ||
+              tl_study_summarize_with(s, g->vals, o->ci, (tl_ci_method)o->method, jack,
                                       P ? pc_all : NULL, g->per, g->cmp)) {
-            fprintf(o->log, "%s: group '%s': summarizing failed\n", LABEL(o), g->key);
+            fprintf(o->log, "%s: group '%s': summarizing failed (out of memory?)\n", LABEL(o), g->key);
             rc = TL_EXIT_FAIL;
           }
         }
+        MPI_Bcast(&rc, 1, MPI_INT, 0, comm); /* every rank leaves the group loop together */
       }
       free(pc_mine);
       free(pc_all);

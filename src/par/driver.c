@@ -51,6 +51,12 @@ static void install_signals(void) {
   signal(SIGXFSZ, SIG_IGN);
 }
 
+static void restore_signals(void) {
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGUSR1, SIG_DFL);
+  signal(SIGINT, SIG_DFL);
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -260,6 +266,7 @@ typedef struct {
   se_run *r;
   tl_strmap cfg_of;   /* "model\x1fvariant\x1fseed" -> cfg */
   uint8_t *done;      /* [U] */
+  uint64_t lo, hi;    /* this rank restores the units of its own key block only */
   uint64_t restored;
   tl_status st;
 } resume_ctx;
@@ -277,6 +284,7 @@ static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   tl_buf_release(&k);
   if (!known) return TL_OK; /* not a unit of this job any more: ignored */
   uint64_t u = (uint64_t)cfg * r->items.n + item;
+  if (u < c->lo || u >= c->hi) return TL_OK; /* another rank's block: it restores this one */
   if (c->done[u]) return TL_OK; /* recorded twice (a unit redone after a kill): first kept */
   tl_eng_reply rep = {u, rec->text ? tl_strdup(rec->text) : NULL, rec->prompt ? tl_strdup(rec->prompt) : NULL,
                       rec->source ? tl_strdup(rec->source) : NULL, NULL};
@@ -363,7 +371,7 @@ static tl_status chunk_step(se_run *r, chunk_state *cs, tl_journal *jn, int time
     cs->finished++;
     cs->since_report++;
   }
-  if (st == TL_OK && cs->in_flight == 0 && cs->next_submit == cs->b) st = tl_journal_batch_done(jn, err);
+  if (st == TL_OK && k > 0) st = tl_journal_batch_done(jn, err); /* fsync at most every 0.5 s */
   return st;
 }
 
@@ -396,21 +404,23 @@ static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_jou
   if (rank == 0) {
     uint64_t next = 0;
     int active = nranks - 1; /* workers not yet told to stop */
+    int remote_stop = 0;
     while (st == TL_OK) {
-      if (g_stop) { *interrupted = 1; break; }
+      if (g_stop || remote_stop) { *interrupted = 1; break; }
       /* answer every waiting request */
       int flag = 1;
       while (active > 0) {
         MPI_Status ms;
         MPI_Iprobe(MPI_ANY_SOURCE, TAG_REQ, comm, &flag, &ms);
         if (!flag) break;
-        int64_t delta[2];
+        int64_t delta[3];
         double t0 = now_s();
-        MPI_Recv(delta, 2, MPI_INT64_T, ms.MPI_SOURCE, TAG_REQ, comm, MPI_STATUS_IGNORE);
+        MPI_Recv(delta, 3, MPI_INT64_T, ms.MPI_SOURCE, TAG_REQ, comm, MPI_STATUS_IGNORE);
         pg->done += (uint64_t)delta[0];
         pg->failed += (uint64_t)delta[1];
+        if (delta[2]) remote_stop = 1; /* a worker was signalled: stop dealing */
         uint64_t as[2] = {next, 0};
-        if (!g_stop && next < P) {
+        if (!g_stop && !remote_stop && next < P) {
           as[1] = P - next < C ? P - next : C;
           next += as[1];
         }
@@ -443,9 +453,9 @@ static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_jou
     if (st != TL_OK || *interrupted) {
       /* tell every worker still asking that there is no more work */
       while (active > 0) {
-        int64_t delta[2];
+        int64_t delta[3];
         MPI_Status ms;
-        MPI_Recv(delta, 2, MPI_INT64_T, MPI_ANY_SOURCE, TAG_REQ, comm, &ms);
+        MPI_Recv(delta, 3, MPI_INT64_T, MPI_ANY_SOURCE, TAG_REQ, comm, &ms);
         uint64_t as[2] = {0, 0};
         MPI_Send(as, 2, MPI_UINT64_T, ms.MPI_SOURCE, TAG_ASSIGN, comm);
         active--;
@@ -454,11 +464,11 @@ static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_jou
     progress_show(pg, 1);
   } else {
     for (;;) {
-      int64_t delta[2] = {(int64_t)cs.since_report, (int64_t)cs.failed};
+      int64_t delta[3] = {(int64_t)cs.since_report, (int64_t)cs.failed, 0};
       cs.since_report = 0;
       cs.failed = 0;
       double t0 = now_s();
-      MPI_Send(delta, 2, MPI_INT64_T, 0, TAG_REQ, comm);
+      MPI_Send(delta, 3, MPI_INT64_T, 0, TAG_REQ, comm);
       uint64_t as[2];
       MPI_Recv(as, 2, MPI_UINT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
       *sched_s += now_s() - t0;
@@ -470,9 +480,9 @@ static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_jou
         if (g_stop) *interrupted = 1;
         /* keep asking until told to stop, so rank 0 is never left waiting */
         for (;;) {
-          int64_t d2[2] = {(int64_t)cs.since_report, 0};
+          int64_t d2[3] = {(int64_t)cs.since_report, 0, g_stop ? 1 : 0};
           cs.since_report = 0;
-          MPI_Send(d2, 2, MPI_INT64_T, 0, TAG_REQ, comm);
+          MPI_Send(d2, 3, MPI_INT64_T, 0, TAG_REQ, comm);
           MPI_Recv(as, 2, MPI_UINT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
           if (!as[1]) break;
         }
@@ -531,15 +541,22 @@ static tl_status redistribute(se_run *r, MPI_Comm comm, tl_err *err) {
     st = tl_err_set(err, TL_ENOMEM, "cannot pack the rows for redistribution (memory, or over 2 GiB per rank)");
     goto done;
   }
-  sbuf = malloc(total ? (size_t)total : 1);
-  for (int q = 0; q < nranks; q++) memcpy(sbuf + sdisp[q], out[q].data, out[q].len);
   MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
   int64_t rtotal = 0;
   for (int q = 0; q < nranks; q++) {
-    rdisp[q] = (int)rtotal;
+    rdisp[q] = rtotal <= 0x7fffffff ? (int)rtotal : 0;
     rtotal += rcount[q];
   }
-  rbuf = malloc(rtotal ? (size_t)rtotal : 1);
+  sbuf = malloc(total ? (size_t)total : 1);
+  rbuf = rtotal <= 0x7fffffff ? malloc(rtotal ? (size_t)rtotal : 1) : NULL;
+  bad = !sbuf || !rbuf; /* MPI counts are int: a block over 2 GiB cannot be received in one go */
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+  if (anybad) {
+    st = tl_err_set(err, TL_ENOMEM, "cannot receive this rank's block of rows (memory, or over 2 GiB): "
+                                    "use more ranks");
+    goto done;
+  }
+  for (int q = 0; q < nranks; q++) memcpy(sbuf + sdisp[q], out[q].data, out[q].len);
   MPI_Alltoallv(sbuf, scount, sdisp, MPI_CHAR, rbuf, rcount, rdisp, MPI_CHAR, comm);
   /* our block: our own rows moved in, the others' unpacked */
   uint64_t lo = block_lo(r->U, rank, nranks), hi = block_lo(r->U, rank + 1, nranks);
@@ -693,12 +710,6 @@ static int agree(int rc, MPI_Comm comm) {
   return all;
 }
 
-static void bcast_u8(uint8_t *buf, uint64_t n, MPI_Comm comm) {
-  for (uint64_t off = 0; off < n; off += (1u << 30)) {
-    uint64_t k = n - off < (1u << 30) ? n - off : (1u << 30);
-    MPI_Bcast(buf + off, (int)k, MPI_UINT8_T, 0, comm);
-  }
-}
 
 /* Collective: the benchmarks of the job, distributed; tables written through w (collective);
  * rank 0 prints the summary. */
@@ -729,7 +740,13 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   resume_ctx rc_ctx;
   memset(&rc_ctx, 0, sizeof rc_ctx);
   tl_strmap_init(&rc_ctx.cfg_of);
-  if (tl_inlog_init(&log, rank == 0 ? o->log : NULL, o->strict_input) != TL_OK) return TL_EXIT_FAIL;
+  if (agree(tl_inlog_init(&log, rank == 0 ? o->log : NULL, o->strict_input) != TL_OK, comm)) {
+    free(jdir);
+    tl_inlog_release(&log);
+    tl_strmap_release(&rc_ctx.cfg_of);
+    tl_strmap_release(&r.rules);
+    return TL_EXIT_FAIL;
+  }
 
   /* 1. inputs and units, on every rank */
   tl_status st = se_setup(&r, job, &log, &err);
@@ -737,7 +754,8 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
     if (rank == 0) fprintf(o->log, "tally: stopped at the first input problem (--strict-input); nothing written\n");
     rc = TL_EXIT_BAD_INPUT;
   } else if (st) {
-    fprintf(o->log, "tally: %s%s\n", rank ? "rank %d: " : "", err.msg[0] ? err.msg : tl_strerror(st));
+    if (rank) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg[0] ? err.msg : tl_strerror(st));
+    else fprintf(o->log, "tally: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
     rc = TL_EXIT_FAIL;
   }
   rc = agree(rc, comm);
@@ -752,39 +770,49 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
       goto done;
     }
   }
-  /* 2. journals of earlier attempts (rank 0) */
+  /* 2. journals of earlier attempts. Every rank reads them and rebuilds the rows of its own key
+   * block (so no rank holds, or sends, the whole restored run); the done-bitmaps are OR-ed. */
   done = calloc(r.U ? r.U : 1, 1);
-  if (!done) { rc = TL_EXIT_FAIL; goto done; }
-  if (rank == 0) {
-    if (!o->resume && tl_journal_exists(jdir)) {
-      fprintf(o->log, "tally: '%s' holds the journal of an earlier, unfinished run of this output: "
-                      "run with --resume to continue it, or remove the folder to start over\n", jdir);
-      rc = TL_EXIT_USAGE;
-    } else if (o->resume) {
-      rc_ctx.r = &r;
-      rc_ctx.done = done;
-      for (size_t c = 0; c < r.ncfgs && rc == TL_EXIT_OK; c++) {
-        tl_buf k;
-        tl_buf_init(&k);
-        tl_buf_printf(&k, "%s\x1f%d\x1f%d", r.cfgs[c].model, r.cfgs[c].variant, r.cfgs[c].seed);
-        tl_strmap_put(&rc_ctx.cfg_of, k.data, c, NULL, NULL);
-        tl_buf_release(&k);
-      }
-      long nf, nrec, nskip;
-      st = tl_journal_read_all(jdir, jhash, on_journal_rec, &rc_ctx, &nf, &nrec, &nskip, &err);
-      if (st) {
-        fprintf(o->log, "tally: %s\n", err.msg);
-        rc = st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
-      } else if (!o->quiet) {
-        fprintf(o->log, "tally: resume: %llu of %llu units already done (%ld journal file%s, %ld line%s skipped)\n",
-                (unsigned long long)rc_ctx.restored, (unsigned long long)r.U, nf, nf == 1 ? "" : "s",
-                nskip, nskip == 1 ? "" : "s");
-      }
-    }
+  if (!done) rc = TL_EXIT_FAIL;
+  rc = agree(rc, comm);
+  if (rc) goto done;
+  if (rank == 0 && !o->resume && tl_journal_exists(jdir)) {
+    fprintf(o->log, "tally: '%s' holds the journal of an earlier, unfinished run of this output: "
+                    "run with --resume to continue it, or remove the folder to start over\n", jdir);
+    rc = TL_EXIT_USAGE;
   }
   rc = agree(rc, comm);
   if (rc) goto done;
-  bcast_u8(done, r.U, comm);
+  if (o->resume) {
+    rc_ctx.r = &r;
+    rc_ctx.done = done;
+    rc_ctx.lo = block_lo(r.U, rank, nranks);
+    rc_ctx.hi = block_lo(r.U, rank + 1, nranks);
+    for (size_t c = 0; c < r.ncfgs; c++) {
+      tl_buf k;
+      tl_buf_init(&k);
+      tl_buf_printf(&k, "%s\x1f%d\x1f%d", r.cfgs[c].model, r.cfgs[c].variant, r.cfgs[c].seed);
+      tl_strmap_put(&rc_ctx.cfg_of, k.data, c, NULL, NULL);
+      tl_buf_release(&k);
+    }
+    long nf = 0, nrec = 0, nskip = 0;
+    st = tl_journal_read_all(jdir, jhash, on_journal_rec, &rc_ctx, &nf, &nrec, &nskip, &err);
+    if (st) {
+      if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
+      rc = st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
+    }
+    rc = agree(rc, comm);
+    if (rc) goto done;
+    for (uint64_t off = 0; off < r.U; off += (1u << 30)) {
+      uint64_t k = r.U - off < (1u << 30) ? r.U - off : (1u << 30);
+      MPI_Allreduce(MPI_IN_PLACE, done + off, (int)k, MPI_UINT8_T, MPI_BOR, comm);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &rc_ctx.restored, 1, MPI_UINT64_T, MPI_SUM, comm);
+    if (rank == 0 && !o->quiet)
+      fprintf(o->log, "tally: resume: %llu of %llu units already done (%ld journal file%s, %ld line%s skipped)\n",
+              (unsigned long long)rc_ctx.restored, (unsigned long long)r.U, nf, nf == 1 ? "" : "s",
+              nskip, nskip == 1 ? "" : "s");
+  }
   /* 3. this attempt's journal and the pending units */
   {
     char attempt[64] = "";
@@ -809,7 +837,12 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   }
   uint64_t P = 0;
   pending = malloc((r.U ? r.U : 1) * sizeof *pending);
-  for (uint64_t u = 0; pending && u < r.U; u++)
+  if (agree(pending == NULL, comm)) {
+    if (rank == 0) fprintf(o->log, "tally: out of memory for the unit list\n");
+    rc = TL_EXIT_FAIL;
+    goto done;
+  }
+  for (uint64_t u = 0; u < r.U; u++)
     if (!done[u]) pending[P++] = u;
   progress pg = {o->log, isatty(fileno(o->log)), o->quiet || rank != 0, r.U, 0, 0, 0, now_s(), now_s()};
   if (rank == 0) pg.resumed = pg.done = r.U - P;
@@ -832,13 +865,18 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
             rank, err.msg);
     rc = TL_EXIT_FAIL;
   }
-  if (interrupted) {
-    if (rank == 0)
+  if (interrupted) rc = rc ? rc : TL_EXIT_INTERRUPTED;
+  {
+    int sig = (int)g_stop, maxsig = 0;
+    MPI_Allreduce(&sig, &maxsig, 1, MPI_INT, MPI_MAX, comm);
+    rc = agree(rc, comm);
+    if (rc == TL_EXIT_INTERRUPTED && rank == 0)
       fprintf(o->log, "tally: interrupted by signal %d: finished units are in '%s'; run again with --resume\n",
-              (int)g_stop, jdir);
-    rc = rc ? rc : TL_EXIT_INTERRUPTED;
+              maxsig, jdir);
   }
-  rc = agree(rc, comm);
+  /* Scoring is over: from here on a signal ends the process at once (the journal is complete,
+   * so --resume redoes only the writing and the studies, with no engine call). */
+  restore_signals();
   if (rc) goto done;
   t_scored = now_s();
   /* engine calls made in this attempt, summed over ranks (a unit is never asked twice) */
@@ -846,8 +884,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
     uint64_t calls = tl_replay_served(r.replay), all = 0;
     MPI_Reduce(&calls, &all, 1, MPI_UINT64_T, MPI_SUM, 0, comm);
     MPI_Bcast(&all, 1, MPI_UINT64_T, 0, comm);
-    uint64_t resumed = rc_ctx.restored;
-    MPI_Bcast(&resumed, 1, MPI_UINT64_T, 0, comm);
+    uint64_t resumed = rc_ctx.restored; /* already summed over ranks */
     stats[0] = r.U;
     stats[1] = resumed;
     stats[2] = all;
@@ -864,7 +901,11 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   size_t clen = tl_se_counts_len(r.ncfgs, jb->n_modes);
   counts = calloc(clen ? clen : 1, sizeof *counts);
   total = calloc(clen ? clen : 1, sizeof *total);
-  if (!counts || !total) { rc = TL_EXIT_FAIL; goto done; }
+  if (agree(!counts || !total, comm)) { /* before the collective reduce below */
+    if (rank == 0) fprintf(o->log, "tally: out of memory for the counts\n");
+    rc = TL_EXIT_FAIL;
+    goto done;
+  }
   tl_se_counts_add(counts, &r.items, r.ncfgs, r.rows, r.nrows, jb->modes, jb->n_modes);
   for (size_t off = 0; off < clen; off += (1u << 28)) {
     size_t k = clen - off < (1u << 28) ? clen - off : (1u << 28);

@@ -6,10 +6,11 @@
  * then one line per finished unit:
  *   {"b": benchmark, "m": model, "v": variant, "s": seed, "id": item id,
  *    "text": response|null, "prompt": str|null, "source": str|null}
- * Lines are buffered; at the end of each batch (a chunk of units) they are flushed and
- * fsync'ed, at most every TL_JOURNAL_SYNC_S seconds (fsync per tiny chunk would cost more than
- * the scoring), and always on a signal and at the end. A SIGKILL loses at most the units of
- * the last TL_JOURNAL_SYNC_S seconds: they are simply done again on resume. On resume every file of the folder is read: a line cut short by
+ * Lines are buffered; after each batch of replies (one engine poll) they are flushed and
+ * fsync'ed when the last sync is TL_JOURNAL_SYNC_S seconds or more ago (an fsync per tiny batch
+ * would cost more than the scoring), and always on a signal and at the end. A SIGKILL loses at
+ * most the units finished in the last TL_JOURNAL_SYNC_S seconds (plus the batch being written):
+ * they are simply done again on resume. On resume every file of the folder is read: a line cut short by
  * the kill, or any malformed line, is skipped (that unit is simply done again); a header whose
  * job hash differs stops the run (the folder belongs to another job). */
 #ifndef TALLY_JOURNAL_H
