@@ -13,7 +13,15 @@
  *     first sentence, else no_answer.
  *   - A span names a letter (option letter at its head) and/or option texts (normalized,
  *     word-bounded, longest match wins). Letter + other option text -> conflict; two option texts
- *     -> ambiguous; a letter the item does not have -> out_of_range.
+ *     -> ambiguous; a letter the item does not have -> out_of_range; a letter hedged with another
+ *     ("C or D", "C, D", "(C) or (D)") -> ambiguous.
+ *   - A negated option is never credited: "not"/"never"/"n't"/"but"/"except"/"other than"/
+ *     "wrong"/... before it in its clause, or "is not"/"is wrong"/... right after it. An explicit
+ *     answer that only negates ("the answer is not C") retracts an earlier answer for that
+ *     option and, when no explicit answer is left, ends the extraction with no answer (the
+ *     opening-letter and first-sentence rules do not run).
+ *   - A response opening with an echo of the option list ("A. ...\nB. ...") decides nothing by
+ *     its opening.
  *
  * Reentrant: the parser object is immutable after tl_se_strict_new (one compiled pattern and a
  * C.UTF-8 locale object); all per-call state lives on the stack, with a heap fallback only for
@@ -35,9 +43,10 @@
  *   3 "Answer:" with optional markdown bold/underline, "final"/"correct" and "the"/"my"/"our",
  *     ASCII or full-width colon (a bare "Answer:" must also stand where a label can:
  *     label_position());
- *   4 "the [final|correct] answer is", optional ":";
+ *   4 "the [final|correct] answer is", optional ":"; also the "is" of "isn't" / "isn’t" /
+ *     "isnt", so that the span starts with the negation "n't" (resolve() reads it as one);
  *   5 a line holding only "Answer" (markdown heading "### Answer", "**Answer**", "Answer:"):
- *     the answer is on the next non-blank line;
+ *     the answer is on the next non-blank line (a CR before the LF is allowed: CRLF text);
  *   6 a line starting "Answer - X" (hyphen, en or em dash).
  * Everything is preceded by "not a word character" so "MyAnswer:" is no marker. Groups 5 and 6
  * must start their line; that is checked in C (line_start()) rather than with "^", so that
@@ -47,9 +56,9 @@ static const char MARKER_RX[] =
     "(\\\\boxed\\s*\\{\\s*(?:\\\\(?:text|textbf|mathrm|mathbf)\\s*\\{\\s*)?([^{}]*)\\})"
     "|((?:\\*\\*|__)?(?:(?:the|my|our)\\s+)?(?:(?:final|correct)\\s+)?answer(?:\\*\\*|__)?[ \\t]*"
     "[:\xef\xbc\x9a])"
-    "|(the\\s+(?:(?:final|correct)\\s+)?answer\\s+is\\b[ \\t]*:?)"
+    "|(the\\s+(?:(?:final|correct)\\s+)?answer\\s+is(?:\\b|(?=n(?:'|`|\xe2\x80\x99)?t\\b))[ \\t]*:?)"
     "|((?:\\#{1,6}[ \\t]*)?(?:\\*\\*|__)?(?:final[ \\t]+)?answer[ \\t]*:?[ \\t]*"
-    "(?:\\*\\*|__)?[ \\t]*:?[ \\t]*$)"
+    "(?:\\*\\*|__)?[ \\t]*:?[ \\t\\r]*$)"
     "|((?:\\#{1,6}[ \\t]*)?(?:\\*\\*|__)?(?:final[ \\t]+)?answer(?:\\*\\*|__)?[ \\t]*"
     "(?:-|\xe2\x80\x93|\xe2\x80\x94)[ \\t]*)"
     ")";
@@ -236,10 +245,95 @@ static int covered(const ctx *c, const char *s, size_t sl, int i, size_t a) {
   return 0;
 }
 
+/* ---- negation --------------------------------------------------------------------------------
+ * An option named in a clause is NEGATED when (a) a negation word or phrase stands anywhere
+ * before it in the clause ("It is not Southeast", "anything but Southeast", "The answer isnt
+ * Southeast", "X is not northeast but southeast"), or (b) it is the subject of a negated copula
+ * right after it ("Southeast is wrong", "Southeast is not correct", "Southeast would be the wrong
+ * answer", "Southeast isn't it"). Words inside an option's own name never count ("Not Just
+ * Noodles"). Word lists work on normalized text, where apostrophes are deleted ("isn't" is
+ * "isnt"). "no" is no negation word: "No" is a Yes/No option text. */
+
+static const char *const NEG_PRE[] = {
+    "not",   "never",  "cannot", "neither", "nor",    "but",    "except", "excluding",
+    "wrong", "incorrect", "isnt", "arent",  "wasnt",  "werent", "dont",   "doesnt",
+    "didnt", "cant",   "couldnt", "wouldnt", "shouldnt", "wont", "aint",  "hasnt",
+    "havent", "hadnt", "mustnt", "neednt", NULL};
+static const char *const NEG_PRE2[] = {"other than", "rather than", "instead of", NULL};
+/* right after the option: a negated copula on its own ("Southeast isnt ...") */
+static const char *const NEG_COPULA[] = {"isnt", "wasnt", "arent", "werent", "aint", "cannot",
+                                         "cant", "wont", "wouldnt", "shouldnt", "couldnt", NULL};
+/* right after the option: a copula or modal, then within 3 words one of NEG_AFTER */
+static const char *const COPULA[] = {"is", "was", "are", "were", "seems", "appears", "looks",
+                                     "would", "will", "must", "can", "could", "should", "may",
+                                     "might", NULL};
+static const char *const NEG_AFTER[] = {"not", "never", "wrong", "incorrect", NULL};
+
+/* Length of the normalized word at s[p] (up to the next space or sl). */
+static size_t word_len(const char *s, size_t sl, size_t p) {
+  size_t q = p;
+  while (q < sl && s[q] != ' ') q++;
+  return q - p;
+}
+
+/* Is the word s[p..p+wl) one of `list`? */
+static int word_in(const char *s, size_t p, size_t wl, const char *const *list) {
+  for (int k = 0; list[k]; k++)
+    if (strlen(list[k]) == wl && memcmp(s + p, list[k], wl) == 0) return 1;
+  return 0;
+}
+
+/* Does s[p..p+wl) lie inside a word-bounded occurrence of some option text? */
+static int inside_option(const ctx *c, const char *s, size_t sl, size_t p, size_t wl) {
+  for (int j = 0; j < c->n; j++) {
+    size_t lj = c->olen[j];
+    if (lj == 0 || lj > sl) continue;
+    const char *oj = c->opts.p + c->off[j];
+    for (const char *h = s; (h = strstr(h, oj)) != NULL; h++) {
+      size_t a = (size_t)(h - s);
+      if (a > p) break;
+      if (p + wl <= a + lj && at_boundary(s, sl, a, lj)) return 1;
+    }
+  }
+  return 0;
+}
+
+/* Is the option occurrence s[a..b) negated (see above)? s is normalized, sl its length. */
+static int negated(const ctx *c, const char *s, size_t sl, size_t a, size_t b) {
+  /* (a) a negation word or phrase before it */
+  for (size_t p = 0; p < a;) {
+    size_t wl = word_len(s, sl, p);
+    int hit = word_in(s, p, wl, NEG_PRE);
+    size_t hl = wl;
+    for (int k = 0; !hit && NEG_PRE2[k]; k++) {
+      size_t kl = strlen(NEG_PRE2[k]);
+      if (p + kl <= a && memcmp(s + p, NEG_PRE2[k], kl) == 0 && (p + kl == sl || s[p + kl] == ' ')) {
+        hit = 1;
+        hl = kl;
+      }
+    }
+    if (hit && !inside_option(c, s, sl, p, hl)) return 1;
+    p += wl + 1;
+  }
+  /* (b) a negated copula right after it */
+  if (b >= sl) return 0;
+  size_t p = b + 1, wl = word_len(s, sl, p);
+  if (word_in(s, p, wl, NEG_COPULA)) return 1;
+  if (!word_in(s, p, wl, COPULA)) return 0;
+  p += wl + 1;
+  for (int k = 0; k < 3 && p < sl; k++) {
+    wl = word_len(s, sl, p);
+    if (word_in(s, p, wl, NEG_AFTER) || word_in(s, p, wl, NEG_COPULA)) return 1;
+    p += wl + 1;
+  }
+  return 0;
+}
+
 /* Bit i set when the normalized span s names option i (a word-bounded occurrence of its
- * normalized text that no longer option text covers). */
-static unsigned names(const ctx *c, const char *s, size_t sl) {
-  unsigned mask = 0;
+ * normalized text that no longer option text covers). *neg gets bit i when an occurrence of
+ * option i is negated (negated()). */
+static unsigned names(const ctx *c, const char *s, size_t sl, unsigned *neg) {
+  unsigned mask = 0, ng = 0;
   for (int i = 0; i < c->n; i++) {
     size_t li = c->olen[i];
     if (li == 0 || li > sl) continue;
@@ -249,20 +343,37 @@ static unsigned names(const ctx *c, const char *s, size_t sl) {
       size_t a = (size_t)(h - s);
       if (at_boundary(s, sl, a, li) && !covered(c, s, sl, i, a)) {
         mask |= 1u << i;
-        break;
+        if (negated(c, s, sl, a, a + li)) {
+          ng |= 1u << i;
+          break;
+        }
       }
       h++;
     }
   }
+  *neg = ng;
   return mask;
 }
 
-/* Normalizes raw[0..n) into c->span and returns the options it names; -1 on out of memory. */
-static long names_raw(ctx *c, const char *raw, size_t n) {
+/* Normalizes raw[0..n) into c->span and returns the options it names (*neg: those negated);
+ * -1 on out of memory. */
+static long names_raw(ctx *c, const char *raw, size_t n, unsigned *neg) {
   c->span.len = 0;
   c->span.p[0] = 0;
+  *neg = 0;
   if (norm_append(c->S, &c->span, raw, n)) return -1;
-  return (long)names(c, c->span.p, c->span.len);
+  return (long)names(c, c->span.p, c->span.len, neg);
+}
+
+/* Does the normalized span in c->span start with an option's text ("Not Just Noodles")? */
+static int span_starts_with_option(const ctx *c) {
+  for (int i = 0; i < c->n; i++) {
+    size_t li = c->olen[i];
+    if (li && li <= c->span.len && memcmp(c->span.p, c->opts.p + c->off[i], li) == 0 &&
+        at_boundary(c->span.p, c->span.len, 0, li))
+      return 1;
+  }
+  return 0;
 }
 
 static int popcount8(unsigned m) {
@@ -336,7 +447,7 @@ static size_t clause_end(const char *s, size_t n, size_t p) {
  *             end, or only horizontal space up to a newline - "A map shows ..." is no letter.
  *   opening = 0 (after an explicit marker): also whitespace or ',' may follow.
  * A '.' must not be followed by an alphanumeric ("U.S." is no letter). Returns 1 and sets
- * *letter, *after (first byte after the head) and *weak (1 when only whitespace or ',' follows
+ * *letter, *after (first byte after the head) and *weak (1 when only whitespace, ',' or '/' follows
  * the bare letter: "Answer: E is below S" - see resolve()) when there is one. */
 static int letter_head(const char *s, size_t n, size_t p, int opening, char *letter,
                        size_t *after, int *weak) {
@@ -361,8 +472,8 @@ static int letter_head(const char *s, size_t n, size_t p, int opening, char *let
       q++;
     } else if (ch == '*' || ch == '_') {
       /* markdown close: fine */
-    } else if (!opening && (is_space(ch) || ch == ',')) {
-      /* "Answer: B because ..." / "Answer: B, Southeast" */
+    } else if (!opening && (is_space(ch) || ch == ',' || ch == '/')) {
+      /* "Answer: B because ..." / "Answer: B, Southeast" / "Answer: B/C" (hedged: resolve()) */
       *weak = ch != '\n' && ch != '\r';
     } else if (opening && is_hspace(ch)) {
       size_t r = q;
@@ -380,38 +491,145 @@ static int letter_head(const char *s, size_t n, size_t p, int opening, char *let
   return 1;
 }
 
-/* What a span resolved to. kind: 0 = names nothing (not an answer), 1 = letter head,
- * 2 = option text only. */
+/* What a span resolved to. */
+enum {
+  K_NONE = 0,   /* names nothing: not an answer */
+  K_LETTER = 1, /* a letter head */
+  K_TEXT = 2,   /* option text only */
+  K_NEG = 3     /* a negation: names only options it says are NOT the answer ("not C") */
+};
 typedef struct {
   int kind;
   tl_pstatus status;
   char letter;
+  unsigned negm;  /* K_NEG: the options negated */
+  int by_letter;  /* K_NEG: through a letter ("not C"), for the rule name */
 } res;
+
+static int word_at(const char *s, size_t n, size_t p, const char *w) {
+  size_t k = strlen(w);
+  return ci_prefix(s + p, n - p, w) && (p + k == n || !is_ascii_alnum(s[p + k]));
+}
+
+/* A negation at the head of a marker's span: "not", "never", "n't" / "n’t" / "nt" (the rest of
+ * "isn't" after "the answer is"), "anything but", "anything other than", "everything but", "other than",
+ * "rather than", "instead of", "except", "excluding". Returns its byte length (0: none). */
+static size_t neg_prefix(const char *s, size_t n, size_t p) {
+  static const char *const ONE[] = {"not", "never", "except", "excluding", NULL};
+  static const char *const TWO[][3] = {{"anything", "but", NULL},   {"anything", "other", "than"},
+                                       {"everything", "but", NULL}, {"other", "than", NULL},
+                                       {"rather", "than", NULL},    {"instead", "of", NULL}};
+  if (p < n && (s[p] | 32) == 'n') { /* "n't", "n`t", "n’t", "nt" */
+    size_t q = p + 1;
+    if (q < n && (s[q] == '\'' || s[q] == '`')) q++;
+    else if (q + 3 <= n && (unsigned char)s[q] == 0xE2 && (unsigned char)s[q + 1] == 0x80 &&
+             (unsigned char)s[q + 2] == 0x99)
+      q += 3;
+    if (word_at(s, n, q, "t")) return q + 1 - p;
+  }
+  for (int k = 0; ONE[k]; k++)
+    if (word_at(s, n, p, ONE[k])) return strlen(ONE[k]);
+  for (size_t k = 0; k < sizeof TWO / sizeof TWO[0]; k++) {
+    size_t q = p;
+    int w = 0;
+    for (; w < 3 && TWO[k][w]; w++) {
+      if (w > 0) {
+        size_t q0 = q;
+        while (q < n && is_hspace(s[q])) q++;
+        if (q == q0) break;
+      }
+      if (!word_at(s, n, q, TWO[k][w])) break;
+      q += strlen(TWO[k][w]);
+    }
+    if (w == 3 || !TWO[k][w]) return q - p;
+  }
+  return 0;
+}
+
+/* Hedged letter: after a letter head ending at q, another option letter of the item, different
+ * from L, joined by "or", "and", ',' or '/' within the clause (which ends at e): "C or D",
+ * "C, D", "(C) or (D)", "**C** or **D**", "C/D", "C, or maybe D", "C (or possibly D)". Blanks,
+ * markdown, an opening bracket and "maybe"/"possibly"/"perhaps" may stand around the joiner. */
+static int hedged(const ctx *c, const char *s, size_t e, size_t q, char L) {
+  int joined = 0;
+  for (;;) {
+    while (q < e && (is_hspace(s[q]) || s[q] == '*' || s[q] == '_')) q++;
+    if (q >= e) return 0;
+    if (s[q] == ',' || s[q] == '/') {
+      joined = 1;
+      q++;
+    } else if ((s[q] == '(' || s[q] == '[') &&
+               (word_at(s, e, q + 1, "or") || word_at(s, e, q + 1, "and"))) {
+      q++; /* "C (or possibly D)" */
+    } else if (word_at(s, e, q, "maybe") || word_at(s, e, q, "possibly") ||
+               word_at(s, e, q, "perhaps")) {
+      while (q < e && is_ascii_alnum(s[q])) q++;
+    } else if (word_at(s, e, q, "or")) {
+      joined = 1;
+      q += 2;
+    } else if (word_at(s, e, q, "and")) {
+      joined = 1;
+      q += 3;
+    } else {
+      break;
+    }
+  }
+  char L2;
+  size_t a2;
+  int w2;
+  return joined && letter_head(s, e, q, 0, &L2, &a2, &w2) && L2 != L && L2 - 'A' < c->n;
+}
 
 /* Resolves the span that starts at s[p] (the text is s[0..lim)): a letter head (explicit
  * markers, or the bare-letter rule when `opening`) is checked against the option texts in the
  * rest of its clause; without a head (explicit markers only) the clause is resolved by the
  * option texts it names. The clause ends at clause_end() measured AFTER the head, so in
- * "B. Southeast" the "." of the head does not end it. -1 = out of memory. */
+ * "B. Southeast" the "." of the head does not end it. After an explicit marker, a negation at
+ * the head of the span ("not C", "never Southeast") or option texts that are all negated in the
+ * clause give K_NEG. -1 = out of memory. */
 static int resolve(ctx *c, const char *s, size_t lim, size_t p, int opening, res *r) {
-  r->kind = 0;
+  r->kind = K_NONE;
   r->status = TL_PS_NO_ANSWER;
   r->letter = 0;
+  r->negm = 0;
+  r->by_letter = 0;
   char L;
   size_t after;
   int weak;
+  unsigned nm;
+  size_t q = p, ng = opening ? 0 : neg_prefix(s, lim, p);
+  if (ng) {
+    /* "not"/"never" that begins an option's own name ("Not Just Noodles") is no negation */
+    if (names_raw(c, s + p, clause_end(s, lim, p) - p, &nm) < 0) return -1;
+    if (span_starts_with_option(c)) {
+      ng = 0;
+    } else {
+      q = p + ng;
+      while (q < lim && (is_hspace(s[q]) || s[q] == '*' || s[q] == '_' || s[q] == ':')) q++;
+    }
+  }
   /* A weak head naming a letter the item does not have is read as text, not as out_of_range:
    * "Answer: E is directly below S" (Maze-Nav's S and E) is a sentence, "Answer: E" a letter. */
-  if (letter_head(s, lim, p, opening, &L, &after, &weak) && !(weak && L - 'A' >= c->n)) {
-    size_t e = clause_end(s, lim, after);
-    long m = names_raw(c, s + after, e - after);
-    if (m < 0) return -1;
-    r->kind = 1;
+  if (letter_head(s, lim, q, opening, &L, &after, &weak) && !(weak && L - 'A' >= c->n)) {
     int idx = L - 'A';
+    if (ng) { /* "Answer: not C" */
+      r->kind = K_NEG;
+      r->by_letter = 1;
+      if (idx < c->n) r->negm = 1u << idx;
+      return 0;
+    }
+    size_t e = clause_end(s, lim, after);
+    long m = names_raw(c, s + after, e - after, &nm);
+    if (m < 0) return -1;
+    r->kind = K_LETTER;
     if (idx >= c->n) {
       r->status = TL_PS_OUT_OF_RANGE;
+    } else if (hedged(c, s, e, after, L)) {
+      r->status = TL_PS_AMBIGUOUS; /* "C or D" */
     } else if (m != 0 && (unsigned long)m != (1ul << idx)) {
       r->status = TL_PS_CONFLICT; /* "D. Southeast" where Southeast is C */
+    } else if (nm != 0) {
+      r->status = TL_PS_CONFLICT; /* "C. Southeast is wrong" */
     } else {
       r->status = TL_PS_OK;
       r->letter = L;
@@ -419,12 +637,19 @@ static int resolve(ctx *c, const char *s, size_t lim, size_t p, int opening, res
     return 0;
   }
   if (opening) return 0;
-  long m = names_raw(c, s + p, clause_end(s, lim, p) - p);
+  long m = names_raw(c, s + p, clause_end(s, lim, p) - p, &nm);
   if (m < 0) return -1;
   if (m == 0) return 0;
-  r->kind = 2;
+  if (ng) nm = (unsigned)m; /* "the answer is" + "'t Southeast": the prefix negates the clause */
+  if (nm != 0 && nm == (unsigned)m) {
+    r->kind = K_NEG;
+    r->negm = nm;
+    r->status = popcount8(nm) > 1 ? TL_PS_AMBIGUOUS : TL_PS_NO_ANSWER;
+    return 0;
+  }
+  r->kind = K_TEXT;
   if (popcount8((unsigned)m) > 1) {
-    r->status = TL_PS_AMBIGUOUS;
+    r->status = TL_PS_AMBIGUOUS; /* also "Southeast, not Northeast": one named, one negated */
   } else {
     r->status = TL_PS_OK;
     r->letter = (char)('A' + lowest_bit((unsigned)m));
@@ -432,18 +657,32 @@ static int resolve(ctx *c, const char *s, size_t lim, size_t p, int opening, res
   return 0;
 }
 
+/* An echoed option list: the opening letter head at s[p] (letter L) is followed, on the next
+ * non-blank line, by the next option letter ("A. Dune Donuts\nB. Willow Woodworks\n..."). */
+static int echoed_list(const ctx *c, const char *s, size_t n, size_t p, char L) {
+  const char *nl = memchr(s + p, '\n', n - p);
+  if (!nl) return 0;
+  size_t q = (size_t)(nl - s);
+  while (q < n && (is_space(s[q]) || s[q] == '*' || s[q] == '_' || s[q] == '#' || s[q] == '-' ||
+                   s[q] == '>'))
+    q++;
+  char L2;
+  size_t a;
+  int w;
+  return letter_head(s, n, q, 1, &L2, &a, &w) && L2 == L + 1 && L2 - 'A' < c->n;
+}
+
 /* Where the span after an explicit marker that ended at p starts: skip blanks and markdown;
  * when the rest of the marker's line is empty, the span is the next non-blank line; a leading
- * "option " / "choice " is skipped. Returns 0 when there is no span: end of text, a template
- * placeholder "<...>" (the LETTER prompt's "Answer: <A single letter option ...>"), or a
- * negation "not ..." ("the answer is not C"). */
+ * "option " / "choice " is skipped. Returns 0 when there is no span: end of text or a template
+ * placeholder "<...>" (the LETTER prompt's "Answer: <A single letter option ...>"). Negations
+ * ("the answer is not C") are spans: resolve() reads them as K_NEG. */
 static int marker_span(const char *s, size_t n, size_t p, size_t *sp) {
   while (p < n && (is_hspace(s[p]) || s[p] == '*' || s[p] == '_')) p++;
   if (p < n && s[p] == '\n')
     while (p < n && (is_space(s[p]) || s[p] == '*' || s[p] == '_')) p++;
   if (p >= n) return 0;
   if (s[p] == '<') return 0;
-  if (ci_prefix(s + p, n - p, "not") && (p + 3 == n || !is_ascii_alnum(s[p + 3]))) return 0;
   if ((ci_prefix(s + p, n - p, "option") || ci_prefix(s + p, n - p, "choice")) && p + 6 < n &&
       is_hspace(s[p + 6])) {
     p += 6;
@@ -613,9 +852,12 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
     goto done;
   }
 
-  /* 1. Explicit answers: the last one that names anything wins. */
-  res best = {0, TL_PS_NO_ANSWER, 0};
-  const char *best_rule = NULL;
+  /* 1. Explicit answers: the last one that names anything wins. A negated one ("the answer is
+   * not C") decides nothing itself, but it retracts an earlier answer naming an option it
+   * negates, and when no explicit answer is left it ends the extraction with no answer: the
+   * weaker rules below must not pick the option that the response just ruled out. */
+  res best = {K_NONE, TL_PS_NO_ANSWER, 0, 0, 0}, neg = best;
+  const char *best_rule = NULL, *neg_rule = NULL;
   size_t from = may_have_marker(v, vl) ? 0 : vl + 1; /* no "answer"/"boxed": skip the regex */
   tl_rx_match m;
   while (from <= vl) {
@@ -644,9 +886,14 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
     if (have) {
       res r;
       if (resolve(&c, v, lim, sp, 0, &r)) goto oom;
-      if (r.kind) {
+      if (r.kind == K_NEG) {
+        if (best.kind && best.status == TL_PS_OK && ((r.negm >> (best.letter - 'A')) & 1u))
+          best.kind = K_NONE; /* "Answer: C ... the answer is not C" */
+        neg = r;
+        neg_rule = r.by_letter ? rule_l : rule_t;
+      } else if (r.kind) {
         best = r;
-        best_rule = r.kind == 1 ? rule_l : rule_t;
+        best_rule = r.kind == K_LETTER ? rule_l : rule_t;
       }
     }
     from = m.end[0] > m.start[0] ? m.end[0] : m.start[0] + 1;
@@ -654,6 +901,10 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
   }
   if (best.kind) {
     finish(item, best.status, best_rule, best.letter, out);
+    goto done;
+  }
+  if (neg.kind) {
+    finish(item, neg.status, neg_rule, 0, out);
     goto done;
   }
 
@@ -665,6 +916,15 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
     goto done;
   }
   {
+    /* An echoed option list ("A. Northeast\nB. Northwest\n...") opens with a letter head but
+     * chooses nothing; neither this rule nor the first sentence (its first line) decides. */
+    char L;
+    size_t after;
+    int weak;
+    if (letter_head(v, vl, p, 1, &L, &after, &weak) && echoed_list(&c, v, vl, p, L)) {
+      finish(item, TL_PS_NO_ANSWER, "none", 0, out);
+      goto done;
+    }
     res r;
     if (resolve(&c, v, vl, p, 1, &r)) goto oom;
     if (r.kind) {
@@ -673,12 +933,14 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
     }
   }
 
-  /* 3. Exactly one option text in the first sentence. */
+  /* 3. Exactly one option text in the first sentence, not negated there. */
   {
-    long mk = names_raw(&c, v + p, clause_end(v, vl, p) - p);
+    unsigned nm;
+    long mk = names_raw(&c, v + p, clause_end(v, vl, p) - p, &nm);
     if (mk < 0) goto oom;
     if (mk == 0) finish(item, TL_PS_NO_ANSWER, "none", 0, out);
     else if (popcount8((unsigned)mk) > 1) finish(item, TL_PS_AMBIGUOUS, "first_sentence_text", 0, out);
+    else if (nm) finish(item, TL_PS_NO_ANSWER, "first_sentence_text", 0, out); /* "It is not X" */
     else finish(item, TL_PS_OK, "first_sentence_text", (char)('A' + lowest_bit((unsigned)mk)), out);
   }
   goto done;

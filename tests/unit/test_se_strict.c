@@ -20,7 +20,7 @@
   "{\"id\":\"" id "\",\"text\":\"" q " Available options:\\n" opts "\",\"oracle_answer\":\"" ans \
   "\",\"oracle_option\":\"" opt "\",\"oracle_full_answer\":\"" opt ". " ans "\"}"
 
-enum { DIR, OBJ, SUB, CNT, CNT10, YN, WORDS, TURNS, UNI, NOOPT, N_ITEMS };
+enum { DIR, OBJ, SUB, CNT, CNT10, YN, WORDS, TURNS, UNI, NEGW, NOOPT, N_ITEMS };
 
 static const char *const ITEM_SRC[N_ITEMS] = {
     /* DIR: oracle C = Southeast (the 2001.0 shape: "D. Southeast" is a conflict) */
@@ -53,6 +53,10 @@ static const char *const ITEM_SRC[N_ITEMS] = {
     ITEM_JSON("spatialmap.tqa.9003.1", "Which object is in the Northwest of Z?",
               "A. Caf\u00e9 Cr\u00e8me\nB. Cafe Creme\nC. \u00d6tzi Outfitters\nD. Zoo.",
               "Caf\u00e9 Cr\u00e8me", "A"),
+    /* NEGW: option texts that start with negation words ("not" / "never" inside a name) */
+    ITEM_JSON("spatialmap.tqa.9004.1", "Which object is in the Northeast of Z?",
+              "A. Not Just Noodles\\nB. Never Land Toys\\nC. Coral Crafts\\nD. Oz Oddities.",
+              "Not Just Noodles", "A"),
     /* NOOPT: no options block */
     "{\"id\":\"spatialreal.tqa.sa_2.0\",\"text\":\"How many chairs are there?\",\"oracle_answer\":"
     "\"two\",\"oracle_option\":\"C\",\"oracle_full_answer\":\"C. two\"}",
@@ -217,6 +221,68 @@ static const tcase CASES[] = {
     OK_(UNI, "Answer: CAF\xc3\x89 CR\xc3\x88ME", "A", "explicit_answer_text", 1),
     OK_(UNI, "It is Cafe Creme.", "B", "first_sentence_text", 0),
     OK_(UNI, "\xc3\xb6tzi outfitters", "C", "first_sentence_text", 0),
+    /* -- negation (review item 1): a negated option is never credited -- */
+    NO_(DIR, "Answer: not Southeast", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    NO_(DIR, "The answer is not Southeast.", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    NO_(DIR, "The answer isn't Southeast.", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    NO_(DIR, "The answer isn\xe2\x80\x99t Southeast.", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    NO_(DIR, "The answer isnt Southeast.", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    NO_(DIR, "C. Southeast\nThe answer isn't C.", TL_PS_NO_ANSWER, "explicit_answer_letter"),
+    NO_(DIR, "It is not Southeast.", TL_PS_NO_ANSWER, "first_sentence_text"),
+    NO_(DIR, "It isn't Southeast.", TL_PS_NO_ANSWER, "first_sentence_text"),
+    NO_(DIR, "Southeast is wrong; it is Northeast.", TL_PS_NO_ANSWER, "first_sentence_text"),
+    NO_(DIR, "Answer: anything but Southeast", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    NO_(DIR, "The answer is never Southeast", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    NO_(DIR, "The answer is definitely not Southeast.", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    NO_(DIR, "Answer: other than Southeast, any", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    NO_(DIR, "Answer: except Southeast", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    NO_(DIR, "Southeast is not correct.", TL_PS_NO_ANSWER, "first_sentence_text"),
+    NO_(DIR, "Southeast would be the wrong answer.", TL_PS_NO_ANSWER, "first_sentence_text"),
+    NO_(DIR, "X is not northeast of W but southeast of Y.", TL_PS_AMBIGUOUS, "first_sentence_text"),
+    /* a negated marker blocks the weaker rules and retracts an earlier answer it negates */
+    NO_(DIR, "The answer is not Southeast.\nC. Southeast", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    NO_(DIR, "C. Southeast\nThe answer is not C.", TL_PS_NO_ANSWER, "explicit_answer_letter"),
+    NO_(DIR, "Answer: C\nWait, the answer is not C.", TL_PS_NO_ANSWER, "explicit_answer_letter"),
+    NO_(DIR, "C. Southeast is wrong", TL_PS_CONFLICT, "opening_letter"),
+    /* ... but not one it does not negate, and a later explicit answer still wins */
+    OK_(DIR, "The answer is not A. Answer: C", "C", "explicit_answer_letter", 1),
+    OK_(DIR, "Answer: C, not D", "C", "explicit_answer_letter", 1),
+    /* the scope is the whole clause before the option: conservative, no credit */
+    NO_(DIR, "It is not hard to see that X is southeast of Y.", TL_PS_NO_ANSWER,
+        "first_sentence_text"),
+    /* "not" / "never" inside an option's own name is no negation */
+    OK_(NEGW, "Answer: Not Just Noodles", "A", "explicit_answer_text", 1),
+    OK_(NEGW, "The answer is Never Land Toys.", "B", "explicit_answer_text", 0),
+    OK_(NEGW, "Not Just Noodles", "A", "first_sentence_text", 1),
+    OK_(NEGW, "It is Not Just Noodles.", "A", "first_sentence_text", 1),
+    NO_(NEGW, "Answer: not Not Just Noodles", TL_PS_NO_ANSWER, "explicit_answer_text"),
+    OK_(YN, "No, not directly below.", "B", "first_sentence_text", 1),
+    /* -- hedged letters (review item 2): a second in-range letter in the clause -- */
+    NO_(DIR, "Answer: C or D", TL_PS_AMBIGUOUS, "explicit_answer_letter"),
+    NO_(DIR, "Answer: C, D", TL_PS_AMBIGUOUS, "explicit_answer_letter"),
+    NO_(DIR, "Answer: C and D", TL_PS_AMBIGUOUS, "explicit_answer_letter"),
+    NO_(DIR, "Answer: C/D", TL_PS_AMBIGUOUS, "explicit_answer_letter"),
+    NO_(DIR, "The answer is (C) or (D).", TL_PS_AMBIGUOUS, "explicit_answer_letter"),
+    NO_(DIR, "The final answer is C or A", TL_PS_AMBIGUOUS, "explicit_answer_letter"),
+    NO_(DIR, "Answer: **C** or **D**", TL_PS_AMBIGUOUS, "explicit_answer_letter"),
+    NO_(DIR, "(C) or (A)", TL_PS_AMBIGUOUS, "opening_letter"),
+    NO_(DIR, "C. or D.", TL_PS_AMBIGUOUS, "opening_letter"),
+    NO_(DIR, "Answer: C, or maybe D", TL_PS_AMBIGUOUS, "explicit_answer_letter"),
+    NO_(DIR, "Answer: C (or possibly D)", TL_PS_AMBIGUOUS, "explicit_answer_letter"),
+    OK_(DIR, "Answer: C or C", "C", "explicit_answer_letter", 1),
+    OK_(YN, "Answer: B or E", "B", "explicit_answer_letter", 1), /* E is not an option */
+    /* -- an echoed option list (review item 3) decides nothing -- */
+    NO_(DIR, "A. Northeast\nB. Northwest\nC. Southeast\nD. Southwest", TL_PS_NO_ANSWER, "none"),
+    NO_(DIR, "A. Northeast\r\n  B. Northwest\r\nC. Southeast", TL_PS_NO_ANSWER, "none"),
+    NO_(OBJ, "**A. Coral Crafts**\n**B. Narwhal's Novelties**", TL_PS_NO_ANSWER, "none"),
+    OK_(DIR, "A. Northeast\nB. Northwest\nC. Southeast\nD. Southwest\n\nAnswer: C", "C",
+        "explicit_answer_letter", 1),
+    OK_(DIR, "C. Southeast\nA. is wrong", "C", "opening_letter", 1),
+    /* -- CRLF line ends (review item 4) -- */
+    OK_(DIR, "### Answer\r\nC", "C", "explicit_answer_letter", 1),
+    OK_(DIR, "**Answer**\r\n\r\nC\r\n", "C", "explicit_answer_letter", 1),
+    OK_(DIR, "Answer: A\r\n### Answer\r\nC", "C", "explicit_answer_letter", 1),
+    OK_(DIR, "Answer:\r\n\r\nSoutheast", "C", "explicit_answer_text", 1),
     /* -- no options -- */
     NO_(NOOPT, "Answer: C", TL_PS_NO_OPTIONS, "no_options"),
 };
