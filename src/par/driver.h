@@ -1,10 +1,12 @@
 /* driver.h - `tally run`: job -> units -> engine -> parse/score -> tables -> HDF5 + summary.
  *
  * Collective over `comm`: every rank calls it. Rank 0 validates the job (every problem reported,
- * nothing started on an invalid job), opens the output and scores the benchmarks (sharding
- * benchmark units over ranks is the next step; the other ranks wait); then every study of the job
- * runs collectively with its resamples split over all ranks (src/par/correlate.c). Results are
- * the same for any rank count. Only src/cli touches MPI_COMM_WORLD. */
+ * nothing started on an invalid job); the output is opened collectively (parallel HDF5); the
+ * benchmark units are dealt to the ranks in chunks on demand, journaled, moved to key-ordered
+ * blocks and written collectively (the flow is at the top of driver.c and in
+ * docs/ARCHITECTURE.md); then every study of the job runs collectively with its resamples split
+ * over all ranks (src/par/correlate.c). Results are the same for any rank count. Only src/cli
+ * touches MPI_COMM_WORLD. */
 #ifndef TALLY_DRIVER_H
 #define TALLY_DRIVER_H
 
