@@ -289,6 +289,17 @@ typedef struct {
   const double *mp[4];
 } fixture;
 
+/* The paired_bootstrap_demo of scipy_vectors.json (human, metric1, metric2) as a fixture. */
+static void demo_fixture(fixture *f, const cJSON *d) {
+  memset(f, 0, sizeof *f);
+  f->M = 2;
+  f->h = json_doubles(cJSON_GetObjectItem(d, "human"), &f->n);
+  f->m[0] = json_doubles(cJSON_GetObjectItem(d, "metric1"), &f->n);
+  f->m[1] = json_doubles(cJSON_GetObjectItem(d, "metric2"), &f->n);
+  f->mp[0] = f->m[0];
+  f->mp[1] = f->m[1];
+}
+
 static void fixture_make(fixture *f, uint32_t n, int M, uint64_t seed, int continuous) {
   uint64_t st = seed;
   f->n = n;
@@ -500,13 +511,8 @@ static void test_indices(void **state) {
   assert_non_null(j);
   cJSON *demo = load_vectors();
   const cJSON *d = cJSON_GetObjectItem(demo, "paired_bootstrap_demo");
-  fixture f = {0};
-  f.M = 2;
-  f.h = json_doubles(cJSON_GetObjectItem(d, "human"), &f.n);
-  f.m[0] = json_doubles(cJSON_GetObjectItem(d, "metric1"), &f.n);
-  f.m[1] = json_doubles(cJSON_GetObjectItem(d, "metric2"), &f.n);
-  f.mp[0] = f.m[0];
-  f.mp[1] = f.m[1];
+  fixture f;
+  demo_fixture(&f, d);
   const cJSON *rows = cJSON_GetObjectItem(j, "idx"), *row;
   uint64_t B = (uint64_t)cJSON_GetArraySize(rows);
   uint32_t *idx = malloc(B * f.n * sizeof *idx), q = 0;
@@ -686,13 +692,8 @@ static void test_demo_comparison(void **state) {
   (void)path;
   cJSON *j = load_vectors();
   const cJSON *d = cJSON_GetObjectItem(j, "paired_bootstrap_demo");
-  fixture f = {0};
-  f.M = 2;
-  f.h = json_doubles(cJSON_GetObjectItem(d, "human"), &f.n);
-  f.m[0] = json_doubles(cJSON_GetObjectItem(d, "metric1"), &f.n);
-  f.m[1] = json_doubles(cJSON_GetObjectItem(d, "metric2"), &f.n);
-  f.mp[0] = f.m[0];
-  f.mp[1] = f.m[1];
+  fixture f;
+  demo_fixture(&f, d);
   const uint64_t B = 5000;
   tl_study *s = study_of(&f, 20240601, B, NULL);
   double *vals = malloc(B * 4 * sizeof *vals);

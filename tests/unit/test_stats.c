@@ -38,8 +38,10 @@ static int same_special(double got, double want) {
   return -1; /* both finite */
 }
 
-/* A probability (or other value in [0, 1]): abs <= 1e-12, rel <= 1e-9 below 1e-3. */
-static void chk_p(errstat *e, double got, double want, const char *what, long id) {
+/* |got - want| <= abs_tol, and for normal values below 1e-3 also |got - want| / |want| <=
+ * rel_tol (a subnormal carries fewer than 52 bits, so it gets no relative check). */
+static void chk_tol(errstat *e, double got, double want, const char *what, long id, double abs_tol,
+                    double rel_tol) {
   e->n++;
   int s = same_special(got, want);
   if (s == 0) fail_msg("%s #%ld: got %.17g want %.17g", what, id, got, want);
@@ -47,16 +49,20 @@ static void chk_p(errstat *e, double got, double want, const char *what, long id
   double ae = fabs(got - want);
   if (ae > e->max_abs) {
     e->max_abs = ae;
-    snprintf(e->worst, sizeof e->worst, "%s #%ld abs (got %.17g want %.17g)", what, id, got, want);
+    snprintf(e->worst, sizeof e->worst, "%s #%ld (got %.17g want %.17g)", what, id, got, want);
   }
   if (want > 0 && want < e->min_p) e->min_p = want;
-  if (ae > 1e-12) fail_msg("%s #%ld: got %.17g want %.17g (abs err %.3g)", what, id, got, want, ae);
-  /* relative check on normal numbers only: a subnormal carries fewer than 52 bits */
+  if (ae > abs_tol) fail_msg("%s #%ld: got %.17g want %.17g (abs err %.3g)", what, id, got, want, ae);
   if (fabs(want) >= DBL_MIN && fabs(want) < 1e-3) {
     double re = ae / fabs(want);
     if (re > e->max_rel) e->max_rel = re;
-    if (re > 1e-9) fail_msg("%s #%ld: got %.17g want %.17g (rel err %.3g)", what, id, got, want, re);
+    if (re > rel_tol) fail_msg("%s #%ld: got %.17g want %.17g (rel err %.3g)", what, id, got, want, re);
   }
+}
+
+/* A probability (or other value in [0, 1]): abs <= 1e-12, rel <= 1e-9 below 1e-3. */
+static void chk_p(errstat *e, double got, double want, const char *what, long id) {
+  chk_tol(e, got, want, what, id, 1e-12, 1e-9);
 }
 
 /* A statistic of any size: |got - want| <= 1e-12 max(1, |want|). */
@@ -78,23 +84,7 @@ static void chk_v(errstat *e, double got, double want, const char *what, long id
 static double g_true_abs_tol = 1e-14;
 
 static void chk_true(errstat *e, double got, double want, const char *what, long id) {
-  e->n++;
-  int s = same_special(got, want);
-  if (s == 0) fail_msg("%s #%ld: got %.17g want %.17g", what, id, got, want);
-  if (s == 1) return;
-  double ae = fabs(got - want);
-  if (ae > e->max_abs) {
-    e->max_abs = ae;
-    snprintf(e->worst, sizeof e->worst, "%s #%ld (got %.17g want %.17g)", what, id, got, want);
-  }
-  if (want > 0 && want < e->min_p) e->min_p = want;
-  if (ae > g_true_abs_tol)
-    fail_msg("%s #%ld: got %.17g want %.17g (abs err %.3g)", what, id, got, want, ae);
-  if (fabs(want) >= DBL_MIN && fabs(want) < 1e-3) {
-    double re = ae / fabs(want);
-    if (re > e->max_rel) e->max_rel = re;
-    if (re > 1e-11) fail_msg("%s #%ld: got %.17g want %.17g (rel err %.3g)", what, id, got, want, re);
-  }
+  chk_tol(e, got, want, what, id, g_true_abs_tol, 1e-11);
 }
 
 static void report(const char *name, const errstat *e) {
