@@ -6,6 +6,23 @@ int tl_cmd_parse(int argc, char **argv);
 int tl_cmd_run(int argc, char **argv);
 int tl_cmd_correlate(int argc, char **argv);
 
+/* Strict option values (each prints "CMD: OPT takes ..., not 'V'" on stderr and returns -1 when
+ * the value is not wholly valid; the caller then exits 2). */
+#include <stdint.h>
+/* A decimal whole number in [lo, hi], nothing before or after it ("-1", "1e25", "5000abc",
+ * "2.5" and values past 2^64-1 are refused). */
+int tl_opt_u64(const char *cmd, const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_t *out);
+/* A finite number strictly inside (0, 1), wholly parsed ("0.95x" is refused). */
+int tl_opt_open_unit(const char *cmd, const char *opt, const char *v, double *out);
+/* The index of v in names[n], exactly. */
+int tl_opt_choice(const char *cmd, const char *opt, const char *v, const char *const *names, int n);
+/* A comma-separated list of names, each exactly one of names[n]: bit i of *mask per names[i]. */
+int tl_opt_choices(const char *cmd, const char *opt, const char *v, const char *const *names, int n,
+                   unsigned *mask);
+/* The message for getopt_long's return c: '?' (unknown option) or ':' (missing value);
+ * arg = argv[optind-1]. */
+void tl_opt_unknown(const char *cmd, int c, int optopt_c, const char *arg);
+
 /* Runs fn(ctx, MPI_COMM_WORLD) between MPI_Init_thread and MPI_Finalize (the only place
  * MPI_COMM_WORLD is named) and returns its exit code; `what` names the command in messages. */
 #include <mpi.h>

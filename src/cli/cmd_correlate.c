@@ -1,4 +1,5 @@
 /* cmd_correlate.c - `tally correlate`: argument parsing; the work is in src/par/correlate.c. */
+#include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ static void usage(FILE *f) {
           "  --seed S            resample r draws from Philox keyed by (S, r) (default 0)\n"
           "  --ci LEVEL          confidence level (default 0.95)\n"
           "  --method percentile|bca   CI method (default bca)\n"
-          "  --stats spearman,kendall  statistics (default both; kendall = tau-b)\n"
+          "  --stats spearman,kendall  statistics, comma-separated (default both; kendall = tau-b)\n"
           "  --indices FILE      explicit resample index matrix (.npy int32/int64 [B, n], or text:\n"
           "                      one resample per line) instead of Philox, for cross-checks\n"
           "  --out FILE.h5       write summary, comparisons and every resample value\n"
@@ -30,6 +31,7 @@ static void usage(FILE *f) {
           "  --permutation       also run the paired permutation test (B permutations, split over\n"
           "                      ranks; about as costly as the bootstrap itself per metric pair)\n"
           "  --device auto|cpu|cuda   where resamples run (default auto: CUDA when present)\n"
+          "  --break-lock        take over the lock (FILE.h5.lock) of an earlier run that is gone\n"
           "  --strict-input --quiet\n"
           "exit codes: 0 ok, 1 runtime failure, 2 usage, 3 bad input with --strict-input\n");
 }
@@ -37,6 +39,7 @@ static void usage(FILE *f) {
 static int corr_mpi(void *ctx, MPI_Comm comm) { return tl_correlate_run((const tl_corr_opts *)ctx, comm); }
 
 int tl_cmd_correlate(int argc, char **argv) {
+  static const char *const CMD = "tally correlate";
   tl_corr_opts o;
   memset(&o, 0, sizeof o);
   o.resamples = 5000;
@@ -45,54 +48,82 @@ int tl_cmd_correlate(int argc, char **argv) {
   o.stats_mask = 3;
   o.outf = stdout;
   o.log = stderr;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define OPT(name) (!strcmp(a, name) && v && (i++, 1))
-    if (OPT("--input")) o.input = v;
-    else if (OPT("--human")) o.human = v;
-    else if (OPT("--metrics")) o.metrics = v;
-    else if (OPT("--group-by")) o.group_by = v;
-    else if (OPT("--resamples")) o.resamples = strtoull(v, NULL, 10);
-    else if (OPT("--seed")) o.seed = strtoull(v, NULL, 10);
-    else if (OPT("--ci")) o.ci = atof(v);
-    else if (OPT("--indices")) o.indices = v;
-    else if (OPT("--out")) o.out = v;
-    else if (OPT("--method")) {
-      if (!strcmp(v, "percentile")) o.method = TL_CI_PERCENTILE;
-      else if (!strcmp(v, "bca")) o.method = TL_CI_BCA;
-      else { fprintf(stderr, "tally correlate: --method must be percentile or bca\n"); return TL_EXIT_USAGE; }
-    } else if (OPT("--stats")) {
-      o.stats_mask = 0;
-      if (strstr(v, "spearman")) o.stats_mask |= 1;
-      if (strstr(v, "kendall")) o.stats_mask |= 2;
-      if (!o.stats_mask) { fprintf(stderr, "tally correlate: --stats takes spearman and/or kendall\n"); return TL_EXIT_USAGE; }
-    } else if (OPT("--device")) {
-      if (!strcmp(v, "auto")) o.device = 0;
-      else if (!strcmp(v, "cpu")) o.device = 1;
-      else if (!strcmp(v, "cuda")) o.device = 2;
-      else { fprintf(stderr, "tally correlate: --device must be auto, cpu or cuda\n"); return TL_EXIT_USAGE; }
-    } else if (!strcmp(a, "--json")) o.json = 1;
-    else if (!strcmp(a, "--ttest-compat")) o.ttest_compat = 1;
-    else if (!strcmp(a, "--permutation")) o.permutation = 1;
-    else if (!strcmp(a, "--strict-input")) o.strict_input = 1;
-    else if (!strcmp(a, "--quiet")) o.quiet = 1;
-    else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-    else {
-      fprintf(stderr, "tally correlate: unexpected argument '%s'\n", a);
+  enum { O_INPUT = 1, O_HUMAN, O_METRICS, O_GROUP, O_RESAMPLES, O_SEED, O_CI, O_INDICES, O_OUT, O_METHOD,
+         O_STATS, O_DEVICE, O_JSON, O_TTEST, O_PERM, O_STRICT, O_QUIET, O_BREAK, O_HELP };
+  static const struct option LONG[] = {
+      {"input", required_argument, NULL, O_INPUT},       {"human", required_argument, NULL, O_HUMAN},
+      {"metrics", required_argument, NULL, O_METRICS},   {"group-by", required_argument, NULL, O_GROUP},
+      {"resamples", required_argument, NULL, O_RESAMPLES}, {"seed", required_argument, NULL, O_SEED},
+      {"ci", required_argument, NULL, O_CI},             {"indices", required_argument, NULL, O_INDICES},
+      {"out", required_argument, NULL, O_OUT},           {"method", required_argument, NULL, O_METHOD},
+      {"stats", required_argument, NULL, O_STATS},       {"device", required_argument, NULL, O_DEVICE},
+      {"json", no_argument, NULL, O_JSON},               {"ttest-compat", no_argument, NULL, O_TTEST},
+      {"permutation", no_argument, NULL, O_PERM},        {"strict-input", no_argument, NULL, O_STRICT},
+      {"quiet", no_argument, NULL, O_QUIET},             {"break-lock", no_argument, NULL, O_BREAK},
+      {"help", no_argument, NULL, O_HELP},               {NULL, 0, NULL, 0}};
+  static const char *const METHODS[] = {"percentile", "bca"};
+  static const char *const STATS[] = {"spearman", "kendall"};
+  static const char *const DEVICES[] = {"auto", "cpu", "cuda"};
+  optind = 1;
+  opterr = 0;
+  int c, k;
+  unsigned mask;
+  while ((c = getopt_long(argc, argv, ":h", LONG, NULL)) != -1) {
+    switch (c) {
+    case O_INPUT: o.input = optarg; break;
+    case O_HUMAN: o.human = optarg; break;
+    case O_METRICS: o.metrics = optarg; break;
+    case O_GROUP: o.group_by = optarg; break;
+    case O_RESAMPLES:
+      if (tl_opt_u64(CMD, "--resamples", optarg, 2, 100000000ull, &o.resamples)) return TL_EXIT_USAGE;
+      break;
+    case O_SEED:
+      if (tl_opt_u64(CMD, "--seed", optarg, 0, UINT64_MAX, &o.seed)) return TL_EXIT_USAGE;
+      break;
+    case O_CI:
+      if (tl_opt_open_unit(CMD, "--ci", optarg, &o.ci)) return TL_EXIT_USAGE;
+      break;
+    case O_INDICES: o.indices = optarg; break;
+    case O_OUT: o.out = optarg; break;
+    case O_METHOD:
+      if ((k = tl_opt_choice(CMD, "--method", optarg, METHODS, 2)) < 0) return TL_EXIT_USAGE;
+      o.method = k == 0 ? TL_CI_PERCENTILE : TL_CI_BCA;
+      break;
+    case O_STATS:
+      if (tl_opt_choices(CMD, "--stats", optarg, STATS, 2, &mask)) return TL_EXIT_USAGE;
+      o.stats_mask = (int)mask;
+      break;
+    case O_DEVICE:
+      if ((k = tl_opt_choice(CMD, "--device", optarg, DEVICES, 3)) < 0) return TL_EXIT_USAGE;
+      o.device = k;
+      break;
+    case O_JSON: o.json = 1; break;
+    case O_TTEST: o.ttest_compat = 1; break;
+    case O_PERM: o.permutation = 1; break;
+    case O_STRICT: o.strict_input = 1; break;
+    case O_QUIET: o.quiet = 1; break;
+    case O_BREAK: o.break_lock = 1; break;
+    case 'h':
+    case O_HELP: usage(stdout); return 0;
+    default:
+      tl_opt_unknown(CMD, c, optopt, argv[optind - 1]);
       usage(stderr);
       return TL_EXIT_USAGE;
     }
-#undef OPT
   }
-  if (!o.input || !o.human || !o.metrics) {
-    fprintf(stderr, "tally correlate: --input, --human and --metrics are required\n");
+  if (optind < argc) {
+    fprintf(stderr, "%s: unexpected argument '%s'\n", CMD, argv[optind]);
     usage(stderr);
     return TL_EXIT_USAGE;
   }
-  if (!(o.ci > 0 && o.ci < 1)) { fprintf(stderr, "tally correlate: --ci must be in (0, 1)\n"); return TL_EXIT_USAGE; }
-  if (!o.indices && (o.resamples < 2 || o.resamples > 100000000ull)) {
-    fprintf(stderr, "tally correlate: --resamples must be in [2, 1e8]\n");
+  if (!o.input || !o.human || !o.metrics) {
+    fprintf(stderr, "%s: --input, --human and --metrics are required\n", CMD);
+    usage(stderr);
     return TL_EXIT_USAGE;
   }
-  return tl_cli_with_mpi(&argc, &argv, "tally correlate", corr_mpi, &o);
+  if (o.out && !o.out[0]) {
+    fprintf(stderr, "%s: --out needs a file path\n", CMD);
+    return TL_EXIT_USAGE;
+  }
+  return tl_cli_with_mpi(&argc, &argv, CMD, corr_mpi, &o);
 }

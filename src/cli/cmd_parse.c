@@ -5,11 +5,17 @@
  *   {"answer": <string|null>, "correct": 0|1, "status": "...", "rule": "..."}
  * A bad input line gets {"error": "..."} in its place (and a message on stderr), so output line
  * N always answers input line N (blank lines excepted). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "outsafe.h"
 #include "tally/jsonl.h"
 #include "tally/spatialeval.h"
 
@@ -22,54 +28,126 @@ static void usage(FILE *f) {
           "  FILE defaults to stdin/stdout. Exit: 0 ok, 1 failure, 2 usage, 3 bad input with --strict-input.\n");
 }
 
-static void emit_error(FILE *out, const char *msg) {
+#ifndef TL_UTF8_FLOOR /* TEMP until str.h has tl_utf8_floor */
+static size_t tmp_floor(const char *s, size_t n) {
+  size_t i = n;
+  while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80) i--;
+  if (i == 0) return 0;
+  unsigned char c = (unsigned char)s[i - 1];
+  size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+  return i - 1 + len <= n ? n : i - 1;
+}
+#define TL_UTF8_FLOOR tmp_floor
+#endif
+/* Cuts msg to at most `max` bytes at a UTF-8 boundary (the JSONL written stays valid). */
+static void cut_utf8(char *msg, size_t max) {
+  size_t n = strlen(msg);
+  if (n > max) n = max;
+  msg[TL_UTF8_FLOOR(msg, n)] = 0;
+}
+
+static int emit_error(FILE *out, char *msg) {
+  cut_utf8(msg, 1000);
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "error", msg);
   char *s = cJSON_PrintUnformatted(o);
-  fprintf(out, "%s\n", s);
+  int ok = s && fprintf(out, "%s\n", s) >= 0;
   free(s);
   cJSON_Delete(o);
+  return ok;
 }
 
 int tl_cmd_parse(int argc, char **argv) {
-  const char *parser = NULL, *in = "-", *outp = NULL;
-  int strict_input = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--parser") && i + 1 < argc) parser = argv[++i];
-    else if (!strcmp(argv[i], "--input") && i + 1 < argc) in = argv[++i];
-    else if (!strcmp(argv[i], "--output") && i + 1 < argc) outp = argv[++i];
-    else if (!strcmp(argv[i], "--strict-input")) strict_input = 1;
-    else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
-    else {
-      fprintf(stderr, "tally parse: unknown argument '%s'\n", argv[i]);
+  static const char *const CMD = "tally parse";
+  static const char *const PARSERS[] = {"spatialeval-strict", "spatialeval-pr3", "spatialeval-legacy"};
+  const char *in = "-", *outp = NULL;
+  int strict_input = 0, pi = -1;
+  enum { O_PARSER = 1, O_INPUT, O_OUTPUT, O_STRICT, O_HELP };
+  static const struct option LONG[] = {{"parser", required_argument, NULL, O_PARSER},
+                                       {"input", required_argument, NULL, O_INPUT},
+                                       {"output", required_argument, NULL, O_OUTPUT},
+                                       {"strict-input", no_argument, NULL, O_STRICT},
+                                       {"help", no_argument, NULL, O_HELP},
+                                       {NULL, 0, NULL, 0}};
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", LONG, NULL)) != -1) {
+    switch (c) {
+    case O_PARSER:
+      if ((pi = tl_opt_choice(CMD, "--parser", optarg, PARSERS, 3)) < 0) return 2;
+      break;
+    case O_INPUT: in = optarg; break;
+    case O_OUTPUT: outp = optarg; break;
+    case O_STRICT: strict_input = 1; break;
+    case 'h':
+    case O_HELP: usage(stdout); return 0;
+    default:
+      tl_opt_unknown(CMD, c, optopt, argv[optind - 1]);
       usage(stderr);
       return 2;
     }
   }
-  if (!parser || strncmp(parser, "spatialeval-", 12) != 0 || tl_se_mode_from_name(parser + 12) < 0) {
-    fprintf(stderr, "tally parse: --parser must be one of spatialeval-strict, spatialeval-pr3, spatialeval-legacy\n");
+  if (optind < argc) {
+    fprintf(stderr, "%s: unexpected argument '%s'\n", CMD, argv[optind]);
+    usage(stderr);
     return 2;
   }
-  tl_err err;
-  tl_se_parser *p = tl_se_parser_new((tl_se_mode)tl_se_mode_from_name(parser + 12), &err);
+  if (pi < 0) {
+    fprintf(stderr, "%s: --parser is required: spatialeval-strict, spatialeval-pr3 or spatialeval-legacy\n", CMD);
+    return 2;
+  }
+  tl_err err = {{0}};
+  /* No output ever replaces the input: checked before anything is opened for writing. */
+  tl_path_role roles[1] = {{in, "the input"}};
+  tl_status cst = outp ? tl_out_check_place(outp, &err) : TL_OK;
+  if (!cst && outp) cst = tl_out_check_inputs(outp, "the output", roles, 1, &err);
+  if (!cst && !outp) cst = tl_stdout_check_inputs(roles, 1, &err);
+  if (cst) {
+    fprintf(stderr, "%s: %s\n", CMD, err.msg);
+    return cst == TL_EUSAGE ? 2 : 1;
+  }
+  tl_se_parser *p = tl_se_parser_new((tl_se_mode)tl_se_mode_from_name(PARSERS[pi] + 12), &err);
   if (!p) {
-    fprintf(stderr, "tally parse: %s\n", err.msg);
+    fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return 1;
   }
+  /* --output: written to a temporary file in the same folder and renamed over the output only
+   * when every line is written, so a failure never leaves a half file under the output name. */
   FILE *out = stdout;
-  if (outp && !(out = fopen(outp, "w"))) {
-    fprintf(stderr, "tally parse: cannot open '%s' for writing\n", outp);
-    tl_se_parser_free(p);
-    return 1;
+  tl_buf tmp;
+  tl_buf_init(&tmp);
+  if (outp) {
+    int fd = -1;
+    if (tl_buf_printf(&tmp, "%s.tmp-XXXXXX", outp) == TL_OK) fd = mkstemp(tmp.data);
+    if (fd >= 0) {
+      mode_t um = umask(0);
+      umask(um);
+      if (fchmod(fd, 0666 & ~um) != 0 || !(out = fdopen(fd, "w"))) {
+        close(fd);
+        unlink(tmp.data);
+        fd = -1;
+      }
+    }
+    if (fd < 0) {
+      fprintf(stderr, "%s: cannot create a temporary file beside '%s': %s\n", CMD, outp, strerror(errno));
+      tl_se_parser_free(p);
+      tl_buf_release(&tmp);
+      return 1;
+    }
   }
   tl_jsonl r;
   if (tl_jsonl_open(&r, in, 0, &err) != TL_OK) {
-    fprintf(stderr, "tally parse: %s\n", err.msg);
+    fprintf(stderr, "%s: %s\n", CMD, err.msg);
     tl_se_parser_free(p);
-    if (out != stdout) fclose(out);
+    if (outp) {
+      fclose(out);
+      unlink(tmp.data);
+    }
+    tl_buf_release(&tmp);
     return 1;
   }
-  int rc = 0;
+  int rc = 0, wfail = 0;
   long nbad = 0;
   cJSON *o;
   tl_jl_result res;
@@ -116,7 +194,7 @@ int tl_cmd_parse(int argc, char **argv) {
           cJSON_AddStringToObject(w, "status", tl_pstatus_name(pr.status));
           cJSON_AddStringToObject(w, "rule", pr.rule);
           char *s = cJSON_PrintUnformatted(w);
-          fprintf(out, "%s\n", s);
+          if (!s || fprintf(out, "%s\n", s) < 0) wfail = 1;
           free(s);
           cJSON_Delete(w);
         }
@@ -127,20 +205,41 @@ int tl_cmd_parse(int argc, char **argv) {
     if (msg[0]) {
       nbad++;
       fprintf(stderr, "tally parse: bad input: %s\n", msg);
-      emit_error(out, msg);
+      if (!emit_error(out, msg)) wfail = 1;
       if (strict_input) {
         rc = 3;
         break;
       }
     }
+    if (wfail || ferror(out)) break; /* a full disk or a closed pipe: stop at once */
   }
   tl_parsed_release(&pr);
   tl_jsonl_close(&r);
   tl_se_parser_free(p);
-  if (out != stdout && fclose(out) != 0) {
-    fprintf(stderr, "tally parse: cannot write '%s'\n", outp);
+  if (fflush(out) != 0 || ferror(out)) wfail = 1;
+  if (wfail) {
+    fprintf(stderr, "%s: cannot write %s: %s\n", CMD, outp ? tmp.data : "standard output", strerror(errno));
     rc = 1;
   }
+  if (outp) {
+    if (fsync(fileno(out)) != 0 && !rc) {
+      fprintf(stderr, "%s: cannot write '%s': %s\n", CMD, tmp.data, strerror(errno));
+      rc = 1;
+    }
+    if (fclose(out) != 0 && !rc) {
+      fprintf(stderr, "%s: cannot write '%s': %s\n", CMD, tmp.data, strerror(errno));
+      rc = 1;
+    }
+    if (!rc && rename(tmp.data, outp) != 0) {
+      fprintf(stderr, "%s: cannot rename '%s' to '%s': %s\n", CMD, tmp.data, outp, strerror(errno));
+      rc = 1;
+    }
+    if (rc) {
+      unlink(tmp.data);
+      fprintf(stderr, "%s: '%s' was not written\n", CMD, outp);
+    }
+  }
+  tl_buf_release(&tmp);
   if (nbad) fprintf(stderr, "tally parse: %ld bad input line%s\n", nbad, nbad == 1 ? "" : "s");
   return rc;
 }

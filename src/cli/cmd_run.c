@@ -1,6 +1,7 @@
 /* cmd_run.c - `tally run JOB.json`: parses the options and hands the job to the driver under
  * MPI (tl_cli_with_mpi). A plain `tally run` is a one-rank run; `mpirun -n N` and
  * `srun --mpi=pmix` launch the same binary. */
+#include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,12 +12,14 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: tally run JOB.json [--out FILE.h5] [--resume] [--strict-input] [--quiet] [--keep-journal]\n"
+          "                          [--break-lock]\n"
           "  --out FILE      write here instead of the job's \"output\"\n"
           "  --strict-input  stop at the first bad input line (exit 3, nothing written)\n"
           "  --quiet         no progress messages\n"
           "  --resume        continue an interrupted run from its journal (FILE.h5.journal/): finished\n"
           "                  units are not asked again; any rank count\n"
           "  --keep-journal  keep the journal after a successful run\n"
+          "  --break-lock    take over the lock (FILE.h5.lock) of an earlier run that is gone\n"
           "exit codes: 0 ok (bad input lines, if any, were reported and counted), 1 runtime failure,\n"
           "            2 usage or invalid job (nothing run), 3 bad input with --strict-input,\n"
           "            4 interrupted by SIGTERM/SIGUSR1/SIGINT (run again with --resume)\n");
@@ -25,22 +28,44 @@ static void usage(FILE *f) {
 static int run_mpi(void *ctx, MPI_Comm comm) { return tl_run_job((const tl_run_opts *)ctx, comm); }
 
 int tl_cmd_run(int argc, char **argv) {
-  tl_run_opts o = {NULL, NULL, 0, 0, 0, 0, stdout, stderr};
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--out") && i + 1 < argc) o.out_override = argv[++i];
-    else if (!strcmp(argv[i], "--strict-input")) o.strict_input = 1;
-    else if (!strcmp(argv[i], "--quiet")) o.quiet = 1;
-    else if (!strcmp(argv[i], "--resume")) o.resume = 1;
-    else if (!strcmp(argv[i], "--keep-journal")) o.keep_journal = 1;
-    else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
-    else if (argv[i][0] == '-' || o.job_path) {
-      fprintf(stderr, "tally run: unexpected argument '%s'\n", argv[i]);
+  tl_run_opts o;
+  memset(&o, 0, sizeof o);
+  o.out = stdout;
+  o.log = stderr;
+  enum { O_OUT = 1, O_STRICT, O_QUIET, O_RESUME, O_KEEP, O_BREAK, O_HELP };
+  static const struct option LONG[] = {
+      {"out", required_argument, NULL, O_OUT},       {"strict-input", no_argument, NULL, O_STRICT},
+      {"quiet", no_argument, NULL, O_QUIET},         {"resume", no_argument, NULL, O_RESUME},
+      {"keep-journal", no_argument, NULL, O_KEEP},   {"break-lock", no_argument, NULL, O_BREAK},
+      {"help", no_argument, NULL, O_HELP},           {NULL, 0, NULL, 0}};
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", LONG, NULL)) != -1) {
+    switch (c) {
+    case O_OUT: o.out_override = optarg; break;
+    case O_STRICT: o.strict_input = 1; break;
+    case O_QUIET: o.quiet = 1; break;
+    case O_RESUME: o.resume = 1; break;
+    case O_KEEP: o.keep_journal = 1; break;
+    case O_BREAK: o.break_lock = 1; break;
+    case 'h':
+    case O_HELP: usage(stdout); return 0;
+    default:
+      tl_opt_unknown("tally run", c, optopt, argv[optind - 1]);
       usage(stderr);
       return TL_EXIT_USAGE;
-    } else o.job_path = argv[i];
+    }
   }
-  if (!o.job_path) {
+  if (optind != argc - 1) {
+    if (optind >= argc) fprintf(stderr, "tally run: the job file is missing\n");
+    else fprintf(stderr, "tally run: one job file, please; unexpected argument '%s'\n", argv[optind + 1]);
     usage(stderr);
+    return TL_EXIT_USAGE;
+  }
+  o.job_path = argv[optind];
+  if (o.out_override && !o.out_override[0]) {
+    fprintf(stderr, "tally run: --out needs a file path\n");
     return TL_EXIT_USAGE;
   }
   return tl_cli_with_mpi(&argc, &argv, "tally run", run_mpi, &o);

@@ -9,6 +9,7 @@
 
 #include "correlate.h"
 #include "driver.h"
+#include "outsafe.h"
 #include "tally/boot.h"
 #include "tally/str.h"
 #include "tally/strmap.h"
@@ -780,6 +781,22 @@ int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
   tl_writer *w = NULL;
   int rc = TL_EXIT_OK;
   tl_err err = {{0}};
+  /* Rank 0, before anything is opened for writing: the output is no input and has a writable
+   * place, standard output is no input, and the output lock is held to the end. */
+  tl_out_lock lock = {NULL, -1, 0};
+  if (rank == 0) {
+    tl_path_role in[2] = {{o->input, "the input table"}, {o->indices, "the index file"}};
+    tl_status st = tl_stdout_check_inputs(in, 2, &err);
+    if (!st && o->out) st = tl_out_check_place(o->out, &err);
+    if (!st && o->out) st = tl_out_check_inputs(o->out, "the output", in, 2, &err);
+    if (!st && o->out) st = tl_out_lock_take(&lock, o->out, o->break_lock, o->log, &err);
+    if (st) {
+      fprintf(o->log, "%s: %s; nothing was run\n", LABEL(o), err.msg);
+      rc = st == TL_EUSAGE ? TL_EXIT_USAGE : TL_EXIT_FAIL;
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  if (rc) return rc;
   if (o->out) {
     w = tl_h5_parallel_open(o->out, comm, &err); /* collective */
     if (!w) {
@@ -802,6 +819,11 @@ int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
       w->vt->abort(w);
     }
   }
+  if (rank == 0 && rc == TL_EXIT_OK && (fflush(o->outf) != 0 || ferror(o->outf))) {
+    fprintf(o->log, "%s: cannot write the results to standard output: %s\n", LABEL(o), strerror(errno));
+    rc = TL_EXIT_FAIL;
+  }
+  tl_out_lock_release(&lock);
   MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
   return rc;
 }

@@ -33,6 +33,7 @@ typedef struct {
   int device;             /* 0 auto, 1 cpu, 2 cuda (required) */
   int strict_input;
   int quiet;
+  int break_lock;         /* --break-lock: take over a stale lock of `out` (outsafe.h) */
   FILE *outf, *log;
   const char *label;      /* message prefix; NULL = "tally correlate" */
 } tl_corr_opts;

@@ -28,6 +28,7 @@
 #include "correlate.h"
 #include "driver.h"
 #include "journal.h"
+#include "outsafe.h"
 #include "replay.h"
 #include "tally/boot.h"
 #include "tally/inlog.h"
@@ -51,10 +52,26 @@ static void install_signals(void) {
   signal(SIGXFSZ, SIG_IGN);
 }
 
+/* The output lock's path, for the handler below (rank 0 only; "" elsewhere). */
+static char g_lock_path[4096];
+
+/* After scoring a signal ends the process at once, as the default action would, but first
+ * removes the output lock (unlink is async-signal-safe): the journal is complete by then, and
+ * the next run must not find a stale lock. */
+static void on_signal_late(int sig) {
+  if (g_lock_path[0]) unlink(g_lock_path);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 static void restore_signals(void) {
-  signal(SIGTERM, SIG_DFL);
-  signal(SIGUSR1, SIG_DFL);
-  signal(SIGINT, SIG_DFL);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal_late;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
 }
 
 static double now_s(void) {
@@ -183,6 +200,48 @@ static tl_status build_cfgs(se_run *r) {
   return st;
 }
 
+/* A `models` or `seeds` value that no answer has is a typo until shown otherwise: TL_EJOB naming
+ * every such value and what the answers do hold (never a run of zero units or of units that are
+ * all "missing"). */
+static tl_status check_filters(const se_run *r, tl_err *err) {
+  const tl_job_bench *jb = r->jb;
+  size_t na = tl_replay_count(r->replay);
+  tl_buf bad, seen;
+  tl_buf_init(&bad);
+  tl_buf_init(&seen);
+  tl_strmap models;
+  tl_strmap_init(&models);
+  tl_status st = TL_OK;
+  for (size_t i = 0; i < na && !st; i++) {
+    const char *model;
+    tl_replay_key(r->replay, i, NULL, &model, NULL, NULL, NULL);
+    bool ins = false;
+    st = tl_strmap_put(&models, model, 0, &ins, NULL);
+    if (!st && ins && models.n <= 8) st = tl_buf_printf(&seen, "%s'%s'", seen.len ? ", " : "", model);
+  }
+  for (int m = 0; m < jb->n_models && !st; m++)
+    if (!tl_strmap_get(&models, jb->models[m], NULL))
+      st = tl_buf_printf(&bad, "%smodel '%s'", bad.len ? "; " : "", jb->models[m]);
+  for (int s = 0; s < jb->n_seeds && !st; s++) {
+    int any = 0;
+    for (size_t i = 0; i < na && !any; i++) {
+      int seed;
+      tl_replay_key(r->replay, i, NULL, NULL, &seed, NULL, NULL);
+      any = seed == jb->seeds[s];
+    }
+    if (!any) st = tl_buf_printf(&bad, "%sseed %d", bad.len ? "; " : "", jb->seeds[s]);
+  }
+  if (st) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  else if (bad.len)
+    st = tl_err_set(err, TL_EJOB, "the job's filter names what no answer file holds: %s (the answers have "
+                    "model%s %s%s); fix the \"models\"/\"seeds\" lists of the benchmark", bad.data,
+                    models.n == 1 ? "" : "s", seen.data, models.n > 8 ? ", ..." : "");
+  tl_buf_release(&bad);
+  tl_buf_release(&seen);
+  tl_strmap_release(&models);
+  return st;
+}
+
 /* Splits "path:line" (the replay source) for the inlog. */
 static long split_source(const char *src, char *path, size_t psz) {
   const char *c = strrchr(src, ':');
@@ -236,6 +295,7 @@ static tl_status se_setup(se_run *r, const tl_job *job, tl_inlog *log, tl_err *e
     if (tl_inlog_report(log, TL_IN_UNKNOWN_ITEM, path, line, "answer for unknown item '%s'", id))
       return TL_EINPUT;
   }
+  if ((st = check_filters(r, err))) return st;
   if ((st = build_cfgs(r))) return tl_err_set(err, st, "out of memory");
   for (int k = 0; k < jb->n_modes; k++) {
     r->parsers[jb->modes[k]] = tl_se_parser_new(jb->modes[k], err);
@@ -703,6 +763,70 @@ static int check_output(const tl_run_opts *o, const char *output) {
   return ok ? TL_EXIT_OK : TL_EXIT_FAIL;
 }
 
+/* Rank 0, before anything is opened for writing: the output's place, output vs every input
+ * (the job file, items, answers, study tables) and standard output vs every input, then the
+ * output lock; a `--resume` of a finished output (no journal, the file exists) sets *nothing.
+ * Returns an exit code; on TL_EXIT_OK the lock is held (released by the caller). */
+static int prepare_output(const tl_run_opts *o, const tl_job *job, const char *output, tl_out_lock *lock,
+                          int *nothing) {
+  tl_err err = {{0}};
+  int n = 1;
+  for (int b = 0; b < job->n_benches; b++) n += job->benches[b].n_items + job->benches[b].n_answers;
+  n += job->n_studies;
+  tl_path_role *in = calloc((size_t)n, sizeof *in);
+  char (*what)[160] = calloc((size_t)n, sizeof *what);
+  if (!in || !what) {
+    free(in);
+    free(what);
+    fprintf(o->log, "tally: out of memory\n");
+    return TL_EXIT_FAIL;
+  }
+  int k = 0;
+  in[k++] = (tl_path_role){o->job_path, "the job file"};
+  for (int b = 0; b < job->n_benches; b++) {
+    const tl_job_bench *jb = &job->benches[b];
+    for (int i = 0; i < jb->n_items; i++) in[k++] = (tl_path_role){jb->items[i], "an items file"};
+    for (int i = 0; i < jb->n_answers; i++) in[k++] = (tl_path_role){jb->answers[i].path, "an answers file"};
+  }
+  for (int i = 0; i < job->n_studies; i++) {
+    snprintf(what[k], sizeof what[k], "the input table of study '%s'", job->studies[i].name);
+    in[k] = (tl_path_role){job->studies[i].input, what[k]};
+    k++;
+  }
+  int rc = TL_EXIT_OK;
+  tl_status st = tl_out_check_place(output, &err);
+  if (!st) st = tl_out_check_inputs(output, "the output", in, k, &err);
+  if (!st) st = tl_stdout_check_inputs(in, k, &err);
+  if (st) {
+    fprintf(o->log, "tally: %s; nothing was run\n", err.msg);
+    rc = st == TL_EUSAGE ? TL_EXIT_USAGE : TL_EXIT_FAIL;
+  }
+  free(in);
+  free(what);
+  if (rc) return rc;
+  if ((st = tl_out_lock_take(lock, output, o->break_lock, o->log, &err))) {
+    fprintf(o->log, "tally: %s; nothing was run or removed\n", err.msg);
+    char *jdir = tl_journal_dir(output);
+    if (jdir && !lock->live && tl_journal_exists(jdir) && !o->resume)
+      fprintf(o->log, "tally: the journal '%s' keeps the finished units of that run: add --resume to "
+                      "continue from them\n", jdir);
+    free(jdir);
+    return st == TL_EUSAGE ? TL_EXIT_USAGE : TL_EXIT_FAIL;
+  }
+  snprintf(g_lock_path, sizeof g_lock_path, "%s", lock->path);
+  if (o->resume) {
+    char *jdir = tl_journal_dir(output);
+    struct stat sb;
+    if (jdir && !tl_journal_exists(jdir) && stat(output, &sb) == 0) {
+      fprintf(o->log, "tally: nothing to resume: '%s' is complete (it has no journal '%s'); run without "
+                      "--resume to score the job again\n", output, jdir);
+      *nothing = 1;
+    }
+    free(jdir);
+  }
+  return TL_EXIT_OK;
+}
+
 /* Collective. Every rank agrees on the code: the highest (worst) code of any rank. */
 static int agree(int rc, MPI_Comm comm) {
   int all = rc;
@@ -753,6 +877,9 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   if (st == TL_EINPUT) {
     if (rank == 0) fprintf(o->log, "tally: stopped at the first input problem (--strict-input); nothing written\n");
     rc = TL_EXIT_BAD_INPUT;
+  } else if (st == TL_EJOB) {
+    if (rank == 0) fprintf(o->log, "tally: %s; nothing was run\n", err.msg);
+    rc = TL_EXIT_USAGE;
   } else if (st) {
     if (rank) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg[0] ? err.msg : tl_strerror(st));
     else fprintf(o->log, "tally: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
@@ -1064,8 +1191,17 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
     return rc;
   }
   const char *output = o->out_override ? o->out_override : job.output;
-  if (rank == 0) rc = check_output(o, output);
+  tl_out_lock lock = {NULL, -1, 0};
+  int nothing = 0;
+  if (rank == 0) rc = prepare_output(o, &job, output, &lock, &nothing);
+  if (rank == 0 && rc == TL_EXIT_OK && !nothing) rc = check_output(o, output);
   rc = agree(rc, comm);
+  MPI_Bcast(&nothing, 1, MPI_INT, 0, comm);
+  if (rc == TL_EXIT_OK && nothing) {
+    tl_out_lock_release(&lock);
+    tl_job_release(&job);
+    return TL_EXIT_OK;
+  }
   tl_writer *w = NULL;
   uint64_t bstats[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   if (rc == TL_EXIT_OK) rc = open_output(o, &job, output, comm, &w);
@@ -1117,7 +1253,14 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
               1e-3 * (double)bstats[5], (unsigned long long)bstats[6],
               bstats[2] ? (double)bstats[7] / (double)bstats[2] : 0.0);
     fprintf(o->out, "wrote %s\n", output);
+    if (fflush(o->out) != 0 || ferror(o->out)) {
+      fprintf(o->log, "tally: cannot write the summary to standard output: %s (the output file '%s' is "
+                      "complete)\n", strerror(errno), output);
+      rc = TL_EXIT_FAIL;
+    }
   }
+  g_lock_path[0] = 0;
+  tl_out_lock_release(&lock);
   tl_job_release(&job);
   return rc;
 }

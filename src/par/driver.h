@@ -30,6 +30,7 @@ typedef struct {
   int quiet;                /* --quiet: no progress lines */
   int resume;               /* --resume: continue from the journal of an earlier attempt */
   int keep_journal;         /* --keep-journal: keep it after a successful run */
+  int break_lock;           /* --break-lock: take over a stale output lock (outsafe.h) */
   FILE *out;                /* summary (stdout) */
   FILE *log;                /* messages (stderr) */
 } tl_run_opts;

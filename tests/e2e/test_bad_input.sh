@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Bad input through `tally run`: each problem is reported with file and line, counted in the
 # summary and in /input_problems, and the run goes on; --strict-input stops at once (exit 3,
-# nothing written); an invalid job lists every problem (exit 2); an unwritable output is a clear
-# error (exit 1).
+# nothing written); an invalid job lists every problem (exit 2); an output in a missing folder is
+# a clear error before any work (exit 2).
 . "$(dirname "$0")/common.sh"
 need_python
 D="$TALLY_SRC/demo/spatialeval"
@@ -49,9 +49,9 @@ sed "s#answers_bad.jsonl#no_such_file.jsonl#" "$WORK/job.json" > "$WORK/job2.jso
 rc=0; "$TALLY_BIN" run "$WORK/job2.json" > /dev/null 2> "$WORK/err.txt" || rc=$?
 [ "$rc" = 1 ] || fail "missing input exited $rc, want 1"
 grep -q "no_such_file.jsonl" "$WORK/err.txt" || fail "missing input not named"
-# unwritable output: clear error, exit 1
+# output in a missing folder: clear error before any work, exit 2
 rc=0; "$TALLY_BIN" run "$WORK/job.json" --out /nonexistent-dir/x.h5 > /dev/null 2> "$WORK/err.txt" || rc=$?
-[ "$rc" = 1 ] || fail "unwritable output exited $rc, want 1"
+[ "$rc" = 2 ] || fail "output in a missing folder exited $rc, want 2"
 grep -q "/nonexistent-dir/x.h5" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "unwritable output not named"; }
 # usage errors: exit 2
 rc=0; "$TALLY_BIN" run > /dev/null 2>&1 || rc=$?; [ "$rc" = 2 ] || fail "no job: exit $rc"

@@ -1,0 +1,67 @@
+/* outsafe.h - output safety shared by every command: no output ever replaces an input, an output
+ * goes only where it can be written, and one run at a time writes a given output.
+ *
+ * Plain POSIX (stat, realpath, open, fcntl); no MPI. Callers run these on one process (rank 0)
+ * before anything is opened for writing, and agree on the result collectively themselves. */
+#ifndef TALLY_OUTSAFE_H
+#define TALLY_OUTSAFE_H
+
+#include <stdio.h>
+
+#include "tally/err.h"
+
+/* One path a command reads, with what it is for messages ("the items file"). */
+typedef struct {
+  const char *path;
+  const char *what;
+} tl_path_role;
+
+/* 1 when a and b name the same file: the same (st_dev, st_ino) after following links when both
+ * exist; otherwise the same resolved path (realpath of the folder + the last component, or the
+ * lexically cleaned path when the folder does not exist either). */
+int tl_same_file(const char *a, const char *b);
+
+/* Refuses (TL_EUSAGE, err names both paths) when `out`, or the files the writers derive from it
+ * (`out.part`, written first and renamed; `out.lock`), is one of the inputs. An input "-" stands
+ * for standard input: it is compared through fstat(0) when stdin is a regular file. */
+tl_status tl_out_check_inputs(const char *out, const char *out_what, const tl_path_role *in, int n,
+                              tl_err *err);
+
+/* Refuses (TL_EUSAGE) when standard output is a regular file that is one of the inputs (the
+ * shell has then already emptied it: `tally parse --input a.jsonl > a.jsonl`). */
+tl_status tl_stdout_check_inputs(const tl_path_role *in, int n, tl_err *err);
+
+/* The output's place, checked before any work: `out` must not be a directory, and its folder
+ * must exist, be a folder and be writable (access W_OK|X_OK). TL_EUSAGE with the reason. */
+tl_status tl_out_check_place(const char *out, tl_err *err);
+
+/* The lock of one output, held from before the first write (`.part`, journal) to the end.
+ *
+ * Mechanism, chosen to work on cluster file systems (NFSv3+, Lustre, GPFS, BeeGFS):
+ *   - `<out>.lock` is created with O_CREAT|O_EXCL (atomic on these file systems) and holds one
+ *     line per field: host, pid, start time (UTC and epoch), SLURM_JOB_ID and
+ *     SLURM_RESTART_COUNT when set. Its existence is the lock.
+ *   - An fcntl write lock is also taken on it and held while the process lives, so where fcntl
+ *     locks work (local disks; NFS with lockd; Lustre mounted with flock) a live holder is
+ *     proven by the kernel, and a killed holder's lock vanishes with it.
+ * A second run finds the file and exits 2 naming the holder; nothing is removed. The lock is
+ * *stale* when the fcntl lock is free and the holder is provably gone: on the same host its pid
+ * is not running (or runs a process started after the lock); under SLURM the lock was taken by
+ * an earlier incarnation of this same job (same SLURM_JOB_ID, lower SLURM_RESTART_COUNT: SLURM
+ * ends a job before it requeues it), which is taken over at once and said so. A stale lock from
+ * another host, or any other stale lock, is reported and taken over only with `break_stale`
+ * (`--break-lock`). */
+typedef struct {
+  char *path; /* "<out>.lock", NULL when not held */
+  int fd;
+  int live;   /* after a refusal: 1 when the holder provably runs, 0 when it may be gone */
+} tl_out_lock;
+
+/* Takes the lock. TL_OK: held (log gets a line when a stale lock was taken over); TL_EUSAGE:
+ * held by another run or stale without break_stale (err says which, with the holder);
+ * TL_EIO: the lock file cannot be created (err says why). */
+tl_status tl_out_lock_take(tl_out_lock *l, const char *out, int break_stale, FILE *log, tl_err *err);
+/* Removes the lock file and closes it; no-op when not held. */
+void tl_out_lock_release(tl_out_lock *l);
+
+#endif

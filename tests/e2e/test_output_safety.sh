@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# No output ever replaces an input, and one run at a time writes an output (issue: nothing lost).
+# Every command refuses with exit 2, naming both paths, before it opens anything for writing,
+# when its output is one of its inputs (same file: path, symlink or hard link); the inputs are
+# byte-identical afterwards. Outputs that are folders, or in missing or read-only folders, fail
+# before any work. A second `tally run` on an output that a live run holds exits 2 at once,
+# naming the holder, and removes nothing; stale locks are reported and taken over only with
+# --break-lock (or by a requeued run of the same SLURM job).
+. "$(dirname "$0")/common.sh"
+D="$TALLY_SRC/demo/spatialeval"
+cp "$D/items.jsonl" "$D/answers.jsonl" "$TALLY_SRC/demo/stats/vqa_judgments.csv" "$WORK/"
+cat > "$WORK/job.json" <<JOB
+{"name": "safety", "output": "$WORK/out.h5",
+ "benchmarks": [{"benchmark": "spatialeval", "items": "$WORK/items.jsonl", "answers": ["$WORK/answers.jsonl"],
+   "parsers": ["strict"]}]}
+JOB
+sums() { (cd "$WORK" && sha256sum items.jsonl answers.jsonl job.json vqa_judgments.csv); }
+sums > "$WORK/sums.txt"
+same_inputs() { sums | cmp -s - "$WORK/sums.txt" || fail "$1: an input was changed"; }
+expect() { # WANT_RC PATTERN WHAT -- command...
+  local want="$1" pat="$2" what="$3"; shift 4
+  local rc=0; "$@" > "$WORK/o.txt" 2> "$WORK/e.txt" || rc=$?
+  [ "$rc" = "$want" ] || { cat "$WORK/e.txt"; fail "$what: exit $rc, want $want"; }
+  grep -q -- "$pat" "$WORK/e.txt" || { cat "$WORK/e.txt"; fail "$what: message lacks '$pat'"; }
+}
+
+# ---- tally parse ----
+"$PY" -c 'import json,sys; it=json.loads(open(sys.argv[1]).readline()); print(json.dumps({"item": it, "response": "Answer: B", "model": "m"}))' "$D/items.jsonl" > "$WORK/p.jsonl"
+cp "$WORK/p.jsonl" "$WORK/p.orig"
+expect 2 "same file" "parse --output = --input" -- "$TALLY_BIN" parse --parser spatialeval-strict --input "$WORK/p.jsonl" --output "$WORK/p.jsonl"
+cmp -s "$WORK/p.jsonl" "$WORK/p.orig" || fail "parse truncated its input"
+grep -q "$WORK/p.jsonl" "$WORK/e.txt" || fail "parse: the path is not named"
+ln -s "$WORK/p.jsonl" "$WORK/link.jsonl"
+expect 2 "same file" "parse --output = a symlink to --input" -- "$TALLY_BIN" parse --parser spatialeval-strict --input "$WORK/p.jsonl" --output "$WORK/link.jsonl"
+ln "$WORK/p.jsonl" "$WORK/hard.jsonl"
+expect 2 "same file" "parse --output = a hard link to --input" -- "$TALLY_BIN" parse --parser spatialeval-strict --input "$WORK/hard.jsonl" --output "$WORK/p.jsonl"
+rc=0; "$TALLY_BIN" parse --parser spatialeval-strict --input "$WORK/p.jsonl" >> "$WORK/p.jsonl" 2> "$WORK/e.txt" || rc=$?
+[ "$rc" = 2 ] || fail "parse with stdout appended to its input: exit $rc, want 2"
+grep -q "standard output" "$WORK/e.txt" || fail "parse: stdout = input not explained"
+rc=0; "$TALLY_BIN" parse --parser spatialeval-strict --output "$WORK/p.jsonl" < "$WORK/p.jsonl" 2> "$WORK/e.txt" || rc=$?
+[ "$rc" = 2 ] || fail "parse --output = its stdin: exit $rc, want 2"
+cmp -s "$WORK/p.jsonl" "$WORK/p.orig" || fail "parse changed its input"
+# --output goes through a temporary file: a failed run leaves no output and no temporary file
+printf 'not json\n' >> "$WORK/p.jsonl"
+rc=0; "$TALLY_BIN" parse --parser spatialeval-strict --strict-input --input "$WORK/p.jsonl" --output "$WORK/r.jsonl" 2> /dev/null || rc=$?
+[ "$rc" = 3 ] || fail "parse --strict-input on bad input: exit $rc, want 3"
+[ ! -e "$WORK/r.jsonl" ] || fail "a failed parse left its output"
+ls "$WORK"/r.jsonl.tmp-* > /dev/null 2>&1 && fail "a failed parse left its temporary file"
+"$TALLY_BIN" parse --parser spatialeval-strict --input "$WORK/p.jsonl" --output "$WORK/r.jsonl" 2> /dev/null
+[ "$(wc -l < "$WORK/r.jsonl")" = 2 ] || fail "parse --output: want 2 lines"
+ls "$WORK"/r.jsonl.tmp-* > /dev/null 2>&1 && fail "parse left its temporary file"
+
+# ---- tally run: --out or "output" naming an input ----
+for f in items.jsonl answers.jsonl job.json; do
+  expect 2 "same file" "run --out $f" -- "$TALLY_BIN" run "$WORK/job.json" --out "$WORK/$f" --quiet
+  same_inputs "run --out $f"
+  grep -q "$WORK/$f" "$WORK/e.txt" || fail "run --out $f: the path is not named"
+done
+sed "s#$WORK/out.h5#$WORK/answers.jsonl#" "$WORK/job.json" > "$WORK/job2.json"
+expect 2 "an answers file" "job output = answers" -- "$TALLY_BIN" run "$WORK/job2.json" --quiet
+same_inputs "job output = answers"
+ln -s "$WORK/items.jsonl" "$WORK/items.h5"
+expect 2 "same file" "run --out symlink to the items" -- "$TALLY_BIN" run "$WORK/job.json" --out "$WORK/items.h5" --quiet
+same_inputs "run --out symlink"
+rc=0; "$TALLY_BIN" run "$WORK/job.json" --quiet >> "$WORK/answers.jsonl" 2> "$WORK/e.txt" || rc=$?
+[ "$rc" = 2 ] || fail "run with stdout appended to an answers file: exit $rc, want 2"
+same_inputs "run stdout = answers"
+# a study whose input is the run's output
+cat > "$WORK/job3.json" <<JOB
+{"name": "s", "output": "$WORK/study.h5",
+ "studies": [{"name": "st", "input": "$WORK/study.h5", "human": "human", "metrics": ["lave"], "resamples": 10}]}
+JOB
+: > "$WORK/study.h5"
+expect 2 "study 'st'" "study input = run output" -- "$TALLY_BIN" run "$WORK/job3.json" --quiet
+[ -e "$WORK/study.h5" ] && [ ! -s "$WORK/study.h5" ] || fail "the study's input was replaced"
+
+# ---- tally correlate --out = --input ----
+expect 2 "same file" "correlate --out = --input" -- "$TALLY_BIN" correlate --input "$WORK/vqa_judgments.csv" --human human --metrics lave --resamples 10 --out "$WORK/vqa_judgments.csv"
+same_inputs "correlate --out = --input"
+
+# ---- outputs that cannot be written: before any work ----
+mkdir "$WORK/adir"
+expect 2 "is a directory" "run --out a folder" -- "$TALLY_BIN" run "$WORK/job.json" --out "$WORK/adir" --quiet
+[ ! -e "$WORK/adir.journal" ] && [ -z "$(ls "$WORK/adir")" ] || fail "run --out a folder did work"
+expect 2 "is a directory" "correlate --out a folder" -- "$TALLY_BIN" correlate --input "$WORK/vqa_judgments.csv" --human human --metrics lave --out "$WORK/adir/"
+expect 2 "is a directory" "parse --output a folder" -- "$TALLY_BIN" parse --parser spatialeval-strict --input "$WORK/p.orig" --output "$WORK/adir"
+expect 2 "does not exist" "run --out in a missing folder" -- "$TALLY_BIN" run "$WORK/job.json" --out "$WORK/nope/o.h5" --quiet
+expect 2 "does not exist" "correlate --out in a missing folder" -- "$TALLY_BIN" correlate --input "$WORK/vqa_judgments.csv" --human human --metrics lave --out "$WORK/nope/o.h5"
+mkdir "$WORK/ro"
+ro_ok=0
+if [ "$(id -u)" = 0 ]; then
+  mount -t tmpfs -o ro,size=1m tmpfs "$WORK/ro" 2>/dev/null && ro_ok=1
+  [ "$ro_ok" = 1 ] && trap 'umount -l "$WORK/ro" 2>/dev/null; rm -rf "$WORK"' EXIT
+else
+  chmod 555 "$WORK/ro" && ro_ok=1
+fi
+if [ "$ro_ok" = 1 ]; then
+  expect 2 "not writable" "run --out in a read-only folder" -- "$TALLY_BIN" run "$WORK/job.json" --out "$WORK/ro/o.h5" --quiet
+else
+  echo "note: read-only folder case not checked (cannot make a read-only folder here)"
+fi
+
+# ---- one run per output ----
+sed -e 's#"name": "safety"#"name": "slow", "engine": {"type": "replay", "latency_ms": 500}#' "$WORK/job.json" > "$WORK/slow.json"
+"$TALLY_BIN" run "$WORK/slow.json" --quiet > "$WORK/first.txt" 2>&1 &
+FIRST=$!
+for _ in $(seq 100); do [ -e "$WORK/out.h5.part" ] && break; sleep 0.05; done
+[ -e "$WORK/out.h5.lock" ] || fail "the first run holds no lock"
+expect 2 "being written by another tally run" "second run on a held output" -- "$TALLY_BIN" run "$WORK/slow.json" --quiet
+grep -q "pid $FIRST" "$WORK/e.txt" || { cat "$WORK/e.txt"; fail "the holder's pid is not named"; }
+grep -q "host $(hostname)" "$WORK/e.txt" || fail "the holder's host is not named"
+expect 2 "being written by another tally run" "second run with --break-lock on a live lock" -- "$TALLY_BIN" run "$WORK/slow.json" --quiet --break-lock
+[ -e "$WORK/out.h5.part" ] || fail "the second run removed the first one's .part file"
+ls "$WORK"/out.h5.journal/*.jsonl > /dev/null 2>&1 || fail "the second run removed the first one's journal"
+wait "$FIRST" || { cat "$WORK/first.txt"; fail "the first run failed after a second one was refused"; }
+[ -s "$WORK/out.h5" ] && [ ! -e "$WORK/out.h5.lock" ] || fail "the first run did not finish cleanly"
+
+# stale locks: a dead pid on this host; another host; a live pid whose fcntl lock is free
+now=$(date +%s)
+/bin/true & DEAD=$!; wait $DEAD  # a pid that has just ended
+printf 'tally output lock\nhost=%s\npid=%s\nstarted=x\nstarted_epoch=%s\n' "$(hostname)" "$DEAD" "$now" > "$WORK/out.h5.lock"
+expect 2 "stale lock" "stale lock (dead pid)" -- "$TALLY_BIN" run "$WORK/job.json" --quiet
+grep -q -- "--break-lock" "$WORK/e.txt" || fail "no hint to --break-lock"
+[ -e "$WORK/out.h5.lock" ] || fail "the stale lock was removed without --break-lock"
+expect 0 "took over the stale lock" "--break-lock on a stale lock" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --break-lock
+[ ! -e "$WORK/out.h5.lock" ] || fail "lock left after the run"
+printf 'tally output lock\nhost=elsewhere-node-17\npid=4242\nstarted=x\nstarted_epoch=%s\n' "$now" > "$WORK/out.h5.lock"
+expect 2 "another host" "lock from another host" -- "$TALLY_BIN" run "$WORK/job.json" --quiet
+expect 0 "took over" "--break-lock on a lock from another host" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --break-lock
+sleep 60 & LIVE=$!
+printf 'tally output lock\nhost=%s\npid=%s\nstarted=x\nstarted_epoch=%s\n' "$(hostname)" "$LIVE" "$(date +%s)" > "$WORK/out.h5.lock"
+expect 2 "still running" "lock of a live process" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --break-lock
+kill $LIVE; wait $LIVE 2>/dev/null || true
+# a requeued SLURM job takes over the lock of its own earlier run
+printf 'tally output lock\nhost=elsewhere\npid=4242\nstarted=x\nstarted_epoch=%s\nslurm_job_id=777\nslurm_restart_count=0\n' "$now" > "$WORK/out.h5.lock"
+expect 2 "another host" "lock of another SLURM job" -- env SLURM_JOB_ID=778 SLURM_RESTART_COUNT=1 "$TALLY_BIN" run "$WORK/job.json" --quiet
+expect 0 "earlier run of this SLURM job" "requeued SLURM job" -- env SLURM_JOB_ID=777 SLURM_RESTART_COUNT=1 "$TALLY_BIN" run "$WORK/job.json" --quiet
+[ ! -e "$WORK/out.h5.lock" ] || fail "lock left after the requeued run"
+# tally correlate --out holds the same lock
+printf 'tally output lock\nhost=elsewhere\npid=4242\nstarted=x\nstarted_epoch=%s\n' "$now" > "$WORK/c.h5.lock"
+expect 2 "another host" "correlate on a locked output" -- "$TALLY_BIN" correlate --input "$WORK/vqa_judgments.csv" --human human --metrics lave --resamples 10 --out "$WORK/c.h5"
+[ ! -e "$WORK/c.h5" ] || fail "correlate wrote a locked output"
+same_inputs "end"
+echo "e2e output safety: ok"
