@@ -52,13 +52,15 @@ static void install_signals(void) {
   signal(SIGXFSZ, SIG_IGN);
 }
 
-/* The output lock's path, for the handler below (rank 0 only; "" elsewhere). */
-static char g_lock_path[4096];
+/* The output lock's and the partial output's paths, for the handler below (rank 0 only; ""
+ * elsewhere). */
+static char g_lock_path[4096], g_part_path[4096];
 
 /* After scoring a signal ends the process at once, as the default action would, but first
- * removes the output lock (unlink is async-signal-safe): the journal is complete by then, and
- * the next run must not find a stale lock. */
+ * removes the partial output and the output lock (unlink is async-signal-safe): the journal is
+ * complete by then, and the next run must find neither a half file nor a stale lock. */
 static void on_signal_late(int sig) {
+  if (g_part_path[0]) unlink(g_part_path);
   if (g_lock_path[0]) unlink(g_lock_path);
   signal(sig, SIG_DFL);
   raise(sig);
@@ -72,6 +74,19 @@ static void restore_signals(void) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
+}
+
+/* Fault injection, for the tests of signals and kills in each phase (tests/e2e/test_kill_phases.sh)
+ * and nothing else: with TALLY_TEST_PAUSE=PHASE in the environment, rank 0 prints "tally: test
+ * pause at PHASE" on stderr and sleeps 5 s when it reaches PHASE: "write" (the item table is
+ * written, the metric tables are not) or "study" (before the first study). Unset: no effect. */
+static void test_pause(int rank, const char *phase, FILE *log) {
+  const char *v = getenv("TALLY_TEST_PAUSE");
+  if (rank != 0 || !v || strcmp(v, phase) != 0) return;
+  fprintf(log, "tally: test pause at %s\n", phase);
+  fflush(log);
+  struct timespec ts = {5, 0};
+  nanosleep(&ts, NULL);
 }
 
 static double now_s(void) {
@@ -425,7 +440,13 @@ static tl_status chunk_step(se_run *r, chunk_state *cs, tl_journal *jn, int time
       st = tl_journal_add(jn, "spatialeval", c->model, tl_se_prompt_name((tl_se_prompt_kind)c->variant),
                           c->seed, r->items.items[u % r->items.n].id, &rep[i], err);
     cs->failed += rep[i].text == NULL;
-    if (st == TL_OK && (st = finish_unit(r, u, &rep[i])) != TL_OK) tl_err_set(err, st, "out of memory scoring");
+    if (st == TL_OK) {
+      char src[512];
+      snprintf(src, sizeof src, "%s", rep[i].source ? rep[i].source : "no source");
+      if ((st = finish_unit(r, u, &rep[i])) != TL_OK) /* the unit is journaled: resume retries it */
+        tl_err_set(err, st, "scoring item '%s' of model '%s' (seed %d; answer from %s) failed: %s",
+                   r->items.items[u % r->items.n].id, c->model, c->seed, src, tl_strerror(st));
+    }
     tl_eng_reply_release(&rep[i]);
     cs->in_flight--;
     cs->finished++;
@@ -814,6 +835,7 @@ static int prepare_output(const tl_run_opts *o, const tl_job *job, const char *o
     return st == TL_EUSAGE ? TL_EXIT_USAGE : TL_EXIT_FAIL;
   }
   snprintf(g_lock_path, sizeof g_lock_path, "%s", lock->path);
+  snprintf(g_part_path, sizeof g_part_path, "%s.part", output);
   if (o->resume) {
     char *jdir = tl_journal_dir(output);
     struct stat sb;
@@ -1063,6 +1085,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   st = w->vt->attr_str(w, "parsers", parsers, &err);
   if (!st) st = w->vt->attr_i64(w, "n_bad_input", nbad, &err);
   if (!st) st = w->vt->write_slice(w, items, lo, r.U, &err);
+  test_pause(rank, "write", o->log);
   for (int k = 0; k < jb->n_modes && !st; k++) {
     st = w->vt->write_table(w, rank == 0 ? per_seed[k] : NULL, &err);
     if (!st) st = w->vt->write_table(w, rank == 0 ? across[k] : NULL, &err);
@@ -1116,6 +1139,7 @@ static int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm
   co.log = o->log;
   int rank;
   MPI_Comm_rank(comm, &rank);
+  test_pause(rank, "study", o->log);
   if (rank == 0) fprintf(o->out, "\nstudy '%s' (%s):\n", js->name, js->input);
   char label[300];
   snprintf(label, sizeof label, "tally: study '%s'", js->name);
@@ -1259,7 +1283,7 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
       rc = TL_EXIT_FAIL;
     }
   }
-  g_lock_path[0] = 0;
+  g_lock_path[0] = g_part_path[0] = 0;
   tl_out_lock_release(&lock);
   tl_job_release(&job);
   return rc;
