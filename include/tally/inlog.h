@@ -11,17 +11,29 @@
 #include "tally/jsonl.h"
 #include "tally/table.h"
 
+/* The kinds, as named in messages' counts and in the "kind" column of /input_problems: */
 typedef enum {
-  TL_IN_MALFORMED_JSON = 0,
-  TL_IN_INVALID_UTF8,
-  TL_IN_LINE_TOO_LONG,
-  TL_IN_MISSING_FIELD,
-  TL_IN_BAD_FIELD,
-  TL_IN_BAD_ID,
-  TL_IN_DUPLICATE,
-  TL_IN_UNKNOWN_ITEM,
-  TL_IN_EMPTY_FILE,
-  TL_IN_MALFORMED_CSV,
+  TL_IN_MALFORMED_JSON = 0, /* malformed_json: cJSON cannot parse the line; a NUL byte in it */
+  TL_IN_INVALID_UTF8,       /* invalid_utf8 */
+  TL_IN_LINE_TOO_LONG,      /* line_too_long: over the per-line byte cap */
+  TL_IN_MISSING_FIELD,      /* missing_field */
+  TL_IN_BAD_FIELD,          /* bad_field: a field of the wrong type or value; a table row with
+                             * the wrong number of fields; a cell that is not a number */
+  TL_IN_BAD_ID,             /* bad_id: an item id that does not parse */
+  TL_IN_DUPLICATE,          /* duplicate: a second item with the same id, a second answer for
+                             * the same unit (the first is kept) */
+  TL_IN_UNKNOWN_ITEM,       /* unknown_item: an answer for an item not in the item files */
+  TL_IN_EMPTY_FILE,         /* empty_file: no records at all (line 0) */
+  TL_IN_MALFORMED_CSV,      /* malformed_csv: a CSV/TSV record that breaks RFC 4180: an
+                             * unterminated quoted field ("unterminated quoted field: the
+                             * quote opened on this line is never closed"), text after a
+                             * closing quote, a quote inside an unquoted field; a NUL byte */
+  TL_IN_NUL_ESCAPE,         /* nul_escape: a \u0000 escape in a JSON string or key, which
+                             * cJSON would silently cut there ("\u0000 escape (a NUL character)
+                             * in 'response' at byte 40") */
+  TL_IN_DUPLICATE_KEY,      /* duplicate_key: a key given twice in one JSON object, at any
+                             * depth, of which cJSON would silently keep the first ("duplicate
+                             * key 'id' at byte 31", "duplicate key 'x' in 'item' at byte 9") */
   TL_IN__NKINDS
 } tl_in_kind;
 

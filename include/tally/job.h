@@ -2,7 +2,10 @@
  *
  * A job is JSON (see docs/JOBS.md). Relative paths inside it are resolved against the folder of
  * the job file. tl_job_load reports EVERY problem it finds (one line each, "JOB:path: message")
- * before returning, so a user fixes them all in one go; nothing runs on an invalid job. */
+ * before returning, so a user fixes them all in one go; nothing runs on an invalid job.
+ * Besides the schema, what cJSON would read silently wrong is a problem too: a key given twice
+ * in one object, at any depth ("JOB: benchmarks[0]: duplicate key 'items' at line 5 ..."), a
+ * \u0000 escape in a string or key, and a NUL byte in the file. */
 #ifndef TALLY_JOB_H
 #define TALLY_JOB_H
 

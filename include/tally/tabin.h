@@ -1,7 +1,15 @@
 /* tabin.h - reading a data table for `tally correlate`: CSV (RFC 4180: header row, quoted
- * fields with "" escapes, CRLF or LF) or JSONL (one object per line; numbers, strings,
- * booleans; null = empty). Every cell is kept as text; numeric columns are converted on request
- * with errors that name file, line and column. */
+ * fields with "" escapes that may hold separators and line breaks, CRLF or LF, a last row
+ * without a line break) or JSONL (one object per line; numbers, strings, booleans; null =
+ * empty). TSV is CSV with a tab. Every cell is kept as text; numeric columns are converted on
+ * request with errors that name file, line and column.
+ *
+ * A CSV record that breaks RFC 4180 is reported (malformed_csv) at the line where the fault
+ * starts and dropped, and reading resumes at the next line: an unterminated quoted field (at
+ * the line where its quote opened, so a stray quote costs one row, not the rest of the table),
+ * text after a closing quote, a quote inside an unquoted field. A row with the wrong number of
+ * fields is bad_field. Line numbers stay right after quoted fields that span lines. The rules
+ * in full are above csv_record in tabin.c. */
 #ifndef TALLY_TABIN_H
 #define TALLY_TABIN_H
 

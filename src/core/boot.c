@@ -111,7 +111,7 @@ static int dense_levels(const double *x, uint32_t n, uint32_t *level, uint32_t *
   val_idx *vi = malloc((size_t)(n ? n : 1) * sizeof *vi);
   if (!vi) return -1;
   for (uint32_t i = 0; i < n; i++) vi[i] = (val_idx){x[i], i};
-  qsort(vi, n, sizeof *vi, cmp_val_idx);
+  if (n > 1) qsort(vi, n, sizeof *vi, cmp_val_idx);
   uint32_t L = 0;
   for (uint32_t k = 0; k < n; k++) {
     if (k > 0 && vi[k].v != vi[k - 1].v) L++;
@@ -371,7 +371,7 @@ static void doubled_ranks_sorted(const double *v, int64_t N, int64_t *rk) {
   val_idx *vi = malloc((size_t)(N ? N : 1) * sizeof *vi);
   if (!vi) abort(); /* test-only path */
   for (int64_t i = 0; i < N; i++) vi[i] = (val_idx){v[i], (uint32_t)i};
-  qsort(vi, (size_t)N, sizeof *vi, cmp_val_idx);
+  if (N > 1) qsort(vi, (size_t)N, sizeof *vi, cmp_val_idx);
   for (int64_t s = 0; s < N;) {
     int64_t e = s + 1;
     while (e < N && vi[e].v == vi[s].v) e++;
@@ -758,10 +758,10 @@ static void summarize_one(double *v, size_t nd, uint64_t B, double estimate, con
   if (method == TL_CI_BCA) {
     double z0 = tl_boot_bca_z0(v, nd, estimate);
     double acc = tl_boot_bca_accel(jack, n);
-    qsort(v, nd, sizeof *v, cmp_double);
+    if (nd > 1) qsort(v, nd, sizeof *v, cmp_double);
     tl_boot_bca_ci(v, nd, z0, acc, level, &o->ci_lo, &o->ci_hi);
   } else {
-    qsort(v, nd, sizeof *v, cmp_double);
+    if (nd > 1) qsort(v, nd, sizeof *v, cmp_double);
     tl_boot_percentile_ci(v, nd, level, &o->ci_lo, &o->ci_hi);
   }
 }

@@ -5,9 +5,11 @@
 
 #include "tally/inlog.h"
 
-static const char *const KINDS[TL_IN__NKINDS] = {
+static const char *const KINDS[] = {
     "malformed_json", "invalid_utf8", "line_too_long", "missing_field", "bad_field",
-    "bad_id", "duplicate", "unknown_item", "empty_file", "malformed_csv"};
+    "bad_id", "duplicate", "unknown_item", "empty_file", "malformed_csv", "nul_escape",
+    "duplicate_key"};
+_Static_assert(sizeof KINDS / sizeof KINDS[0] == TL_IN__NKINDS, "one name per tl_in_kind");
 
 const char *tl_in_kind_name(tl_in_kind k) {
   return (k >= 0 && k < TL_IN__NKINDS) ? KINDS[k] : "unknown";

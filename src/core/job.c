@@ -67,7 +67,7 @@ char *tl_path_resolve(const char *dir, const char *path) {
   return out;
 }
 
-static char *read_file(const char *path, tl_err *err) {
+static char *read_file(const char *path, size_t *len, tl_err *err) {
   tl_buf b;
   tl_buf_init(&b);
   tl_status st = tl_file_read(path, 16u * 1024 * 1024, &b, err);
@@ -76,7 +76,22 @@ static char *read_file(const char *path, tl_err *err) {
     tl_buf_release(&b);
     return NULL;
   }
+  *len = b.len;
   return tl_buf_detach(&b);
+}
+
+/* What cJSON would read silently wrong (duplicate keys, \u0000 escapes): job problems, with
+ * the line and the key path. */
+static int json_issue(void *ctx, const tl_json_issue *is) {
+  problems *p = ctx;
+  if (is->kind == TL_JSON_DUP_KEY)
+    problem(p, is->path, "duplicate key '%s' at line %ld (a key may appear once in an object)",
+            is->key, is->line);
+  else if (is->key)
+    problem(p, is->path, "\\u0000 escape (a NUL character) in a key at line %ld", is->line);
+  else
+    problem(p, is->path, "\\u0000 escape (a NUL character) at line %ld", is->line);
+  return 0;
 }
 
 static int check_keys(problems *p, const cJSON *obj, const char *where, const char *const *allowed) {
@@ -353,7 +368,8 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
   problems p = {problems_out, 0, path};
   *n_problems = 0;
   tl_err err;
-  char *text = read_file(path, &err);
+  size_t len = 0;
+  char *text = read_file(path, &len, &err);
   if (!text) {
     tl_buf_printf(problems_out, "%s\n", err.msg);
     *n_problems = 1;
@@ -369,7 +385,15 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
   job->json = text;
   job->max_line = TL_JSONL_DEFAULT_MAX_LINE;
   const char *end = NULL;
-  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+  cJSON *root = NULL;
+  const char *nul = memchr(text, 0, len);
+  if (nul) { /* cJSON would stop there and maybe take the part before it for the whole job */
+    long line = 1;
+    for (const char *c = text; c < nul; c++) line += *c == '\n';
+    problem(&p, "", "NUL byte at line %ld (not JSON text)", line);
+    goto done;
+  }
+  root = cJSON_ParseWithOpts(text, &end, 1);
   if (!root) {
     long line = 1, col = 1;
     for (const char *c = text; end && c < end; c++) {
@@ -378,6 +402,7 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
     problem(&p, "", "malformed JSON at line %ld, column %ld", line, col);
     goto done;
   }
+  tl_json_check(text, root, json_issue, &p);
   if (!cJSON_IsObject(root)) {
     problem(&p, "", "the job must be a JSON object");
     goto done;

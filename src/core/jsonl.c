@@ -83,6 +83,207 @@ static int read_line(tl_jsonl *r) {
   return 1;
 }
 
+/* ---- what cJSON reads silently wrong: duplicate keys, \u0000 escapes ---- */
+
+typedef struct {
+  const char *text, *p;
+  long line;
+  char path[256];
+  size_t plen;
+  tl_json_issue_fn fn;
+  void *ctx;
+  long n;
+  int stop;
+} json_walk;
+
+static void walk_issue(json_walk *w, tl_json_issue_kind kind, long line, const char *at,
+                       const char *key) {
+  if (w->stop) return;
+  tl_json_issue is = {kind, line, (size_t)(at - w->text) + 1, w->path, key};
+  w->n++;
+  if (w->fn(w->ctx, &is)) w->stop = 1;
+}
+
+static void walk_ws(json_walk *w) { /* cJSON skips every byte <= ' ' */
+  while (*w->p && (unsigned char)*w->p <= ' ') {
+    if (*w->p == '\n') w->line++;
+    w->p++;
+  }
+}
+
+/* At the opening quote: skips the string, reporting \u0000 escapes. Escapes are consumed in
+ * order, so in "\\u0000" the backslash pair is one escape and "u0000" plain text. */
+static int walk_string(json_walk *w, const char *key) {
+  const char *p = w->p + 1;
+  for (;;) {
+    if (!*p) return -1;
+    if (*p == '"') break;
+    if (*p == '\n') w->line++;
+    if (*p == '\\') {
+      if (!p[1]) return -1;
+      if (p[1] == 'u' && p[2] == '0' && p[3] == '0' && p[4] == '0' && p[5] == '0')
+        walk_issue(w, TL_JSON_NUL_ESCAPE, w->line, p, key);
+      p += 2;
+      continue;
+    }
+    p++;
+  }
+  w->p = p + 1;
+  return 0;
+}
+
+typedef struct {
+  const char *name;
+  int idx;
+} key_idx;
+
+static int key_idx_cmp(const void *a, const void *b) {
+  const key_idx *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* dup[i] = 1 when child i of obj repeats the key of an earlier child. Pairwise for small
+ * objects, by sorting (name, index) for large ones. Returns -1 when out of memory. */
+static int find_dups(const cJSON *obj, int k, unsigned char *dup) {
+  memset(dup, 0, (size_t)k);
+  if (k <= 16) {
+    const char *names[16];
+    int i = 0;
+    for (const cJSON *c = obj->child; c; c = c->next, i++) {
+      names[i] = c->string ? c->string : "";
+      for (int j = 0; j < i; j++)
+        if (strcmp(names[j], names[i]) == 0) {
+          dup[i] = 1;
+          break;
+        }
+    }
+    return 0;
+  }
+  key_idx *ki = malloc((size_t)k * sizeof *ki);
+  if (!ki) return -1;
+  int i = 0;
+  for (const cJSON *c = obj->child; c; c = c->next, i++) ki[i] = (key_idx){c->string ? c->string : "", i};
+  qsort(ki, (size_t)k, sizeof *ki, key_idx_cmp);
+  for (i = 1; i < k; i++)
+    if (strcmp(ki[i].name, ki[i - 1].name) == 0) dup[ki[i].idx] = 1;
+  free(ki);
+  return 0;
+}
+
+static void path_push(json_walk *w, size_t *saved, const char *key, int idx) {
+  *saved = w->plen;
+  size_t room = sizeof w->path - w->plen;
+  int n = key ? snprintf(w->path + w->plen, room, "%s%s", w->plen ? "." : "", key)
+              : snprintf(w->path + w->plen, room, "[%d]", idx);
+  if (n > 0) w->plen += (size_t)n < room ? (size_t)n : room - 1;
+}
+
+static void path_pop(json_walk *w, size_t saved) {
+  w->plen = saved;
+  w->path[saved] = 0;
+}
+
+static int walk_value(json_walk *w, const cJSON *v) {
+  walk_ws(w);
+  if (w->stop) return 0;
+  if (cJSON_IsObject(v)) {
+    if (*w->p != '{') return -1;
+    w->p++;
+    int k = 0;
+    for (const cJSON *c = v->child; c; c = c->next) k++;
+    unsigned char small[64], *dup = k <= 64 ? small : malloc((size_t)k);
+    if (!dup) return -1;
+    if (k > 1 && find_dups(v, k, dup) != 0) memset(dup, 0, (size_t)k);
+    int i = 0, rc = 0;
+    for (const cJSON *c = v->child; c && !w->stop; c = c->next, i++) {
+      walk_ws(w);
+      if (i > 0) {
+        if (*w->p != ',') { rc = -1; break; }
+        w->p++;
+        walk_ws(w);
+      }
+      if (*w->p != '"') { rc = -1; break; }
+      const char *kat = w->p;
+      long kline = w->line;
+      if (walk_string(w, c->string ? c->string : "")) { rc = -1; break; }
+      if (k > 1 && dup[i]) walk_issue(w, TL_JSON_DUP_KEY, kline, kat, c->string ? c->string : "");
+      walk_ws(w);
+      if (*w->p != ':') { rc = -1; break; }
+      w->p++;
+      size_t saved;
+      path_push(w, &saved, c->string ? c->string : "", 0);
+      rc = walk_value(w, c);
+      path_pop(w, saved);
+      if (rc) break;
+    }
+    if (dup != small) free(dup);
+    if (rc || w->stop) return rc;
+    walk_ws(w);
+    if (*w->p != '}') return -1;
+    w->p++;
+    return 0;
+  }
+  if (cJSON_IsArray(v)) {
+    if (*w->p != '[') return -1;
+    w->p++;
+    int i = 0;
+    for (const cJSON *c = v->child; c && !w->stop; c = c->next, i++) {
+      if (i > 0) {
+        walk_ws(w);
+        if (*w->p != ',') return -1;
+        w->p++;
+      }
+      size_t saved;
+      path_push(w, &saved, NULL, i);
+      int rc = walk_value(w, c);
+      path_pop(w, saved);
+      if (rc) return rc;
+    }
+    if (w->stop) return 0;
+    walk_ws(w);
+    if (*w->p != ']') return -1;
+    w->p++;
+    return 0;
+  }
+  if (cJSON_IsString(v)) return *w->p == '"' ? walk_string(w, NULL) : -1;
+  /* number, true, false, null */
+  const char *s = w->p;
+  while (*w->p && (unsigned char)*w->p > ' ' && *w->p != ',' && *w->p != ']' && *w->p != '}') w->p++;
+  return w->p > s ? 0 : -1;
+}
+
+long tl_json_check(const char *text, const cJSON *root, tl_json_issue_fn fn, void *ctx) {
+  json_walk w;
+  memset(&w, 0, sizeof w);
+  w.text = w.p = text;
+  w.line = 1;
+  w.fn = fn;
+  w.ctx = ctx;
+  if (!strncmp(w.p, "\xef\xbb\xbf", 3)) w.p += 3; /* cJSON skips a UTF-8 BOM too */
+  walk_value(&w, root);
+  return w.n;
+}
+
+/* Keeps the first issue of a line as its detail. */
+static int first_issue(void *ctx, const tl_json_issue *is) {
+  tl_jsonl *r = ctx;
+  if (is->kind == TL_JSON_DUP_KEY) {
+    r->bad_kind = TL_IN_DUPLICATE_KEY;
+    snprintf(r->detail, sizeof r->detail, "duplicate key '%.80s'%s%.80s%s at byte %zu", is->key,
+             *is->path ? " in '" : "", is->path, *is->path ? "'" : "", is->byte);
+  } else {
+    r->bad_kind = TL_IN_NUL_ESCAPE;
+    if (is->key)
+      snprintf(r->detail, sizeof r->detail, "\\u0000 escape (a NUL character) in a key%s%.80s%s at byte %zu",
+               *is->path ? " of '" : "", is->path, *is->path ? "'" : "", is->byte);
+    else
+      snprintf(r->detail, sizeof r->detail, "\\u0000 escape (a NUL character) in %s%.80s%s at byte %zu",
+               *is->path ? "'" : "a string", is->path, *is->path ? "'" : "", is->byte);
+  }
+  return 1;
+}
+
 /* Counts a bad line and formats "file:line: detail" into err. */
 static tl_jl_result bad(tl_jsonl *r, int kind, tl_err *err) {
   r->n_bad++;
@@ -124,6 +325,12 @@ tl_jl_result tl_jsonl_next(tl_jsonl *r, cJSON **obj, tl_err *err) {
       size_t at = end ? (size_t)(end - s) : 0;
       snprintf(r->detail, sizeof r->detail, "malformed JSON near byte %zu", at + 1);
       return bad(r, TL_IN_MALFORMED_JSON, err);
+    }
+    r->bad_kind = -1;
+    tl_json_check(s, v, first_issue, r);
+    if (r->bad_kind >= 0) {
+      cJSON_Delete(v);
+      return bad(r, r->bad_kind, err);
     }
     r->n_records++;
     *obj = v;

@@ -86,7 +86,7 @@ tl_status tl_se_itemset_load(tl_se_itemset *s, char *const *paths, int npaths, s
     return st;
   }
   /* Key order: sort by id and rebuild the index. */
-  qsort(s->items, s->n, sizeof *s->items, item_cmp);
+  if (s->n > 1) qsort(s->items, s->n, sizeof *s->items, item_cmp); /* items is NULL when n == 0 */
   tl_strmap_release(&s->by_id);
   tl_strmap_init(&s->by_id);
   for (size_t i = 0; i < s->n; i++)
@@ -110,7 +110,9 @@ static int cfg_cmp(const void *a, const void *b) {
   return (x->seed > y->seed) - (x->seed < y->seed);
 }
 
-void tl_se_cfgs_sort(tl_se_cfg *cfgs, size_t n) { qsort(cfgs, n, sizeof *cfgs, cfg_cmp); }
+void tl_se_cfgs_sort(tl_se_cfg *cfgs, size_t n) {
+  if (n > 1) qsort(cfgs, n, sizeof *cfgs, cfg_cmp); /* cfgs may be NULL when n == 0 */
+}
 
 /* ---- rows ---- */
 

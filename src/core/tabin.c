@@ -32,52 +32,162 @@ static tl_status add_row(tl_tabin *t, char **cells, long line, size_t *cap) {
   return TL_OK;
 }
 
-/* Splits one CSV record starting at *pp (may span lines inside quotes). Returns the fields in
- * a malloc'd array (*nf), advancing *pp and *line; NULL with *bad = 1 on an unterminated quote;
- * the fields with *bad = 2 when text follows a closing quote ("1"9): the caller reports it. */
-static char **csv_record(const char **pp, char sep, int *nf, long *line, int *bad) {
+/* ---- CSV / TSV (RFC 4180) ----
+ *
+ * A record is fields separated by `sep` and ended by a line break (LF, CRLF, or a lone CR) or
+ * the end of the text; a final record without a line break is kept. A field is either quoted
+ * ("..." with "" for a quote, which may hold separators and line breaks) or unquoted (no quote
+ * at all in it). Line numbers count line breaks, inside quoted fields too, so the rows after a
+ * multi-line field keep their true line numbers.
+ *
+ * A malformed record is reported (kind malformed_csv) at the line where the fault starts and
+ * dropped; reading resumes at the start of the next line:
+ *  - an unterminated quoted field: reported at the line where its quote opened; since a stray
+ *    quote would otherwise take the rest of the table into one field, reading resumes at the
+ *    line after the quote, so it costs one row;
+ *  - text after a closing quote ("1"9): reported at the line where that quoted field opened
+ *    (also resuming after that line: the quote that closed it may be a second stray quote);
+ *  - a quote inside an unquoted field (1"9): reported at its line.
+ * A record with the wrong number of fields is reported as bad_field at the line where it starts;
+ * when it spans lines through a quoted field, reading also resumes at the line after its start.
+ * Two stray quotes that pair up into a well-formed field with the right field count are legal
+ * RFC 4180 and cannot be told from a real multi-line field: that row is kept as one (its cell is
+ * reported if its column is numeric, as a quoted field over several lines). Under strict input
+ * the first problem stops the read. */
+
+enum { CSV_OK = 0, CSV_UNTERMINATED, CSV_AFTER_QUOTE, CSV_QUOTE_IN_FIELD };
+
+typedef struct {
+  char **f;
+  int n, cap;
+  int bad;            /* CSV_* */
+  long bad_line;      /* the line to report */
+  long close_line;    /* CSV_AFTER_QUOTE: the line of the closing quote */
+  long spans;         /* line breaks inside quoted fields */
+  const char *resume; /* after a bad record: the start of the line after bad_line */
+} csv_rec;
+
+/* Length of the line break at p: 2 for CRLF, 1 for LF or a lone CR, 0 for none. */
+static int csv_eol(const char *p) {
+  if (*p == '\r') return p[1] == '\n' ? 2 : 1;
+  return *p == '\n';
+}
+
+static const char *csv_next_line(const char *p) {
+  while (*p && !csv_eol(p)) p++;
+  return p + csv_eol(p);
+}
+
+static void csv_rec_clear(csv_rec *r) {
+  for (int i = 0; i < r->n; i++) free(r->f[i]);
+  r->n = 0;
+}
+
+static tl_status csv_push(csv_rec *r, const char *s, size_t n) {
+  if (r->n == r->cap) {
+    int cap = r->cap ? r->cap * 2 : 16;
+    char **f = realloc(r->f, (size_t)cap * sizeof *f);
+    if (!f) return TL_ENOMEM;
+    r->f = f;
+    r->cap = cap;
+  }
+  if (!(r->f[r->n] = tl_strndup(s, n))) return TL_ENOMEM;
+  r->n++;
+  return TL_OK;
+}
+
+/* Parses the record at *pp, which is on line *line, into r (r->bad says if it is well-formed).
+ * On CSV_OK *pp and *line move past the record's line break; otherwise the caller resumes at
+ * r->resume on line r->bad_line + 1. */
+static tl_status csv_record(const char **pp, long *line, char sep, csv_rec *r) {
   const char *p = *pp;
-  int n = 0, cap = 8;
-  char **f = malloc((size_t)cap * sizeof *f);
+  long ln = *line;
   tl_buf b;
   tl_buf_init(&b);
-  *bad = 0;
+  tl_status st = TL_OK;
+  csv_rec_clear(r);
+  r->bad = CSV_OK;
+  r->spans = 0;
   for (;;) {
     tl_buf_reset(&b);
     if (*p == '"') {
+      const char *q = p;
+      long qline = ln;
       p++;
       for (;;) {
-        if (!*p) { *bad = 1; break; }
-        if (*p == '"' && p[1] == '"') { tl_buf_append(&b, "\"", 1); p += 2; continue; }
-        if (*p == '"') { p++; break; }
-        if (*p == '\n') (*line)++;
-        tl_buf_append(&b, p, 1);
-        p++;
+        if (!*p) {
+          r->bad = CSV_UNTERMINATED;
+          break;
+        }
+        if (*p == '"' && p[1] == '"') {
+          st |= tl_buf_append(&b, "\"", 1);
+          p += 2;
+          continue;
+        }
+        if (*p == '"') {
+          p++;
+          break;
+        }
+        int e = csv_eol(p);
+        if (e) ln++, r->spans++;
+        else e = 1;
+        st |= tl_buf_append(&b, p, (size_t)e);
+        p += e;
       }
-      if (*p && *p != sep && *p != '\n' && *p != '\r') *bad = 2; /* text after a closing quote */
-      while (*p && *p != sep && *p != '\n' && *p != '\r') p++;
+      if (!r->bad && *p && *p != sep && !csv_eol(p)) {
+        r->bad = CSV_AFTER_QUOTE;
+        r->close_line = ln;
+      }
+      if (r->bad) {
+        r->bad_line = qline;
+        r->resume = csv_next_line(q);
+        break;
+      }
     } else {
       const char *s = p;
-      while (*p && *p != sep && *p != '\n' && *p != '\r') p++;
-      tl_buf_append(&b, s, (size_t)(p - s));
+      while (*p && *p != sep && !csv_eol(p) && *p != '"') p++;
+      if (*p == '"') {
+        r->bad = CSV_QUOTE_IN_FIELD;
+        r->bad_line = ln;
+        r->resume = csv_next_line(p);
+        break;
+      }
+      st |= tl_buf_append(&b, s, (size_t)(p - s));
     }
-    if (n == cap) f = realloc(f, (size_t)(cap *= 2) * sizeof *f);
-    f[n++] = tl_strndup(b.data, b.len);
-    if (*bad == 1) break;
-    if (*p == sep) { p++; continue; }
-    if (*p == '\r') p++;
-    if (*p == '\n') p++;
+    if (st || (st = csv_push(r, b.data, b.len))) break;
+    if (*p == sep) {
+      p++;
+      continue;
+    }
+    if (csv_eol(p)) {
+      p += csv_eol(p);
+      ln++;
+    }
     break;
   }
   tl_buf_release(&b);
-  *nf = n;
-  *pp = p;
-  if (*bad == 1) {
-    for (int i = 0; i < n; i++) free(f[i]);
-    free(f);
-    return NULL;
+  if (st) return TL_ENOMEM;
+  if (r->bad) {
+    csv_rec_clear(r);
+  } else {
+    *pp = p;
+    *line = ln;
   }
-  return f;
+  return TL_OK;
+}
+
+static const char *csv_what(const csv_rec *r, char *buf, size_t n) {
+  switch (r->bad) {
+  case CSV_UNTERMINATED:
+    return "unterminated quoted field: the quote opened on this line is never closed";
+  case CSV_AFTER_QUOTE:
+    if (r->close_line == r->bad_line) return "text after a closing quote";
+    snprintf(buf, n, "text after a closing quote: the quoted field opened on this line closes on line %ld",
+             r->close_line);
+    return buf;
+  default:
+    return "quote inside an unquoted field (quote the whole field and double the quote)";
+  }
 }
 
 static tl_status read_all(const char *path, char **out, size_t *len, tl_err *err) {
@@ -116,40 +226,68 @@ static tl_status read_csv(const char *path, char sep, tl_inlog *log, tl_tabin *t
   }
   const char *p = text;
   long line = 1;
-  int bad, nf;
+  char what[160];
+  csv_rec rec = {0};
   if (!strncmp(p, "\xef\xbb\xbf", 3)) p += 3; /* BOM */
-  char **hdr = csv_record(&p, sep, &nf, &line, &bad);
-  if (!hdr || nf == 0 || (nf == 1 && !hdr[0][0])) {
-    free(text);
-    if (hdr) { free(hdr[0]); free(hdr); }
-    return tl_err_set(err, TL_EINPUT, "%s: no header row", path);
+  st = csv_record(&p, &line, sep, &rec);
+  if (st == TL_OK && rec.bad) {
+    const char *m = csv_what(&rec, what, sizeof what);
+    tl_inlog_report(log, TL_IN_MALFORMED_CSV, path, rec.bad_line, "header row: %s", m);
+    st = tl_err_set(err, TL_EINPUT, "%s:%ld: header row: %s", path, rec.bad_line, m);
+  } else if (st == TL_OK && (rec.n == 0 || (rec.n == 1 && !rec.f[0][0]))) {
+    st = tl_err_set(err, TL_EINPUT, "%s: no header row", path);
+  } else if (st) {
+    st = tl_err_set(err, TL_ENOMEM, "out of memory");
   }
-  t->colnames = hdr;
-  t->ncols = nf;
+  if (st) {
+    csv_rec_clear(&rec);
+    free(rec.f);
+    free(text);
+    return st;
+  }
+  t->colnames = rec.f;
+  t->ncols = rec.n;
+  rec = (csv_rec){0};
   size_t cap = 0;
   while (*p && st == TL_OK) {
-    long at = ++line;
-    if (*p == '\n' || (*p == '\r' && p[1] == '\n')) { p += *p == '\r' ? 2 : 1; continue; }
-    char **f = csv_record(&p, sep, &nf, &line, &bad);
-    if (!f) {
-      if (tl_inlog_report(log, TL_IN_MALFORMED_CSV, path, at, "unterminated quoted field")) st = TL_EINPUT;
-      break; /* the rest of the file is inside the quote */
-    }
-    if (bad == 2) {
-      if (tl_inlog_report(log, TL_IN_MALFORMED_CSV, path, at, "text after a closing quote")) st = TL_EINPUT;
-      for (int i = 0; i < nf; i++) free(f[i]);
-      free(f);
+    const char *start = p;
+    long at = line;
+    if (csv_eol(p)) { /* blank line */
+      p += csv_eol(p);
+      line++;
       continue;
     }
-    if (nf != t->ncols) {
-      if (tl_inlog_report(log, TL_IN_BAD_FIELD, path, at, "%d fields, the header has %d", nf, t->ncols))
+    if (csv_record(&p, &line, sep, &rec)) {
+      st = tl_err_set(err, TL_ENOMEM, "out of memory");
+      break;
+    }
+    if (rec.bad) {
+      if (tl_inlog_report(log, TL_IN_MALFORMED_CSV, path, rec.bad_line, "%s", csv_what(&rec, what, sizeof what)))
         st = TL_EINPUT;
-      for (int i = 0; i < nf; i++) free(f[i]);
-      free(f);
+      p = rec.resume;
+      line = rec.bad_line + 1;
       continue;
     }
-    if (add_row(t, f, at, &cap)) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    if (rec.n != t->ncols) {
+      int multi = rec.spans > 0;
+      if (tl_inlog_report(log, TL_IN_BAD_FIELD, path, at, "%d fields, the header has %d%s", rec.n, t->ncols,
+                          multi ? " (the record spans lines through a quoted field; reading resumes on the next line)" : ""))
+        st = TL_EINPUT;
+      if (multi) {
+        p = csv_next_line(start);
+        line = at + 1;
+      }
+      csv_rec_clear(&rec);
+      continue;
+    }
+    if (add_row(t, rec.f, at, &cap)) {
+      st = tl_err_set(err, TL_ENOMEM, "out of memory");
+      break;
+    }
+    rec = (csv_rec){0}; /* the row owns the fields now */
   }
+  csv_rec_clear(&rec);
+  free(rec.f);
   free(text);
   return st;
 }
@@ -263,9 +401,15 @@ tl_status tl_tabin_numeric(const tl_tabin *t, int col, tl_inlog *log, double *ou
     while (end && (*end == ' ' || *end == '\t')) end++;
     ok[r] = *s && end && num_end != s && *end == 0 && isfinite(v); /* blanks alone are no number */
     out[r] = ok[r] ? v : NAN;
-    if (!ok[r] && tl_inlog_report(log, TL_IN_BAD_FIELD, t->path, t->line[r],
-                                  "column '%s' is not a number: '%.40s'", t->colnames[col], s))
-      st = TL_EINPUT;
+    if (ok[r]) continue;
+    int nl = 0; /* a quoted cell over several lines: likely two stray quotes paired up */
+    for (const char *c = s; *c; c++) nl += csv_eol(c) > 0 && !(c[0] == '\r' && c[1] == '\n');
+    tl_status rs = nl ? tl_inlog_report(log, TL_IN_BAD_FIELD, t->path, t->line[r],
+                                        "column '%s' is not a number: a quoted field over %d lines "
+                                        "(a stray quote on this line?)", t->colnames[col], nl + 1)
+                      : tl_inlog_report(log, TL_IN_BAD_FIELD, t->path, t->line[r],
+                                        "column '%s' is not a number: '%.40s'", t->colnames[col], s);
+    if (rs) st = TL_EINPUT;
   }
   return st;
 }
