@@ -180,7 +180,10 @@ static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
   tl_tabin t;
   tl_status st = tl_tabin_read(o->input, 0, log, &t, &err);
   if (st) {
-    fprintf(o->log, "%s: %s\n", LABEL(o), err.msg[0] ? err.msg : "bad input");
+    if (err.msg[0]) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
+    else if (st == TL_EINPUT && log->strict) /* the problem itself is already on stderr */
+      fprintf(o->log, "%s: stopped at the first input problem (--strict-input)\n", LABEL(o));
+    else fprintf(o->log, "%s: cannot use the table '%s': %s\n", LABEL(o), o->input, tl_strerror(st));
     /* 3 is --strict-input's code; a table that cannot be used at all is a failure (1) */
     return st == TL_EINPUT && log->strict ? TL_EXIT_BAD_INPUT : TL_EXIT_FAIL;
   }
