@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A user's typo is an error, never an empty or silently different result: numeric options parse
 # completely and in range (exit 2 naming the option); unknown options are refused; a `models` or
-# `seeds` filter value that matches no answer is an error naming it; `--resume` on a finished
+# `seeds` filter value that matches no answer is an error naming it, and so is a second benchmark
+# entry (never silently dropped); `--resume` on a finished
 # output says there is nothing to resume and leaves it alone; a summary that cannot be written
 # to standard output is exit 1, not 0.
 . "$(dirname "$0")/common.sh"
@@ -69,6 +70,14 @@ job '' ', "seeds": [0, 99]'
 expect 2 "99" "a seeds filter naming a seed no answer has" -- "$TALLY_BIN" run "$WORK/job.json" --quiet
 job ', "models": ["toy-vlm-a"]' ', "seeds": [0]'
 "$TALLY_BIN" run "$WORK/job.json" --quiet > /dev/null 2> "$WORK/e.txt" || { cat "$WORK/e.txt"; fail "a good filter failed"; }
+
+# a second benchmark entry is refused, never dropped in silence
+cat > "$WORK/two.json" <<JOB
+{"name": "two", "output": "$WORK/two.h5",
+ "benchmarks": [{"benchmark": "spatialeval", "items": "$D/items.jsonl", "answers": ["$D/answers.jsonl"]},
+                {"benchmark": "spatialeval", "items": "$D/items.jsonl", "answers": ["$D/answers.jsonl"], "parsers": ["legacy"]}]}
+JOB
+expect 2 "one benchmark entry per job" "a job with two benchmark entries" -- "$TALLY_BIN" run "$WORK/two.json" --quiet
 
 # ---- --resume on a finished output ----
 sha_before=$(sha256sum "$WORK/out.h5")

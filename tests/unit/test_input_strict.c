@@ -393,8 +393,8 @@ static void test_job_dups_and_nul(void **state) {
       {"{\"output\":\"o.h5\",\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\"}]}\0{\"x\":1}",
        89, 1, {": NUL byte at line 1", NULL, NULL}},
       /* the same key in two objects is fine */
-      {"{\"output\":\"o.h5\",\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\"},"
-       "{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"b\"}]}",
+      {"{\"output\":\"o.h5\",\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\","
+       "\"answers\":[{\"path\":\"a\",\"model\":\"m\"},{\"path\":\"b\",\"model\":\"n\"}]}]}",
        0, 0, {NULL, NULL, NULL}},
   };
   for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
