@@ -18,6 +18,10 @@
 #include "tally/err.h"
 #include "tally/inlog.h"
 
+/* A JSONL table has at most this many columns (distinct keys); a line that would add one more is
+ * reported and skipped. Keeps reading linear in the input. */
+#define TL_TABIN_MAX_COLS 1024
+
 typedef struct {
   char *path;
   int ncols;

@@ -7,6 +7,7 @@
 
 #include "tally/jsonl.h"
 #include "tally/str.h"
+#include "tally/strmap.h"
 #include "tally/tabin.h"
 
 static int ends_with(const char *s, const char *suf) {
@@ -304,12 +305,22 @@ static char *cell_text(const cJSON *v) {
   return NULL; /* arrays, objects */
 }
 
+/* The shared "" of the JSONL cells a row does not have (never freed: see tl_tabin_release). */
+static char TABIN_EMPTY[1];
+
+/* JSONL: the columns are the union of the keys in order of first appearance (at most
+ * TL_TABIN_MAX_COLS). Linear in the input: keys are found through a hash map, each row is read
+ * by walking its own members, and a row is stored at the width the table had when it was read;
+ * the rows are padded to the final width once, at the end, with the shared TABIN_EMPTY. */
 static tl_status read_jsonl(const char *path, size_t max_line, tl_inlog *log, tl_tabin *t, tl_err *err) {
   tl_jsonl r;
   tl_status st = tl_jsonl_open(&r, path, max_line, err);
   if (st) return st;
-  size_t cap = 0;
+  size_t cap = 0, wcap = 0;
   int colcap = 0;
+  int *width = NULL; /* [nrows] the number of cells row i was stored with */
+  tl_strmap cols;
+  tl_strmap_init(&cols);
   cJSON *o;
   tl_jl_result res;
   tl_err e;
@@ -321,40 +332,95 @@ static tl_status read_jsonl(const char *path, size_t max_line, tl_inlog *log, tl
       cJSON_Delete(o);
       continue;
     }
-    /* columns: the union of keys in order of first appearance */
-    for (const cJSON *c = o->child; c; c = c->next) {
-      if (tl_tabin_col(t, c->string) >= 0) continue;
-      if (t->ncols == colcap) {
-        colcap = colcap ? colcap * 2 : 16;
-        t->colnames = realloc(t->colnames, (size_t)colcap * sizeof *t->colnames);
-        for (size_t i = 0; i < t->nrows; i++) {
-          t->cells[i] = realloc(t->cells[i], (size_t)colcap * sizeof **t->cells);
-        }
+    /* new columns first, so the row can be stored at its final width for now */
+    int over = 0;
+    for (const cJSON *c = o->child; c && st == TL_OK; c = c->next) {
+      if (tl_strmap_get(&cols, c->string, NULL)) continue;
+      if (t->ncols == TL_TABIN_MAX_COLS) {
+        over = 1;
+        if (tl_inlog_report(log, TL_IN_BAD_FIELD, r.path, r.line_no,
+                            "key '%s' would be column %d of the table: at most %d columns; line skipped",
+                            c->string, TL_TABIN_MAX_COLS + 1, TL_TABIN_MAX_COLS))
+          st = TL_EINPUT;
+        break;
       }
-      t->colnames[t->ncols] = tl_strdup(c->string);
-      for (size_t i = 0; i < t->nrows; i++) t->cells[i][t->ncols] = tl_strdup("");
+      if (t->ncols == colcap) {
+        int nc = colcap ? colcap * 2 : 16;
+        char **p = realloc(t->colnames, (size_t)nc * sizeof *p);
+        if (!p) { st = tl_err_set(err, TL_ENOMEM, "out of memory"); break; }
+        t->colnames = p;
+        colcap = nc;
+      }
+      if (!(t->colnames[t->ncols] = tl_strdup(c->string)) ||
+          tl_strmap_put(&cols, c->string, (size_t)t->ncols, NULL, NULL)) {
+        free(t->colnames[t->ncols]);
+        st = tl_err_set(err, TL_ENOMEM, "out of memory");
+        break;
+      }
       t->ncols++;
     }
-    char **cells = malloc((size_t)(colcap ? colcap : 1) * sizeof *cells);
-    int bad = 0;
-    for (int c = 0; c < t->ncols; c++) {
-      cells[c] = cell_text(cJSON_GetObjectItemCaseSensitive(o, t->colnames[c]));
-      if (!cells[c]) {
-        bad = 1;
-        cells[c] = tl_strdup("");
-        if (tl_inlog_report(log, TL_IN_BAD_FIELD, r.path, r.line_no, "field '%s' is an array or object",
-                            t->colnames[c]))
-          st = TL_EINPUT;
-      }
-    }
-    cJSON_Delete(o);
-    if (bad) {
-      for (int c = 0; c < t->ncols; c++) free(cells[c]);
-      free(cells);
+    if (st || over) {
+      cJSON_Delete(o);
       continue;
     }
-    if (add_row(t, cells, r.line_no, &cap)) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    char **cells = malloc((size_t)(t->ncols ? t->ncols : 1) * sizeof *cells);
+    if (!cells) {
+      cJSON_Delete(o);
+      st = tl_err_set(err, TL_ENOMEM, "out of memory");
+      break;
+    }
+    for (int c = 0; c < t->ncols; c++) cells[c] = TABIN_EMPTY;
+    int bad = 0;
+    for (const cJSON *c = o->child; c; c = c->next) {
+      size_t k = 0;
+      tl_strmap_get(&cols, c->string, &k);
+      char *v = cell_text(c);
+      if (!v && (cJSON_IsArray(c) || cJSON_IsObject(c))) {
+        bad = 1;
+        if (tl_inlog_report(log, TL_IN_BAD_FIELD, r.path, r.line_no, "field '%s' is an array or object", c->string))
+          st = TL_EINPUT;
+        continue;
+      }
+      if (!v) { bad = 1; st = tl_err_set(err, TL_ENOMEM, "out of memory"); continue; }
+      if (cells[k] != TABIN_EMPTY) free(cells[k]); /* duplicate keys are reported by the reader */
+      cells[k] = v;
+    }
+    cJSON_Delete(o);
+    if (!bad && t->nrows == wcap) {
+      size_t nw = wcap ? wcap * 2 : 1024;
+      int *p = realloc(width, nw * sizeof *p);
+      if (!p) { bad = 1; st = tl_err_set(err, TL_ENOMEM, "out of memory"); }
+      else { width = p; wcap = nw; }
+    }
+    if (!bad) {
+      width[t->nrows] = t->ncols;
+      if (add_row(t, cells, r.line_no, &cap)) { bad = 1; st = tl_err_set(err, TL_ENOMEM, "out of memory"); }
+    }
+    if (bad) {
+      for (int c = 0; c < t->ncols; c++)
+        if (cells[c] != TABIN_EMPTY) free(cells[c]);
+      free(cells);
+    }
   }
+  /* pad every row to the final width (once: linear in the table's size) */
+  for (size_t i = 0; i < t->nrows && st == TL_OK; i++) {
+    if (width[i] == t->ncols) continue;
+    char **p = realloc(t->cells[i], (size_t)t->ncols * sizeof *p);
+    if (!p) { st = tl_err_set(err, TL_ENOMEM, "out of memory"); break; }
+    for (int c = width[i]; c < t->ncols; c++) p[c] = TABIN_EMPTY;
+    t->cells[i] = p;
+    width[i] = t->ncols;
+  }
+  if (st) { /* drop the rows here, at their own widths, so tl_tabin_release stays safe */
+    for (size_t i = 0; i < t->nrows; i++) {
+      for (int c = 0; c < width[i]; c++)
+        if (t->cells[i][c] != TABIN_EMPTY) free(t->cells[i][c]);
+      free(t->cells[i]);
+    }
+    t->nrows = 0;
+  }
+  free(width);
+  tl_strmap_release(&cols);
   tl_jsonl_close(&r);
   return st;
 }
@@ -373,7 +439,8 @@ tl_status tl_tabin_read(const char *path, size_t max_line, tl_inlog *log, tl_tab
 
 void tl_tabin_release(tl_tabin *t) {
   for (size_t r = 0; r < t->nrows; r++) {
-    for (int c = 0; c < t->ncols; c++) free(t->cells[r][c]);
+    for (int c = 0; c < t->ncols; c++)
+      if (t->cells[r][c] != TABIN_EMPTY) free(t->cells[r][c]);
     free(t->cells[r]);
   }
   for (int c = 0; c < t->ncols; c++) free(t->colnames[c]);
