@@ -1,6 +1,8 @@
 # common.sh - sourced by the e2e tests. Needs TALLY_BIN, TALLY_SRC (set by ctest).
 set -euo pipefail
 : "${TALLY_BIN:?set by ctest}" "${TALLY_SRC:?set by ctest}"
+# ../shared/data: TALLY_SHARED_DATA where ctest runs wins over the configured folder
+export TALLY_SHARED_DATA="${TALLY_SHARED_DATA:-${TALLY_SHARED_DATA_DEFAULT:-$TALLY_SRC/../shared/data}}"
 PY="${TALLY_PYTHON:-/usr/bin/python3}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT

@@ -868,14 +868,18 @@ static void test_study_errors(void **state) {
   assert_int_equal(tl_dense_init(&(tl_dense){0}, h, 3), TL_EINPUT);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_index_draw),          cmocka_unit_test(test_suff_exact),
-      cmocka_unit_test(test_suff_scipy_vectors),  cmocka_unit_test(test_resample_invariance),
-      cmocka_unit_test(test_indices),             cmocka_unit_test(test_interval_math),
-      cmocka_unit_test(test_summaries_nan_and_bca), cmocka_unit_test(test_demo_comparison),
+      cmocka_unit_test(test_resample_invariance), cmocka_unit_test(test_indices),
+      cmocka_unit_test(test_interval_math),       cmocka_unit_test(test_summaries_nan_and_bca),
       cmocka_unit_test(test_permutation),         cmocka_unit_test(test_row_order),
       cmocka_unit_test(test_study_errors),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  /* test_indices: its fixture part runs above, its scipy part here */
+  const struct CMUnitTest shared[] = {
+      cmocka_unit_test(test_suff_scipy_vectors),  cmocka_unit_test(test_indices),
+      cmocka_unit_test(test_demo_comparison),
+  };
+  return TU_SHARED_GROUP(argc, argv, tests, shared, NULL, NULL);
 }

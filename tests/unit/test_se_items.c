@@ -149,11 +149,13 @@ static void test_real_items(void **state) {
   assert_int_equal(qcount[2], 500);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ids),        cmocka_unit_test(test_options),
       cmocka_unit_test(test_prompts),    cmocka_unit_test(test_bad_items),
+  };
+  const struct CMUnitTest shared[] = {
       cmocka_unit_test(test_real_items),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return TU_SHARED_GROUP(argc, argv, tests, shared, NULL, NULL);
 }

@@ -593,8 +593,10 @@ int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--dump") == 0) return dump(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rules),      cmocka_unit_test(test_int_limit),
-      cmocka_unit_test(test_dispatch),   cmocka_unit_test(test_real_313),
-      cmocka_unit_test(test_vs_python_oracle),
+      cmocka_unit_test(test_dispatch),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  const struct CMUnitTest shared[] = {
+      cmocka_unit_test(test_real_313),   cmocka_unit_test(test_vs_python_oracle),
+  };
+  return TU_SHARED_GROUP(argc, argv, tests, shared, NULL, NULL);
 }

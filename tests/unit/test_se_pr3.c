@@ -540,11 +540,13 @@ static void test_oracle_agreement(void **state) {
   tl_se_item_release(&grid);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_edge_cases),
+  };
+  const struct CMUnitTest shared[] = {
       cmocka_unit_test(test_real_data),
       cmocka_unit_test(test_oracle_agreement),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return TU_SHARED_GROUP(argc, argv, tests, shared, setup, teardown);
 }

@@ -603,12 +603,14 @@ static void test_r1_10(void **state) {
   tl_se_strict_free(s);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table),      cmocka_unit_test(test_quoted_instruction),
       cmocka_unit_test(test_dispatch),   cmocka_unit_test(test_long),
+  };
+  const struct CMUnitTest shared[] = {
       cmocka_unit_test(test_real_items), cmocka_unit_test(test_vlm_313),
       cmocka_unit_test(test_r1_10),
   };
-  return cmocka_run_group_tests(tests, setup_items, teardown_items);
+  return TU_SHARED_GROUP(argc, argv, tests, shared, setup_items, teardown_items);
 }

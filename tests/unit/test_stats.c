@@ -825,9 +825,8 @@ static void test_timing(void **state) {
   free(y);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_scipy_vectors),
       cmocka_unit_test_teardown(test_scipy_golden, free_state),
       cmocka_unit_test(test_brute_force_counts),
       cmocka_unit_test(test_row_order_and_symmetry),
@@ -836,5 +835,8 @@ int main(void) {
       cmocka_unit_test(test_kendall_exact_enumeration),
       cmocka_unit_test(test_timing),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  const struct CMUnitTest shared[] = {
+      cmocka_unit_test(test_scipy_vectors),
+  };
+  return TU_SHARED_GROUP(argc, argv, tests, shared, NULL, NULL);
 }

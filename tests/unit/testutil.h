@@ -1,7 +1,18 @@
 /* testutil.h - helpers shared by the cmocka tests (header-only, static functions).
  *
  * tu_shared_path("spatialeval/x.jsonl") -> path under ../shared/data (TALLY_SHARED_DATA), or
- * NULL when the folder is absent; tests that need it print why and skip (exit code 77). */
+ * NULL when the folder is absent.
+ *
+ * Cases that need ../shared/data go in their own group, so that ctest shows them as skipped
+ * (exit 77) when it is absent while the fixture cases still run and count. Such a file ends main
+ * with TU_SHARED_GROUP(argc, argv, fixture_tests, shared_tests, setup, teardown):
+ *  - without arguments it runs the fixture group (ctest entry NAME);
+ *  - with --shared it runs the shared group (ctest entry NAME_shared, which tests/CMakeLists.txt
+ *    registers for every file that uses the macro). It exits 77 at once, with a message, when
+ *    the data folder is absent; when a case finds one of its files absent (TU_NEED_SHARED) that
+ *    case is skipped and the run exits 77 unless a case failed: never a silent pass.
+ * In a fixture-group case TU_NEED_SHARED ends the case there (it passes): a case with a fixture
+ * part and a shared part is listed in both groups and its shared part runs in NAME_shared. */
 #ifndef TALLY_TESTUTIL_H
 #define TALLY_TESTUTIL_H
 
@@ -18,26 +29,71 @@
 #include "tally/jsonl.h"
 #include "tally/spatialeval.h"
 
+/* [0]: 1 in the --shared run; [1]: shared cases skipped for an absent file */
+static inline int *tu_state(void) {
+  static int st[2];
+  return st;
+}
+
+static inline const char *tu_shared_root(void) {
+  const char *root = getenv("TALLY_SHARED_DATA");
+  return root && *root ? root : TALLY_SHARED_DATA;
+}
+
 static inline const char *tu_shared_path(const char *rel) {
   /* four rotating buffers: a few paths can be held at once */
   static char bufs[4][4096];
   static int next;
   char *buf = bufs[next++ & 3];
-  const char *root = getenv("TALLY_SHARED_DATA");
-  if (!root || !*root) root = TALLY_SHARED_DATA;
+  const char *root = tu_shared_root();
   snprintf(buf, sizeof bufs[0], "%s/%s", root, rel);
   struct stat st;
   if (stat(buf, &st) != 0) return NULL;
   return buf;
 }
 
-/* Skips the current test (cmocka skip) with a message when the shared file is absent. */
+/* In the --shared run: skips the current case (cmocka skip) with a message when the shared
+ * file is absent. In the fixture run: ends the case here (the rest runs in NAME_shared). */
 #define TU_NEED_SHARED(var, rel)                                                       \
+  if (!tu_state()[0]) {                                                                \
+    print_message("shared part (../shared/data/%s) runs under --shared\n", rel);       \
+    return;                                                                            \
+  }                                                                                    \
   const char *var = tu_shared_path(rel);                                               \
   if (!var) {                                                                          \
     print_message("skipped: ../shared/data/%s is absent (set TALLY_SHARED_DATA)\n", rel); \
+    tu_state()[1]++;                                                                   \
     skip();                                                                            \
   }
+
+/* 0: fixture run, 1: --shared run, -1: bad arguments (usage printed) */
+static inline int tu_parse_mode(int argc, char **argv) {
+  if (argc == 1) return 0;
+  if (argc == 2 && strcmp(argv[1], "--shared") == 0) return tu_state()[0] = 1;
+  fprintf(stderr, "usage: %s [--shared]\n", argv[0]);
+  return -1;
+}
+
+static inline int tu_shared_absent(void) {
+  struct stat st;
+  if (stat(tu_shared_root(), &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+  printf("skipped: the reference data folder %s is absent (set TALLY_SHARED_DATA)\n",
+         tu_shared_root());
+  return 1;
+}
+
+static inline int tu_shared_result(int failed) {
+  if (failed || !tu_state()[1]) return failed;
+  printf("skipped: %d shared case(s) found a file absent under %s\n", tu_state()[1],
+         tu_shared_root());
+  return 77;
+}
+
+#define TU_SHARED_GROUP(argc, argv, fixture, shared, setup, teardown)                 \
+  (tu_parse_mode((argc), (argv)) < 0 ? 2                                              \
+   : !tu_state()[0] ? cmocka_run_group_tests_name("fixture", fixture, setup, teardown) \
+   : tu_shared_absent() ? 77                                                          \
+   : tu_shared_result(cmocka_run_group_tests_name("shared", shared, setup, teardown)))
 
 /* Loads every item of a benchmark JSONL into a malloc'd array; returns the count. */
 static inline int tu_load_items(const char *path, tl_se_item **out) {
