@@ -456,8 +456,7 @@ static void long_cases(ocases *oc, const tl_se_item *items, int ni, const char *
 static void test_vs_python_oracle(void **state) {
   (void)state;
   if (access(PY, X_OK) != 0) {
-    print_message("skipped: %s is missing (the Python oracle needs it)\n", PY);
-    skip();
+    TU_SKIP("skipped: %s is missing (the Python oracle needs it)\n", PY);
   }
   TU_NEED_SHARED(ipath, "spatialeval/spatialmap_tqa.jsonl");
   tl_se_item *items;

@@ -470,8 +470,7 @@ static int agree(const ocase *c, const cJSON *py, int i) {
 static void test_oracle_agreement(void **state) {
   (void)state;
   if (access(PYTHON, X_OK) != 0) {
-    print_message("skipped: %s is absent\n", PYTHON);
-    skip();
+    TU_SKIP("skipped: %s is absent\n", PYTHON);
   }
   TU_NEED_SHARED(ipath0, "spatialeval/spatialmap_tqa.jsonl");
   char ipath[4096]; /* tu_shared_path returns a static buffer */

@@ -400,8 +400,7 @@ static void test_scipy_golden(void **state) {
   char *text = run_generator();
   *state = text; /* freed by free_state, also when a check fails */
   if (!text) {
-    print_message("skipped: no python with numpy/scipy ($TALLY_PYTHON or /usr/bin/python3)\n");
-    skip();
+    TU_SKIP("skipped: no python with numpy/scipy ($TALLY_PYTHON or /usr/bin/python3)\n");
   }
   /* The betainc continued fraction runs in long double; where that is no wider than double (or
    * under valgrind, which computes x87 long double in 64 bits) it loses ~1.7e-14 near the

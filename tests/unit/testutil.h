@@ -84,14 +84,23 @@ static inline int tu_shared_absent(void) {
 
 static inline int tu_shared_result(int failed) {
   if (failed || !tu_state()[1]) return failed;
-  printf("skipped: %d shared case(s) found a file absent under %s\n", tu_state()[1],
-         tu_shared_root());
+  printf("skipped: %d case(s) could not run (a file under %s or a tool is absent; see above)\n",
+         tu_state()[1], tu_shared_root());
   return 77;
 }
 
+/* Skips the current case for want of a tool (python, say) with a message; the run then exits 77
+ * (skipped) unless a case failed, so ctest never shows it as passed. */
+#define TU_SKIP(...)          \
+  do {                        \
+    print_message(__VA_ARGS__); \
+    tu_state()[1]++;          \
+    skip();                   \
+  } while (0)
+
 #define TU_SHARED_GROUP(argc, argv, fixture, shared, setup, teardown)                 \
   (tu_parse_mode((argc), (argv)) < 0 ? 2                                              \
-   : !tu_state()[0] ? cmocka_run_group_tests_name("fixture", fixture, setup, teardown) \
+   : !tu_state()[0] ? tu_shared_result(cmocka_run_group_tests_name("fixture", fixture, setup, teardown)) \
    : tu_shared_absent() ? 77                                                          \
    : tu_shared_result(cmocka_run_group_tests_name("shared", shared, setup, teardown)))
 
