@@ -12,7 +12,10 @@
  * (the doubled-rank products stay inside int64).
  *
  * The per-resample arithmetic (Philox index, the exact sweep, the statistic expressions) lives in
- * tally/boot_kernel.h as TL_HD inline functions compiled by both the C compiler and nvcc. */
+ * tally/boot_kernel.h as TL_HD inline functions compiled by both the C compiler and nvcc. The CPU
+ * study path computes the same integers faster (AVX2 Philox chosen at run time, one counting pass
+ * for all metrics, a one-pass sweep for continuous metrics, the BCa jackknife in closed form; see
+ * src/core/boot.c and docs/STATISTICS.md), so every value is bit-identical to the kernels'. */
 #ifndef TALLY_BOOT_H
 #define TALLY_BOOT_H
 
@@ -30,7 +33,8 @@
  * Philox4x32-10 output with key {seed lo, seed hi} and counter {j/2, r lo, r hi, stream};
  * output words (0,1) serve even j, (2,3) odd j. stream 0 = bootstrap, 1 = permutation test. */
 uint32_t tl_boot_index(uint64_t seed, uint64_t r, uint32_t j, uint32_t n, uint32_t stream);
-/* Counts of resample r: w[i] = #{j : index(j) == i}, w zeroed first. O(n). */
+/* Counts of resample r: w[i] = #{j : index(j) == i}, w zeroed first. O(n); the AVX2 draws when
+ * the CPU has them (the same indices). */
 void tl_boot_counts(uint64_t seed, uint64_t r, uint32_t n, int32_t *w /* OUT [n] */);
 
 /* ---- exact sufficient statistics of a weighted sample ---- */

@@ -5,14 +5,17 @@
  * weights of its distinct (x level, y level) CELLS. tl_suff is computed from a cell table sorted
  * by (x level, y level) in O(cells * log Ly) (suff_from_cells), so
  *   - tl_suff_fast: cell weights from item weights (one O(n) pass), then the cell sweep;
- *   - a study: the items are grouped once into JOINT cells over (human, metric_1..M); a resample
- *     adds its n draws into the joint table and each metric's cell table is a marginal of it
- *     (O(n + M * J) per resample, J <= n joint cells: J is tiny when the scores have few levels);
+ *   - a study: a resample's n draws are counted in ONE pass into the cell tables of all metrics
+ *     (small metrics through a joint table over the small metrics only, wide ones in uint8), the
+ *     human marginal and the y half of tl_suff are shared, and a metric with one cell per x level
+ *     (a continuous score) is swept in one AVX2 pass (suff_x_distinct): O(n + cells) per resample;
  *   - the jackknife: leaving item i out only decrements the weight of its cell, so items of one
- *     cell share one value (one evaluation per distinct cell);
+ *     cell share one value, and all cells' values come from one sweep in closed form
+ *     (jack_suff_closed);
  *   - the permutation test: a permuted metric takes, per item, one of two precomputed cells.
- * All counts are int64 integers, so every path gives the same tl_suff as the literal definition
- * (tl_suff_reference) and therefore bit-identical statistics. */
+ * All statistics are int64 integers, so every path gives the same tl_suff as the literal
+ * definition (tl_suff_reference) and therefore bit-identical statistics; the Philox draws have a
+ * scalar and an AVX2 implementation with the same integer arithmetic (chosen at run time). */
 #include "tally/boot.h"
 
 #include <Random123/philox.h>
@@ -25,12 +28,39 @@
 
 /* ---------------------------------------------------------------------------------------------
  * Resampling
+ *
+ * Two implementations of the same Philox4x32-10 blocks: the scalar one (Random123's
+ * philox4x32, the very code tl_k_index in tally/boot_kernel.h and the CUDA kernels run) and an
+ * AVX2 one that computes 8 blocks at once with the same 32-bit multiplies, xors and key bumps
+ * (Random123 philox.h: round = mulhilo(M0, c0), mulhilo(M1, c2) -> {hi1^c1^k0, lo1, hi0^c3^k1,
+ * lo0}; the key is bumped by (W0, W1) before rounds 2..10). Integer arithmetic only, so the two
+ * give the same words (tests/unit/test_boot.c pins them over many seeds, resamples and
+ * counters). The AVX2 code is compiled for that target function by function and chosen at run
+ * time (__builtin_cpu_supports), so the build needs no -mavx2 and runs on any x86-64.
  * ------------------------------------------------------------------------------------------- */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define BOOT_X86 1
+#include <immintrin.h>
+#define AVX2_FN __attribute__((target("avx2")))
+#define AVX2_INLINE __attribute__((target("avx2"), always_inline)) static inline
+#endif
+
+/* 1 when the AVX2 paths may run here. */
+static int boot_cpu_avx2(void) {
+#ifdef BOOT_X86
+  return __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
+  return 0;
+#endif
+}
+
+int tl_boot_have_avx2(void) { return boot_cpu_avx2(); }
 
 /* floor(u * n / 2^64) for n < 2^32 without 128-bit arithmetic: with u = uh 2^32 + ul,
  * u n = (uh n) 2^32 + ul n, and floor((uh n + floor(ul n / 2^32)) / 2^32) is the same integer
  * (uh n + (ul n >> 32) < 2^64, no overflow). Equal to ((unsigned __int128)u * n) >> 64 (tested);
- * on CUDA: __umul64hi(u, n). */
+ * on CUDA: __umul64hi(u, n). The AVX2 draw below computes the same two products per index. */
 static inline uint32_t mulhi_u64_u32(uint64_t u, uint32_t n) {
   uint64_t p1 = (u >> 32) * (uint64_t)n;
   uint64_t p0 = (u & 0xffffffffu) * (uint64_t)n;
@@ -49,31 +79,213 @@ uint32_t tl_boot_index(uint64_t seed, uint64_t r, uint32_t j, uint32_t n, uint32
   return tl_k_index(seed, r, j, n, stream); /* the definition shared with the CUDA kernels */
 }
 
-/* All n indices of resample r into idx[n] (one Philox block per two indices). */
-static void boot_draw(uint64_t seed, uint64_t r, uint32_t n, uint32_t stream, uint32_t *idx) {
-  uint32_t j = 0;
-  for (; j + 1 < n; j += 2) {
+/* Indices j in [j0, j1) of resample r into idx[0 .. j1 - j0), scalar (one block per two). */
+static void draw_scalar(uint64_t seed, uint64_t r, uint32_t n, uint32_t stream, uint32_t j0,
+                        uint32_t j1, uint32_t *idx) {
+  uint32_t j = j0;
+  if (j < j1 && (j & 1u)) { /* odd start: the second half of block j / 2 */
     philox4x32_ctr_t o = boot_block(seed, r, j >> 1, stream);
-    idx[j] = mulhi_u64_u32((uint64_t)o.v[0] | ((uint64_t)o.v[1] << 32), n);
-    idx[j + 1] = mulhi_u64_u32((uint64_t)o.v[2] | ((uint64_t)o.v[3] << 32), n);
+    *idx++ = mulhi_u64_u32((uint64_t)o.v[2] | ((uint64_t)o.v[3] << 32), n);
+    j++;
   }
-  if (j < n) {
+  for (; j + 1 < j1; j += 2) {
     philox4x32_ctr_t o = boot_block(seed, r, j >> 1, stream);
-    idx[j] = mulhi_u64_u32((uint64_t)o.v[0] | ((uint64_t)o.v[1] << 32), n);
+    *idx++ = mulhi_u64_u32((uint64_t)o.v[0] | ((uint64_t)o.v[1] << 32), n);
+    *idx++ = mulhi_u64_u32((uint64_t)o.v[2] | ((uint64_t)o.v[3] << 32), n);
   }
+  if (j < j1) {
+    philox4x32_ctr_t o = boot_block(seed, r, j >> 1, stream);
+    *idx = mulhi_u64_u32((uint64_t)o.v[0] | ((uint64_t)o.v[1] << 32), n);
+  }
+}
+
+#ifdef BOOT_X86
+/* lo, hi = the low and high 32 bits of a[l] * m for the 8 lanes l (mul_epu32 multiplies the
+ * even lanes; the odd ones are shifted down first). */
+#define MULHILO8(a, mv, lo, hi)                                                \
+  do {                                                                         \
+    __m256i pe_ = _mm256_mul_epu32((a), (mv));                                 \
+    __m256i po_ = _mm256_mul_epu32(_mm256_srli_epi64((a), 32), (mv));          \
+    (lo) = _mm256_blend_epi32(pe_, _mm256_slli_epi64(po_, 32), 0xAA);          \
+    (hi) = _mm256_blend_epi32(_mm256_srli_epi64(pe_, 32), po_, 0xAA);          \
+  } while (0)
+
+/* Philox4x32-10 on 8 counters at once: x[w] holds word w of the 8 counters (structure of
+ * arrays); on return word w of the 8 outputs. */
+AVX2_INLINE void philox8_avx2(__m256i x[4], uint32_t k0, uint32_t k1) {
+  const __m256i m0 = _mm256_set1_epi64x(PHILOX_M4x32_0), m1 = _mm256_set1_epi64x(PHILOX_M4x32_1);
+  const __m256i w0 = _mm256_set1_epi32((int)PHILOX_W32_0), w1 = _mm256_set1_epi32((int)PHILOX_W32_1);
+  __m256i K0 = _mm256_set1_epi32((int)k0), K1 = _mm256_set1_epi32((int)k1);
+  __m256i x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+#pragma GCC unroll 10
+  for (int rd = 0; rd < 10; rd++) {
+    if (rd) {
+      K0 = _mm256_add_epi32(K0, w0);
+      K1 = _mm256_add_epi32(K1, w1);
+    }
+    __m256i lo0, hi0, lo1, hi1;
+    MULHILO8(x0, m0, lo0, hi0);
+    MULHILO8(x2, m1, lo1, hi1);
+    x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), K0);
+    x1 = lo1;
+    x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), K1);
+    x3 = lo0;
+  }
+  x[0] = x0;
+  x[1] = x1;
+  x[2] = x2;
+  x[3] = x3;
+}
+
+/* The 8 indices floor(u n / 2^64), u = hi:lo per lane, by the two products of mulhi_u64_u32:
+ * t = hi n + (lo n >> 32) (64 bits), index = t >> 32. */
+AVX2_INLINE __m256i mapidx8_avx2(__m256i lo, __m256i hi, __m256i nv) {
+  __m256i te = _mm256_add_epi64(_mm256_mul_epu32(hi, nv), _mm256_srli_epi64(_mm256_mul_epu32(lo, nv), 32));
+  __m256i to = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(hi, 32), nv),
+                                _mm256_srli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(lo, 32), nv), 32));
+  return _mm256_blend_epi32(_mm256_srli_epi64(te, 32), to, 0xAA);
+}
+
+/* Blocks c0 .. c0 + 8 nb8 - 1 (mod 2^32) of (seed, r, stream), as out[4 b + w]. */
+AVX2_FN static void blocks_avx2(uint64_t seed, uint64_t r, uint32_t stream, uint32_t c0,
+                                uint32_t nb8, uint32_t *out) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (uint32_t b = 0; b < nb8; b++) {
+    __m256i x[4] = {_mm256_add_epi32(_mm256_set1_epi32((int)(c0 + 8u * b)), lane),
+                    _mm256_set1_epi32((int)(uint32_t)r), _mm256_set1_epi32((int)(uint32_t)(r >> 32)),
+                    _mm256_set1_epi32((int)stream)};
+    philox8_avx2(x, (uint32_t)seed, (uint32_t)(seed >> 32));
+    /* 4 x 8 transpose to blocks in order: (w0 w1 w2 w3) of block 0, block 1, ... */
+    __m256i t0 = _mm256_unpacklo_epi32(x[0], x[1]), t1 = _mm256_unpackhi_epi32(x[0], x[1]);
+    __m256i t2 = _mm256_unpacklo_epi32(x[2], x[3]), t3 = _mm256_unpackhi_epi32(x[2], x[3]);
+    __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    __m256i *o = (__m256i *)(out + 32u * b);
+    _mm256_storeu_si256(o + 0, _mm256_permute2x128_si256(u0, u1, 0x20));
+    _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+    _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+    _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+  }
+}
+
+/* Philox4x32-10 on 2 x 4 counters in "split" form: each 64-bit lane holds one counter word in
+ * its low 32 bits (the high bits are don't-care), so that _mm256_mul_epu32, which multiplies the
+ * low halves, gives lo and hi of a round's product in one instruction with no shuffles:
+ *   p0 = x0 * M0, p1 = x2 * M1;  x0' = (p1 >> 32) ^ x1 ^ k0;  x1' = p1;  x2' = (p0 >> 32) ^ x3 ^ k1;
+ *   x3' = p0  (low halves: Random123's round). a0, b0: word 0 of the two groups; words 1..3 are
+ * the same in every lane (c1, c2, c3: the draws of one resample), so the first round's
+ * mulhilo(M1, c2) is done once, in scalar. On return a[w], b[w] hold output word w. */
+AVX2_INLINE void philox_split8_avx2(__m256i a[4], __m256i b[4], uint32_t c1, uint32_t c2, uint32_t c3,
+                                    uint32_t k0, uint32_t k1) {
+  const __m256i m0 = _mm256_set1_epi64x(PHILOX_M4x32_0), m1 = _mm256_set1_epi64x(PHILOX_M4x32_1);
+  const __m256i w0 = _mm256_set1_epi64x(PHILOX_W32_0), w1 = _mm256_set1_epi64x(PHILOX_W32_1);
+  __m256i K0 = _mm256_set1_epi64x(k0), K1 = _mm256_set1_epi64x(k1);
+  const uint64_t p1 = (uint64_t)PHILOX_M4x32_1 * c2; /* round 1, lane-independent */
+  const __m256i r1x0 = _mm256_set1_epi64x((uint32_t)(p1 >> 32) ^ c1 ^ k0);
+  const __m256i r1x1 = _mm256_set1_epi64x((uint32_t)p1), c3k1 = _mm256_set1_epi64x(c3 ^ k1);
+  __m256i pa = _mm256_mul_epu32(a[0], m0), pb = _mm256_mul_epu32(b[0], m0);
+  __m256i a0 = r1x0, a1 = r1x1, a2 = _mm256_xor_si256(_mm256_srli_epi64(pa, 32), c3k1), a3 = pa;
+  __m256i b0 = r1x0, b1 = r1x1, b2 = _mm256_xor_si256(_mm256_srli_epi64(pb, 32), c3k1), b3 = pb;
+#pragma GCC unroll 9
+  for (int rd = 1; rd < 10; rd++) {
+    K0 = _mm256_add_epi32(K0, w0); /* 32-bit lanes: the low halves wrap mod 2^32, the high stay 0 */
+    K1 = _mm256_add_epi32(K1, w1);
+    __m256i pa0 = _mm256_mul_epu32(a0, m0), pa2 = _mm256_mul_epu32(a2, m1);
+    __m256i pb0 = _mm256_mul_epu32(b0, m0), pb2 = _mm256_mul_epu32(b2, m1);
+    a0 = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(pa2, 32), a1), K0);
+    b0 = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(pb2, 32), b1), K0);
+    a1 = pa2;
+    b1 = pb2;
+    a2 = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(pa0, 32), a3), K1);
+    b2 = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(pb0, 32), b3), K1);
+    a3 = pa0;
+    b3 = pb0;
+  }
+  a[0] = a0; a[1] = a1; a[2] = a2; a[3] = a3;
+  b[0] = b0; b[1] = b1; b[2] = b2; b[3] = b3;
+}
+
+/* The 8 indices of 4 blocks in split form, in order: with t = hi n + (lo n >> 32) (mulhi_u64_u32's
+ * two products; lo, hi = the words of u, in the low halves), index = t >> 32, i.e. the high half
+ * of t: words (0,1) give index 2m of lane m, (2,3) index 2m + 1, and one blend puts them in
+ * place. */
+AVX2_INLINE __m256i mapidx_split_avx2(const __m256i x[4], __m256i nv) {
+  __m256i te = _mm256_add_epi64(_mm256_mul_epu32(x[1], nv), _mm256_srli_epi64(_mm256_mul_epu32(x[0], nv), 32));
+  __m256i to = _mm256_add_epi64(_mm256_mul_epu32(x[3], nv), _mm256_srli_epi64(_mm256_mul_epu32(x[2], nv), 32));
+  return _mm256_blend_epi32(_mm256_srli_epi64(te, 32), to, 0xAA);
+}
+
+/* Indices j0 .. j0 + 16 nb8 - 1 (j0 even) of resample r into idx[], 16 per iteration (two groups
+ * of 4 blocks in split form). */
+AVX2_FN static void draw_avx2(uint64_t seed, uint64_t r, uint32_t n, uint32_t stream, uint32_t j0,
+                              uint32_t nb8, uint32_t *idx) {
+  const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3), four = _mm256_set1_epi64x(4);
+  const __m256i nv = _mm256_set1_epi64x((long long)n);
+  const uint32_t c1 = (uint32_t)r, c2 = (uint32_t)(r >> 32), k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+  for (uint32_t b = 0; b < nb8; b++) {
+    __m256i x[4], y[4];
+    /* counters j0/2 + 8b + 0..7; only their low 32 bits matter (they wrap like uint32_t) */
+    x[0] = _mm256_add_epi64(_mm256_set1_epi64x((uint32_t)((j0 >> 1) + 8u * b)), lane);
+    y[0] = _mm256_add_epi64(x[0], four);
+    philox_split8_avx2(x, y, c1, c2, stream, k0, k1);
+    _mm256_storeu_si256((__m256i *)(idx + 16u * b), mapidx_split_avx2(x, nv));
+    _mm256_storeu_si256((__m256i *)(idx + 16u * b + 8), mapidx_split_avx2(y, nv));
+  }
+}
+#endif
+
+/* Indices j in [j0, j1) of resample r into idx[0 .. j1 - j0): AVX2 for whole groups of 16 from
+ * an even j, the scalar code for the rest. simd = 0 forces the scalar code. */
+static void draw_range(uint64_t seed, uint64_t r, uint32_t n, uint32_t stream, uint32_t j0,
+                       uint32_t j1, uint32_t *idx, int simd) {
+#ifdef BOOT_X86
+  if (simd && j0 < j1) {
+    uint32_t head = j0 & 1u;
+    if (head) draw_scalar(seed, r, n, stream, j0, j0 + 1, idx);
+    uint32_t a = j0 + head, nb8 = (j1 - a) / 16;
+    if (nb8) draw_avx2(seed, r, n, stream, a, nb8, idx + head);
+    a += 16 * nb8;
+    if (a < j1) draw_scalar(seed, r, n, stream, a, j1, idx + (a - j0));
+    return;
+  }
+#endif
+  (void)simd;
+  draw_scalar(seed, r, n, stream, j0, j1, idx);
+}
+
+int tl_boot_philox_blocks(uint64_t seed, uint64_t r, uint32_t stream, uint32_t c0, uint32_t nb,
+                          uint32_t *out, int impl) {
+  int simd = impl == TL_BOOT_IMPL_AUTO ? boot_cpu_avx2() : impl == TL_BOOT_IMPL_AVX2;
+  if (impl == TL_BOOT_IMPL_AVX2 && !boot_cpu_avx2()) return -1;
+  uint32_t b = 0;
+#ifdef BOOT_X86
+  if (simd && nb >= 8) {
+    blocks_avx2(seed, r, stream, c0, nb / 8, out);
+    b = nb / 8 * 8;
+  }
+#endif
+  for (; b < nb; b++) {
+    philox4x32_ctr_t o = boot_block(seed, r, c0 + b, stream);
+    memcpy(out + 4 * (size_t)b, o.v, sizeof o.v);
+  }
+  return 0;
+}
+
+int tl_boot_draw_range(uint64_t seed, uint64_t r, uint32_t n, uint32_t stream, uint32_t j0,
+                       uint32_t j1, uint32_t *idx, int impl) {
+  if (impl == TL_BOOT_IMPL_AVX2 && !boot_cpu_avx2()) return -1;
+  draw_range(seed, r, n, stream, j0, j1, idx, impl == TL_BOOT_IMPL_AUTO ? boot_cpu_avx2() : impl == TL_BOOT_IMPL_AVX2);
+  return 0;
 }
 
 void tl_boot_counts(uint64_t seed, uint64_t r, uint32_t n, int32_t *w) {
   memset(w, 0, (size_t)n * sizeof *w);
-  uint32_t j = 0;
-  for (; j + 1 < n; j += 2) {
-    philox4x32_ctr_t o = boot_block(seed, r, j >> 1, 0);
-    w[mulhi_u64_u32((uint64_t)o.v[0] | ((uint64_t)o.v[1] << 32), n)]++;
-    w[mulhi_u64_u32((uint64_t)o.v[2] | ((uint64_t)o.v[3] << 32), n)]++;
-  }
-  if (j < n) {
-    philox4x32_ctr_t o = boot_block(seed, r, j >> 1, 0);
-    w[mulhi_u64_u32((uint64_t)o.v[0] | ((uint64_t)o.v[1] << 32), n)]++;
+  uint32_t buf[1024];
+  const int simd = boot_cpu_avx2();
+  for (uint32_t j0 = 0; j0 < n; j0 += 1024) {
+    uint32_t j1 = n - j0 < 1024 ? n : j0 + 1024;
+    draw_range(seed, r, n, 0, j0, j1, buf, simd);
+    for (uint32_t t = 0; t < j1 - j0; t++) w[buf[t]]++;
   }
 }
 
@@ -82,11 +294,15 @@ int tl_boot_perm_swap(uint64_t seed, uint64_t r, uint32_t i) {
   return (int)(o.v[i & 3u] & 1u);
 }
 
-/* swap[0..n) of permutation r (same bits as tl_boot_perm_swap, one block per 4 items). */
-static void perm_swaps(uint64_t seed, uint64_t r, uint32_t n, uint8_t *swap) {
-  for (uint32_t i = 0; i < n; i += 4) {
-    philox4x32_ctr_t o = boot_block(seed, r, i >> 2, 1);
-    for (uint32_t t = 0; t < 4 && i + t < n; t++) swap[i + t] = (uint8_t)(o.v[t] & 1u);
+/* swap[0..n) of permutation r (same bits as tl_boot_perm_swap: bit 0 of word i % 4 of block
+ * i / 4), from blocks of 256 items. */
+static void perm_swaps(uint64_t seed, uint64_t r, uint32_t n, uint8_t *swap, int simd) {
+  uint32_t words[256];
+  for (uint32_t i = 0; i < n; i += 256) {
+    uint32_t m = n - i < 256 ? n - i : 256;
+    tl_boot_philox_blocks(seed, r, 1, i >> 2, (m + 3) / 4, words,
+                          simd ? TL_BOOT_IMPL_AUTO : TL_BOOT_IMPL_SCALAR);
+    for (uint32_t t = 0; t < m; t++) swap[i + t] = (uint8_t)(words[t] & 1u);
   }
 }
 
@@ -255,18 +471,10 @@ static void scratch_release(cell_scratch *s) {
   memset(s, 0, sizeof *s);
 }
 
-/* tl_suff of the weighted sample whose cell c has weight cw[c] >= 0 (cells sorted by (x, y)).
- * Doubled average rank of a level with weight W and weight C below it: 2C + W + 1 (the average
- * of the 1-based positions C+1 .. C+W, times 2). One sweep over the x groups in ascending order:
- *   sab += a_x * sum_{cells of x} W b_y;  saa += W_x a_x^2;  xtie += C(W_x, 2);  ntie += C(W, 2);
- *   dis += W * #(earlier items with y > y of the cell) (Fenwick tree over y levels; the group is
- *   inserted after it is processed, so pairs tied in x are not counted: scipy _kendall_dis). */
-static void suff_from_cells(const cells *c, const int64_t *cw, cell_scratch *sc, tl_suff *o) {
-  const uint32_t Ly = c->Ly, nc = c->ncells;
-  int64_t *wy = sc->wy, *by = sc->by, *fen = sc->fen;
-  memset(wy, 0, (size_t)Ly * sizeof *wy);
-  memset(fen, 0, (size_t)(Ly + 1) * sizeof *fen);
-  for (uint32_t k = 0; k < nc; k++) wy[c->yl[k]] += cw[k];
+/* The y half of tl_suff: from the y-level weights wy[0..Ly) of the sample, the doubled average
+ * ranks by[l] = 2 C_l + W_l + 1 (C_l = weight below level l) and N, sbb, ytie, my. Every metric
+ * of a study shares it (all are paired with the same human score). */
+static void suff_y_part(const int64_t *wy, uint32_t Ly, int64_t *by, tl_suff *o) {
   int64_t N = 0, sbb = 0, ytie = 0, my = 0;
   for (uint32_t l = 0; l < Ly; l++) {
     int64_t W = wy[l], b = 2 * N + W + 1;
@@ -276,6 +484,23 @@ static void suff_from_cells(const cells *c, const int64_t *cw, cell_scratch *sc,
     my += W > 0;
     N += W;
   }
+  o->N = N;
+  o->sbb = sbb;
+  o->n0 = N * (N - 1) / 2;
+  o->ytie = ytie;
+  o->my = my;
+}
+
+/* The x half of tl_suff of the weighted sample whose cell k has weight cw[k] >= 0 (cells sorted
+ * by (x, y)), given the doubled y ranks by[] of the same sample. One sweep over the x groups in
+ * ascending order:
+ *   sab += a_x * sum_{cells of x} W b_y;  saa += W_x a_x^2;  xtie += C(W_x, 2);  ntie += C(W, 2);
+ *   dis += W * #(earlier items with y > y of the cell) (Fenwick tree fen[0..Ly] over the y levels;
+ *   the group is inserted after it is processed, so pairs tied in x are not counted: scipy
+ *   _kendall_dis), with a_x = 2 C_x + W_x + 1. O(cells log Ly). */
+static void suff_x_part(const cells *c, const int32_t *cw, const int64_t *by, int64_t *fen, tl_suff *o) {
+  const uint32_t Ly = c->Ly, nc = c->ncells;
+  memset(fen, 0, (size_t)(Ly + 1) * sizeof *fen);
   int64_t cum = 0, sab = 0, saa = 0, xtie = 0, ntie = 0, dis = 0, mx = 0;
   uint32_t k = 0;
   while (k < nc) {
@@ -308,17 +533,163 @@ static void suff_from_cells(const cells *c, const int64_t *cw, cell_scratch *sc,
     }
     k = k1;
   }
-  o->N = N;
   o->sab = sab;
   o->saa = saa;
-  o->sbb = sbb;
-  o->n0 = N * (N - 1) / 2;
   o->xtie = xtie;
-  o->ytie = ytie;
   o->ntie = ntie;
   o->dis = dis;
   o->mx = mx;
-  o->my = my;
+}
+
+/* tl_suff of the weighted sample whose cell k has weight cw[k] >= 0 (cells sorted by (x, y)).
+ * Doubled average rank of a level with weight W and weight C below it: 2C + W + 1 (the average
+ * of the 1-based positions C+1 .. C+W, times 2). */
+static void suff_from_cells(const cells *c, const int32_t *cw, cell_scratch *sc, tl_suff *o) {
+  memset(sc->wy, 0, (size_t)c->Ly * sizeof *sc->wy);
+  for (uint32_t k = 0; k < c->ncells; k++) sc->wy[c->yl[k]] += cw[k];
+  suff_y_part(sc->wy, c->Ly, sc->by, o);
+  suff_x_part(c, cw, sc->by, sc->fen, o);
+}
+
+/* sum of the doubled ranks squared of N items whose tie groups have sum W^3 = s3 (sum W = N):
+ * the untied sum 4 (1^2 + ... + N^2) = 4 N (N+1) (2N+1) / 6 less (W^3 - W) / 3 per group, the
+ * 4 x the squared deviations of positions C+1..C+W from their mean (W (W^2-1) / 12 each).
+ * Exact in int64 for N <= 10^6 (N (N+1) (2N+1) <= 2.000003e18). */
+static inline int64_t sum_sq_ranks(int64_t N, int64_t s3) {
+  return 4 * (N * (N + 1) * (2 * N + 1) / 6) - (s3 - N) / 3;
+}
+
+/* The x half of tl_suff for a metric whose x levels each form ONE cell (no two items with the
+ * same metric value have different human levels; e.g. a continuous metric), from order-free
+ * sums and the pair counts D[hi][lo] = #{(i, j): y_i = hi > lo = y_j, x_i < x_j} (pairs with the
+ * higher human level first in x: discordant pairs). With W_l the y-level weights, S2 = sum W^2
+ * and S3 = sum W^3 over cells and nz the nonzero cells:
+ *   saa = sum_sq_ranks(N, S3);  xtie = ntie = (S2 - N) / 2;  mx = nz;  dis = sum D;
+ *   sab = sum_l b_l SA_l, SA_l = sum of the doubled x ranks of the level-l items
+ *       = 2 sum_{c in l} W_c cum_c + sum_{c in l} W_c (W_c + 1), where sum_{c in l} W_c cum_c
+ *         = sum_l' #{pairs: level l' item before a level-l item in x}: (W_l^2 - S2_l) / 2 for
+ *         l' = l, D[l'][l] for l' > l, W_l' W_l - D[l][l'] for l' < l (one cell per x level:
+ *         items of different levels never tie in x). S2_l cancels:
+ *       SA_l = W_l^2 + W_l + 2 sum_{hi > l} D[hi][l] + 2 sum_{lo < l} (W_lo W_l - D[l][lo]).
+ * All integers, so equal to suff_x_part's (tested). */
+static void suff_distinct_finish(uint32_t Ly, const int64_t *wy, const int64_t *by, int64_t N,
+                                 int64_t D[4][4], int64_t S2, int64_t S3, int64_t nz, tl_suff *o) {
+  int64_t dis = 0, sab = 0;
+  for (uint32_t l = 0; l < Ly; l++) {
+    int64_t SA = wy[l] * wy[l] + wy[l];
+    for (uint32_t hi = l + 1; hi < Ly; hi++) SA += 2 * D[hi][l];
+    for (uint32_t lo = 0; lo < l; lo++) {
+      SA += 2 * (wy[lo] * wy[l] - D[l][lo]);
+      dis += D[l][lo];
+    }
+    sab += by[l] * SA;
+  }
+  o->sab = sab;
+  o->saa = sum_sq_ranks(N, S3);
+  o->xtie = o->ntie = (S2 - N) / 2;
+  o->dis = dis;
+  o->mx = nz;
+}
+
+#ifdef BOOT_X86
+/* Inclusive prefix sums of the 8 int32 lanes. */
+AVX2_INLINE __m256i prefix8_avx2(__m256i x) {
+  x = _mm256_add_epi32(x, _mm256_slli_si256(x, 4));
+  x = _mm256_add_epi32(x, _mm256_slli_si256(x, 8));
+  __m256i t = _mm256_shuffle_epi32(x, 0xFF); /* lane 3 | lane 7, broadcast in each half */
+  return _mm256_add_epi32(x, _mm256_permute2x128_si256(t, t, 0x08)); /* [0 | lane 3] */
+}
+
+/* sum over the 8 lanes of a[l] * b[l], 32 x 32 -> 64 bits (a, b >= 0), as 4 int64 lanes. */
+AVX2_INLINE __m256i mul64_avx2(__m256i a, __m256i b) {
+  return _mm256_add_epi64(_mm256_mul_epu32(a, b),
+                          _mm256_mul_epu32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(b, 32)));
+}
+
+AVX2_INLINE int64_t hsum64_avx2(__m256i v) {
+  int64_t t[4];
+  _mm256_storeu_si256((__m256i *)t, v);
+  return t[0] + t[1] + t[2] + t[3];
+}
+
+/* One pass over the cells (8 at a time) of a one-cell-per-x-level metric with LY <= 4 human
+ * levels: the pair counts D[hi][lo] (for each lane of level lo, its weight times the exclusive
+ * prefix sum of the level-hi weights), S2, S3 and nz of suff_distinct_finish. cw (uint8 weights:
+ * the study counts wide tables in bytes) and y are padded to a multiple of 8 cells (weight 0).
+ * Lanes stay exact: weights <= 255, prefix sums <= N < 2^31 (int32), products and sums in
+ * int64 lanes (mul_epu32). */
+AVX2_INLINE void distinct_pass_avx2(const uint8_t *cw, const uint8_t *y, uint32_t ncp, uint32_t LY,
+                                    int64_t D[4][4], int64_t *S2, int64_t *S3, int64_t *nz) {
+  __m256i carry[4], acc[4][4], s2 = _mm256_setzero_si256(), s3 = s2, nzv = s2;
+  const __m256i zero = s2;
+#pragma GCC unroll 4
+  for (uint32_t l = 0; l < 4; l++) {
+    carry[l] = zero;
+#pragma GCC unroll 4
+    for (uint32_t m = 0; m < 4; m++) acc[l][m] = zero;
+  }
+  for (uint32_t q = 0; q < ncp; q += 8) {
+    __m256i W = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(cw + q)));
+    __m256i yv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(y + q)));
+    __m256i w[4], E[4];
+#pragma GCC unroll 4
+    for (uint32_t l = 0; l < LY; l++) w[l] = _mm256_and_si256(W, _mm256_cmpeq_epi32(yv, _mm256_set1_epi32((int)l)));
+#pragma GCC unroll 4
+    for (uint32_t l = 1; l < LY; l++) {
+      __m256i p = prefix8_avx2(w[l]);
+      E[l] = _mm256_add_epi32(_mm256_sub_epi32(p, w[l]), carry[l]);
+      carry[l] = _mm256_add_epi32(carry[l], _mm256_permutevar8x32_epi32(p, _mm256_set1_epi32(7)));
+    }
+#pragma GCC unroll 4
+    for (uint32_t hi = 1; hi < LY; hi++)
+#pragma GCC unroll 4
+      for (uint32_t lo = 0; lo < hi; lo++) acc[hi][lo] = _mm256_add_epi64(acc[hi][lo], mul64_avx2(w[lo], E[hi]));
+    __m256i sq = _mm256_mullo_epi32(W, W); /* <= 255^2 */
+    s2 = _mm256_add_epi64(s2, _mm256_add_epi64(_mm256_and_si256(sq, _mm256_set1_epi64x(0xffffffff)), _mm256_srli_epi64(sq, 32)));
+    s3 = _mm256_add_epi64(s3, mul64_avx2(sq, W));
+    nzv = _mm256_sub_epi32(nzv, _mm256_cmpgt_epi32(W, zero));
+  }
+  int32_t nzl[8];
+  _mm256_storeu_si256((__m256i *)nzl, nzv);
+  int64_t nzs = 0;
+  for (int l = 0; l < 8; l++) nzs += nzl[l];
+  for (uint32_t hi = 1; hi < LY; hi++)
+    for (uint32_t lo = 0; lo < hi; lo++) D[hi][lo] = hsum64_avx2(acc[hi][lo]);
+  *S2 = hsum64_avx2(s2);
+  *S3 = hsum64_avx2(s3);
+  *nz = nzs;
+}
+
+#define DISTINCT_LY(L)                                                                       \
+  AVX2_FN static void distinct_pass_ly##L(const uint8_t *cw, const uint8_t *y, uint32_t ncp,   \
+                                          int64_t D[4][4], int64_t *S2, int64_t *S3,           \
+                                          int64_t *nz) {                                       \
+    distinct_pass_avx2(cw, y, ncp, L, D, S2, S3, nz);                                          \
+  }
+DISTINCT_LY(1)
+DISTINCT_LY(2)
+DISTINCT_LY(3)
+DISTINCT_LY(4)
+#undef DISTINCT_LY
+#endif
+
+/* The x half for a one-cell-per-x-level metric with Ly <= 4 (uint8 weights) by the AVX2 pass; 0
+ * when it does not apply (no AVX2 build, N >= 2^31), and the caller takes suff_x_part. */
+static int suff_x_distinct(const uint8_t *cw, const uint8_t *y, uint32_t ncp, uint32_t Ly,
+                           const int64_t *wy, const int64_t *by, int64_t N, tl_suff *o) {
+#ifdef BOOT_X86
+  if (N >= ((int64_t)1 << 31) || Ly < 1 || Ly > 4) return 0;
+  int64_t D[4][4] = {{0}}, S2 = 0, S3 = 0, nz = 0;
+  if (Ly == 1) distinct_pass_ly1(cw, y, ncp, D, &S2, &S3, &nz);
+  else if (Ly == 2) distinct_pass_ly2(cw, y, ncp, D, &S2, &S3, &nz);
+  else if (Ly == 3) distinct_pass_ly3(cw, y, ncp, D, &S2, &S3, &nz);
+  else distinct_pass_ly4(cw, y, ncp, D, &S2, &S3, &nz);
+  suff_distinct_finish(Ly, wy, by, N, D, S2, S3, nz, o);
+  return 1;
+#else
+  (void)cw; (void)y; (void)ncp; (void)Ly; (void)wy; (void)by; (void)N; (void)o;
+  return 0;
+#endif
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -329,7 +700,7 @@ struct tl_suff_ws {
   uint32_t n;
   cells c;
   uint32_t *cellid; /* [n] cell of item i */
-  int64_t *cw;      /* [ncells] */
+  int32_t *cw;      /* [ncells] */
   cell_scratch sc;
 };
 
@@ -450,6 +821,25 @@ const char *tl_stat_name(tl_stat s) {
  * Studies
  * ------------------------------------------------------------------------------------------- */
 
+/* A prepared study.
+ *
+ * Resampling layout (what one resample costs: n draws, one counting pass, one sweep per metric):
+ *  - SMALL metrics (at most STUDY_SMALL cells) are counted together in one JOINT table over
+ *    (human, small metrics) when it has at most STUDY_JOINT cells; each small metric's cell
+ *    weights are then the run sums of the joint weights in that metric's cell order (jord, jrun),
+ *    about J additions per metric. Otherwise each small metric has its own table. int32 counts.
+ *  - WIDE metrics (more cells, e.g. a continuous score) are counted each in its own table of
+ *    uint8 counts (a continuous metric's table then fits in the L1 cache next to the others).
+ *    A cell drawn 256 times or more wraps; the table then sums to less than n (each wrap loses
+ *    256 and nothing adds), which is checked every resample, and that table is recounted in int32.
+ *  - rec holds per item the count-array positions of its cells: first the small part (the joint
+ *    cell, or one position per small metric) into cnt32, then one per wide metric into cnt8, so a
+ *    draw costs one record load and a few increments. No metric is marginalised from a table
+ *    over a wide metric it does not need.
+ * Every path produces the same integer cell weights, so the values never depend on the layout. */
+#define STUDY_SMALL 1024u  /* cells of a metric counted in int32 (and in the joint table) */
+#define STUDY_JOINT 4096u  /* joint cells at most (16 KiB of int32 counts) */
+
 struct tl_study {
   uint32_t n;
   int M, S;
@@ -461,10 +851,23 @@ struct tl_study {
   double *z;         /* [M][n] z-scores (ddof = 0) for the permutation test */
   cells *c;          /* [M] cells of (metric k, human) */
   uint32_t *cellid;  /* [M][n] */
-  uint32_t J;        /* joint cells over (human, metric_1..M) */
-  uint32_t *jid;     /* [n] */
-  uint32_t *jmap;    /* [M][J] joint cell -> cell of metric k */
   uint32_t maxcells;
+  /* resampling layout */
+  uint8_t *wide;     /* [M] 1: counted in uint8 (more than STUDY_SMALL cells) */
+  uint8_t *dist;     /* [M] 1: wide, one cell per x level and <= 4 human levels (AVX2 sweep) */
+  uint32_t *pos;     /* [M] small, no joint: offset in cnt32; wide: offset in cnt8 */
+  int RA, RB;        /* record entries into cnt32 (1 with the joint table, else #small) / cnt8 */
+  int *rmet;         /* [RA + RB] metric of each record entry (-1: the joint table) */
+  uint32_t C32, C8;  /* sizes of cnt32 / cnt8 (cnt8 padded to multiples of 32) */
+  uint16_t *rec16;   /* [n][RA + RB] when C32 and C8 are <= 65536 */
+  uint32_t *rec32;   /* otherwise */
+  uint32_t J;        /* joint cells (0: no joint table) */
+  uint32_t *jord;    /* [M][J] joint cells grouped by the cell of small metric k */
+  uint32_t *jrun;    /* [M][maxsmall + 1] run starts in jord[k] per cell of metric k */
+  uint32_t jrun_stride;
+  uint8_t *ypad;     /* [C8] human level of each cnt8 cell of a dist metric (0 elsewhere) */
+  int ysrc;          /* the metric with the fewest cells: the human marginal is summed from it */
+  int simd;          /* AVX2 paths (the CPU has AVX2); tl_study_set_simd turns them off */
 };
 
 void tl_study_free(tl_study *s) {
@@ -476,17 +879,28 @@ void tl_study_free(tl_study *s) {
   free(s->z);
   free(s->c);
   free(s->cellid);
-  free(s->jid);
-  free(s->jmap);
+  free(s->wide);
+  free(s->dist);
+  free(s->pos);
+  free(s->rmet);
+  free(s->rec16);
+  free(s->rec32);
+  free(s->jord);
+  free(s->jrun);
+  free(s->ypad);
   free(s);
 }
 
-/* Joint cell id of each item over the level tuple (human, metric_0, ..., metric_{M-1}): stable
- * counting sorts from the last key to the first, then runs of equal tuples. */
-static int joint_ids(tl_study *s) {
+void tl_study_set_simd(tl_study *s, int on) { s->simd = on && boot_cpu_avx2(); }
+
+/* Joint cell id jid[i] of each item over the level tuple (human, small metrics), J = the number
+ * of distinct tuples: stable counting sorts from the last key to the first, then runs of equal
+ * tuples. */
+static int joint_ids(const tl_study *s, uint32_t *jid, uint32_t *J) {
   const uint32_t n = s->n;
   uint32_t L = s->h.nlevels;
-  for (int k = 0; k < s->M; k++) L = s->m[k].nlevels > L ? s->m[k].nlevels : L;
+  for (int k = 0; k < s->M; k++)
+    if (!s->wide[k] && s->m[k].nlevels > L) L = s->m[k].nlevels;
   uint32_t *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
   uint32_t *cnt = malloc((size_t)(L + 1) * sizeof *cnt);
   if (!a || !b || !cnt) {
@@ -497,6 +911,7 @@ static int joint_ids(tl_study *s) {
   }
   for (uint32_t i = 0; i < n; i++) a[i] = i;
   for (int k = s->M; k >= 0; k--) {
+    if (k > 0 && s->wide[k - 1]) continue;
     const uint32_t *lv = k == 0 ? s->h.level : s->m[k - 1].level;
     memset(cnt, 0, (size_t)(L + 1) * sizeof *cnt);
     for (uint32_t i = 0; i < n; i++) cnt[lv[i] + 1]++;
@@ -506,18 +921,120 @@ static int joint_ids(tl_study *s) {
     a = b;
     b = sw;
   }
-  uint32_t J = 0;
+  uint32_t nj = 0;
   for (uint32_t t = 0; t < n; t++) {
     int same = t > 0 && s->h.level[a[t]] == s->h.level[a[t - 1]];
-    for (int k = 0; same && k < s->M; k++) same = s->m[k].level[a[t]] == s->m[k].level[a[t - 1]];
-    if (!same) J++;
-    s->jid[a[t]] = J - 1;
+    for (int k = 0; same && k < s->M; k++)
+      if (!s->wide[k]) same = s->m[k].level[a[t]] == s->m[k].level[a[t - 1]];
+    if (!same) nj++;
+    jid[a[t]] = nj - 1;
   }
-  s->J = J;
+  *J = nj;
   free(a);
   free(b);
   free(cnt);
   return 0;
+}
+
+/* The resampling layout (see struct tl_study) from the cells. */
+static int study_layout(tl_study *s) {
+  const uint32_t n = s->n;
+  const int M = s->M;
+  uint32_t *jid = NULL;
+  int rc = -1, nsmall = 0;
+  s->wide = calloc((size_t)M, 1);
+  s->dist = calloc((size_t)M, 1);
+  s->pos = calloc((size_t)M, sizeof *s->pos);
+  s->rmet = malloc((size_t)(M + 1) * sizeof *s->rmet);
+  if (!s->wide || !s->dist || !s->pos || !s->rmet) goto done;
+  s->ysrc = 0;
+  uint32_t maxsmall = 0;
+  for (int k = 0; k < M; k++) {
+    s->wide[k] = s->c[k].ncells > STUDY_SMALL;
+    /* one cell per x level: as many cells as x levels */
+    s->dist[k] = s->wide[k] && s->c[k].ncells == s->m[k].nlevels && s->h.nlevels <= 4;
+    if (s->c[k].ncells < s->c[s->ysrc].ncells) s->ysrc = k;
+    if (!s->wide[k]) {
+      nsmall++;
+      if (s->c[k].ncells > maxsmall) maxsmall = s->c[k].ncells;
+    }
+  }
+  /* the joint table of the small metrics, when it pays (two or more) and is small */
+  if (nsmall >= 2) {
+    jid = malloc((size_t)n * sizeof *jid);
+    if (!jid || joint_ids(s, jid, &s->J) != 0) goto done;
+    if (s->J > STUDY_JOINT) s->J = 0;
+  }
+  uint64_t c32 = 0, c8 = 0;
+  s->RA = 0;
+  if (s->J) {
+    s->rmet[s->RA++] = -1;
+    c32 = s->J;
+  }
+  for (int k = 0; k < M; k++)
+    if (!s->wide[k] && !s->J) {
+      s->rmet[s->RA++] = k;
+      s->pos[k] = (uint32_t)c32;
+      c32 += s->c[k].ncells;
+    }
+  s->RB = 0;
+  for (int k = 0; k < M; k++)
+    if (s->wide[k]) {
+      s->rmet[s->RA + s->RB++] = k;
+      s->pos[k] = (uint32_t)c8;
+      c8 += ((uint64_t)s->c[k].ncells + 31) / 32 * 32;
+    }
+  if (c32 > 0xffffffffull || c8 > 0xffffffffull) goto done;
+  s->C32 = (uint32_t)c32;
+  s->C8 = (uint32_t)c8;
+  s->ypad = calloc((size_t)c8 + 32, 1);
+  if (!s->ypad) goto done;
+  for (int k = 0; k < M; k++)
+    if (s->dist[k])
+      for (uint32_t q = 0; q < s->c[k].ncells; q++) s->ypad[s->pos[k] + q] = (uint8_t)s->c[k].yl[q];
+  /* joint cells grouped by each small metric's cell (a counting sort), with the run starts */
+  if (s->J) {
+    s->jrun_stride = maxsmall + 1;
+    s->jord = malloc((size_t)M * s->J * sizeof *s->jord);
+    s->jrun = calloc((size_t)M * s->jrun_stride, sizeof *s->jrun);
+    uint32_t *jcell = malloc((size_t)s->J * sizeof *jcell);
+    if (!s->jord || !s->jrun || !jcell) {
+      free(jcell);
+      goto done;
+    }
+    for (int k = 0; k < M; k++) {
+      if (s->wide[k]) continue;
+      const uint32_t *id = s->cellid + (size_t)k * n;
+      for (uint32_t i = 0; i < n; i++) jcell[jid[i]] = id[i]; /* a joint cell is in one cell of k */
+      uint32_t *run = s->jrun + (size_t)k * s->jrun_stride, *ord = s->jord + (size_t)k * s->J;
+      for (uint32_t j = 0; j < s->J; j++) run[jcell[j] + 1]++;
+      for (uint32_t q = 0; q < s->c[k].ncells; q++) run[q + 1] += run[q];
+      for (uint32_t j = 0; j < s->J; j++) ord[run[jcell[j]]++] = j;
+      for (uint32_t q = s->c[k].ncells; q > 0; q--) run[q] = run[q - 1]; /* back to the starts */
+      run[0] = 0;
+    }
+    free(jcell);
+  }
+  /* the records */
+  const int R = s->RA + s->RB;
+  if (s->C32 <= 65536 && s->C8 <= 65536) {
+    s->rec16 = malloc((size_t)n * R * sizeof *s->rec16);
+    if (!s->rec16) goto done;
+  } else {
+    s->rec32 = malloc((size_t)n * R * sizeof *s->rec32);
+    if (!s->rec32) goto done;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    for (int e = 0; e < R; e++) {
+      const int k = s->rmet[e];
+      uint32_t v = k < 0 ? jid[i] : s->pos[k] + s->cellid[(size_t)k * n + i];
+      if (s->rec16) s->rec16[(size_t)i * R + e] = (uint16_t)v;
+      else s->rec32[(size_t)i * R + e] = v;
+    }
+  rc = 0;
+done:
+  free(jid);
+  return rc;
 }
 
 tl_status tl_study_new(const tl_study_in *in, tl_study **out, tl_err *err) {
@@ -560,12 +1077,12 @@ tl_status tl_study_new(const tl_study_in *in, tl_study **out, tl_err *err) {
   s->seed = in->seed;
   s->B = in->B;
   s->indices = in->indices;
+  s->simd = boot_cpu_avx2();
   s->m = calloc((size_t)M, sizeof *s->m);
   s->c = calloc((size_t)M, sizeof *s->c);
   s->z = malloc((size_t)M * n * sizeof *s->z);
   s->cellid = malloc((size_t)M * n * sizeof *s->cellid);
-  s->jid = malloc((size_t)n * sizeof *s->jid);
-  if (!s->m || !s->c || !s->z || !s->cellid || !s->jid) goto oom;
+  if (!s->m || !s->c || !s->z || !s->cellid) goto oom;
   if (tl_dense_init(&s->h, in->human, n) != TL_OK) goto oom;
   for (int k = 0; k < M; k++) {
     if (tl_dense_init(&s->m[k], in->metric[k], n) != TL_OK) goto oom;
@@ -582,11 +1099,7 @@ tl_status tl_study_new(const tl_study_in *in, tl_study **out, tl_err *err) {
     double sd = sqrt(var / n);
     for (uint32_t i = 0; i < n; i++) z[i] = sd > 0 ? (x[i] - mean) / sd : 0.0;
   }
-  if (joint_ids(s) != 0) goto oom;
-  s->jmap = malloc((size_t)M * s->J * sizeof *s->jmap);
-  if (!s->jmap) goto oom;
-  for (int k = 0; k < M; k++)
-    for (uint32_t i = 0; i < n; i++) s->jmap[(size_t)k * s->J + s->jid[i]] = s->cellid[(size_t)k * n + i];
+  if (study_layout(s) != 0) goto oom;
   *out = s;
   return TL_OK;
 oom:
@@ -594,41 +1107,165 @@ oom:
   return tl_err_set(err, TL_ENOMEM, "out of memory (bootstrap study of %u items)", n);
 }
 
+#define STUDY_CHUNK 1024 /* draws generated, then counted, at a time (4 KiB: stays in L1) */
+
 /* Per-call workspace of the resample loop. */
 typedef struct {
-  uint32_t *idx; /* [n] */
-  int64_t *jw;   /* [J] */
-  int64_t *cw;   /* [maxcells] */
-  cell_scratch sc;
+  uint32_t *idx;  /* [STUDY_CHUNK] */
+  int32_t *cnt32; /* [C32] */
+  uint8_t *cnt8;  /* [C8] */
+  int32_t *w32;   /* [maxcells] one metric's cell weights */
+  int64_t *wy, *by, *fen; /* [Ly + 1] */
 } study_ws;
 
 static void study_ws_release(study_ws *w) {
   free(w->idx);
-  free(w->jw);
-  free(w->cw);
-  scratch_release(&w->sc);
+  free(w->cnt32);
+  free(w->cnt8);
+  free(w->w32);
+  free(w->wy);
+  free(w->by);
+  free(w->fen);
 }
 
 static int study_ws_init(const tl_study *s, study_ws *w) {
   memset(w, 0, sizeof *w);
-  w->idx = malloc((size_t)s->n * sizeof *w->idx);
-  w->jw = malloc((size_t)s->J * sizeof *w->jw);
-  w->cw = malloc((size_t)(s->maxcells + 1) * sizeof *w->cw);
-  if (!w->idx || !w->jw || !w->cw || scratch_init(&w->sc, s->h.nlevels) != 0) {
+  const size_t L = (size_t)s->h.nlevels + 1;
+  w->idx = malloc(STUDY_CHUNK * sizeof *w->idx);
+  w->cnt32 = calloc((size_t)s->C32 + 1, sizeof *w->cnt32);
+  w->cnt8 = calloc((size_t)s->C8 + 32, 1);
+  w->w32 = malloc(((size_t)s->maxcells + 1) * sizeof *w->w32);
+  w->wy = malloc(L * sizeof *w->wy);
+  w->by = malloc(L * sizeof *w->by);
+  w->fen = malloc(L * sizeof *w->fen);
+  if (!w->idx || !w->cnt32 || !w->cnt8 || !w->w32 || !w->wy || !w->by || !w->fen) {
     study_ws_release(w);
     return -1;
   }
   return 0;
 }
 
-/* Values of all (metric, stat) for the joint-cell weights in w->jw. */
-static void study_eval(const tl_study *s, study_ws *w, double *out) {
+/* The counting pass over the drawn items idx[0..m): per item one record of RA positions in
+ * cnt32 and RB in cnt8, each incremented. The common shapes are spelled out so that the record
+ * stays in registers; the order of the increments does not matter. */
+#define COUNT_CASE(T, A, B)                                                           \
+  for (uint32_t j = 0; j < m; j++) {                                                  \
+    const T *p = rc + (size_t)((A) + (B)) * idx[j];                                   \
+    for (int e = 0; e < (A); e++) c32[p[e]]++;                                        \
+    for (int e = 0; e < (B); e++) c8[p[(A) + e]]++;                                   \
+  }
+#define COUNT_PASS(T, FIELD)                                                          \
+  do {                                                                                \
+    const T *rc = s->FIELD;                                                           \
+    switch (s->RA * 8 + s->RB) {                                                      \
+      case 1 * 8 + 0: COUNT_CASE(T, 1, 0) break;                                      \
+      case 1 * 8 + 1: COUNT_CASE(T, 1, 1) break;                                      \
+      case 1 * 8 + 2: COUNT_CASE(T, 1, 2) break;                                      \
+      case 0 * 8 + 1: COUNT_CASE(T, 0, 1) break;                                      \
+      case 0 * 8 + 2: COUNT_CASE(T, 0, 2) break;                                      \
+      case 2 * 8 + 0: COUNT_CASE(T, 2, 0) break;                                      \
+      case 2 * 8 + 1: COUNT_CASE(T, 2, 1) break;                                      \
+      default: {                                                                      \
+        const int A = s->RA, B = s->RB;                                               \
+        COUNT_CASE(T, A, B)                                                           \
+      }                                                                               \
+    }                                                                                 \
+  } while (0)
+
+static void count_pass(const tl_study *s, const uint32_t *idx, uint32_t m, int32_t *c32, uint8_t *c8) {
+  if (s->rec16) COUNT_PASS(uint16_t, rec16);
+  else COUNT_PASS(uint32_t, rec32);
+}
+#undef COUNT_PASS
+#undef COUNT_CASE
+
+/* Sum of the uint8 counts t[0..len) (len a multiple of 32). */
+#ifdef BOOT_X86
+AVX2_FN static uint64_t sum_u8_avx2(const uint8_t *t, uint32_t len) {
+  __m256i acc = _mm256_setzero_si256();
+  for (uint32_t q = 0; q < len; q += 32)
+    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_loadu_si256((const __m256i *)(t + q)), _mm256_setzero_si256()));
+  return (uint64_t)hsum64_avx2(acc);
+}
+#endif
+
+static uint64_t sum_u8(const uint8_t *t, uint32_t len, int simd) {
+#ifdef BOOT_X86
+  if (simd) return sum_u8_avx2(t, len);
+#endif
+  (void)simd;
+  uint64_t sum = 0;
+  for (uint32_t q = 0; q < len; q++) sum += t[q];
+  return sum;
+}
+
+/* The items of resample r (drawn, or row r of the index matrix) counted into the int32 table
+ * t of wide metric k only: the path for a table whose uint8 counts wrapped. */
+static void recount_wide(const tl_study *s, study_ws *w, int k, uint64_t r, int32_t *t) {
+  const uint32_t n = s->n, *id = s->cellid + (size_t)k * n;
+  memset(t, 0, (size_t)s->c[k].ncells * sizeof *t);
+  for (uint32_t j0 = 0; j0 < n; j0 += STUDY_CHUNK) {
+    uint32_t j1 = n - j0 < STUDY_CHUNK ? n : j0 + STUDY_CHUNK;
+    const uint32_t *idx = w->idx;
+    if (s->indices) idx = s->indices + r * n + j0;
+    else draw_range(s->seed, r, n, 0, j0, j1, w->idx, s->simd);
+    for (uint32_t j = 0; j < j1 - j0; j++) t[id[idx[j]]]++;
+  }
+}
+
+/* The cell weights of metric k from the counts, as int32 into w->w32 (small metrics: run sums
+ * of the joint table, or a copy; wide metrics: widened from uint8). */
+static const int32_t *metric_weights(const tl_study *s, study_ws *w, int k) {
+  const uint32_t nc = s->c[k].ncells;
+  int32_t *o = w->w32;
+  if (s->wide[k]) {
+    const uint8_t *t = w->cnt8 + s->pos[k];
+    for (uint32_t q = 0; q < nc; q++) o[q] = t[q];
+  } else if (s->J) {
+    const uint32_t *run = s->jrun + (size_t)k * s->jrun_stride, *ord = s->jord + (size_t)k * s->J;
+    for (uint32_t q = 0; q < nc; q++) {
+      int32_t sum = 0;
+      for (uint32_t t = run[q]; t < run[q + 1]; t++) sum += w->cnt32[ord[t]];
+      o[q] = sum;
+    }
+  } else {
+    return w->cnt32 + s->pos[k];
+  }
+  return o;
+}
+
+/* 1 when metric k is wide and its uint8 counts wrapped: they sum to less than the n items. */
+static int wide_wrapped(const tl_study *s, const study_ws *w, int k) {
+  return s->wide[k] && sum_u8(w->cnt8 + s->pos[k], (s->c[k].ncells + 31) / 32 * 32, s->simd) != s->n;
+}
+
+/* Values of all (metric, stat) of resample r, whose items are counted in w->cnt32 / w->cnt8
+ * (N = n items). The human marginal is summed from the metric with the fewest cells (every
+ * metric's cells have the same y marginal), and the y half of tl_suff is shared. */
+static void study_eval(const tl_study *s, study_ws *w, uint64_t r, double *out) {
+  const uint32_t Ly = s->h.nlevels;
+  const int y = s->ysrc;
+  const int32_t *cy;
+  if (wide_wrapped(s, w, y)) {
+    recount_wide(s, w, y, r, w->w32);
+    cy = w->w32;
+  } else {
+    cy = metric_weights(s, w, y);
+  }
+  memset(w->wy, 0, (size_t)Ly * sizeof *w->wy);
+  for (uint32_t q = 0; q < s->c[y].ncells; q++) w->wy[s->c[y].yl[q]] += cy[q];
+  tl_suff yh;
+  suff_y_part(w->wy, Ly, w->by, &yh);
   for (int k = 0; k < s->M; k++) {
-    const uint32_t *map = s->jmap + (size_t)k * s->J;
-    memset(w->cw, 0, (size_t)s->c[k].ncells * sizeof *w->cw);
-    for (uint32_t j = 0; j < s->J; j++) w->cw[map[j]] += w->jw[j];
-    tl_suff sf;
-    suff_from_cells(&s->c[k], w->cw, &w->sc, &sf);
+    tl_suff sf = yh;
+    if (wide_wrapped(s, w, k)) {
+      recount_wide(s, w, k, r, w->w32);
+      suff_x_part(&s->c[k], w->w32, w->by, w->fen, &sf);
+    } else if (!(s->simd && s->dist[k] &&
+                 suff_x_distinct(w->cnt8 + s->pos[k], s->ypad + s->pos[k], (s->c[k].ncells + 7) / 8 * 8,
+                                 Ly, w->wy, w->by, yh.N, &sf))) {
+      suff_x_part(&s->c[k], metric_weights(s, w, k), w->by, w->fen, &sf);
+    }
     for (int t = 0; t < s->S; t++) out[k * s->S + t] = stat_of(s->st[t], &sf);
   }
 }
@@ -640,30 +1277,48 @@ tl_status tl_study_resamples(const tl_study *s, uint64_t r0, uint64_t r1, double
   const size_t K = (size_t)s->M * s->S;
   const uint32_t n = s->n;
   for (uint64_t r = r0; r < r1; r++) {
-    const uint32_t *idx = w.idx;
-    if (s->indices)
-      idx = s->indices + r * n;
-    else
-      boot_draw(s->seed, r, n, 0, w.idx);
-    memset(w.jw, 0, (size_t)s->J * sizeof *w.jw);
-    for (uint32_t j = 0; j < n; j++) w.jw[s->jid[idx[j]]]++;
-    study_eval(s, &w, out + (r - r0) * K);
+    memset(w.cnt32, 0, (size_t)s->C32 * sizeof *w.cnt32);
+    memset(w.cnt8, 0, s->C8);
+    if (s->indices) {
+      count_pass(s, s->indices + r * n, n, w.cnt32, w.cnt8);
+    } else {
+      for (uint32_t j0 = 0; j0 < n; j0 += STUDY_CHUNK) {
+        uint32_t j1 = n - j0 < STUDY_CHUNK ? n : j0 + STUDY_CHUNK;
+        draw_range(s->seed, r, n, 0, j0, j1, w.idx, s->simd);
+        count_pass(s, w.idx, j1 - j0, w.cnt32, w.cnt8);
+      }
+    }
+    study_eval(s, &w, r, out + (r - r0) * K);
   }
   study_ws_release(&w);
   return TL_OK;
 }
 
+/* The cell sizes of metric k (the full data: every item once) into cw[ncells]. */
+static void full_weights(const tl_study *s, int k, int32_t *cw) {
+  const uint32_t *id = s->cellid + (size_t)k * s->n;
+  memset(cw, 0, (size_t)s->c[k].ncells * sizeof *cw);
+  for (uint32_t i = 0; i < s->n; i++) cw[id[i]]++;
+}
+
 void tl_study_full(const tl_study *s, double *out) {
-  study_ws w;
   const size_t K = (size_t)s->M * s->S;
-  if (study_ws_init(s, &w) != 0) {
+  int32_t *cw = malloc(((size_t)s->maxcells + 1) * sizeof *cw);
+  cell_scratch sc;
+  if (!cw || scratch_init(&sc, s->h.nlevels) != 0) {
     for (size_t k = 0; k < K; k++) out[k] = NAN;
+    if (cw) scratch_release(&sc);
+    free(cw);
     return;
   }
-  memset(w.jw, 0, (size_t)s->J * sizeof *w.jw);
-  for (uint32_t i = 0; i < s->n; i++) w.jw[s->jid[i]]++;
-  study_eval(s, &w, out);
-  study_ws_release(&w);
+  for (int k = 0; k < s->M; k++) {
+    tl_suff sf;
+    full_weights(s, k, cw);
+    suff_from_cells(&s->c[k], cw, &sc, &sf);
+    for (int t = 0; t < s->S; t++) out[k * s->S + t] = stat_of(s->st[t], &sf);
+  }
+  scratch_release(&sc);
+  free(cw);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -775,34 +1430,215 @@ size_t tl_study_jack_tasks(const tl_study *s) {
   return T;
 }
 
+/* Leave-one-out sufficient statistics of every cell q in [q0, q1) in closed form: out[q - q0] =
+ * tl_suff of the sample cw with ONE item of cell q removed (cw[q] >= 1 there), by exact integer
+ * updates of the full sample's statistics F (the jackknife of BCa, Efron & Tibshirani ch. 14,
+ * over cells: every item of a cell has the same leave-one-out value).
+ *
+ * Removing an item of cell q = (x level X, y level Y) from N items (W_X, V_Y: the weights of X
+ * and Y; C_Y: the weight below Y; a_x, b_y: doubled ranks before the removal) lowers the doubled
+ * rank of every item at X by 1 and above X by 2 (d_x = 0, 1, 2 for x <, =, > X), likewise d_y:
+ *   N' = N - 1;  saa' = sum_sq_ranks(N', S3x - W_X^3 + (W_X - 1)^3), sbb' likewise with V_Y
+ *   (S3x, S3y: sums of the cubed group weights);  xtie' = xtie - (W_X - 1), ytie' = ytie -
+ *   (V_Y - 1), ntie' = ntie - (w_q - 1);  mx' = mx - [W_X = 1], my' = my - [V_Y = 1];
+ *   dis' = dis - UL - LR, UL = #{x < X, y > Y}, LR = #{x > X, y < Y} (the pairs the item was
+ *   discordant in);
+ *   sab' = sum_c w_c (a - d_x)(b - d_y) - (a_X - 1)(b_Y - 1)
+ *        = sab - T1 - T2 + T3 - (a_X - 1)(b_Y - 1), with
+ *     T1 = sum_c w_c d_x b = GB_X + 2 sum_{x > X} GB_x   (GB_x = sum over the cells of x of w b),
+ *     T2 = sum_c w_c a d_y = YA_Y + 2 sum_{y > Y} YA_y   (YA_y = sum over the cells of y of w a),
+ *     T3 = sum_c w_c d_x d_y = w_q + 2 #{x = X, y > Y} + 2 #{x > X, y = Y} + 4 #{x > X, y > Y}.
+ * The quadrant counts come from one Fenwick sweep over the x groups in ascending order (the
+ * tree holds the items of the earlier groups by y level): with lt_le = #{x < X, y <= Y}, lt_lt =
+ * #{x < X, y < Y}, L = the weight of the cells of X below Y and cum = #{x < X}:
+ *   UL = cum - lt_le;  LR = C_Y - lt_lt - L;  #{x = X, y > Y} = W_X - L - w_q;
+ *   #{x > X, y = Y} = V_Y - (lt_le - lt_lt) - w_q;  #{x > X, y > Y} = (N - C_Y - V_Y) - UL -
+ *   #{x = X, y > Y}.
+ * O(cells log Ly) for all cells together, against one O(cells) sweep per cell; every value is
+ * the integer suff_from_cells gives on cw with cw[q] - 1 (tests/unit/test_boot.c checks all of
+ * them), so the statistics are bit-identical. -1 when out of memory. */
+static int jack_suff_closed(const cells *c, const int32_t *cw, uint32_t q0, uint32_t q1, tl_suff *out) {
+  const uint32_t Ly = c->Ly, nc = c->ncells;
+  const size_t L = (size_t)Ly + 1;
+  int64_t *wy = calloc(L, sizeof *wy), *cy = calloc(L, sizeof *cy), *by = calloc(L, sizeof *by);
+  int64_t *ya = calloc(L, sizeof *ya), *yagt = calloc(L, sizeof *yagt), *fen = calloc(L, sizeof *fen);
+  int rc = -1;
+  if (!wy || !cy || !by || !ya || !yagt || !fen) goto done;
+  for (uint32_t k = 0; k < nc; k++) wy[c->yl[k]] += cw[k];
+  tl_suff F;
+  suff_y_part(wy, Ly, by, &F);
+  suff_x_part(c, cw, by, fen, &F);
+  const int64_t N = F.N, N1 = N - 1;
+  int64_t S3y = 0, below = 0;
+  for (uint32_t l = 0; l < Ly; l++) {
+    cy[l] = below;
+    below += wy[l];
+    S3y += wy[l] * wy[l] * wy[l];
+  }
+  /* pass 1: S3x, GB total, YA */
+  int64_t S3x = 0, GBtot = 0, cum = 0;
+  for (uint32_t k = 0; k < nc;) {
+    uint32_t k1 = k;
+    int64_t Wx = 0;
+    while (k1 < nc && c->xl[k1] == c->xl[k]) Wx += cw[k1++];
+    const int64_t a = 2 * cum + Wx + 1;
+    for (uint32_t q = k; q < k1; q++) {
+      ya[c->yl[q]] += cw[q] * a;
+      GBtot += cw[q] * by[c->yl[q]];
+    }
+    S3x += Wx * Wx * Wx;
+    cum += Wx;
+    k = k1;
+  }
+  for (uint32_t l = Ly; l-- > 0;) yagt[l] = l + 1 < Ly ? yagt[l + 1] + ya[l + 1] : 0;
+  /* pass 2: the Fenwick sweep, per cell */
+  memset(fen, 0, L * sizeof *fen);
+  int64_t GBle = 0;
+  cum = 0;
+  for (uint32_t k = 0; k < nc && k < q1;) {
+    uint32_t k1 = k;
+    int64_t Wx = 0, gb = 0;
+    for (; k1 < nc && c->xl[k1] == c->xl[k]; k1++) {
+      Wx += cw[k1];
+      gb += cw[k1] * by[c->yl[k1]];
+    }
+    GBle += gb;
+    const int64_t a = 2 * cum + Wx + 1, T1 = gb + 2 * (GBtot - GBle);
+    const int64_t s3x = S3x - Wx * Wx * Wx + (Wx - 1) * (Wx - 1) * (Wx - 1);
+    int64_t Lq = 0;
+    for (uint32_t q = k; q < k1; q++) {
+      const int64_t w = cw[q];
+      const uint32_t y = c->yl[q];
+      if (q >= q0 && q < q1) {
+        int64_t lt_le = 0, lt_lt = 0;
+        for (uint32_t t = y + 1; t > 0; t -= t & (0u - t)) lt_le += fen[t];
+        for (uint32_t t = y; t > 0; t -= t & (0u - t)) lt_lt += fen[t];
+        const int64_t V = wy[y];
+        const int64_t UL = cum - lt_le, LR = cy[y] - lt_lt - Lq;
+        const int64_t Rq = Wx - Lq - w, Col = V - (lt_le - lt_lt) - w;
+        const int64_t Qq = (N - cy[y] - V) - UL - Rq;
+        const int64_t T2 = ya[y] + 2 * yagt[y], T3 = w + 2 * Rq + 2 * Col + 4 * Qq;
+        tl_suff *o = out + (q - q0);
+        o->N = N1;
+        o->n0 = N1 * (N1 - 1) / 2;
+        o->sab = F.sab - T1 - T2 + T3 - (a - 1) * (by[y] - 1);
+        o->saa = sum_sq_ranks(N1, s3x);
+        o->sbb = sum_sq_ranks(N1, S3y - V * V * V + (V - 1) * (V - 1) * (V - 1));
+        o->xtie = F.xtie - (Wx - 1);
+        o->ytie = F.ytie - (V - 1);
+        o->ntie = F.ntie - (w - 1);
+        o->dis = F.dis - UL - LR;
+        o->mx = F.mx - (Wx == 1);
+        o->my = F.my - (V == 1);
+      }
+      Lq += w;
+    }
+    for (uint32_t q = k; q < k1; q++)
+      if (cw[q])
+        for (uint32_t t = c->yl[q] + 1; t <= Ly; t += t & (0u - t)) fen[t] += cw[q];
+    cum += Wx;
+    k = k1;
+  }
+  rc = 0;
+done:
+  free(wy);
+  free(cy);
+  free(by);
+  free(ya);
+  free(yagt);
+  free(fen);
+  return rc;
+}
+
+#define JACK_CHUNK 65536u
+
+/* The jackknife task values of [t0, t1): per metric, the leave-one-out statistics of its cells
+ * in closed form (jack_suff_closed) from the full data's cell sizes. */
 tl_status tl_study_jack_values(const tl_study *s, size_t t0, size_t t1, double *cv) {
-  const uint32_t n = s->n;
   const int S = s->S;
-  int64_t *cw = malloc((size_t)(s->maxcells + 1) * sizeof *cw);
-  cell_scratch sc;
-  int ok = cw && scratch_init(&sc, s->h.nlevels) == 0;
+  int32_t *cw = malloc(((size_t)s->maxcells + 1) * sizeof *cw);
+  tl_suff *sf = NULL;
+  tl_status st = TL_ENOMEM;
+  if (!cw) goto done;
   size_t base = 0;
-  for (int k = 0; ok && k < s->M && base < t1; k++) {
+  for (int k = 0; k < s->M && base < t1; k++) {
     const cells *c = &s->c[k];
     size_t end = base + c->ncells;
     if (end > t0) {
-      const uint32_t *id = s->cellid + (size_t)k * n;
-      memset(cw, 0, (size_t)c->ncells * sizeof *cw);
-      for (uint32_t i = 0; i < n; i++) cw[id[i]]++;
-      size_t q0 = t0 > base ? t0 - base : 0, q1 = (t1 < end ? t1 : end) - base;
-      for (size_t q = q0; q < q1; q++) {
-        tl_suff sf;
-        cw[q]--;
-        suff_from_cells(c, cw, &sc, &sf);
-        cw[q]++;
-        for (int t = 0; t < S; t++) cv[(base + q - t0) * (size_t)S + (size_t)t] = stat_of(s->st[t], &sf);
+      uint32_t q0 = (uint32_t)(t0 > base ? t0 - base : 0), q1 = (uint32_t)((t1 < end ? t1 : end) - base);
+      full_weights(s, k, cw);
+      if (!sf && !(sf = malloc(JACK_CHUNK * sizeof *sf))) goto done;
+      /* in chunks of cells, so that the tl_suff buffer stays small (one sweep per chunk) */
+      for (uint32_t a = q0; a < q1; a += JACK_CHUNK) {
+        uint32_t b = q1 - a < JACK_CHUNK ? q1 : a + JACK_CHUNK;
+        if (jack_suff_closed(c, cw, a, b, sf) != 0) goto done;
+        for (uint32_t q = a; q < b; q++)
+          for (int t = 0; t < S; t++) cv[(base + q - t0) * (size_t)S + (size_t)t] = stat_of(s->st[t], &sf[q - a]);
       }
     }
     base = end;
   }
-  if (cw) scratch_release(&sc);
+  st = TL_OK;
+done:
   free(cw);
-  return ok ? TL_OK : TL_ENOMEM;
+  free(sf);
+  return st;
+}
+
+/* ---- test entry points (boot_int.h) ---- */
+
+int tl_boot_cells_suff(const uint32_t *xl, const uint32_t *yl, const int32_t *cw, uint32_t nc,
+                       uint32_t Ly, int impl, tl_suff *out) {
+  cells c = {nc, Ly, (uint32_t *)xl, (uint32_t *)yl};
+  int64_t *wy = calloc((size_t)Ly + 1, sizeof *wy), *by = calloc((size_t)Ly + 1, sizeof *by);
+  int64_t *fen = calloc((size_t)Ly + 1, sizeof *fen);
+  uint32_t ncp = (nc + 7) / 8 * 8;
+  uint8_t *pw = calloc((size_t)ncp + 8, 1);
+  uint8_t *py = calloc((size_t)ncp + 8, 1);
+  int rc = -1;
+  if (!wy || !by || !fen || !pw || !py) goto done;
+  for (uint32_t k = 0; k < nc; k++) wy[yl[k]] += cw[k];
+  suff_y_part(wy, Ly, by, out);
+  if (impl != TL_BOOT_IMPL_AVX2) {
+    suff_x_part(&c, cw, by, fen, out);
+    rc = 0;
+    goto done;
+  }
+  if (!boot_cpu_avx2() || Ly > 4) goto done;
+  for (uint32_t k = 0; k < nc; k++) {
+    if (k && xl[k] == xl[k - 1]) goto done; /* two cells share an x level */
+    if (cw[k] > 255) goto done;             /* the study counts wide tables in uint8 */
+    pw[k] = (uint8_t)cw[k];
+    py[k] = (uint8_t)yl[k];
+  }
+  rc = suff_x_distinct(pw, py, ncp, Ly, wy, by, out->N, out) ? 0 : -1;
+done:
+  free(wy);
+  free(by);
+  free(fen);
+  free(pw);
+  free(py);
+  return rc;
+}
+
+int tl_boot_jack_suff(const uint32_t *xl, const uint32_t *yl, const int32_t *cw, uint32_t nc,
+                      uint32_t Ly, uint32_t q0, uint32_t q1, int closed, tl_suff *out) {
+  cells c = {nc, Ly, (uint32_t *)xl, (uint32_t *)yl};
+  if (closed) return jack_suff_closed(&c, cw, q0, q1, out);
+  int32_t *w = malloc(((size_t)nc + 1) * sizeof *w);
+  cell_scratch sc;
+  int ok = w && scratch_init(&sc, Ly) == 0;
+  if (ok) {
+    memcpy(w, cw, (size_t)nc * sizeof *w);
+    for (uint32_t q = q0; q < q1; q++) { /* the O(cells^2) definition: one sweep per cell */
+      w[q]--;
+      suff_from_cells(&c, w, &sc, &out[q - q0]);
+      w[q]++;
+    }
+  }
+  if (w) scratch_release(&sc);
+  free(w);
+  return ok ? 0 : -1;
 }
 
 /* Expands all jackknife task values cv[T][S] to jack[(k*S + t) * n + i] (item i left out). */
@@ -826,7 +1662,7 @@ static void jack_expand(const tl_study *s, const double *cv, double *jack) {
 typedef struct {
   cells c;
   uint32_t *ca, *cb; /* [n] cell of item i with z_a / z_b */
-  int64_t *tot;      /* [ncells] */
+  int32_t *tot;      /* [ncells] */
 } perm_pair;
 
 static void perm_pair_release(perm_pair *pp) {
@@ -872,8 +1708,8 @@ static int perm_pair_init(const tl_study *s, int a, int b, perm_pair *pp) {
 #define PERM_SMALL 256
 
 /* delta[t] = stat_t(a', h) - stat_t(b', h) for the swap vector (NULL: no swaps). */
-static void perm_delta(const tl_study *s, const perm_pair *pp, const uint8_t *swap, int64_t *cwa,
-                       int64_t *cwb, cell_scratch *sc, double *delta) {
+static void perm_delta(const tl_study *s, const perm_pair *pp, const uint8_t *swap, int32_t *cwa,
+                       int32_t *cwb, cell_scratch *sc, double *delta) {
   const uint32_t n = s->n, nc = pp->c.ncells;
   if (swap && nc <= PERM_SMALL) {
     /* few cells: four interleaved count tables, so consecutive increments of one cell do not
@@ -886,7 +1722,7 @@ static void perm_delta(const tl_study *s, const perm_pair *pp, const uint8_t *sw
     for (; i + 4 <= n; i += 4)
       for (uint32_t u = 0; u < 4; u++) t4[u][PERM_CELL(i + u)]++;
     for (; i < n; i++) t4[0][PERM_CELL(i)]++;
-    for (uint32_t q = 0; q < nc; q++) cwa[q] = (int64_t)t4[0][q] + t4[1][q] + t4[2][q] + t4[3][q];
+    for (uint32_t q = 0; q < nc; q++) cwa[q] = (int32_t)(t4[0][q] + t4[1][q] + t4[2][q] + t4[3][q]);
   } else {
     memset(cwa, 0, (size_t)nc * sizeof *cwa);
     if (swap)
@@ -914,7 +1750,7 @@ tl_status tl_study_perm_counts(const tl_study *s, uint64_t r0, uint64_t r1, int6
   double *obs = malloc((size_t)(P ? P : 1) * S * sizeof *obs);
   uint32_t maxc = 0;
   int npp = 0, rc = -1;
-  int64_t *cwa = NULL, *cwb = NULL;
+  int32_t *cwa = NULL, *cwb = NULL;
   cell_scratch sc = {0};
   memset(cnt, 0, (size_t)P * S * sizeof *cnt);
   if (!pp || !swap || !obs) goto done;
@@ -930,7 +1766,7 @@ tl_status tl_study_perm_counts(const tl_study *s, uint64_t r0, uint64_t r1, int6
   for (int q = 0; q < P; q++) perm_delta(s, &pp[q], NULL, cwa, cwb, &sc, obs + (size_t)q * S);
   double d[TL_STAT__N];
   for (uint64_t r = r0; r < r1; r++) {
-    perm_swaps(s->seed, r, n, swap);
+    perm_swaps(s->seed, r, n, swap, s->simd);
     for (int q = 0; q < P; q++) {
       perm_delta(s, &pp[q], swap, cwa, cwb, &sc, d);
       for (int t = 0; t < S; t++) cnt[(size_t)q * S + t] += fabs(d[t]) >= fabs(obs[(size_t)q * S + t]);

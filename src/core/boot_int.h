@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tally/boot.h"
+
 /* BCa bias correction z0 = Phi^-1((#(v < theta_hat) + #(v <= theta_hat)) / (2 nd)), as scipy
  * 1.10.1 _percentile_of_score + ndtri (Efron & Tibshirani 14.3, eq. 14.14). v: [nd], any order. */
 double tl_boot_bca_z0(const double *v, size_t nd, double theta_hat);
@@ -30,5 +32,44 @@ void tl_boot_percentile_ci(const double *sorted, size_t nd, double level, double
 /* Swap decision of item i in permutation r of the paired permutation test: bit 0 of output word
  * i % 4 of Philox4x32-10 with key {seed lo, seed hi} and counter {i / 4, r lo, r hi, 1}. */
 int tl_boot_perm_swap(uint64_t seed, uint64_t r, uint32_t i);
+
+/* ---- vectorized paths and closed forms, exposed so that the tests can pin them to the scalar
+ * definitions ---- */
+
+/* impl argument: the scalar code (Random123's philox4x32, the reference), the AVX2 code, or
+ * whichever the CPU allows (AVX2 when __builtin_cpu_supports("avx2")). */
+enum { TL_BOOT_IMPL_AUTO = -1, TL_BOOT_IMPL_SCALAR = 0, TL_BOOT_IMPL_AVX2 = 1 };
+
+/* 1 when this CPU runs the AVX2 paths (the study uses them then). */
+int tl_boot_have_avx2(void);
+
+/* Philox4x32-10 blocks for the counters {c0 + b (mod 2^32), r lo, r hi, stream}, b < nb, key
+ * {seed lo, seed hi}: out[4 b + w] = word w of block b. -1 (nothing written) when impl is AVX2
+ * and the CPU lacks it. */
+int tl_boot_philox_blocks(uint64_t seed, uint64_t r, uint32_t stream, uint32_t c0, uint32_t nb,
+                          uint32_t *out, int impl);
+
+/* Indices j in [j0, j1) of resample r (each tl_boot_index(seed, r, j, n, stream)) into
+ * idx[0 .. j1 - j0). -1 when impl is AVX2 and the CPU lacks it. */
+int tl_boot_draw_range(uint64_t seed, uint64_t r, uint32_t n, uint32_t stream, uint32_t j0,
+                       uint32_t j1, uint32_t *idx, int impl);
+
+/* tl_suff of a cell table (distinct cells sorted by (x level, y level), weights cw >= 0, y levels
+ * < Ly): SCALAR = the Fenwick sweep (suff_from_cells); AVX2 = the one-pass path for tables with
+ * one cell per x level and Ly <= 4, on uint8 weights as the study counts them. -1 when the AVX2
+ * path does not apply (no AVX2, two cells share an x level, Ly > 4, a weight > 255). */
+int tl_boot_cells_suff(const uint32_t *xl, const uint32_t *yl, const int32_t *cw, uint32_t nc,
+                       uint32_t Ly, int impl, tl_suff *out);
+
+/* Leave-one-out tl_suff of the cells q in [q0, q1) (cw[q] >= 1 there) of a cell table as above:
+ * out[q - q0] = tl_suff with one item of cell q removed. closed = 1: the closed-form integer
+ * updates of the BCa jackknife; 0: one full sweep per cell (the O(cells^2) definition). -1 when
+ * out of memory. */
+int tl_boot_jack_suff(const uint32_t *xl, const uint32_t *yl, const int32_t *cw, uint32_t nc,
+                      uint32_t Ly, uint32_t q0, uint32_t q1, int closed, tl_suff *out);
+
+/* Turns the AVX2 paths of a study on (when the CPU has AVX2) or off; for the tests and benches,
+ * which compare the two. Values never depend on it. Not thread-safe against running calls. */
+void tl_study_set_simd(tl_study *s, int on);
 
 #endif

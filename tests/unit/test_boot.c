@@ -1,6 +1,8 @@
 /* test_boot.c - the bootstrap engine (tally/boot.h): exact sufficient statistics against the
  * literal definitions, resampling invariance, the explicit index path against tl_spearman /
- * tl_kendall and scipy, the interval arithmetic, comparisons, and row-order invariance. */
+ * tl_kendall and scipy, the interval arithmetic, comparisons, and row-order invariance; the
+ * AVX2 Philox draws and the one-pass sweep against the scalar code, the closed-form jackknife
+ * against the O(cells^2) one, and every resampling layout against tl_suff_fast (section 6). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <unistd.h>
@@ -868,13 +870,444 @@ static void test_study_errors(void **state) {
   assert_int_equal(tl_dense_init(&(tl_dense){0}, h, 3), TL_EINPUT);
 }
 
+/* ---- 6. the vectorized paths and closed forms against their scalar definitions ---- */
+
+/* The AVX2 Philox blocks and index draws equal Random123's scalar philox4x32 (and so the CUDA
+ * kernels, which compile tl_k_index) over a table of edge seeds, resample numbers, counters
+ * (including counters that wrap past 2^32), block counts around the vector width, streams, and
+ * index draws for edge n and every alignment of [j0, j1). */
+static void test_philox_vector(void **state) {
+  (void)state;
+  static const uint64_t seeds[] = {0, 1, 0xffffffffull, 0x100000000ull, 0x123456789abcdef0ull,
+                                   0xfffffffffffffffeull, 0xffffffffffffffffull, 20240601};
+  static const uint64_t rs[] = {0, 1, 2, 4999, 0xffffffffull, 0x100000000ull, 0x8000000000000000ull,
+                                0xffffffffffffffffull};
+  static const uint32_t c0s[] = {0, 1, 7, 8, 1000, 11024, 0x7ffffffcu, 0xfffffff0u, 0xfffffffbu, 0xffffffffu};
+  static const uint32_t nbs[] = {1, 7, 8, 9, 15, 16, 17, 24, 33, 64};
+  const int avx2 = tl_boot_have_avx2();
+  if (!avx2) print_message("this CPU has no AVX2: only the scalar path is checked\n");
+  uint32_t want[4 * 64], got[4 * 64];
+  size_t cases = 0;
+  for (size_t a = 0; a < sizeof seeds / sizeof *seeds; a++)
+    for (size_t b = 0; b < sizeof rs / sizeof *rs; b++)
+      for (size_t c = 0; c < sizeof c0s / sizeof *c0s; c++)
+        for (size_t d = 0; d < sizeof nbs / sizeof *nbs; d++)
+          for (uint32_t stream = 0; stream < 2; stream++) {
+            const uint32_t nb = nbs[d];
+            philox4x32_key_t k = {{(uint32_t)seeds[a], (uint32_t)(seeds[a] >> 32)}};
+            for (uint32_t q = 0; q < nb; q++) {
+              philox4x32_ctr_t ct = {{c0s[c] + q, (uint32_t)rs[b], (uint32_t)(rs[b] >> 32), stream}};
+              philox4x32_ctr_t o = philox4x32(ct, k);
+              memcpy(want + 4 * q, o.v, sizeof o.v);
+            }
+            assert_int_equal(tl_boot_philox_blocks(seeds[a], rs[b], stream, c0s[c], nb, got, TL_BOOT_IMPL_SCALAR), 0);
+            assert_memory_equal(got, want, 4 * nb * sizeof *got);
+            if (avx2) {
+              memset(got, 0, sizeof got);
+              assert_int_equal(tl_boot_philox_blocks(seeds[a], rs[b], stream, c0s[c], nb, got, TL_BOOT_IMPL_AVX2), 0);
+              assert_memory_equal(got, want, 4 * nb * sizeof *got);
+            }
+            cases++;
+          }
+  /* index draws: every j of [j0, j1) equals tl_boot_index; all alignments of j0 and j1 */
+  static const uint32_t ns[] = {1, 2, 3, 15, 16, 17, 31, 32, 33, 1000, 22050, 1000000, 0x80000000u, 0xffffffffu};
+  static const uint32_t js[][2] = {{0, 1}, {0, 16}, {0, 17}, {1, 2}, {1, 17}, {1, 40}, {3, 64}, {0, 100},
+                                   {31, 97}, {64, 96}, {0, 1024}, {5, 1029}};
+  uint32_t idx_s[1100], idx_v[1100];
+  for (size_t a = 0; a < sizeof seeds / sizeof *seeds; a++)
+    for (size_t b = 0; b < sizeof rs / sizeof *rs; b += 2)
+      for (size_t q = 0; q < sizeof ns / sizeof *ns; q++)
+        for (size_t t = 0; t < sizeof js / sizeof *js; t++) {
+          const uint32_t n = ns[q], j0 = js[t][0], j1 = js[t][1];
+          assert_int_equal(tl_boot_draw_range(seeds[a], rs[b], n, 0, j0, j1, idx_s, TL_BOOT_IMPL_SCALAR), 0);
+          for (uint32_t j = j0; j < j1; j++) {
+            if (idx_s[j - j0] != tl_boot_index(seeds[a], rs[b], j, n, 0))
+              fail_msg("scalar draw seed %llu r %llu n %u j %u", (unsigned long long)seeds[a],
+                       (unsigned long long)rs[b], n, j);
+          }
+          if (avx2) {
+            assert_int_equal(tl_boot_draw_range(seeds[a], rs[b], n, 0, j0, j1, idx_v, TL_BOOT_IMPL_AVX2), 0);
+            assert_memory_equal(idx_v, idx_s, (j1 - j0) * sizeof *idx_v);
+          }
+          cases++;
+        }
+  print_message("Philox: %zu (seed, r, counter, length) cases, scalar%s\n", cases, avx2 ? " and AVX2" : " only");
+}
+
+/* A random cell table: cells sorted by (x, y), distinct; one per x level when distinct_x.
+ * Weights in [wmin, wmax]. Returns the number of cells. */
+static uint32_t gen_cells(uint32_t Lx, uint32_t Ly, int distinct_x, int32_t wmin, int32_t wmax, uint64_t *st,
+                          uint32_t *xl, uint32_t *yl, int32_t *cw) {
+  uint32_t nc = 0;
+  for (uint32_t x = 0; x < Lx; x++) {
+    if (distinct_x) {
+      xl[nc] = x;
+      yl[nc] = (uint32_t)(rnd(st) % Ly);
+      cw[nc] = wmin + (int32_t)(rnd(st) % (uint64_t)(wmax - wmin + 1));
+      nc++;
+      continue;
+    }
+    for (uint32_t y = 0; y < Ly; y++)
+      if (rnd(st) % 3 != 0 || (y == Ly - 1 && (nc == 0 || xl[nc - 1] != x))) {
+        xl[nc] = x;
+        yl[nc] = y;
+        cw[nc] = wmin + (int32_t)(rnd(st) % (uint64_t)(wmax - wmin + 1));
+        nc++;
+      }
+  }
+  return nc;
+}
+
+/* The closed-form jackknife (every leave-one-out tl_suff of a cell table from one sweep) equals
+ * the O(cells^2) definition (one full sweep per cell with that cell's weight less one) in all
+ * eleven integers, for tables with and without ties in x, one to 70 human levels, cells of
+ * weight 1 (a level that disappears), large weights, and partial task ranges. */
+static void test_jack_closed_form(void **state) {
+  (void)state;
+  static const struct {
+    uint32_t Lx, Ly;
+    int distinct_x;
+    int32_t wmin, wmax;
+  } T[] = {{1, 1, 0, 1, 1},   {1, 1, 0, 2, 5},    {2, 1, 0, 1, 3},   {1, 3, 0, 1, 2},   {5, 3, 0, 1, 4},
+           {5, 3, 0, 1, 1},   {100, 3, 0, 1, 6},  {300, 3, 1, 1, 3}, {200, 2, 1, 1, 1}, {40, 7, 0, 1, 9},
+           {30, 70, 0, 1, 2}, {500, 4, 1, 1, 40}, {8, 5, 0, 500, 3000}, {3, 3, 0, 1, 1},  {700, 1, 1, 1, 2}};
+  uint64_t st = 4242;
+  uint32_t *xl = malloc(4000 * sizeof *xl), *yl = malloc(4000 * sizeof *yl);
+  int32_t *cw = malloc(4000 * sizeof *cw);
+  tl_suff *a = malloc(4000 * sizeof *a), *b = malloc(4000 * sizeof *b);
+  size_t checked = 0;
+  for (size_t t = 0; t < sizeof T / sizeof *T; t++)
+    for (int rep = 0; rep < 4; rep++) {
+      uint32_t nc = gen_cells(T[t].Lx, T[t].Ly, T[t].distinct_x, T[t].wmin, T[t].wmax, &st, xl, yl, cw);
+      assert_true(nc > 0 && nc <= 4000);
+      memset(a, 0xa5, nc * sizeof *a);
+      memset(b, 0x5a, nc * sizeof *b);
+      assert_int_equal(tl_boot_jack_suff(xl, yl, cw, nc, T[t].Ly, 0, nc, 1, a), 0);
+      assert_int_equal(tl_boot_jack_suff(xl, yl, cw, nc, T[t].Ly, 0, nc, 0, b), 0);
+      for (uint32_t q = 0; q < nc; q++)
+        if (memcmp(&a[q], &b[q], sizeof a[q]) != 0)
+          fail_msg("table %zu rep %d cell %u of %u: closed form differs (sab %lld vs %lld, dis %lld vs %lld)", t, rep,
+                   q, nc, (long long)a[q].sab, (long long)b[q].sab, (long long)a[q].dis, (long long)b[q].dis);
+      /* a sub-range gives the same values */
+      uint32_t q0 = nc / 3, q1 = nc - nc / 4;
+      if (q0 < q1) {
+        assert_int_equal(tl_boot_jack_suff(xl, yl, cw, nc, T[t].Ly, q0, q1, 1, a), 0);
+        assert_memory_equal(a, b + q0, (q1 - q0) * sizeof *a);
+      }
+      checked += nc;
+    }
+  print_message("closed-form jackknife: %zu cells checked against the O(C^2) sweep\n", checked);
+  free(xl);
+  free(yl);
+  free(cw);
+  free(a);
+  free(b);
+}
+
+/* The AVX2 one-pass sweep of a one-cell-per-x-level table (1..4 human levels, uint8 weights)
+ * equals the Fenwick sweep in all eleven integers. */
+static void test_distinct_sweep(void **state) {
+  (void)state;
+  if (!tl_boot_have_avx2()) {
+    print_message("this CPU has no AVX2: the one-pass sweep is not used here\n");
+    return;
+  }
+  static const uint32_t lens[] = {1, 2, 7, 8, 9, 31, 63, 64, 65, 1000, 4099, 22050};
+  static const int32_t wmax[] = {0, 1, 3, 20, 255};
+  uint32_t *xl = malloc(22050 * sizeof *xl), *yl = malloc(22050 * sizeof *yl);
+  int32_t *cw = malloc(22050 * sizeof *cw);
+  uint64_t st = 99;
+  size_t cases = 0;
+  for (uint32_t Ly = 1; Ly <= 4; Ly++)
+    for (size_t a = 0; a < sizeof lens / sizeof *lens; a++)
+      for (size_t b = 0; b < sizeof wmax / sizeof *wmax; b++) {
+        if ((uint64_t)lens[a] * (uint64_t)wmax[b] > 2000000) continue; /* keeps N <= 10^6 (boot.h) */
+        uint32_t nc = gen_cells(lens[a], Ly, 1, 0, wmax[b], &st, xl, yl, cw);
+        if (b == 4 && nc > 3) cw[nc / 2] = 255; /* the largest weight */
+        tl_suff s, v;
+        memset(&v, 0x33, sizeof v);
+        assert_int_equal(tl_boot_cells_suff(xl, yl, cw, nc, Ly, TL_BOOT_IMPL_SCALAR, &s), 0);
+        assert_int_equal(tl_boot_cells_suff(xl, yl, cw, nc, Ly, TL_BOOT_IMPL_AVX2, &v), 0);
+        if (memcmp(&s, &v, sizeof s) != 0)
+          fail_msg("Ly %u, %u cells, weights <= %d: sab %lld/%lld saa %lld/%lld dis %lld/%lld", Ly, nc, wmax[b],
+                   (long long)s.sab, (long long)v.sab, (long long)s.saa, (long long)v.saa, (long long)s.dis,
+                   (long long)v.dis);
+        cases++;
+      }
+  /* where it does not apply */
+  uint32_t nc = gen_cells(100, 3, 0, 1, 2, &st, xl, yl, cw);
+  tl_suff v;
+  assert_int_equal(tl_boot_cells_suff(xl, yl, cw, nc, 3, TL_BOOT_IMPL_AVX2, &v), -1); /* ties in x */
+  nc = gen_cells(100, 5, 1, 1, 2, &st, xl, yl, cw);
+  assert_int_equal(tl_boot_cells_suff(xl, yl, cw, nc, 5, TL_BOOT_IMPL_AVX2, &v), -1); /* 5 levels */
+  nc = gen_cells(100, 2, 1, 1, 2, &st, xl, yl, cw);
+  cw[3] = 256;
+  assert_int_equal(tl_boot_cells_suff(xl, yl, cw, nc, 2, TL_BOOT_IMPL_AVX2, &v), -1); /* > uint8 */
+  print_message("one-pass sweep: %zu tables equal to the Fenwick sweep\n", cases);
+  free(xl);
+  free(yl);
+  free(cw);
+}
+
+/* Counts of resample r from the shared index definition (tl_boot_index: the scalar code). */
+static void counts_by_index(uint64_t seed, uint64_t r, uint32_t n, int32_t *w) {
+  memset(w, 0, n * sizeof *w);
+  for (uint32_t j = 0; j < n; j++) w[tl_boot_index(seed, r, j, n, 0)]++;
+}
+
+/* Column generators for the layout cases. */
+static void gen_column(double *v, uint32_t n, const double *h, int kind, uint64_t *st) {
+  for (uint32_t i = 0; i < n; i++) {
+    double e = rnd01(st) - 0.5;
+    switch (kind) {
+      case 0: v[i] = (double)(rnd(st) % 5) * 0.25; break;              /* 5 levels */
+      case 1: v[i] = round((h[i] + e) * 100) / 100; break;              /* ~100 levels */
+      case 2: v[i] = (double)(rnd(st) % 3); break;                      /* 3 levels */
+      case 3: v[i] = h[i] + 1.5 * e; break;                             /* continuous */
+      case 4: v[i] = round((h[i] + 2 * e) * 400) / 400; break;         /* many levels, ties across y */
+      case 5: v[i] = (double)(rnd(st) % 40); break;                     /* 40 levels */
+      case 6: v[i] = 0.5; break;                                         /* constant */
+      default: v[i] = round(rnd01(st) * 3000); break;                    /* ~3000 levels */
+    }
+  }
+}
+
+/* Every resampling layout of a study (joint table or not, uint8 wide tables with or without the
+ * one-pass sweep, 16- or 32-bit records, up to 6 metrics, 1 to thousands of human levels) gives
+ * the values of tl_suff_fast on the counts of the shared index definition, bit for bit, with the
+ * AVX2 paths on and off; the full-data values too. */
+static void test_study_layouts(void **state) {
+  (void)state;
+  static const struct {
+    uint32_t n;
+    int hkind; /* 0: 3 levels, 1: 2 levels, 2: 4 levels, 3: constant, 4: continuous, 5: 1 level of 5 */
+    int M;
+    int kinds[6];
+    uint64_t B;
+  } T[] = {
+      {3000, 0, 4, {0, 1, 2, 3}, 6},          /* the benchmark's shape: joint + one-pass wide */
+      {3000, 0, 2, {4, 3}, 6},                /* wide with ties in x (Fenwick), wide distinct */
+      {2500, 4, 3, {0, 2, 3}, 4},             /* continuous human: wide tables everywhere */
+      {6000, 2, 3, {5, 5, 5}, 4},             /* small metrics, joint too large: own tables */
+      {1500, 1, 1, {3}, 6},                   /* one wide metric, 2 human levels */
+      {1500, 0, 1, {0}, 6},                   /* one small metric */
+      {1300, 3, 2, {3, 0}, 4},                /* constant human: NaN values, Ly = 1 */
+      {2000, 0, 6, {0, 1, 2, 3, 6, 7}, 4},    /* six metrics: the generic counting case */
+      {70000, 0, 2, {3, 0}, 2},               /* more than 65536 wide cells: 32-bit records */
+  };
+  for (size_t t = 0; t < sizeof T / sizeof *T; t++) {
+    const uint32_t n = T[t].n;
+    const int M = T[t].M;
+    uint64_t st = 1000 + t;
+    double *h = malloc(n * sizeof *h), *m[6];
+    const double *mp[6];
+    for (uint32_t i = 0; i < n; i++) {
+      int hk = T[t].hkind;
+      h[i] = hk == 0 ? (double)(rnd(&st) % 3) / 2 : hk == 1 ? (double)(rnd(&st) % 2) : hk == 2 ? (double)(rnd(&st) % 4)
+           : hk == 3 ? 1.0 : rnd01(&st);
+    }
+    for (int k = 0; k < M; k++) {
+      m[k] = malloc(n * sizeof *m[k]);
+      gen_column(m[k], n, h, T[t].kinds[k], &st);
+      mp[k] = m[k];
+    }
+    const uint64_t B = T[t].B, K = (uint64_t)M * 2;
+    tl_study_in in = {.n = n, .human = h, .nmetrics = M, .metric = mp, .nstats = 2,
+                      .stats = {TL_STAT_SPEARMAN, TL_STAT_KENDALL_B}, .seed = 31 + t, .B = B};
+    tl_study *s = NULL;
+    assert_int_equal(tl_study_new(&in, &s, NULL), TL_OK);
+    double *v1 = malloc(B * K * sizeof *v1), *v0 = malloc(B * K * sizeof *v0);
+    assert_int_equal(tl_study_resamples(s, 0, B, v1), TL_OK);
+    tl_study_set_simd(s, 0);
+    assert_int_equal(tl_study_resamples(s, 0, B, v0), TL_OK);
+    assert_memory_equal(v0, v1, B * K * sizeof *v0);
+    /* against tl_suff_fast */
+    tl_dense dh;
+    assert_int_equal(tl_dense_init(&dh, h, n), TL_OK);
+    int32_t *w = malloc(n * sizeof *w);
+    double full[12];
+    tl_study_full(s, full);
+    for (int k = 0; k < M; k++) {
+      tl_dense dm;
+      tl_pair p;
+      assert_int_equal(tl_dense_init(&dm, m[k], n), TL_OK);
+      assert_int_equal(tl_pair_init(&p, &dm, &dh), TL_OK);
+      tl_suff_ws *ws = tl_suff_ws_new(&p);
+      tl_suff sf;
+      for (uint64_t r = 0; r < B; r++) {
+        counts_by_index(in.seed, r, n, w);
+        tl_suff_fast(&p, w, ws, &sf);
+        if (!same_double(v1[r * K + 2 * k], tl_suff_spearman(&sf)) || !same_double(v1[r * K + 2 * k + 1], tl_suff_kendall_b(&sf)))
+          fail_msg("case %zu metric %d resample %llu: %.17g %.17g, want %.17g %.17g", t, k, (unsigned long long)r,
+                   v1[r * K + 2 * k], v1[r * K + 2 * k + 1], tl_suff_spearman(&sf), tl_suff_kendall_b(&sf));
+      }
+      for (uint32_t i = 0; i < n; i++) w[i] = 1;
+      tl_suff_fast(&p, w, ws, &sf);
+      assert_true(same_double(full[2 * k], tl_suff_spearman(&sf)) && same_double(full[2 * k + 1], tl_suff_kendall_b(&sf)));
+      tl_suff_ws_free(ws);
+      tl_pair_release(&p);
+      tl_dense_release(&dm);
+    }
+    tl_dense_release(&dh);
+    /* the jackknife task values do not depend on how [0, T) is split (chunks of 65,536 cells
+     * inside, ranges across metrics) */
+    size_t nt = tl_study_jack_tasks(s), cut = nt / 3 + 1;
+    double *ja = malloc(2 * nt * sizeof *ja), *jb = malloc(2 * nt * sizeof *jb);
+    assert_int_equal(tl_study_jack_values(s, 0, nt, ja), TL_OK);
+    assert_int_equal(tl_study_jack_values(s, 0, cut, jb), TL_OK);
+    assert_int_equal(tl_study_jack_values(s, cut, nt, jb + 2 * cut), TL_OK);
+    assert_memory_equal(ja, jb, 2 * nt * sizeof *ja);
+    free(ja);
+    free(jb);
+    tl_study_free(s);
+    free(w);
+    free(v0);
+    free(v1);
+    free(h);
+    for (int k = 0; k < M; k++) free(m[k]);
+  }
+}
+
+/* uint8 counts that wrap (a cell drawn 256 times or more, possible with an explicit index
+ * matrix): the table is recounted, and the values equal tl_suff_fast on the true counts. */
+static void test_wide_wrap(void **state) {
+  (void)state;
+  const uint32_t n = 2000;
+  const uint64_t B = 4;
+  uint64_t st = 5;
+  double *h = malloc(n * sizeof *h), *m0 = malloc(n * sizeof *m0), *m1 = malloc(n * sizeof *m1);
+  for (uint32_t i = 0; i < n; i++) h[i] = (double)(rnd(&st) % 3);
+  gen_column(m0, n, h, 3, &st); /* wide, one-pass sweep */
+  gen_column(m1, n, h, 4, &st); /* wide, ties in x */
+  uint32_t *idx = malloc(B * n * sizeof *idx);
+  for (uint32_t j = 0; j < n; j++) {
+    idx[j] = 0;                                   /* one item n times */
+    idx[n + j] = j < 300 ? 17 : (uint32_t)(rnd(&st) % n); /* 300 times, then random */
+    idx[2 * n + j] = (uint32_t)(rnd(&st) % n);    /* an ordinary resample */
+    idx[3 * n + j] = j % 7;                       /* seven items, ~286 times each */
+  }
+  const double *mp[2] = {m0, m1};
+  tl_study_in in = {.n = n, .human = h, .nmetrics = 2, .metric = mp, .nstats = 2,
+                    .stats = {TL_STAT_SPEARMAN, TL_STAT_KENDALL_B}, .seed = 1, .B = B, .indices = idx};
+  tl_study *s = NULL;
+  assert_int_equal(tl_study_new(&in, &s, NULL), TL_OK);
+  double v[4 * 4];
+  assert_int_equal(tl_study_resamples(s, 0, B, v), TL_OK);
+  tl_dense dh;
+  assert_int_equal(tl_dense_init(&dh, h, n), TL_OK);
+  int32_t *w = malloc(n * sizeof *w);
+  for (int k = 0; k < 2; k++) {
+    tl_dense dm;
+    tl_pair p;
+    assert_int_equal(tl_dense_init(&dm, mp[k], n), TL_OK);
+    assert_int_equal(tl_pair_init(&p, &dm, &dh), TL_OK);
+    tl_suff_ws *ws = tl_suff_ws_new(&p);
+    for (uint64_t r = 0; r < B; r++) {
+      memset(w, 0, n * sizeof *w);
+      for (uint32_t j = 0; j < n; j++) w[idx[r * n + j]]++;
+      tl_suff sf;
+      tl_suff_fast(&p, w, ws, &sf);
+      assert_true(same_double(v[r * 4 + 2 * k], tl_suff_spearman(&sf)));
+      assert_true(same_double(v[r * 4 + 2 * k + 1], tl_suff_kendall_b(&sf)));
+    }
+    tl_suff_ws_free(ws);
+    tl_pair_release(&p);
+    tl_dense_release(&dm);
+  }
+  assert_true(isnan(v[0]) && isnan(v[1])); /* one item: a constant sample */
+  assert_true(isfinite(v[4]) && isfinite(v[8]));
+  tl_dense_release(&dh);
+  tl_study_free(s);
+  free(w);
+  free(idx);
+  free(h);
+  free(m0);
+  free(m1);
+}
+
+/* BCa of a study with a wide metric: the closed-form jackknife gives the intervals recomputed
+ * from leave-one-out values by tl_suff_fast (item i weight 0), bit for bit. */
+static void test_bca_wide(void **state) {
+  (void)state;
+  const uint32_t n = 1200;
+  const uint64_t B = 200;
+  uint64_t st = 12;
+  double *h = malloc(n * sizeof *h), *m[3];
+  for (uint32_t i = 0; i < n; i++) h[i] = (double)(rnd(&st) % 3) / 2;
+  static const int kinds[3] = {3, 4, 0};
+  const double *mp[3];
+  for (int k = 0; k < 3; k++) {
+    m[k] = malloc(n * sizeof *m[k]);
+    gen_column(m[k], n, h, kinds[k], &st);
+    mp[k] = m[k];
+  }
+  tl_study_in in = {.n = n, .human = h, .nmetrics = 3, .metric = mp, .nstats = 2,
+                    .stats = {TL_STAT_SPEARMAN, TL_STAT_KENDALL_B}, .seed = 77, .B = B};
+  tl_study *s = NULL;
+  assert_int_equal(tl_study_new(&in, &s, NULL), TL_OK);
+  double *vals = malloc(B * 6 * sizeof *vals), *sorted = malloc(B * sizeof *sorted);
+  assert_int_equal(tl_study_resamples(s, 0, B, vals), TL_OK);
+  tl_boot_summary per[6];
+  tl_boot_compare cmp[6];
+  assert_int_equal(tl_study_summarize(s, vals, 0.95, TL_CI_BCA, per, cmp), TL_OK);
+  /* the jackknife values through tl_suff_fast, item by item */
+  tl_dense dh;
+  assert_int_equal(tl_dense_init(&dh, h, n), TL_OK);
+  double *jk = malloc(6 * (size_t)n * sizeof *jk);
+  int32_t *w = malloc(n * sizeof *w);
+  for (int k = 0; k < 3; k++) {
+    tl_dense dm;
+    tl_pair p;
+    assert_int_equal(tl_dense_init(&dm, m[k], n), TL_OK);
+    assert_int_equal(tl_pair_init(&p, &dm, &dh), TL_OK);
+    tl_suff_ws *ws = tl_suff_ws_new(&p);
+    for (uint32_t i = 0; i < n; i++) {
+      for (uint32_t q = 0; q < n; q++) w[q] = q != i;
+      tl_suff sf;
+      tl_suff_fast(&p, w, ws, &sf);
+      jk[(size_t)(2 * k) * n + i] = tl_suff_spearman(&sf);
+      jk[(size_t)(2 * k + 1) * n + i] = tl_suff_kendall_b(&sf);
+    }
+    tl_suff_ws_free(ws);
+    tl_pair_release(&p);
+    tl_dense_release(&dm);
+  }
+  double full[6];
+  tl_study_full(s, full);
+  for (int k = 0; k < 6; k++) {
+    for (uint64_t r = 0; r < B; r++) sorted[r] = vals[r * 6 + k];
+    double z0 = tl_boot_bca_z0(sorted, B, full[k]), acc = tl_boot_bca_accel(jk + (size_t)k * n, n);
+    for (uint64_t i = 1; i < B; i++)
+      for (uint64_t t = i; t > 0 && sorted[t - 1] > sorted[t]; t--) {
+        double tmp = sorted[t];
+        sorted[t] = sorted[t - 1];
+        sorted[t - 1] = tmp;
+      }
+    double lo, hi;
+    tl_boot_bca_ci(sorted, B, z0, acc, 0.95, &lo, &hi);
+    assert_true(isfinite(lo) && isfinite(hi));
+    assert_true(same_double(per[k].ci_lo, lo) && same_double(per[k].ci_hi, hi));
+  }
+  tl_dense_release(&dh);
+  tl_study_free(s);
+  free(w);
+  free(jk);
+  free(vals);
+  free(sorted);
+  free(h);
+  for (int k = 0; k < 3; k++) free(m[k]);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_index_draw),          cmocka_unit_test(test_suff_exact),
       cmocka_unit_test(test_resample_invariance), cmocka_unit_test(test_indices),
       cmocka_unit_test(test_interval_math),       cmocka_unit_test(test_summaries_nan_and_bca),
       cmocka_unit_test(test_permutation),         cmocka_unit_test(test_row_order),
-      cmocka_unit_test(test_study_errors),
+      cmocka_unit_test(test_study_errors),        cmocka_unit_test(test_philox_vector),
+      cmocka_unit_test(test_jack_closed_form),    cmocka_unit_test(test_distinct_sweep),
+      cmocka_unit_test(test_study_layouts),       cmocka_unit_test(test_wide_wrap),
+      cmocka_unit_test(test_bca_wide),
   };
   /* test_indices: its fixture part runs above, its scipy part here */
   const struct CMUnitTest shared[] = {
