@@ -40,14 +40,18 @@
 /* ---- signals: SIGTERM (SLURM preemption, scancel), SIGUSR1 (sbatch --signal), SIGINT ---- */
 static volatile sig_atomic_t g_stop = 0;
 static void on_signal(int sig) { g_stop = sig; }
-static void install_signals(void) {
+/* Sets handler for SIGTERM, SIGUSR1 and SIGINT. */
+static void set_stop_handler(void (*handler)(int)) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
+  sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
+}
+static void install_signals(void) {
+  set_stop_handler(on_signal);
   /* A file-size limit (ulimit -f) or quota must give an error we can report, not a kill. */
   signal(SIGXFSZ, SIG_IGN);
 }
@@ -66,15 +70,8 @@ static void on_signal_late(int sig) {
   raise(sig);
 }
 
-static void restore_signals(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal_late;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGUSR1, &sa, NULL);
-  sigaction(SIGINT, &sa, NULL);
-}
+/* After scoring: a signal ends the process (on_signal_late). */
+static void restore_signals(void) { set_stop_handler(on_signal_late); }
 
 /* Fault injection, for the tests of signals and kills in each phase (tests/e2e/test_kill_phases.sh)
  * and nothing else: with TALLY_TEST_PAUSE=PHASE in the environment, rank 0 prints "tally: test
