@@ -37,7 +37,9 @@ typedef struct {
 /* Static text for a code. Never NULL. */
 const char *tl_strerror(tl_status st);
 
-/* Formats into err (if non-NULL) and returns st, so callers write `return tl_err_set(...)`. */
+/* Formats into err (if non-NULL) and returns st, so callers write `return tl_err_set(...)`.
+ * A message longer than TL_ERR_MSG_MAX - 1 bytes is cut at a UTF-8 character boundary
+ * (tl_utf8_floor), so a message built from valid UTF-8 stays valid UTF-8. */
 tl_status tl_err_set(tl_err *err, tl_status st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

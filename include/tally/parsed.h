@@ -2,7 +2,8 @@
  *
  * Every answer is evidence: a parser never returns a silent zero. When no answer can be taken
  * the status says why and `answer` is NULL; `rule` names the rule that fired (a static string,
- * never NULL, "" only for TL_PS_MISSING). */
+ * never NULL, "" only for TL_PS_MISSING). The numbers are stable (packed rows carry
+ * them between ranks, and outputs list them in this order); new statuses are only appended. */
 #ifndef TALLY_PARSED_H
 #define TALLY_PARSED_H
 
@@ -18,7 +19,9 @@ typedef enum {
   TL_PS_SKIPPED = 6,     /* the reference evaluator raises/skips this line (counted wrong) */
   TL_PS_NO_OPTIONS = 7,  /* the item/prompt has no parseable options block */
   TL_PS_MISSING = 8,     /* no response was obtained for this unit */
-  TL_PS__COUNT = 9
+  TL_PS_PARSE_LIMIT = 9, /* a regex resource limit (rx.h) stopped the parse: no answer, counted
+                            wrong; rule "parse_limit". A property of the response, not an error */
+  TL_PS__COUNT = 10
 } tl_pstatus;
 
 /* Stable lower-case names used in outputs: "ok", "no_answer", ... Never NULL. */

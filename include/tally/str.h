@@ -42,12 +42,26 @@ char *tl_strndup(const char *s, size_t n);
  * On failure *bad_offset (if non-NULL) is the byte offset of the first bad sequence. */
 bool tl_utf8_valid(const char *s, size_t n, size_t *bad_offset);
 
+/* The largest length k <= n such that s[0..k) does not end inside a UTF-8 sequence: n itself
+ * when s[n-1] ends a character, else the start of the character that s[n-1] belongs to. Use it
+ * to cut a valid UTF-8 string to at most n bytes ("cut only at character boundaries"). Reads
+ * only s[0..n); s[0..n) is assumed to be a prefix of valid UTF-8 (on other bytes it returns n,
+ * or the start of an incomplete lead sequence, and never more than n). */
+size_t tl_utf8_floor(const char *s, size_t n);
+
 /* Decodes one code point at s (n bytes available); returns its length in bytes (>=1), or 0 on
  * malformed input (then *cp = U+FFFD). */
 size_t tl_utf8_decode(const char *s, size_t n, uint32_t *cp);
 
 /* Appends the UTF-8 encoding of cp. */
 tl_status tl_utf8_append(tl_buf *b, uint32_t cp);
+
+/* Checks that glibc's C.UTF-8 locale, which the case mapping and classification below use, can
+ * be loaded. TL_OK, or TL_EINTERNAL with "the C.UTF-8 locale is not available: <reason>". The
+ * parsers' constructors call it and fail without it; the CLI calls it at start-up. Without the
+ * locale the functions below would treat every non-ASCII character as caseless, non-alphanumeric
+ * and non-space, which changes results, so nothing may run without this check passing. */
+tl_status tl_utf8_locale_check(tl_err *err);
 
 /* Unicode simple lower-casing of a UTF-8 string, as Python's str.lower() does for everything
  * but the few full-case-mapping specials (U+0130). Returns a malloc'd string (caller frees),

@@ -28,22 +28,11 @@ static void usage(FILE *f) {
           "  FILE defaults to stdin/stdout. Exit: 0 ok, 1 failure, 2 usage, 3 bad input with --strict-input.\n");
 }
 
-#ifndef TL_UTF8_FLOOR /* TEMP until str.h has tl_utf8_floor */
-static size_t tmp_floor(const char *s, size_t n) {
-  size_t i = n;
-  while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80) i--;
-  if (i == 0) return 0;
-  unsigned char c = (unsigned char)s[i - 1];
-  size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-  return i - 1 + len <= n ? n : i - 1;
-}
-#define TL_UTF8_FLOOR tmp_floor
-#endif
 /* Cuts msg to at most `max` bytes at a UTF-8 boundary (the JSONL written stays valid). */
 static void cut_utf8(char *msg, size_t max) {
   size_t n = strlen(msg);
   if (n > max) n = max;
-  msg[TL_UTF8_FLOOR(msg, n)] = 0;
+  msg[tl_utf8_floor(msg, n)] = 0;
 }
 
 static int emit_error(FILE *out, char *msg) {

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "driver.h"
+#include "tally/str.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -65,6 +66,13 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return 2;
+  }
+  /* The parsers' case mapping needs glibc's C.UTF-8 locale: without it results would change in
+   * silence (non-ASCII letters caseless), so nothing runs. */
+  tl_err lerr;
+  if (strcmp(argv[1], "version") && strcmp(argv[1], "--version") && tl_utf8_locale_check(&lerr) != TL_OK) {
+    fprintf(stderr, "tally: %s (Debian: the C.UTF-8 locale ships with libc-bin; check LOCPATH)\n", lerr.msg);
+    return 1;
   }
   if (!strcmp(argv[1], "run")) return tl_cmd_run(argc - 1, argv + 1);
   if (!strcmp(argv[1], "parse")) return tl_cmd_parse(argc - 1, argv + 1);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "tally/err.h"
+#include "tally/str.h"
 
 const char *tl_strerror(tl_status st) {
   switch (st) {
@@ -25,8 +26,13 @@ tl_status tl_err_set(tl_err *err, tl_status st, const char *fmt, ...) {
   if (err) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    /* A message longer than the buffer is cut at a character boundary, never inside a UTF-8
+     * sequence (messages quote inputs, and end up in JSONL and HDF5 strings). */
+    if (n < 0) err->msg[0] = 0;
+    else if ((size_t)n >= sizeof err->msg)
+      err->msg[tl_utf8_floor(err->msg, sizeof err->msg - 1)] = 0;
   }
   return st;
 }

@@ -1,8 +1,15 @@
 /* rx.c - PCRE2 wrapper with JIT, configured to behave like Python 3 `re` on str patterns:
  * UTF + UCP (Unicode \w \d \s \b), newline = LF only ('.' excludes just "\n", '$' matches at the
- * end or before a final "\n"), leftmost-first backtracking. Match data and the JIT stack are
- * per thread (C11 _Thread_local) and created on first use; they live until thread exit.
- * Environment: TALLY_NO_JIT=1 disables the JIT (for valgrind runs). */
+ * end or before a final "\n"), leftmost-first backtracking. Match data, the match context and
+ * the JIT stack are per thread (C11 _Thread_local) and created on first use; they live until
+ * thread exit.
+ *
+ * Limits (rx.h): each call sets the match limit to TL_RX_MATCH_LIMIT_BASE +
+ * TL_RX_MATCH_LIMIT_PER_BYTE * length; the JIT stack grows to 16 MiB. Only a JIT stack overflow
+ * is retried, with the interpreter (which keeps its backtracking frames on the heap instead),
+ * under TL_RX_DEPTH_LIMIT and TL_RX_HEAP_LIMIT_KIB; a match limit hit by the JIT is final,
+ * because the interpreter counts the same steps more strictly and would only hit it again,
+ * later. Environment: TALLY_NO_JIT=1 disables the JIT (for valgrind runs). */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <stdlib.h>
@@ -67,31 +74,59 @@ void tl_rx_free(tl_rx *rx) {
 static _Thread_local pcre2_match_data *t_md;
 static _Thread_local pcre2_match_context *t_mc;
 static _Thread_local pcre2_jit_stack *t_js;
+static _Thread_local uint32_t t_test_limit; /* tl_rx_test_set_match_limit; 0 = off */
 
 static int ensure_thread_state(void) {
   if (!t_md) t_md = pcre2_match_data_create(TL_RX_MAX_GROUPS, NULL);
   if (!t_mc) {
     t_mc = pcre2_match_context_create(NULL);
+    if (!t_mc) return 0;
+    pcre2_set_depth_limit(t_mc, TL_RX_DEPTH_LIMIT);
+    pcre2_set_heap_limit(t_mc, TL_RX_HEAP_LIMIT_KIB);
     t_js = pcre2_jit_stack_create(64 * 1024, 16 * 1024 * 1024, NULL);
-    if (t_mc && t_js) pcre2_jit_stack_assign(t_mc, NULL, t_js);
+    if (t_js) pcre2_jit_stack_assign(t_mc, NULL, t_js);
   }
   return t_md && t_mc;
 }
 
+void tl_rx_test_set_match_limit(uint32_t limit) { t_test_limit = limit; }
+
+static int is_limit(int rc) {
+  return rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+         rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT;
+}
+
+static int copy_groups(const tl_rx *rx, int rc, tl_rx_match *m);
+
 static int run(const tl_rx *rx, const char *subj, size_t len, size_t from, uint32_t mopts,
                tl_rx_match *m) {
-  if (!ensure_thread_state()) return -1;
-  int rc = pcre2_match(rx->code, (PCRE2_SPTR)subj, len, from, mopts | PCRE2_NO_UTF_CHECK, t_md,
-                       t_mc);
-  if (rc == PCRE2_ERROR_NOMATCH) return 0;
-  if (rc == PCRE2_ERROR_JIT_STACKLIMIT || rc == PCRE2_ERROR_MATCHLIMIT ||
-      rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT) {
-    /* Retry with the interpreter, which does not use the JIT stack. */
-    rc = pcre2_match(rx->code, (PCRE2_SPTR)subj, len, from,
-                     mopts | PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, t_md, NULL);
-    if (rc == PCRE2_ERROR_NOMATCH) return 0;
+  if (!ensure_thread_state()) return TL_RX_ERROR;
+  uint64_t lim = (uint64_t)TL_RX_MATCH_LIMIT_BASE + (uint64_t)TL_RX_MATCH_LIMIT_PER_BYTE * len;
+  if (lim > UINT32_MAX) lim = UINT32_MAX;
+  if (t_test_limit) lim = t_test_limit;
+  pcre2_set_match_limit(t_mc, (uint32_t)lim);
+  uint32_t o = mopts | PCRE2_NO_UTF_CHECK;
+  if (t_test_limit) o |= PCRE2_NO_JIT; /* the test hook wants the interpreter's strict count */
+  int interp = (o & PCRE2_NO_JIT) || !rx->jit;
+  int rc = pcre2_match(rx->code, (PCRE2_SPTR)subj, len, from, o, t_md, t_mc);
+  if (rc == PCRE2_ERROR_JIT_STACKLIMIT) { /* the interpreter keeps its frames on the heap */
+    interp = 1;
+    rc = pcre2_match(rx->code, (PCRE2_SPTR)subj, len, from, o | PCRE2_NO_JIT, t_md, t_mc);
   }
-  if (rc < 0) return -1;
+  rc = copy_groups(rx, rc, m);
+  if (interp) { /* PCRE2 keeps the interpreter's heap frames (up to the heap limit) in the match
+                  * data: let them go, so that memory stays bounded by the answer at hand */
+    pcre2_match_data_free(t_md);
+    t_md = NULL;
+  }
+  return rc;
+}
+
+/* Copies the groups of a successful match into m; maps PCRE2's return code to ours. */
+static int copy_groups(const tl_rx *rx, int rc, tl_rx_match *m) {
+  if (rc == PCRE2_ERROR_NOMATCH) return 0;
+  if (is_limit(rc)) return TL_RX_LIMIT;
+  if (rc < 0) return TL_RX_ERROR; /* PCRE2_ERROR_NOMEMORY, or a bug */
   uint32_t ncap = 0;
   pcre2_pattern_info(rx->code, PCRE2_INFO_CAPTURECOUNT, &ncap);
   PCRE2_SIZE *ov = pcre2_get_ovector_pointer(t_md);

@@ -12,8 +12,11 @@
  *   status  = ok (a value), no_answer (None: answer "none", correct may still be 1 through
  *             "no" in "none"), skipped (the original raises ValueError and `continue`s, or has no
  *             branch: answer NULL, correct 0; the line stays in the denominator there too).
+ *             parse_limit when a regex resource limit (rx.h) stopped it: answer NULL, correct 0.
  * Every regex below is the original's pattern string, with the original's flags (IGNORECASE
- * only where the original sets it), run through rx.h (PCRE2 in UTF+UCP mode, Python-`re`-like).
+ * only where the original sets it), run through rx.h (PCRE2 in UTF+UCP mode, Python-`re`-like),
+ * except six "linear-time forms" (below) that match the same text with the same groups.
+ * Cost: for a fixed item and model, linear in the response (docs/parser-legacy.md, "Cost").
  * Python's int() is reproduced on captured digit runs (any Unicode decimal digit, leading zeros
  * dropped, ValueError above 4300 digits as in CPython >= 3.11). */
 #include <stdlib.h>
@@ -30,6 +33,30 @@
 #define NAMECH "[\\w\\s\\'\u2019]"   /* [\w\s\'’] */
 #define LOC_ALT "(?:located\\s+|in\\s+the\\s+|located\\s+to\\s+the\\s+)"
 #define LOC_ALT_IN "(?:located\\s+|in\\s+the\\s+|in\\s+|located\\s+to\\s+the\\s+)"
+
+/* ---- linear-time forms -------------------------------------------------------------------
+ * A few of the original patterns cost time quadratic in a blank run (Python's `re` runs them
+ * the same way), and on MB-long answers that exceeded the match limit (status parse_limit where
+ * Python gives an answer). They are rewritten into forms with the same match and the same
+ * groups that the code reads (the proof is with each form); the quoted original stands next to
+ * every use.
+ *
+ * LAZY_NAME replaces "(NAME+?)" in front of a tail that starts with \s+ ("\s+is\s+..."). The
+ * lazy group tries to end at k = 1, 2, ... characters; the tail can only match at k when s[k]
+ * is a blank, and then it reads the blank run from k to its end: every k inside one run gives
+ * the same tail match, so trying each of them read the run once per k. The form tries k = 1
+ * and then only the k whose last character is no blank (the first k of each run): the skipped
+ * k give the same tail as k - 1, which was tried before and failed. */
+#define LAZY_NAME "(" NAMECH "(?:" NAMECH "+?(?<!\\s))?" "?)" /* "?" "?": no trigraph */
+/* "PREFIX\s+(NAME+?)TAIL" (TAIL starting with \s+): when the greedy blank run before the name
+ * (run [p, g)) leaves no match, giving blanks back lets the name start inside the run. One
+ * blank less (name from g - 1) changes nothing; two or more put the name's end at k = its
+ * start + 1, still in the run, where TAIL reads from that blank on: TAIL at g - 1. The first of
+ * those (the name = the one blank at g - 2, with at least one blank before it) is the match
+ * Python finds. LAZY_AFTER_BLANKS(TAIL) is that: the greedy case with the blanks possessive,
+ * else the one-blank name, in a branch-reset group so that both give group 1. */
+#define LAZY_AFTER_BLANKS(TAIL) \
+  "(?|\\s++" LAZY_NAME TAIL "|\\s+(\\s)(?=\\s(?!\\s))" TAIL ")"
 
 enum {
   P_MAP_Q0_LETTER, P_DIR,
@@ -54,21 +81,36 @@ static const struct {
     [P_MAP_Q0_LETTER] = {"\\b[A-D]\\.\\s*" DIRS "\\b", FI},
     [P_DIR] = {DIR_PAT, FI},
     /* question_id == 1, in the original's order */
-    [P_MAP_Q1_LEAD] = {"^(" NAMECH "+?)\\s+is\\s+" LOC_ALT "(" DIR_PAT ")", FI},
+    /* ^(NAME+?)\s+is\s+(?:located\s+|in\s+the\s+|located\s+to\s+the\s+)(DIR) */
+    [P_MAP_Q1_LEAD] = {"^" LAZY_NAME "\\s+is\\s+" LOC_ALT "(" DIR_PAT ")", FI},
     [P_MAP_Q1_LETTER_REST] = {"\\b[A-D]\\.\\s*(.*)", 0},
-    [P_MAP_Q1_LETTER_TOKEN] = {"\\b([ABCD][.,]|[(][abcdABCD][)])\\s*(.*?)(?=\\sis\\b|\\.|,|<|$)", 0},
+    /* \b([ABCD][.,]|[(][abcdABCD][)])\s*(.*?)(?=\sis\b|\.|,|<|$) - only group 1 is read. With
+     * the whole blank run [p, g) taken, (.*?) either reaches a stop or fails at a "\n"; with
+     * blanks given back it only gains the stop "\sis\b" at g - 1 (a "$" inside the run would
+     * have been reached from g too). So: the blanks possessive, else "is\b" right after them.
+     * Retrying every shorter run re-read the line once per blank. */
+    [P_MAP_Q1_LETTER_TOKEN] = {"\\b([ABCD][.,]|[(][abcdABCD][)])"
+                               "(?:\\s*+(.*?)(?=\\sis\\b|\\.|,|<|$)|\\s*(?=\\sis\\b))", 0},
     [P_MAP_Q1_THEREFORE] = {"Therefore, the object in the " DIR_PAT " of " NAMECH "+ is (" NAMECH
                             "+)", FI},
-    [P_MAP_Q1_CLAUDE] = {"^(" NAMECH "+?)\\s+is\\s+(to\\s+the\\s+)(" DIR_PAT ")", FI},
-    [P_MAP_Q1_GEM0] = {"\\*\\*Concise Answer:\\*\\*\\n(" NAMECH "+?)\\s+is\\s+" LOC_ALT_IN
+    /* ^(NAME+?)\s+is\s+(to\s+the\s+)(DIR) */
+    [P_MAP_Q1_CLAUDE] = {"^" LAZY_NAME "\\s+is\\s+(to\\s+the\\s+)(" DIR_PAT ")", FI},
+    /* \*\*Concise Answer:\*\*\n(NAME+?)\s+is\s+(?:located\s+|in\s+the\s+|in\s+|...)(DIR) */
+    [P_MAP_Q1_GEM0] = {"\\*\\*Concise Answer:\\*\\*\\n" LAZY_NAME "\\s+is\\s+" LOC_ALT_IN
                        "(" DIR_PAT ")", FI},
-    [P_MAP_Q1_GEM1] = {"\\*\\*Answer:\\*\\*\\s+(" NAMECH "+?)\\s+is\\s+in\\s+the\\s+(" DIR_PAT
-                       ")\\s+of\\s+(" NAMECH "+)", FI},
+    /* \*\*Answer:\*\*\s+(NAME+?)\s+is\s+in\s+the\s+(DIR)\s+of\s+(NAME+) */
+    [P_MAP_Q1_GEM1] = {"\\*\\*Answer:\\*\\*" LAZY_AFTER_BLANKS("\\s+is\\s+in\\s+the\\s+(" DIR_PAT
+                       ")\\s+of\\s+(" NAMECH "+)"), FI},
     [P_MAP_Q1_GEM2] = {"\\*\\*Answer:\\*\\*\\n(" NAMECH "+)", FI},
     [P_MAP_Q1_GEM3] = {"\\*\\*Answer\\*\\*:\\s+(" NAMECH "+)", FI},
     [P_MAP_Q1_GEM4] = {"\\*\\*Answer:\\*\\*\\s+(" NAMECH "+)", FI},
-    [P_MAP_Q1_GPT4O] = {"Concise Answer:\\s+(" NAMECH "+?)\\s+is\\s+" LOC_ALT_IN "(" DIR_PAT ")", FI},
-    [P_MAP_Q1_IS] = {"\\bis\\b\\s+(.*?)(?=\\.|,|<|$)", 0},
+    /* Concise Answer:\s+(NAME+?)\s+is\s+(?:located\s+|in\s+the\s+|in\s+|...)(DIR) */
+    [P_MAP_Q1_GPT4O] = {"Concise Answer:" LAZY_AFTER_BLANKS("\\s+is\\s+" LOC_ALT_IN "(" DIR_PAT ")"),
+                        FI},
+    /* \bis\b\s+(.*?)(?=\.|,|<|$): giving blanks back never helps ((.*?) would cross the same
+     * blanks to the same place, and a "$" inside the run is reached from its end too), so they
+     * are possessive; each shorter run re-read the line. */
+    [P_MAP_Q1_IS] = {"\\bis\\b\\s++(.*?)(?=\\.|,|<|$)", 0},
     /* question_id == 2 */
     [P_MAP_Q2_LETTER] = {"\\b[A-D]\\.\\s*(\\d+)", 0},
     /* number_mapping (same dict in all three extractors), iteration order kept */
@@ -92,7 +134,9 @@ static const struct {
     [P_MAZE_Q0 + 1] = {"\\bThere is\\s*(\\d+)\\s*right turn\\b", FI},
     [P_MAZE_Q0 + 2] = {"\\b(\\d+)\\s+right turn(s)?", FI},
     [P_MAZE_Q0 + 3] = {"answer is\\s+(\\d+)", FI},
-    [P_MAZE_Q0 + 4] = {"answer is:\\s*\\n*\\s*(\\d+)", FI},
+    /* answer is:\s*\n*\s*(\d+): three overlapping blank runs tried every split of a run
+     * (cubic); the digits can only start after the whole run, so \s*+ matches the same. */
+    [P_MAZE_Q0 + 4] = {"answer is:\\s*+(\\d+)", FI},
     [P_MAZE_Q0 + 5] = {"from S to E is\\s+(\\d+)", FI},
     [P_MAZE_Q0 + 6] = {"Answer:\\*\\*\\s*(\\d+)\\b", FI},
     /* mazenav patterns[1] (total turns) */
@@ -101,7 +145,7 @@ static const struct {
     [P_MAZE_Q1 + 2] = {"There is\\s*(\\d+)\\s*turn\\b", FI},
     [P_MAZE_Q1 + 3] = {"There is\\s*(\\d+)\\s*total turn\\b", FI},
     [P_MAZE_Q1 + 4] = {"answer is\\s+(\\d+)", FI},
-    [P_MAZE_Q1 + 5] = {"answer is:\\s*\\n*\\s*(\\d+)", FI},
+    [P_MAZE_Q1 + 5] = {"answer is:\\s*+(\\d+)", FI}, /* answer is:\s*\n*\s*(\d+), as above */
     [P_MAZE_Q1 + 6] = {"from S to E is\\s+(\\d+)", FI},
     [P_MAZE_Q1 + 7] = {"\\btotal of\\s+(\\d+)\\s+turn(s)?", FI},
     [P_MAZE_Q1 + 8] = {"Answer:\\*\\*\\s*(\\d+)\\b", FI},
@@ -168,6 +212,7 @@ static char *py_pattern(const char *pat, unsigned flags) {
 }
 
 tl_se_legacy *tl_se_legacy_new(tl_err *err) {
+  if (tl_utf8_locale_check(err)) return NULL; /* str.lower() needs it */
   tl_se_legacy *s = calloc(1, sizeof *s);
   if (!s) {
     tl_err_set(err, TL_ENOMEM, "out of memory");
@@ -198,8 +243,8 @@ void tl_se_legacy_free(tl_se_legacy *s) {
 
 /* ---- Python helpers ---------------------------------------------------------------------- */
 
-/* Outcome of one extractor call. */
-typedef enum { X_VALUE, X_NONE, X_SKIP, X_ERR } xres;
+/* Outcome of one extractor call. X_LIMIT: a regex resource limit (rx.h) stopped it. */
+typedef enum { X_VALUE, X_NONE, X_SKIP, X_LIMIT, X_ERR } xres;
 
 typedef struct {
   const tl_se_legacy *s;
@@ -218,6 +263,13 @@ static int srch(const xctx *x, int p, tl_rx_match *m) {
 static xres fail(xctx *x, tl_status st) {
   x->err = st;
   return X_ERR;
+}
+
+/* A negative tl_rx result: a resource limit is an outcome (status parse_limit), anything else
+ * an internal error. */
+static xres rx_fail(xctx *x, int r) {
+  if (r == TL_RX_LIMIT) return X_LIMIT;
+  return fail(x, TL_EREGEX);
 }
 
 static xres put(xctx *x, const char *s, size_t n, const char *rule) {
@@ -348,7 +400,7 @@ static xres earliest_number(xctx *x, const char *rule_found, const char *rule_no
     size_t from = 0, cb = 0, cc = 0; /* running byte -> char cursor */
     for (;;) {
       int r = tl_rx_search(s->rx[P_NUMW0 + w], x->t, x->n, from, &m);
-      if (r < 0) return fail(x, TL_EREGEX);
+      if (r < 0) return rx_fail(x, r);
       if (r == 0) break;
       cc += nchars(x->t + cb, m.start[0] - cb);
       cb = m.start[0];
@@ -362,13 +414,13 @@ static xres earliest_number(xctx *x, const char *rule_found, const char *rule_no
   }
   size_t off = 0;
   int r = tl_rx_match_at(s->rx[P_LEAD_MARK], x->t, x->n, 0, &m);
-  if (r < 0) return fail(x, TL_EREGEX);
+  if (r < 0) return rx_fail(x, r);
   if (r == 1) off = m.end[0];
   const char *u = x->t + off;
   size_t un = x->n - off, from = 0, cb = 0, cc = 0;
   for (;;) {
     r = tl_rx_search(s->rx[P_DIGITS], u, un, from, &m);
-    if (r < 0) return fail(x, TL_EREGEX);
+    if (r < 0) return rx_fail(x, r);
     if (r == 0) break;
     size_t nd = nchars(u + m.start[0], m.end[0] - m.start[0]);
     if (nd > PY_INT_MAX_STR_DIGITS) { /* int(match.group(0)) raises ValueError */
@@ -413,7 +465,7 @@ static xres spatialmap(xctx *x, int qid, const char *model_lower) {
   int r;
 #define TRY(p)                                    \
   do {                                            \
-    if ((r = srch(x, (p), &m)) < 0) return fail(x, TL_EREGEX); \
+    if ((r = srch(x, (p), &m)) < 0) return rx_fail(x, r); \
   } while (0)
   if (qid == 0) {
     TRY(P_MAP_Q0_LETTER); /* "X. <direction>" (group(1).lower()) */
@@ -502,11 +554,11 @@ static xres mazenav(xctx *x, int qid) {
   int r;
   if (qid == 2) {
     for (int p = P_YES0; p < P_YES0 + 5; p++) {
-      if ((r = srch(x, p, &m)) < 0) return fail(x, TL_EREGEX);
+      if ((r = srch(x, p, &m)) < 0) return rx_fail(x, r);
       if (r) return put(x, "Yes", 3, "maze_q2_yes");
     }
     for (int p = P_NO0; p < P_NO0 + 5; p++) {
-      if ((r = srch(x, p, &m)) < 0) return fail(x, TL_EREGEX);
+      if ((r = srch(x, p, &m)) < 0) return rx_fail(x, r);
       if (r) return put(x, "No", 2, "maze_q2_no");
     }
     x->rule = "maze_q2_none";
@@ -514,7 +566,7 @@ static xres mazenav(xctx *x, int qid) {
   }
   /* first number word in dict order that occurs anywhere (not the earliest one) */
   for (int w = 0; w < 11; w++) {
-    if ((r = srch(x, P_NUMW0 + w, &m)) < 0) return fail(x, TL_EREGEX);
+    if ((r = srch(x, P_NUMW0 + w, &m)) < 0) return rx_fail(x, r);
     if (r) {
       char c = (char)('0' + NUMW_VALUE[w]);
       return put(x, &c, 1, "maze_numword");
@@ -531,10 +583,10 @@ static xres mazenav(xctx *x, int qid) {
     return X_SKIP;
   }
   for (int p = p0; p < p1; p++) {
-    if ((r = srch(x, p, &m)) < 0) return fail(x, TL_EREGEX);
+    if ((r = srch(x, p, &m)) < 0) return rx_fail(x, r);
     if (r) return put_int_group(x, &m, 1, rule);
   }
-  if ((r = srch(x, P_DIGITS, &m)) < 0) return fail(x, TL_EREGEX);
+  if ((r = srch(x, P_DIGITS, &m)) < 0) return rx_fail(x, r);
   if (r) return put_int_group(x, &m, 0, "maze_first_digits");
   x->rule = "maze_none";
   return X_NONE;
@@ -546,13 +598,13 @@ static xres spatialgrid(xctx *x, int qid, const char *model_lower) {
   tl_rx_match m;
   int r;
   if (qid >= 1) {
-    if ((r = srch(x, P_ANIMAL, &m)) < 0) return fail(x, TL_EREGEX);
+    if ((r = srch(x, P_ANIMAL, &m)) < 0) return rx_fail(x, r);
     if (r) return put_group(x, &m, 1, "grid_animal");
     x->rule = "grid_animal_none";
     return X_NONE;
   }
   if (model_has(model_lower, "claude")) {
-    if ((r = srch(x, P_GRID_CLAUDE, &m)) < 0) return fail(x, TL_EREGEX);
+    if ((r = srch(x, P_GRID_CLAUDE, &m)) < 0) return rx_fail(x, r);
     if (r) return put_int_group(x, &m, 1, "grid_q0_claude_contains");
   }
   return earliest_number(x, "grid_q0_first_number", "grid_q0_none");
@@ -591,6 +643,12 @@ tl_status tl_se_legacy_parse(const tl_se_legacy *s, const tl_se_item *item, cons
   if (res == X_ERR) {
     tl_buf_release(&val);
     return x.err;
+  }
+  if (res == X_LIMIT) { /* no answer, counted wrong, and the run goes on */
+    tl_buf_release(&val);
+    out->status = TL_PS_PARSE_LIMIT;
+    out->rule = "parse_limit";
+    return TL_OK;
   }
   out->rule = x.rule;
   if (res == X_SKIP) { /* `except ValueError: continue` - the line stays in the denominator */

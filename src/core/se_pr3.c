@@ -19,7 +19,7 @@
  * \w, \b, '.', '$' and case folding of every letter used here except two points, which the
  * patterns below spell out so that they match exactly what Python matches:
  *   - Python's \s is str.isspace(): it includes U+001C..U+001F and excludes U+180E; PCRE2's \s
- *     is the reverse. PY_S / PY_NOT_S below are the Python classes.
+ *     is the reverse. PY_SET / PY_S below spell out the Python class.
  *   - Python's IGNORECASE makes 'i' match U+0130 and U+0131 (and [A-Z] ranges containing I);
  *     PCRE2 does not. PY_I spells the four-letter class; ranges get the two code points added.
  * The published regex is quoted above each translated one. */
@@ -31,36 +31,73 @@
 #include "tally/spatialeval.h"
 #include "tally/str.h"
 
-/* Python's \s, \s inside a negated class (with its U+180E correction), and caseless 'i'. */
-#define PY_S "(?:(?!\\x{180e})[\\s\\x{1c}-\\x{1f}])"
+/* Python's \s (str.isspace(), Unicode 14) as ONE character class: the members of PCRE2's UCP
+ * \s plus U+001C..U+001F, minus U+180E. Checked over every code point against the form
+ * (?:(?!\x{180e})[\s\x{1c}-\x{1f}]) used before; a class repeat is a single-character repeat,
+ * which needs no backtracking frame per character (a group repeat needed one per character: on
+ * a 5 MB answer the JIT stack overflowed and the interpreter retry took GBs of heap). PY_I is
+ * caseless 'i'. */
+#define PY_SET                                                                          \
+  "\\t\\n\\x0b\\f\\r\\x1c-\\x1f \\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}" \
+  "\\x{202f}\\x{205f}\\x{3000}"
+#define PY_S "[" PY_SET "]"
 #define PY_I "[iI\\x{130}\\x{131}]"
+
+/* Cost contract: for a fixed prompt, parsing is linear in the response length. Every pattern
+ * that runs on the response either starts with a literal ("Answer") whose runs of '*' and
+ * blanks belong to one occurrence each, or carries a start guard (F_NO_TAG) that skips start
+ * positions whose outcome equals the previous one's; possessive quantifiers (*+) stand where
+ * giving characters back can never lead to a match, so no step is repeated. Each rewrite below
+ * is proven equal to the published pattern in its comment, and the oracle tests
+ * (tests/unit/test_se_pr3.c) compare the results with Python's on thousands of inputs. */
 
 /* r"Available options:\n((?:\s*[A-Z]\s*\.\s*.*\n?\s*)+)" */
 static const char P_BLOCK[] =
     "Available options:\\n((?:" PY_S "*[A-Z]" PY_S "*\\." PY_S "*.*\\n?" PY_S "*)+)";
 /* r'([A-Z])\s*\.\s*(.*)\s*' (findall over the block) */
 static const char P_CHOICE[] = "([A-Z])" PY_S "*\\." PY_S "*(.*)" PY_S "*";
-/* r"\**Answer\**\s*:\**\s*(?!<A single letter option)([^.\s$]+)", re.I */
-static const char P_DIRECT[] = "\\**Answer\\**" PY_S "*:\\**" PY_S "*(?!<A s" PY_I "ngle letter opt" PY_I
-                               "on)((?:[^.\\s$\\x{1c}-\\x{1f}]|\\x{180e})+)";
-/* r"\**Answer\**\s*:\**\s*(?!.*<A single letter option that best answers the question>).*", re.I */
-static const char P_TAG[] = "\\**Answer\\**" PY_S "*:\\**" PY_S "*(?!.*<A s" PY_I "ngle letter opt" PY_I
-                            "on that best answers the quest" PY_I "on>).*";
-/* r'[^\w\s]|[\s]+$' (re.sub, used to normalise choices and the direct token) */
-static const char P_NORM[] = "(?:[^\\w\\s\\x{1c}-\\x{1f}]|\\x{180e})|" PY_S "+$";
+/* r"\**Answer\**\s*:\**\s*(?!<A single letter option)([^.\s$]+)", re.I - only group 1 is used.
+ * The leading \** is dropped: a match that starts on stars has the same group 1 as the one
+ * starting at the "A" after them, and occurrences keep their order. Before the colon giving
+ * back a '*' or a blank can only put a '*' or a blank where ':' must be, and after the colon
+ * giving back a blank puts one where the token must start: both are possessive. [^.\s$] is the
+ * single class [^.$ + Python's \s]. */
+static const char P_DIRECT[] = "Answer\\**+" PY_S "*+:\\**" PY_S "*+(?!<A s" PY_I "ngle letter opt" PY_I
+                               "on)([^.$" PY_SET "]+)";
+/* r"\**Answer\**\s*:\**\s*(?!.*<A single letter option that best answers the question>).*", re.I
+ * is only tested for a match (has_tag() decides it in linear time, from the two patterns
+ * below, instead of re-reading the rest of the line at every "Answer:"). */
+static const char P_TAG_PREFIX[] = "Answer\\**+" PY_S "*+:()\\**+" PY_S "*+";
+static const char P_PLACEHOLDER[] = "<A s" PY_I "ngle letter opt" PY_I
+                                    "on that best answers the quest" PY_I "on>";
+/* r'[^\w\s]|[\s]+$' (re.sub, used to normalise choices and the direct token). A start inside a
+ * blank run cannot match "[\s]+$" unless the start of the run does, which is tried first: the
+ * guard (?<!\s) skips those starts (the run would be re-read from each of them). */
+static const char P_NORM[] = "[^\\w" PY_SET "]|(?<!" PY_S ")" PY_S "+$";
 /* Letter patterns, built per [min-max] range (%s = the class):
- * fr'\**Answer\**\s*:\**\s*([{min}-{max}])\**\s*\.?\s*(.*?)(?=\**Reason\**\b|\n|\.|$)\.?', I|S */
-static const char F_TAG_LETTER[] = "\\**Answer\\**" PY_S "*:\\**" PY_S "*(%s)\\**" PY_S "*\\.?" PY_S
-                                   "*(.*?)(?=\\**Reason\\**\\b|\\n|\\.|$)\\.?";
+ * fr'\**Answer\**\s*:\**\s*([{min}-{max}])\**\s*\.?\s*(.*?)(?=\**Reason\**\b|\n|\.|$)\.?', I|S
+ * Only the match and group 1 (the letter) are used. Everything after the group matches at any
+ * position (with DOTALL the lazy (.*?) can always reach the end, where $ holds), so it never
+ * makes a match fail or change group 1, and it is dropped: it cost two steps per character up
+ * to the next '.', newline or "Reason", which on a 5 MB answer exceeded PCRE2's match limit.
+ * The leading \** is dropped as in P_DIRECT; the rest is possessive (a '*' or a blank can never
+ * be the colon or the letter). */
+static const char F_TAG_LETTER[] = "Answer\\**+" PY_S "*+:\\**+" PY_S "*+(%s)";
 /* fr'(?:\b{phrase}\b)*\s*\**([{min}-{max}])\s*\.?\s*(.*?)(?=\**Reason\**\b|\n|\.|$)\.?', I|S
- * with phrase = "the correct answer is" */
-static const char F_NO_TAG[] = "(?:\\bthe correct answer " PY_I "s\\b)*" PY_S "*\\**(%s)" PY_S "*\\.?" PY_S
-                               "*(.*?)(?=\\**Reason\\**\\b|\\n|\\.|$)\\.?";
+ * with phrase = "the correct answer is"; the tail after the group is dropped as above. A start
+ * on a blank or '*' cannot begin the phrase, so the match from there is "blanks, then stars,
+ * then the letter"; when the previous character is a blank and this one a blank or '*', or both
+ * are '*', that is the same run as from the previous start, which was tried first and failed.
+ * The guard skips such starts: without it a run of k blanks or stars cost k*k/2 steps (a 1 MB
+ * blank answer took minutes). Giving back a blank or '*' puts it where the letter must be:
+ * possessive. */
+static const char F_NO_TAG[] = "(?!(?<=" PY_S ")[*" PY_SET "])(?!(?<=\\*)\\*)"
+                               "(?:\\bthe correct answer " PY_I "s\\b)*" PY_S "*+\\**+(%s)";
 
 #define NL 26 /* option letters are [A-Z] (the block and choice patterns are case-sensitive) */
 
 struct tl_se_pr3 {
-  tl_rx *block, *choice, *direct, *tag, *norm;
+  tl_rx *block, *choice, *direct, *tag_prefix, *placeholder, *norm;
   /* [min][max] for min <= max: the two letter patterns for that letter range. */
   tl_rx *tag_letter[NL][NL];
   tl_rx *no_tag[NL][NL];
@@ -71,7 +108,8 @@ void tl_se_pr3_free(tl_se_pr3 *s) {
   tl_rx_free(s->block);
   tl_rx_free(s->choice);
   tl_rx_free(s->direct);
-  tl_rx_free(s->tag);
+  tl_rx_free(s->tag_prefix);
+  tl_rx_free(s->placeholder);
   tl_rx_free(s->norm);
   for (int a = 0; a < NL; a++)
     for (int b = 0; b < NL; b++) {
@@ -89,6 +127,7 @@ static void range_class(char *buf, size_t n, int a, int b) {
 }
 
 tl_se_pr3 *tl_se_pr3_new(tl_err *err) {
+  if (tl_utf8_locale_check(err)) return NULL; /* str.lower() needs it */
   tl_se_pr3 *s = calloc(1, sizeof *s);
   if (!s) {
     tl_err_set(err, TL_ENOMEM, "out of memory");
@@ -97,7 +136,8 @@ tl_se_pr3 *tl_se_pr3_new(tl_err *err) {
   if (!(s->block = tl_rx_compile(P_BLOCK, 0, err)) ||
       !(s->choice = tl_rx_compile(P_CHOICE, 0, err)) ||
       !(s->direct = tl_rx_compile(P_DIRECT, TL_RX_I, err)) ||
-      !(s->tag = tl_rx_compile(P_TAG, TL_RX_I, err)) ||
+      !(s->tag_prefix = tl_rx_compile(P_TAG_PREFIX, TL_RX_I, err)) ||
+      !(s->placeholder = tl_rx_compile(P_PLACEHOLDER, TL_RX_I, err)) ||
       !(s->norm = tl_rx_compile(P_NORM, 0, err)))
     goto fail;
   /* Every range the options can give (351 pairs), compiled once here so parse stays
@@ -117,6 +157,10 @@ fail:
   return NULL;
 }
 
+/* Internally a regex resource limit travels as TL_EREGEX and any other regex failure as
+ * TL_EINTERNAL; tl_se_pr3_parse turns TL_EREGEX into the status parse_limit. */
+static tl_status rx_fail(int r) { return r == TL_RX_LIMIT ? TL_EREGEX : TL_EINTERNAL; }
+
 /* re.sub(r'[^\w\s]|[\s]+$', '', s[0..n)).lower() into a malloc'd string; *st set on failure. */
 static char *normalise(const tl_se_pr3 *s, const char *str, size_t n, tl_status *st) {
   tl_buf b;
@@ -130,7 +174,7 @@ static char *normalise(const tl_se_pr3 *s, const char *str, size_t n, tl_status 
     pos = m.end[0]; /* the pattern never matches empty */
   }
   if (r < 0) {
-    *st = TL_EREGEX;
+    *st = rx_fail(r);
     goto out;
   }
   if (pos < n && (*st = tl_buf_append(&b, str + pos, n - pos))) goto out;
@@ -163,7 +207,7 @@ static tl_status read_choices(const tl_se_pr3 *s, const char *prompt, choices *c
   memset(c, 0, sizeof *c);
   tl_rx_match m;
   int r = tl_rx_search(s->block, prompt, strlen(prompt), 0, &m);
-  if (r < 0) return TL_EREGEX;
+  if (r < 0) return rx_fail(r);
   if (r == 0) return TL_OK;
   /* findall over the block text group(1): successive non-overlapping searches. */
   const char *blk = prompt + m.start[1];
@@ -171,7 +215,7 @@ static tl_status read_choices(const tl_se_pr3 *s, const char *prompt, choices *c
   while (pos < blen) {
     tl_rx_match cm;
     r = tl_rx_search(s->choice, blk, blen, pos, &cm);
-    if (r < 0) return TL_EREGEX;
+    if (r < 0) return rx_fail(r);
     if (r == 0) break;
     if (c->n == c->cap) {
       int cap = c->cap ? 2 * c->cap : 8;
@@ -200,6 +244,43 @@ static char *ascii_upper_dup(const char *s, size_t n) {
     for (char *p = d; *p; p++)
       if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 32);
   return d;
+}
+
+/* re.search(TAG, r, re.I) is not None, with TAG =
+ *   \**Answer\**\s*:\**\s*(?!.*<A single letter option that best answers the question>).*
+ * in time linear in n. The leading \** and the final .* never decide a match, so TAG matches at
+ * an occurrence of "Answer\**\s*:" (colon ending at c) iff the negative lookahead holds at some
+ * x that "\**\s*" can reach, i.e. any x in [c, e] with e the greedy end. The lookahead fails at
+ * x iff a placeholder starts in [x, end of x's line): '.' stops only at "\n", and the
+ * placeholder holds no "\n". So it holds at a "\n" in [c, e) (nothing after it on its line) and
+ * otherwise, all of [c, e] being one line, best at x = e. The next placeholder and the next
+ * newline at or after e are cached, as e only grows: each byte is scanned once. Python re-reads
+ * the rest of the line at every "Answer:", which is quadratic on a long line of them.
+ * Returns 1, 0, or a negative tl_rx result. */
+static int has_tag(const tl_se_pr3 *s, const char *r, size_t n) {
+  size_t pos = 0, ph = 0, nl = 0; /* first placeholder / newline at or after an earlier e */
+  int have_ph = 0, have_nl = 0;
+  for (;;) {
+    tl_rx_match m;
+    int rc = tl_rx_search(s->tag_prefix, r, n, pos, &m);
+    if (rc <= 0) return rc;
+    size_t c = m.start[1], e = m.end[0];
+    if (memchr(r + c, '\n', e - c)) return 1;
+    if (!have_nl || nl < e) { /* else the cached one is still the first at or after e */
+      const char *q = memchr(r + e, '\n', n - e);
+      nl = q ? (size_t)(q - r) : n;
+      have_nl = 1;
+    }
+    if (!have_ph || ph < e) {
+      tl_rx_match pm;
+      rc = tl_rx_search(s->placeholder, r, n, e, &pm);
+      if (rc < 0) return rc;
+      ph = rc ? pm.start[0] : n + 1;
+      have_ph = 1;
+    }
+    if (ph >= nl) return 1; /* no placeholder on the rest of e's line */
+    pos = e; /* the next "Answer" starts at or after e */
+  }
 }
 
 tl_status tl_se_pr3_parse(const tl_se_pr3 *s, const tl_se_item *item, const char *prompt,
@@ -232,7 +313,7 @@ tl_status tl_se_pr3_parse(const tl_se_pr3 *s, const tl_se_item *item, const char
 
   /* Step 3: direct answer - first token after the first "Answer:" equal to a choice text. */
   int r = tl_rx_search(s->direct, response, rlen, 0, &m);
-  if (r < 0) { st = TL_EREGEX; goto done; }
+  if (r < 0) { st = rx_fail(r); goto done; }
   if (r == 1) {
     char *tok = normalise(s, response + m.start[1], m.end[1] - m.start[1], &st);
     if (!tok) goto done;
@@ -247,12 +328,12 @@ tl_status tl_se_pr3_parse(const tl_se_pr3 *s, const tl_se_item *item, const char
   }
   if (!lp) {
     /* Step 4/5: is there an "Answer:" line without the prompt's placeholder? */
-    r = tl_rx_search(s->tag, response, rlen, 0, &m);
-    if (r < 0) { st = TL_EREGEX; goto done; }
+    r = has_tag(s, response, rlen);
+    if (r < 0) { st = rx_fail(r); goto done; }
     int tagged = r == 1;
     const tl_rx *lrx = tagged ? s->tag_letter[lo][hi] : s->no_tag[lo][hi];
     r = tl_rx_search(lrx, response, rlen, 0, &m);
-    if (r < 0) { st = TL_EREGEX; goto done; }
+    if (r < 0) { st = rx_fail(r); goto done; }
     if (r == 1) {
       lp = response + m.start[1];
       ll = m.end[1] - m.start[1];
@@ -283,7 +364,12 @@ tl_status tl_se_pr3_parse(const tl_se_pr3 *s, const tl_se_item *item, const char
   }
 done:
   choices_release(&c);
-  if (st) {
+  if (st == TL_EREGEX) { /* a regex resource limit: a status, never an error */
+    tl_parsed_release(out);
+    out->status = TL_PS_PARSE_LIMIT;
+    out->rule = "parse_limit";
+    st = TL_OK;
+  } else if (st) {
     tl_parsed_release(out);
     out->rule = "internal_error";
   }

@@ -23,10 +23,21 @@
  *   - A response opening with an echo of the option list ("A. ...\nB. ...") decides nothing by
  *     its opening.
  *
+ *   - A regex resource limit (rx.h) ends the parse with status parse_limit (rule "parse_limit"),
+ *     never an error.
+ *
+ * Cost: for a fixed item, time and memory are linear in the response. The think-tag searches
+ * and clause ends only move forward (cached), negation is read once per span, and a clause
+ * that many markers share is indexed once (span_names()); the marker pattern reads each
+ * blank run once. Runaway answers of 1 MB take at most a few hundred ms
+ * (tests/unit/test_parse_limits.c).
+ *
  * Reentrant: the parser object is immutable after tl_se_strict_new (one compiled pattern and a
- * C.UTF-8 locale object); all per-call state lives on the stack, with a heap fallback only for
- * spans longer than the inline buffers. */
-#define _POSIX_C_SOURCE 200809L
+ * C.UTF-8 locale object; without that locale tl_se_strict_new fails); all per-call state lives
+ * on the stack, with a heap fallback for spans longer than the inline buffers and for the
+ * clause index. */
+#define _GNU_SOURCE /* memmem */
+#include <errno.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,15 +61,30 @@
  *   6 a line starting "Answer - X" (hyphen, en or em dash).
  * Everything is preceded by "not a word character" so "MyAnswer:" is no marker. Groups 5 and 6
  * must start their line; that is checked in C (line_start()) rather than with "^", so that
- * every alternative starts with a known character and PCRE2 can skip ahead quickly. */
+ * every alternative starts with a known character and PCRE2 can skip ahead quickly.
+ *
+ * Linear cost: a blank run is read once per occurrence of the word before it. Every blank run
+ * is followed by a character it cannot contain (PCRE2 then never gives blanks back), except in
+ * two places, written so that it does not matter:
+ *   - group 5 is "answer", then optional "blanks + ':'", "blanks + '**'", "blanks + ':'", then
+ *     blanks or CRs to the end of the line. It was four optional blank runs in a row,
+ *     "[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t\r]*$", which tried every way of splitting a
+ *     blank run in four: "Answer" and 3,000 blanks exceeded PCRE2's match limit and aborted the
+ *     whole run. Same language, same match;
+ *   - the content of \boxed{} (group 2) starts with a non-blank or is empty, as the blanks
+ *     before it are taken first: then giving blanks back cannot start it again further left
+ *     ("\boxed{" + blanks + "{" re-read the blanks once per blank).
+ * Both were checked against the old pattern on every string of up to 7 characters over
+ * " \t:*_\r\nx-" (after "answer") and " {}\\xt\n" (after "\boxed"): same matches and groups.
+ * Possessive quantifiers would do the same but make the JIT'd search 20% slower. */
 static const char MARKER_RX[] =
     "(?<!\\w)(?:"
-    "(\\\\boxed\\s*\\{\\s*(?:\\\\(?:text|textbf|mathrm|mathbf)\\s*\\{\\s*)?([^{}]*)\\})"
+    "(\\\\boxed\\s*\\{\\s*(?:\\\\(?:text|textbf|mathrm|mathbf)\\s*\\{\\s*)?((?:[^{}\\s][^{}]*)?)\\})"
     "|((?:\\*\\*|__)?(?:(?:the|my|our)\\s+)?(?:(?:final|correct)\\s+)?answer(?:\\*\\*|__)?[ \\t]*"
     "[:\xef\xbc\x9a])"
     "|(the\\s+(?:(?:final|correct)\\s+)?answer\\s+is(?:\\b|(?=n(?:'|`|\xe2\x80\x99)?t\\b))[ \\t]*:?)"
-    "|((?:\\#{1,6}[ \\t]*)?(?:\\*\\*|__)?(?:final[ \\t]+)?answer[ \\t]*:?[ \\t]*"
-    "(?:\\*\\*|__)?[ \\t]*:?[ \\t\\r]*$)"
+    "|((?:\\#{1,6}[ \\t]*)?(?:\\*\\*|__)?(?:final[ \\t]+)?answer(?:[ \\t]*:)?(?:[ \\t]*(?:\\*\\*|__))?"
+    "(?:[ \\t]*:)?[ \\t\\r]*$)"
     "|((?:\\#{1,6}[ \\t]*)?(?:\\*\\*|__)?(?:final[ \\t]+)?answer(?:\\*\\*|__)?[ \\t]*"
     "(?:-|\xe2\x80\x93|\xe2\x80\x94)[ \\t]*)"
     ")";
@@ -67,7 +93,7 @@ enum { G_BOXED = 1, G_BOXED_IN = 2, G_COLON = 3, G_IS = 4, G_HEAD = 5, G_DASH = 
 
 struct tl_se_strict {
   tl_rx *marker;
-  locale_t loc; /* C.UTF-8, for Unicode case folding and \w classification; (locale_t)0 = ASCII */
+  locale_t loc; /* C.UTF-8, for Unicode case folding and \w classification (never (locale_t)0) */
 };
 
 tl_se_strict *tl_se_strict_new(tl_err *err) {
@@ -76,19 +102,30 @@ tl_se_strict *tl_se_strict_new(tl_err *err) {
     tl_err_set(err, TL_ENOMEM, "out of memory");
     return NULL;
   }
+  /* Without C.UTF-8 every non-ASCII letter would be a separator: "Crème" would normalize to
+   * "cr me". That changes results, so it is an error, never a silent fallback. */
+  errno = 0;
+  s->loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  if (s->loc == (locale_t)0) {
+    int e = errno;
+    free(s);
+    tl_err_set(err, TL_EINTERNAL, "the C.UTF-8 locale is not available: %s",
+               e ? strerror(e) : "newlocale failed");
+    return NULL;
+  }
   s->marker = tl_rx_compile(MARKER_RX, TL_RX_I | TL_RX_M, err);
   if (!s->marker) {
+    freelocale(s->loc);
     free(s);
     return NULL;
   }
-  s->loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
   return s;
 }
 
 void tl_se_strict_free(tl_se_strict *s) {
   if (!s) return;
   tl_rx_free(s->marker);
-  if (s->loc != (locale_t)0) freelocale(s->loc);
+  freelocale(s->loc);
   free(s);
 }
 
@@ -158,12 +195,24 @@ static int may_have_case(uint32_t cp) {
          (cp >= 0xFF21 && cp <= 0xFF3A) || (cp >= 0x10400 && cp <= 0x1044F);
 }
 
-static int norm_append(const tl_se_strict *S, nbuf *b, const char *s, size_t n) {
-  /* Output bound: each input byte yields at most one output byte plus a separator, except a
-   * 2-byte character whose lower case takes 3 bytes; 2n covers both. */
-  if (nb_reserve(b, 2 * n + 4)) return -1;
-  char *o = b->p + b->len, *o0 = o;
-  int pending_space = 0;
+/* One normalizer for spans and for clause indexes. It runs over raw text from a state (a
+ * pending separator, and how many bytes it has written), so that it can continue where it
+ * stopped: normalizing [x, E) from x in one go or in pieces gives the same bytes. `o` NULL only
+ * counts. Each input byte yields at most one output byte plus a separator, except a 2-byte
+ * character whose lower case takes 3 bytes: 2n bytes of room always suffice. */
+typedef struct {
+  int pending;  /* a separator was read since the last alphanumeric */
+  size_t out;   /* bytes written so far (a pending separator not counted) */
+} nstate;
+
+static void norm_run(const tl_se_strict *S, const char *s, size_t n, nstate *st, char *o) {
+  /* Writing or only counting without a branch per byte: when counting, every byte goes to the
+   * same scratch byte (adv = 0). */
+  char scratch[4];
+  size_t adv = o ? 1 : 0;
+  char *w = o ? o + st->out : scratch;
+  size_t out = st->out;
+  int pending_space = st->pending;
   size_t i = 0;
   while (i < n) {
     unsigned char c = (unsigned char)s[i];
@@ -179,16 +228,22 @@ static int norm_append(const tl_se_strict *S, nbuf *b, const char *s, size_t n) 
         pending_space = 1;
         continue;
       }
-      if (pending_space && o > o0) *o++ = ' ';
+      if (pending_space && out > 0) {
+        *w = ' ';
+        w += adv;
+        out++;
+      }
       pending_space = 0;
-      *o++ = (char)c;
+      *w = (char)c;
+      w += adv;
+      out++;
       continue;
     }
     size_t k = tl_utf8_decode(s + i, n - i, &cp);
     if (!k) k = 1; /* malformed byte: a separator */
     i += k;
     if (is_apostrophe(cp)) continue;
-    if (S->loc != (locale_t)0 && cp != 0xFFFD) {
+    if (cp != 0xFFFD) {
       alnum = iswalnum_l((wint_t)cp, S->loc) != 0;
       if (alnum && may_have_case(cp)) cp = (uint32_t)towlower_l((wint_t)cp, S->loc);
     } else {
@@ -198,32 +253,79 @@ static int norm_append(const tl_se_strict *S, nbuf *b, const char *s, size_t n) 
       pending_space = 1;
       continue;
     }
-    if (pending_space && o > o0) *o++ = ' ';
-    pending_space = 0;
-    if (cp < 0x80) { *o++ = (char)cp; }
-    else if (cp < 0x800) { *o++ = (char)(0xC0 | (cp >> 6)); *o++ = (char)(0x80 | (cp & 0x3F)); }
-    else if (cp < 0x10000) {
-      *o++ = (char)(0xE0 | (cp >> 12)); *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-      *o++ = (char)(0x80 | (cp & 0x3F));
-    } else {
-      *o++ = (char)(0xF0 | (cp >> 18)); *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
-      *o++ = (char)(0x80 | ((cp >> 6) & 0x3F)); *o++ = (char)(0x80 | (cp & 0x3F));
+    if (pending_space && out > 0) {
+      *w = ' ';
+      w += adv;
+      out++;
     }
+    pending_space = 0;
+    char u[4];
+    size_t ul;
+    if (cp < 0x80) { u[0] = (char)cp; ul = 1; }
+    else if (cp < 0x800) { u[0] = (char)(0xC0 | (cp >> 6)); u[1] = (char)(0x80 | (cp & 0x3F)); ul = 2; }
+    else if (cp < 0x10000) {
+      u[0] = (char)(0xE0 | (cp >> 12)); u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+      u[2] = (char)(0x80 | (cp & 0x3F)); ul = 3;
+    } else {
+      u[0] = (char)(0xF0 | (cp >> 18)); u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+      u[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); u[3] = (char)(0x80 | (cp & 0x3F)); ul = 4;
+    }
+    memcpy(w, u, ul);
+    w += adv * ul;
+    out += ul;
   }
-  b->len = (size_t)(o - b->p);
+  st->out = out;
+  st->pending = pending_space;
+}
+
+/* Appends norm(s[0..n)) to b (a fresh normalization: no separator before its first word). */
+static int norm_append(const tl_se_strict *S, nbuf *b, const char *s, size_t n) {
+  if (nb_reserve(b, 2 * n + 4)) return -1;
+  nstate st = {0, 0};
+  norm_run(S, s, n, &st, b->p + b->len);
+  b->len += st.out;
   b->p[b->len] = 0;
   return 0;
 }
 
 /* ---- per-call context ---------------------------------------------------------------------- */
 
+/* Index of one clause, for answering many "options named in s[x..E)" queries with the same
+ * clause end E (a runaway "the answer is the answer is ..." puts thousands of markers in one
+ * clause, whose spans all run to E). See "the clause index" below. */
+typedef struct {
+  int on;
+  const char *raw;      /* the text the clause belongs to */
+  size_t E;             /* raw clause end */
+  nbuf z;               /* Z = norm(raw[x0..E)), x0 = the first query's start */
+  size_t cur;           /* raw position the cursor stands at (>= x0) */
+  nstate cst;           /* normalizer state after raw[x0..cur): cst.out = N(cur) */
+  size_t lu[TL_SE_MAX_OPTIONS]; /* 1 + start of the last uncovered occurrence of option i in Z */
+  size_t lb[TL_SE_MAX_OPTIONS]; /* 1 + start of the last one with a negated copula after it */
+  size_t *ev;           /* valid negation events in Z: start, end pairs, by start */
+  size_t nev, evcap;
+} cidx;
+
 typedef struct {
   const tl_se_strict *S;
   int n;                            /* option count */
   size_t off[TL_SE_MAX_OPTIONS];    /* normalized option i = opts.p + off[i] (NUL-terminated) */
   size_t olen[TL_SE_MAX_OPTIONS];
+  size_t lmax;                      /* the longest normalized option text */
   nbuf opts;                        /* normalized option texts */
   nbuf span;                        /* scratch: the normalized span being resolved */
+  const char *sp;                   /* the normalized span of the last names query ... */
+  size_t spl;                       /* ... and its length (in span or in idx.z) */
+  /* the last names query (a second identical query is answered from here) */
+  int q_on;
+  const char *q_raw;
+  size_t q_x, q_E;
+  unsigned q_mask, q_neg;
+  cidx idx;
+  /* the last clause_end() result: clause_end(ce_s, ce_n, ce_from) == ce_end */
+  int ce_on;
+  const char *ce_s;
+  size_t ce_n, ce_from, ce_end;
 } ctx;
 
 static int at_boundary(const char *s, size_t sl, size_t pos, size_t len) {
@@ -231,7 +333,8 @@ static int at_boundary(const char *s, size_t sl, size_t pos, size_t len) {
 }
 
 /* Is the occurrence [a, a+la) of option i inside a word-bounded occurrence of a LONGER option
- * text? (Longest match wins: "Ice Queen Ice Cream" does not also name "Ice Cream".) */
+ * text? (Longest match wins: "Ice Queen Ice Cream" does not also name "Ice Cream".) Only the
+ * positions that could hold such an occurrence are tried: constant work per occurrence. */
 static int covered(const ctx *c, const char *s, size_t sl, int i, size_t a) {
   size_t b = a + c->olen[i];
   for (int j = 0; j < c->n; j++) {
@@ -240,7 +343,7 @@ static int covered(const ctx *c, const char *s, size_t sl, int i, size_t a) {
     const char *oj = c->opts.p + c->off[j];
     size_t from = b >= lj ? b - lj : 0;
     for (size_t p = from; p <= a && p + lj <= sl; p++)
-      if (memcmp(s + p, oj, lj) == 0 && at_boundary(s, sl, p, lj)) return 1;
+      if (at_boundary(s, sl, p, lj) && memcmp(s + p, oj, lj) == 0) return 1;
   }
   return 0;
 }
@@ -252,7 +355,14 @@ static int covered(const ctx *c, const char *s, size_t sl, int i, size_t a) {
  * right after it ("Southeast is wrong", "Southeast is not correct", "Southeast would be the wrong
  * answer", "Southeast isn't it"). Words inside an option's own name never count ("Not Just
  * Noodles"). Word lists work on normalized text, where apostrophes are deleted ("isn't" is
- * "isnt"). "no" is no negation word: "No" is a Yes/No option text. */
+ * "isnt"). "no" is no negation word: "No" is a Yes/No option text.
+ *
+ * (a) is read once per span, not once per occurrence: a negation event is a NEG_PRE word or a
+ * NEG_PRE2 phrase at a word start; it is valid when it lies inside no word-bounded occurrence
+ * of an option text. An occurrence at a is negated by (a) exactly when some valid event ends at
+ * or before a, i.e. when the first valid event of the span ends at or before a (events do not
+ * overlap, so the first one ends first). Reading every word before every occurrence was
+ * quadratic: "A. " + "Yucca Yoga " * 4000 took 4 s. */
 
 static const char *const NEG_PRE[] = {
     "not",   "never",  "cannot", "neither", "nor",    "but",    "except", "excluding",
@@ -271,51 +381,59 @@ static const char *const NEG_AFTER[] = {"not", "never", "wrong", "incorrect", NU
 
 /* Length of the normalized word at s[p] (up to the next space or sl). */
 static size_t word_len(const char *s, size_t sl, size_t p) {
-  size_t q = p;
-  while (q < sl && s[q] != ' ') q++;
-  return q - p;
+  const char *q = memchr(s + p, ' ', sl - p);
+  return q ? (size_t)(q - s) - p : sl - p;
 }
 
 /* Is the word s[p..p+wl) one of `list`? */
 static int word_in(const char *s, size_t p, size_t wl, const char *const *list) {
+  if (wl == 0) return 0;
   for (int k = 0; list[k]; k++)
-    if (strlen(list[k]) == wl && memcmp(s + p, list[k], wl) == 0) return 1;
+    if (list[k][0] == s[p] && strlen(list[k]) == wl && memcmp(s + p, list[k], wl) == 0) return 1;
   return 0;
 }
 
-/* Does s[p..p+wl) lie inside a word-bounded occurrence of some option text? */
+/* Does s[p..p+wl) lie inside a word-bounded occurrence of some option text? Such an occurrence
+ * starts in [p + wl - lj, p]: only those positions are tried. */
 static int inside_option(const ctx *c, const char *s, size_t sl, size_t p, size_t wl) {
   for (int j = 0; j < c->n; j++) {
     size_t lj = c->olen[j];
-    if (lj == 0 || lj > sl) continue;
+    if (lj == 0 || lj > sl || lj < wl) continue;
     const char *oj = c->opts.p + c->off[j];
-    for (const char *h = s; (h = strstr(h, oj)) != NULL; h++) {
-      size_t a = (size_t)(h - s);
-      if (a > p) break;
-      if (p + wl <= a + lj && at_boundary(s, sl, a, lj)) return 1;
-    }
+    for (size_t a = p + wl >= lj ? p + wl - lj : 0; a <= p; a++)
+      if (a + lj <= sl && at_boundary(s, sl, a, lj) && memcmp(s + a, oj, lj) == 0) return 1;
   }
   return 0;
 }
 
-/* Is the option occurrence s[a..b) negated (see above)? s is normalized, sl its length. */
-static int negated(const ctx *c, const char *s, size_t sl, size_t a, size_t b) {
-  /* (a) a negation word or phrase before it */
-  for (size_t p = 0; p < a;) {
-    size_t wl = word_len(s, sl, p);
-    int hit = word_in(s, p, wl, NEG_PRE);
-    size_t hl = wl;
-    for (int k = 0; !hit && NEG_PRE2[k]; k++) {
-      size_t kl = strlen(NEG_PRE2[k]);
-      if (p + kl <= a && memcmp(s + p, NEG_PRE2[k], kl) == 0 && (p + kl == sl || s[p + kl] == ' ')) {
-        hit = 1;
-        hl = kl;
-      }
-    }
-    if (hit && !inside_option(c, s, sl, p, hl)) return 1;
+/* The negation event at word start p of s[0..sl): its length (a NEG_PRE word or a NEG_PRE2
+ * phrase ending at a word boundary), 0 when there is none. *wl gets the word's length. */
+static size_t neg_event(const char *s, size_t sl, size_t p, size_t *wl) {
+  *wl = word_len(s, sl, p);
+  if (word_in(s, p, *wl, NEG_PRE)) return *wl;
+  for (int k = 0; NEG_PRE2[k]; k++) {
+    if (p >= sl || NEG_PRE2[k][0] != s[p]) continue;
+    size_t kl = strlen(NEG_PRE2[k]);
+    if (p + kl <= sl && memcmp(s + p, NEG_PRE2[k], kl) == 0 && (p + kl == sl || s[p + kl] == ' '))
+      return kl;
+  }
+  return 0;
+}
+
+#define NO_NEG ((size_t)-1)
+
+/* End of the first valid negation event of s[0..sl) that starts before p_hi, or NO_NEG. */
+static size_t first_neg_end(const ctx *c, const char *s, size_t sl, size_t p_hi) {
+  for (size_t p = 0; p < sl && p < p_hi;) {
+    size_t wl, hl = neg_event(s, sl, p, &wl);
+    if (hl && !inside_option(c, s, sl, p, hl)) return p + hl;
     p += wl + 1;
   }
-  /* (b) a negated copula right after it */
+  return NO_NEG;
+}
+
+/* (b): is the option occurrence ending at b followed by a negated copula? */
+static int copula_negated(const char *s, size_t sl, size_t b) {
   if (b >= sl) return 0;
   size_t p = b + 1, wl = word_len(s, sl, p);
   if (word_in(s, p, wl, NEG_COPULA)) return 1;
@@ -329,48 +447,209 @@ static int negated(const ctx *c, const char *s, size_t sl, size_t a, size_t b) {
   return 0;
 }
 
+/* Occurrences of option i in s[0..sl) that start in [lo, hi), word-bounded and not covered by a
+ * longer option: bit i of *mask; bit i of *neg when one of them is negated (fne: the span's
+ * first valid negation end, computed on demand through *fne_known). Linear in hi - lo + li. */
+static void scan_option(const ctx *c, const char *s, size_t sl, int i, size_t lo, size_t hi,
+                        size_t *fne, int *fne_known, unsigned *mask, unsigned *neg) {
+  size_t li = c->olen[i];
+  if (li == 0 || li > sl || lo > sl - li || hi <= lo) return;
+  const char *oi = c->opts.p + c->off[i];
+  size_t end = hi - 1 + li < sl ? hi - 1 + li : sl; /* occurrences must start before hi */
+  for (size_t a = lo; a + li <= end;) {
+    const char *h = memmem(s + a, end - a, oi, li);
+    if (!h) break;
+    a = (size_t)(h - s);
+    if (at_boundary(s, sl, a, li) && !covered(c, s, sl, i, a)) {
+      *mask |= 1u << i;
+      if (copula_negated(s, sl, a + li)) {
+        *neg |= 1u << i;
+        return;
+      }
+      if (!*fne_known) {
+        *fne = first_neg_end(c, s, sl, sl);
+        *fne_known = 1;
+      }
+      if (*fne <= a) {
+        *neg |= 1u << i;
+        return;
+      }
+    }
+    a++;
+  }
+}
+
 /* Bit i set when the normalized span s names option i (a word-bounded occurrence of its
  * normalized text that no longer option text covers). *neg gets bit i when an occurrence of
- * option i is negated (negated()). */
+ * option i is negated. Linear in sl for a fixed item. */
 static unsigned names(const ctx *c, const char *s, size_t sl, unsigned *neg) {
   unsigned mask = 0, ng = 0;
+  size_t fne = NO_NEG;
+  int known = 0;
+  for (int i = 0; i < c->n; i++) scan_option(c, s, sl, i, 0, sl, &fne, &known, &mask, &ng);
+  *neg = ng;
+  return mask;
+}
+
+/* ---- the clause index -------------------------------------------------------------------------
+ * names() of a span costs its length, and the spans of markers in one clause all run to the
+ * clause end E: thousands of markers in one long clause made the parse quadratic. From the
+ * second query on a clause, the clause is normalized once from the query's start x0 into Z,
+ * and each query s[x..E) (x >= the previous query's x) is answered in time independent of E - x:
+ *   - norm(s[x..E)) is exactly Z from N(x) on (N(x): bytes the normalizer wrote before x), with
+ *     a leading space dropped; the cursor advances N() as x grows, each byte once;
+ *   - whether an occurrence in the span is word-bounded and uncovered, and whether a negation
+ *     event is valid, depends only on the span around it. Beyond the first D = lmax + 2 bytes of
+ *     the span it is the same as in Z, which the build recorded: per option the last uncovered
+ *     occurrence, the last one with a negated copula after it, and the valid events. The first
+ *     D bytes are read again for each query (constant work).
+ * The result equals names(norm(s[x..E))) bit for bit. */
+
+static void cidx_free(cidx *x) {
+  nb_free(&x->z);
+  free(x->ev);
+  x->ev = NULL;
+  x->nev = x->evcap = 0;
+  x->on = 0;
+}
+
+/* Builds the index of raw[x..E). -1 = out of memory. */
+static int cidx_build(ctx *c, const char *raw, size_t x, size_t E) {
+  cidx *ix = &c->idx;
+  ix->on = 0;
+  ix->z.len = 0;
+  ix->nev = 0;
+  if (nb_reserve(&ix->z, 2 * (E - x) + 4)) return -1;
+  nstate st = {0, 0};
+  norm_run(c->S, raw + x, E - x, &st, ix->z.p);
+  ix->z.len = st.out;
+  ix->z.p[st.out] = 0;
+  const char *z = ix->z.p;
+  size_t zl = ix->z.len;
   for (int i = 0; i < c->n; i++) {
+    ix->lu[i] = ix->lb[i] = 0;
     size_t li = c->olen[i];
-    if (li == 0 || li > sl) continue;
+    if (li == 0 || li > zl) continue;
     const char *oi = c->opts.p + c->off[i];
-    const char *h = s;
-    while ((h = strstr(h, oi)) != NULL) {
-      size_t a = (size_t)(h - s);
-      if (at_boundary(s, sl, a, li) && !covered(c, s, sl, i, a)) {
-        mask |= 1u << i;
-        if (negated(c, s, sl, a, a + li)) {
-          ng |= 1u << i;
-          break;
-        }
+    for (size_t a = 0; a + li <= zl;) {
+      const char *h = memmem(z + a, zl - a, oi, li);
+      if (!h) break;
+      a = (size_t)(h - z);
+      if (at_boundary(z, zl, a, li) && !covered(c, z, zl, i, a)) {
+        ix->lu[i] = a + 1;
+        if (copula_negated(z, zl, a + li)) ix->lb[i] = a + 1;
       }
-      h++;
+      a++;
+    }
+  }
+  for (size_t p = 0; p < zl;) {
+    size_t wl, hl = neg_event(z, zl, p, &wl);
+    if (hl && !inside_option(c, z, zl, p, hl)) {
+      if (ix->nev == ix->evcap) {
+        size_t nc = ix->evcap ? 2 * ix->evcap : 64;
+        size_t *ne = realloc(ix->ev, 2 * nc * sizeof *ne);
+        if (!ne) return -1;
+        ix->ev = ne;
+        ix->evcap = nc;
+      }
+      ix->ev[2 * ix->nev] = p;
+      ix->ev[2 * ix->nev + 1] = p + hl;
+      ix->nev++;
+    }
+    p += wl + 1;
+  }
+  ix->raw = raw;
+  ix->E = E;
+  ix->cur = x;
+  ix->cst.pending = 0;
+  ix->cst.out = 0;
+  ix->on = 1;
+  return 0;
+}
+
+/* names() of norm(raw[x..E)) from the index (x >= ix->cur); sets c->sp / c->spl. */
+static unsigned cidx_query(ctx *c, size_t x, unsigned *neg) {
+  cidx *ix = &c->idx;
+  norm_run(c->S, ix->raw + ix->cur, x - ix->cur, &ix->cst, NULL);
+  ix->cur = x;
+  size_t zl = ix->z.len, s0 = ix->cst.out;
+  if (s0 < zl && ix->z.p[s0] == ' ') s0++;
+  const char *s = ix->z.p + s0;
+  size_t sl = zl - s0, d = c->lmax + 2;
+  c->sp = s;
+  c->spl = sl;
+  /* the span's first valid negation: among its first d bytes, read directly; beyond, from Z */
+  size_t fne = first_neg_end(c, s, sl, d);
+  if (fne == NO_NEG) {
+    size_t lo = 0, hi = ix->nev; /* first event starting at or after s0 + d */
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (ix->ev[2 * mid] < s0 + d) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < ix->nev) fne = ix->ev[2 * lo + 1] - s0;
+  }
+  unsigned mask = 0, ng = 0;
+  int known = 1;
+  size_t far = s0 + d; /* occurrences starting here or later: as in Z */
+  for (int i = 0; i < c->n; i++) {
+    scan_option(c, s, sl, i, 0, d, &fne, &known, &mask, &ng);
+    if (ix->lu[i] && ix->lu[i] - 1 >= far) {
+      mask |= 1u << i;
+      if ((ix->lb[i] && ix->lb[i] - 1 >= far) ||
+          (fne != NO_NEG && ix->lu[i] - 1 >= s0 + fne))
+        ng |= 1u << i;
     }
   }
   *neg = ng;
   return mask;
 }
 
-/* Normalizes raw[0..n) into c->span and returns the options it names (*neg: those negated);
- * -1 on out of memory. */
-static long names_raw(ctx *c, const char *raw, size_t n, unsigned *neg) {
-  c->span.len = 0;
-  c->span.p[0] = 0;
-  *neg = 0;
-  if (norm_append(c->S, &c->span, raw, n)) return -1;
-  return (long)names(c, c->span.p, c->span.len, neg);
+/* The options named in the span s[x..E) after normalization (*neg: those negated), with
+ * c->sp / c->spl set to the normalized span; -1 on out of memory. A repeated query is answered
+ * from the last result; queries that move forward through one long clause use the index. */
+#ifndef STRICT_INDEX_MIN
+#define STRICT_INDEX_MIN 256 /* shorter spans are normalized directly */
+#endif
+#ifndef STRICT_INDEX_ALWAYS
+#define STRICT_INDEX_ALWAYS 0 /* 1: index from the first query on (to test the index) */
+#endif
+static long span_names(ctx *c, const char *raw, size_t x, size_t E, unsigned *neg) {
+  if (c->q_on && c->q_raw == raw && c->q_x == x && c->q_E == E) {
+    *neg = c->q_neg;
+    return (long)c->q_mask;
+  }
+  unsigned m;
+  if (c->idx.on && c->idx.raw == raw && c->idx.E == E && x >= c->idx.cur) {
+    m = cidx_query(c, x, neg);
+  } else if (c->lmax > 0 && E - x >= STRICT_INDEX_MIN &&
+             ((c->q_on && c->q_raw == raw && c->q_E == E && x > c->q_x) || STRICT_INDEX_ALWAYS)) {
+    if (cidx_build(c, raw, x, E)) return -1;
+    m = cidx_query(c, x, neg);
+  } else {
+    c->span.len = 0;
+    c->span.p[0] = 0;
+    if (norm_append(c->S, &c->span, raw + x, E - x)) return -1;
+    c->sp = c->span.p;
+    c->spl = c->span.len;
+    m = names(c, c->span.p, c->span.len, neg);
+  }
+  c->q_on = 1;
+  c->q_raw = raw;
+  c->q_x = x;
+  c->q_E = E;
+  c->q_mask = m;
+  c->q_neg = *neg;
+  return (long)m;
 }
 
-/* Does the normalized span in c->span start with an option's text ("Not Just Noodles")? */
+/* Does the normalized span of the last names query start with an option's text ("Not Just
+ * Noodles")? */
 static int span_starts_with_option(const ctx *c) {
   for (int i = 0; i < c->n; i++) {
     size_t li = c->olen[i];
-    if (li && li <= c->span.len && memcmp(c->span.p, c->opts.p + c->off[i], li) == 0 &&
-        at_boundary(c->span.p, c->span.len, 0, li))
+    if (li && li <= c->spl && memcmp(c->sp, c->opts.p + c->off[i], li) == 0 &&
+        at_boundary(c->sp, c->spl, 0, li))
       return 1;
   }
   return 0;
@@ -422,6 +701,16 @@ static size_t closer_len(const char *s, size_t n) {
 /* End of the clause that starts at p: the first newline; a '.', '!', '?' or ';' followed
  * (after optional closing quotes/brackets/markdown) by whitespace or the end; or a "Reason:" /
  * "Reasoning:" label (the LETTER prompt's second field). */
+/* A "Reason:" / "Reasoning:" label (blanks and markdown before the colon) starts at s[q]; the
+ * character before q is not looked at. */
+static int reason_label(const char *s, size_t n, size_t q) {
+  if ((s[q] | 32) != 'r' || !ci_prefix(s + q, n - q, "reason")) return 0;
+  size_t r = q + 6;
+  if (ci_prefix(s + r, n - r, "ing")) r += 3;
+  while (r < n && (is_hspace(s[r]) || s[r] == '*' || s[r] == '_')) r++;
+  return r < n && s[r] == ':';
+}
+
 static size_t clause_end(const char *s, size_t n, size_t p) {
   for (size_t q = p; q < n; q++) {
     char ch = s[q];
@@ -430,15 +719,28 @@ static size_t clause_end(const char *s, size_t n, size_t p) {
       size_t r = q + 1, k;
       while (r < n && (k = closer_len(s + r, n - r)) > 0) r += k;
       if (r == n || is_space(s[r])) return q;
-    } else if ((ch | 32) == 'r' && (q == p || !is_ascii_alnum(s[q - 1])) &&
-               ci_prefix(s + q, n - q, "reason")) {
-      size_t r = q + 6;
-      if (ci_prefix(s + r, n - r, "ing")) r += 3;
-      while (r < n && (is_hspace(s[r]) || s[r] == '*' || s[r] == '_')) r++;
-      if (r < n && s[r] == ':') return q;
+    } else if ((ch | 32) == 'r' && (q == p || !is_ascii_alnum(s[q - 1])) && reason_label(s, n, q)) {
+      return q;
     }
   }
   return n;
+}
+
+/* clause_end() through a one-entry cache. Every start p in (from, end) of a clause scanned from
+ * `from` has the same end, except when a "Reason:" label starts at p itself (a label counts at
+ * the start of a span even right after a letter). Markers in one long clause ask from
+ * successive starts: each byte is scanned once instead of once per marker. */
+static size_t clause_end_c(ctx *c, const char *s, size_t n, size_t p) {
+  if (c->ce_on && c->ce_s == s && c->ce_n == n && p >= c->ce_from && p <= c->ce_end) {
+    if (p > c->ce_from && p < c->ce_end && reason_label(s, n, p)) return p;
+    return c->ce_end;
+  }
+  c->ce_on = 1;
+  c->ce_s = s;
+  c->ce_n = n;
+  c->ce_from = p;
+  c->ce_end = clause_end(s, n, p);
+  return c->ce_end;
 }
 
 /* Letter head at s[p..]: "B", "(B)", "[B]", "(b)", optionally followed by '.', ')' or ':' and
@@ -600,7 +902,7 @@ static int resolve(ctx *c, const char *s, size_t lim, size_t p, int opening, res
   size_t q = p, ng = opening ? 0 : neg_prefix(s, lim, p);
   if (ng) {
     /* "not"/"never" that begins an option's own name ("Not Just Noodles") is no negation */
-    if (names_raw(c, s + p, clause_end(s, lim, p) - p, &nm) < 0) return -1;
+    if (span_names(c, s, p, clause_end_c(c, s, lim, p), &nm) < 0) return -1;
     if (span_starts_with_option(c)) {
       ng = 0;
     } else {
@@ -618,8 +920,8 @@ static int resolve(ctx *c, const char *s, size_t lim, size_t p, int opening, res
       if (idx < c->n) r->negm = 1u << idx;
       return 0;
     }
-    size_t e = clause_end(s, lim, after);
-    long m = names_raw(c, s + after, e - after, &nm);
+    size_t e = clause_end_c(c, s, lim, after);
+    long m = span_names(c, s, after, e, &nm);
     if (m < 0) return -1;
     r->kind = K_LETTER;
     if (idx >= c->n) {
@@ -637,7 +939,7 @@ static int resolve(ctx *c, const char *s, size_t lim, size_t p, int opening, res
     return 0;
   }
   if (opening) return 0;
-  long m = names_raw(c, s + p, clause_end(s, lim, p) - p, &nm);
+  long m = span_names(c, s, p, clause_end_c(c, s, lim, p), &nm);
   if (m < 0) return -1;
   if (m == 0) return 0;
   if (ng) nm = (unsigned)m; /* "the answer is" + "'t Southeast": the prefix negates the clause */
@@ -732,18 +1034,37 @@ static const char *find_ci(const char *s, size_t n, size_t from, const char *w) 
   return NULL;
 }
 
+/* find_ci() through a cache, for searches whose `from` never decreases: the hit found from an
+ * earlier `from` (or its absence) stays the answer while it is not behind `from`, so each byte
+ * is scanned once per tag. (Searching afresh at every tag was quadratic: 1 MB of "</think>"
+ * re-read the rest of the text for "<think>" after each one.) */
+typedef struct {
+  int on;
+  const char *hit;
+} tag_cache;
+
+static const char *find_ci_c(tag_cache *tc, const char *s, size_t n, size_t from, const char *w) {
+  if (!tc->on || (tc->hit && (size_t)(tc->hit - s) < from)) {
+    tc->hit = find_ci(s, n, from, w);
+    tc->on = 1;
+  }
+  return tc->hit;
+}
+
 /* Drops <think>...</think> blocks and everything before an orphan </think>. The visible text is
  * either a slice of the response (*v,*vl) or, when several slices survive, their concatenation
- * in `buf`. Returns 1 when a <think> is never closed, -1 on out of memory, else 0. */
+ * in `buf`. Returns 1 when a <think> is never closed, -1 on out of memory, else 0. Linear: the
+ * searches only move forward. */
 static int strip_think(const char *r, size_t n, nbuf *buf, const char **v, size_t *vl) {
   size_t pos = 0;
   size_t seg_s[2] = {0, 0}, seg_e[2] = {0, 0};
   int nseg = 0, in_buf = 0;
+  tag_cache open_c = {0, NULL}, close_c = {0, NULL};
   buf->len = 0;
   buf->p[0] = 0;
   for (;;) {
-    const char *o = find_ci(r, n, pos, "<think>");
-    const char *cl = find_ci(r, n, pos, "</think>");
+    const char *o = find_ci_c(&open_c, r, n, pos, "<think>");
+    const char *cl = find_ci_c(&close_c, r, n, pos, "</think>");
     if (cl && (!o || cl < o)) { /* orphan close (R1-style templates): drop all before it */
       nseg = 0;
       in_buf = 0;
@@ -769,7 +1090,7 @@ static int strip_think(const char *r, size_t n, nbuf *buf, const char **v, size_
       }
     }
     if (!o) break;
-    const char *c2 = find_ci(r, n, (size_t)(o - r) + 7, "</think>");
+    const char *c2 = find_ci_c(&close_c, r, n, (size_t)(o - r) + 7, "</think>");
     if (!c2) return 1;
     pos = (size_t)(c2 - r) + 8;
   }
@@ -832,6 +1153,15 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
   c.n = item->n_options > TL_SE_MAX_OPTIONS ? TL_SE_MAX_OPTIONS : item->n_options;
   nb_init(&c.opts);
   nb_init(&c.span);
+  c.sp = c.span.p;
+  c.spl = 0;
+  c.lmax = 0;
+  c.q_on = 0;
+  c.ce_on = 0;
+  c.idx.on = 0; /* the rest of the index is set when it is built */
+  c.idx.ev = NULL;
+  c.idx.nev = c.idx.evcap = 0;
+  nb_init(&c.idx.z);
   nbuf vis;
   nb_init(&vis);
   tl_status ret = TL_OK;
@@ -841,6 +1171,7 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
     const char *t = item->opt_text[i] ? item->opt_text[i] : "";
     if (norm_append(S, &c.opts, t, strlen(t)) || nb_append(&c.opts, "", 1)) goto oom;
     c.olen[i] = c.opts.len - 1 - c.off[i];
+    if (c.olen[i] > c.lmax) c.lmax = c.olen[i];
   }
 
   const char *v;
@@ -862,6 +1193,10 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
   tl_rx_match m;
   while (from <= vl) {
     int rc = tl_rx_search(S->marker, v, vl, from, &m);
+    if (rc == TL_RX_LIMIT) { /* a status, never an error: the run goes on */
+      finish(item, TL_PS_PARSE_LIMIT, "parse_limit", 0, out);
+      goto done;
+    }
     if (rc < 0) {
       ret = TL_EREGEX;
       goto done;
@@ -936,7 +1271,7 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
   /* 3. Exactly one option text in the first sentence, not negated there. */
   {
     unsigned nm;
-    long mk = names_raw(&c, v + p, clause_end(v, vl, p) - p, &nm);
+    long mk = span_names(&c, v, p, clause_end_c(&c, v, vl, p), &nm);
     if (mk < 0) goto oom;
     if (mk == 0) finish(item, TL_PS_NO_ANSWER, "none", 0, out);
     else if (popcount8((unsigned)mk) > 1) finish(item, TL_PS_AMBIGUOUS, "first_sentence_text", 0, out);
@@ -955,6 +1290,7 @@ done:
   }
   nb_free(&c.opts);
   nb_free(&c.span);
+  cidx_free(&c.idx);
   nb_free(&vis);
   return ret;
 }

@@ -120,8 +120,11 @@ static tl_status json_text_field(const cJSON *obj, const char *name, int allow_n
   } else if (allow_number && cJSON_IsNumber(f)) {
     char tmp[64];
     double v = f->valuedouble;
-    if (v == (double)(long long)v) snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-    else snprintf(tmp, sizeof tmp, "%.17g", v);
+    /* (long long)v is undefined outside [-2^63, 2^63): test the range first (NaN fails it) */
+    if (v >= -9223372036854775808.0 && v < 9223372036854775808.0 && v == (double)(long long)v)
+      snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    else
+      snprintf(tmp, sizeof tmp, "%.17g", v);
     *out = tl_strdup(tmp);
   } else {
     return tl_err_set(err, TL_EINPUT, "field '%s' is not a %s", name,

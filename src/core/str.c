@@ -125,6 +125,20 @@ size_t tl_utf8_decode(const char *s, size_t n, uint32_t *cp) {
   return len;
 }
 
+size_t tl_utf8_floor(const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t i = n, cont = 0;
+  while (i > 0 && cont < 4 && (u[i - 1] & 0xC0) == 0x80) { /* continuation bytes at the end */
+    i--;
+    cont++;
+  }
+  if (i == 0) return n; /* only continuation bytes: not UTF-8, nothing sensible to cut */
+  unsigned char lead = u[i - 1];
+  size_t need = lead < 0x80 ? 1 : (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3
+                : (lead & 0xF8) == 0xF0 ? 4 : 1;
+  return cont + 1 < need ? i - 1 : n; /* incomplete: cut before its lead byte */
+}
+
 bool tl_utf8_valid(const char *s, size_t n, size_t *bad_offset) {
   size_t i = 0;
   while (i < n) {
@@ -156,13 +170,26 @@ tl_status tl_utf8_append(tl_buf *b, uint32_t cp) {
 }
 
 /* The C.UTF-8 locale object, created once (pthread_once: parsers may run on many threads).
- * glibc >= 2.35 has it built in. It lives for the whole process. */
+ * glibc >= 2.35 has it built in. It lives for the whole process. When it cannot be loaded,
+ * tl_utf8_locale_check fails, and so do the parsers' constructors: the ASCII-only fallbacks
+ * below are never reached by a parse. */
 static locale_t g_utf8_loc = (locale_t)0;
+static int g_utf8_errno;
 static pthread_once_t g_utf8_once = PTHREAD_ONCE_INIT;
-static void utf8_locale_init(void) { g_utf8_loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0); }
+static void utf8_locale_init(void) {
+  errno = 0;
+  g_utf8_loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  g_utf8_errno = errno;
+}
 static locale_t utf8_locale(void) {
   pthread_once(&g_utf8_once, utf8_locale_init);
   return g_utf8_loc;
+}
+
+tl_status tl_utf8_locale_check(tl_err *err) {
+  if (utf8_locale() != (locale_t)0) return TL_OK;
+  return tl_err_set(err, TL_EINTERNAL, "the C.UTF-8 locale is not available: %s",
+                    g_utf8_errno ? strerror(g_utf8_errno) : "newlocale failed");
 }
 
 static uint32_t uni_lower(uint32_t cp) {
