@@ -17,6 +17,7 @@
  * So the datasets do not depend on the rank count or on who scored what. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <hdf5.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include "driver.h"
 #include "journal.h"
 #include "outsafe.h"
+#include "provenance.h"
 #include "replay.h"
 #include "tally/boot.h"
 #include "tally/inlog.h"
@@ -1150,14 +1152,49 @@ static int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm
 /* Collective: opens the output (parallel HDF5) and writes the run's root attributes. */
 static int open_output(const tl_run_opts *o, const tl_job *job, const char *output, MPI_Comm comm,
                        tl_writer **wout) {
-  int nranks;
+  int nranks, rank;
   MPI_Comm_size(comm, &nranks);
+  MPI_Comm_rank(comm, &rank);
   tl_err err = {{0}};
+  /* Provenance: rank 0 hashes every input file (SHA-256); the JSON goes to every rank, because
+   * attributes are written collectively with the same value. */
+  tl_buf sha;
+  tl_buf_init(&sha);
+  int64_t len = -1;
+  if (rank == 0) {
+    int n = 1;
+    for (int b = 0; b < job->n_benches; b++) n += job->benches[b].n_items + job->benches[b].n_answers;
+    n += job->n_studies;
+    const char **paths = calloc((size_t)n, sizeof *paths);
+    int k = 0;
+    if (paths) {
+      paths[k++] = o->job_path;
+      for (int b = 0; b < job->n_benches; b++) {
+        for (int i = 0; i < job->benches[b].n_items; i++) paths[k++] = job->benches[b].items[i];
+        for (int i = 0; i < job->benches[b].n_answers; i++) paths[k++] = job->benches[b].answers[i].path;
+      }
+      for (int i = 0; i < job->n_studies; i++) paths[k++] = job->studies[i].input;
+      if (tl_sha256_files_json(paths, k, &sha, &err) == TL_OK) len = (int64_t)sha.len;
+      else fprintf(o->log, "tally: %s\n", err.msg);
+    } else {
+      fprintf(o->log, "tally: out of memory\n");
+    }
+    free(paths);
+  }
+  MPI_Bcast(&len, 1, MPI_INT64_T, 0, comm);
+  if (len < 0 || len > INT_MAX) {
+    tl_buf_release(&sha);
+    return TL_EXIT_FAIL;
+  }
+  if (rank != 0) {
+    tl_buf_reset(&sha);
+    for (int64_t i = 0; i < len; i++) tl_buf_append(&sha, " ", 1);
+  }
+  MPI_Bcast(sha.data, (int)len, MPI_CHAR, 0, comm);
   tl_writer *w = tl_h5_parallel_open(output, comm, &err);
   if (!w) {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
     if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
+    tl_buf_release(&sha);
     return TL_EXIT_FAIL;
   }
   unsigned maj, min, rel;
@@ -1170,6 +1207,8 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   if (!st) st = w->vt->attr_str(w, "hdf5_version", h5v, &err);
   if (!st) st = w->vt->attr_str(w, "engine", job->engine, &err);
   if (!st) st = w->vt->attr_i64(w, "n_ranks", nranks, &err);
+  if (!st) st = w->vt->attr_str(w, "input_sha256", sha.data, &err);
+  tl_buf_release(&sha);
   if (st) {
     fprintf(o->log, "tally: %s\n", err.msg);
     w->vt->abort(w);

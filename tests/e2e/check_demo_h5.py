@@ -13,6 +13,15 @@ attrs = tally_h5.attrs(path)
 job = json.loads(attrs["job"])
 assert job["name"] == "demo", job
 assert attrs["parsers"] == "strict,pr3,legacy", attrs["parsers"]
+# Provenance: the SHA-256 of every input file the job read, keyed by its path as the job names it
+# (relative paths resolve against the job file's folder).
+import hashlib, os  # noqa: E402
+sha = json.loads(attrs["input_sha256"])
+assert len(sha) == 5, sha
+for p, h in sha.items():
+    f = p if os.path.isabs(p) or os.path.exists(p) else os.path.join(src, "jobs", p)
+    assert hashlib.sha256(open(f, "rb").read()).hexdigest() == h, (p, h)
+assert any(p.endswith("items.jsonl") for p in sha) and any(p.endswith("vqa_judgments.csv") for p in sha), sha
 tables = set(tally_h5.tables(path))
 for t in ["/items/spatialeval", "/metrics/spatialeval/strict", "/metrics/spatialeval/pr3",
           "/metrics/spatialeval/legacy", "/metrics/spatialeval/strict_across_seeds",
