@@ -783,6 +783,37 @@ static int check_output(const tl_run_opts *o, const char *output) {
   return ok ? TL_EXIT_OK : TL_EXIT_FAIL;
 }
 
+/* Every file the job reads, with what it is for messages: the job file, items, answers, study
+ * tables, in that order. *in and *what are malloc'd (what[i] holds in[i].what's text when it is
+ * not a literal); returns the count, or -1 when out of memory. */
+static int job_inputs(const tl_run_opts *o, const tl_job *job, tl_path_role **in, char (**what)[160]) {
+  int n = 1;
+  for (int b = 0; b < job->n_benches; b++) n += job->benches[b].n_items + job->benches[b].n_answers;
+  n += job->n_studies;
+  *in = calloc((size_t)n, sizeof **in);
+  *what = calloc((size_t)n, sizeof **what);
+  if (!*in || !*what) {
+    free(*in);
+    free(*what);
+    *in = NULL;
+    *what = NULL;
+    return -1;
+  }
+  int k = 0;
+  (*in)[k++] = (tl_path_role){o->job_path, "the job file"};
+  for (int b = 0; b < job->n_benches; b++) {
+    const tl_job_bench *jb = &job->benches[b];
+    for (int i = 0; i < jb->n_items; i++) (*in)[k++] = (tl_path_role){jb->items[i], "an items file"};
+    for (int i = 0; i < jb->n_answers; i++) (*in)[k++] = (tl_path_role){jb->answers[i].path, "an answers file"};
+  }
+  for (int i = 0; i < job->n_studies; i++) {
+    snprintf((*what)[k], sizeof (*what)[k], "the input table of study '%s'", job->studies[i].name);
+    (*in)[k] = (tl_path_role){job->studies[i].input, (*what)[k]};
+    k++;
+  }
+  return k;
+}
+
 /* Rank 0, before anything is opened for writing: the output's place, output vs every input
  * (the job file, items, answers, study tables) and standard output vs every input, then the
  * output lock; a `--resume` of a finished output (no journal, the file exists) sets *nothing.
@@ -790,28 +821,12 @@ static int check_output(const tl_run_opts *o, const char *output) {
 static int prepare_output(const tl_run_opts *o, const tl_job *job, const char *output, tl_out_lock *lock,
                           int *nothing) {
   tl_err err = {{0}};
-  int n = 1;
-  for (int b = 0; b < job->n_benches; b++) n += job->benches[b].n_items + job->benches[b].n_answers;
-  n += job->n_studies;
-  tl_path_role *in = calloc((size_t)n, sizeof *in);
-  char (*what)[160] = calloc((size_t)n, sizeof *what);
-  if (!in || !what) {
-    free(in);
-    free(what);
+  tl_path_role *in;
+  char (*what)[160];
+  int k = job_inputs(o, job, &in, &what);
+  if (k < 0) {
     fprintf(o->log, "tally: out of memory\n");
     return TL_EXIT_FAIL;
-  }
-  int k = 0;
-  in[k++] = (tl_path_role){o->job_path, "the job file"};
-  for (int b = 0; b < job->n_benches; b++) {
-    const tl_job_bench *jb = &job->benches[b];
-    for (int i = 0; i < jb->n_items; i++) in[k++] = (tl_path_role){jb->items[i], "an items file"};
-    for (int i = 0; i < jb->n_answers; i++) in[k++] = (tl_path_role){jb->answers[i].path, "an answers file"};
-  }
-  for (int i = 0; i < job->n_studies; i++) {
-    snprintf(what[k], sizeof what[k], "the input table of study '%s'", job->studies[i].name);
-    in[k] = (tl_path_role){job->studies[i].input, what[k]};
-    k++;
   }
   int rc = TL_EXIT_OK;
   tl_status st = tl_out_check_place(output, &err);
@@ -1162,24 +1177,20 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   tl_buf_init(&sha);
   int64_t len = -1;
   if (rank == 0) {
-    int n = 1;
-    for (int b = 0; b < job->n_benches; b++) n += job->benches[b].n_items + job->benches[b].n_answers;
-    n += job->n_studies;
-    const char **paths = calloc((size_t)n, sizeof *paths);
-    int k = 0;
+    tl_path_role *in;
+    char (*what)[160];
+    int k = job_inputs(o, job, &in, &what);
+    const char **paths = k > 0 ? calloc((size_t)k, sizeof *paths) : NULL;
     if (paths) {
-      paths[k++] = o->job_path;
-      for (int b = 0; b < job->n_benches; b++) {
-        for (int i = 0; i < job->benches[b].n_items; i++) paths[k++] = job->benches[b].items[i];
-        for (int i = 0; i < job->benches[b].n_answers; i++) paths[k++] = job->benches[b].answers[i].path;
-      }
-      for (int i = 0; i < job->n_studies; i++) paths[k++] = job->studies[i].input;
+      for (int i = 0; i < k; i++) paths[i] = in[i].path;
       if (tl_sha256_files_json(paths, k, &sha, &err) == TL_OK) len = (int64_t)sha.len;
       else fprintf(o->log, "tally: %s\n", err.msg);
     } else {
       fprintf(o->log, "tally: out of memory\n");
     }
     free(paths);
+    free(in);
+    free(what);
   }
   MPI_Bcast(&len, 1, MPI_INT64_T, 0, comm);
   if (len < 0 || len > INT_MAX) {
