@@ -18,9 +18,10 @@ JOB
 sed -e 's/"latency_ms": 300/"latency_ms": 0/' -e "s#$WORK/out.h5#$WORK/ref.h5#" "$WORK/job.json" > "$WORK/ref.json"
 "$TALLY_BIN" run "$WORK/ref.json" --quiet > /dev/null || fail "reference run failed"
 
-killall_job() { # the whole job: mpirun's process group and every rank of this job
+killall_job() { # the whole job: mpirun started by setsid leads a session that holds every rank
+  # (the ranks get process groups of their own, so the session id, not a name, finds them all)
   kill -9 -- "-$1" 2>/dev/null || true
-  pkill -9 -f "tally run $WORK/job.json" 2>/dev/null || true
+  pkill -9 -s "$1" 2>/dev/null || true
   sleep 0.5
 }
 journaled() { cat "$WORK"/out.h5.journal/*.jsonl 2>/dev/null | grep -c '"id"' || true; }

@@ -46,11 +46,11 @@ for sig in USR1 INT; do
 done
 
 # SIGTERM to rank 1 only, 2 ranks
-mpirun -n 2 --oversubscribe "$TALLY_BIN" run "$WORK/job.json" --quiet > /dev/null 2> "$WORK/e.txt" &
-mp=$!
+setsid mpirun -n 2 --oversubscribe "$TALLY_BIN" run "$WORK/job.json" --quiet > /dev/null 2> "$WORK/e.txt" &
+mp=$! # leads its own session: its ranks are found by session id, never by name
 wait_journal
 r1=""
-for p in $(pgrep -f "tally run $WORK/job.json"); do
+for p in $(pgrep -s "$mp"); do
   tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && r1=$p
 done
 [ -n "$r1" ] || fail "rank 1 not found"
