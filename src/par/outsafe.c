@@ -18,6 +18,12 @@
 
 /* ---- same file ---- */
 
+/* The folder part of a path ("." for a bare name, "/" for "/x"). malloc'd, NULL on OOM. */
+static char *dir_of(const char *p) {
+  const char *slash = strrchr(p, '/');
+  return slash ? tl_strndup(p, slash == p ? 1 : (size_t)(slash - p)) : tl_strdup(".");
+}
+
 /* Resolved form of a path that may not exist: realpath of the folder + the last component;
  * when the folder does not resolve either, the absolute path as given. malloc'd, NULL on OOM. */
 static char *resolve_loose(const char *p) {
@@ -26,7 +32,7 @@ static char *resolve_loose(const char *p) {
   tl_buf b;
   tl_buf_init(&b);
   const char *slash = strrchr(p, '/');
-  char *dir = slash ? tl_strndup(p, slash == p ? 1 : (size_t)(slash - p)) : tl_strdup(".");
+  char *dir = dir_of(p);
   const char *base = slash ? slash + 1 : p;
   char *rdir = dir ? realpath(dir, NULL) : NULL;
   tl_status st;
@@ -114,8 +120,7 @@ tl_status tl_out_check_place(const char *out, tl_err *err) {
   if (out[n - 1] == '/' || (stat(out, &s) == 0 && S_ISDIR(s.st_mode)))
     return tl_err_set(err, TL_EUSAGE, "output '%s' is a directory; give a file path (e.g. '%s%srun.h5')",
                       out, out, out[n - 1] == '/' ? "" : "/");
-  const char *slash = strrchr(out, '/');
-  char *dir = slash ? tl_strndup(out, slash == out ? 1 : (size_t)(slash - out)) : tl_strdup(".");
+  char *dir = dir_of(out);
   if (!dir) return tl_err_set(err, TL_ENOMEM, "out of memory");
   tl_status st = TL_OK;
   if (stat(dir, &s) != 0)
