@@ -137,15 +137,6 @@ AVX2_INLINE void philox8_avx2(__m256i x[4], uint32_t k0, uint32_t k1) {
   x[3] = x3;
 }
 
-/* The 8 indices floor(u n / 2^64), u = hi:lo per lane, by the two products of mulhi_u64_u32:
- * t = hi n + (lo n >> 32) (64 bits), index = t >> 32. */
-AVX2_INLINE __m256i mapidx8_avx2(__m256i lo, __m256i hi, __m256i nv) {
-  __m256i te = _mm256_add_epi64(_mm256_mul_epu32(hi, nv), _mm256_srli_epi64(_mm256_mul_epu32(lo, nv), 32));
-  __m256i to = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(hi, 32), nv),
-                                _mm256_srli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(lo, 32), nv), 32));
-  return _mm256_blend_epi32(_mm256_srli_epi64(te, 32), to, 0xAA);
-}
-
 /* Blocks c0 .. c0 + 8 nb8 - 1 (mod 2^32) of (seed, r, stream), as out[4 b + w]. */
 AVX2_FN static void blocks_avx2(uint64_t seed, uint64_t r, uint32_t stream, uint32_t c0,
                                 uint32_t nb8, uint32_t *out) {
