@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "tally/jsonl.h"
-#include "tally/spatialeval.h"
+#include "spatialeval.h"
 #include "tally/strmap.h"
 
 typedef struct {

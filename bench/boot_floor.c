@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/core/boot_int.h"
+#include "boot_int.h"
 #include "tally/boot.h"
 
 static double cpu_s(void) {

@@ -16,8 +16,8 @@ for d in "${R123_INCLUDE:-}" /usr/include .gpu/include; do
   if [ -n "$d" ] && [ -f "$d/Random123/philox.h" ]; then R123="$d"; break; fi
 done
 [ -n "$R123" ] || { echo "gpu-check: Random123 headers not found (set R123_INCLUDE)"; exit 2; }
-CFLAGS=(-std=c11 -O2 -Wall -Wextra -Iinclude -Isrc/core "-I$R123")
-CORE=(src/core/err.c src/core/str.c src/core/stats.c src/core/boot.c)
+CFLAGS=(-std=c11 -O2 -Wall -Wextra -Iinclude -Isrc/core/stats "-I$R123")
+CORE=(src/core/base/err.c src/core/base/str.c src/core/stats/stats.c src/core/stats/boot.c)
 NVCC="$(command -v nvcc || true)"
 [ -n "$NVCC" ] || { [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc; } || true
 if [ -n "$NVCC" ]; then

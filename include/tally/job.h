@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "tally/err.h"
-#include "tally/spatialeval.h"
+#include "spatialeval.h"
 #include "tally/str.h"
 
 /* One answers source. Fields a line lacks (model, seed, prompt_variant) come from here. */

@@ -17,7 +17,7 @@
 #include "cli.h"
 #include "outsafe.h"
 #include "tally/jsonl.h"
-#include "tally/spatialeval.h"
+#include "spatialeval.h"
 
 static void usage(FILE *f) {
   fprintf(f,

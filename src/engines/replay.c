@@ -9,7 +9,7 @@
 
 #include "replay.h"
 #include "tally/jsonl.h"
-#include "tally/spatialeval.h"
+#include "spatialeval.h"
 #include "tally/strmap.h"
 
 typedef struct {

@@ -35,7 +35,7 @@
 #include "tally/boot.h"
 #include "tally/inlog.h"
 #include "tally/job.h"
-#include "tally/se_eval.h"
+#include "se_eval.h"
 #include "tally/str.h"
 #include "writer.h"
 

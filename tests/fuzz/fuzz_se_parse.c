@@ -14,7 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "tally/parsed.h"
-#include "tally/spatialeval.h"
+#include "spatialeval.h"
 #include "tally/str.h"
 
 #ifndef FUZZ_SE_MODE

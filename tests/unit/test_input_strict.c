@@ -14,7 +14,7 @@
 #include "replay.h"
 #include "tally/inlog.h"
 #include "tally/job.h"
-#include "tally/se_eval.h"
+#include "se_eval.h"
 #include "tally/tabin.h"
 
 /* Writes content to a fresh temp file whose name ends in `ext` (".csv", ".jsonl", ...). */

@@ -6,7 +6,7 @@
 #include "testutil.h"
 #include "replay.h"
 #include "tally/job.h"
-#include "tally/se_eval.h"
+#include "se_eval.h"
 
 static char *write_tmp(const char *content, size_t n) {
   char *path = strdup("/tmp/tally-test-XXXXXX");

@@ -23,7 +23,7 @@
 
 #include "tally/parsed.h"
 #include "tally/rx.h"
-#include "tally/se_eval.h"
+#include "se_eval.h"
 #include "tally/str.h"
 
 /* Sanitizers make everything a few times slower and keep freed memory in quarantine. */

@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 
 #include "tally/jsonl.h"
-#include "tally/spatialeval.h"
+#include "spatialeval.h"
 
 /* [0]: 1 in the --shared run; [1]: shared cases skipped for an absent file */
 static inline int *tu_state(void) {

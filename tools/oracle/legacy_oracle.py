@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """legacy_oracle.py - an independent Python re-implementation of the answer extraction and
 scoring of the original SpatialEval evaluator (jiayuww/SpatialEval evals/evaluation.py), used as
-a test oracle for tally's C 'legacy' mode (src/core/se_legacy.c).
+a test oracle for tally's C 'legacy' mode (src/core/bench/spatialeval/se_legacy.c).
 
 It runs the rules with Python's own `re`, `int()` and `str.lower()`, so it carries exactly the
 semantics the C code has to mimic (Unicode \\w \\s \\b \\d, IGNORECASE folding, `$` before a

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""pr3_oracle.py - reference for tally's 'pr3' SpatialEval mode (src/core/se_pr3.c).
+"""pr3_oracle.py - reference for tally's 'pr3' SpatialEval mode (src/core/bench/spatialeval/se_pr3.c).
 
 An independent re-implementation of the answer extraction and scoring of the published generic
 parser (CerebrasResearch/SpatialEval evals/evaluation_llava.py, content commit 00557775),

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "tally/rx.h"
-#include "tally/spatialeval.h"
+#include "spatialeval.h"
 #include "tally/str.h"
 
 /* Python's \s (str.isspace(), Unicode 14) as ONE character class: the members of PCRE2's UCP

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "tally/rx.h"
-#include "tally/spatialeval.h"
+#include "spatialeval.h"
 #include "tally/str.h"
 
 /* ---- the original's pattern strings ------------------------------------------------------ */

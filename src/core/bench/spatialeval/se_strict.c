@@ -44,7 +44,7 @@
 #include <wctype.h>
 
 #include "tally/rx.h"
-#include "tally/spatialeval.h"
+#include "spatialeval.h"
 #include "tally/str.h"
 
 /* The explicit-answer markers, one alternation so that one left-to-right pass sees them in text

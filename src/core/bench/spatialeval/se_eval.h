@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "tally/inlog.h"
-#include "tally/spatialeval.h"
+#include "spatialeval.h"
 #include "tally/strmap.h"
 #include "tally/table.h"
 

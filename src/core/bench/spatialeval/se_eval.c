@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "tally/jsonl.h"
-#include "tally/se_eval.h"
+#include "se_eval.h"
 #include "tally/str.h"
 
 /* ---- item set ---- */

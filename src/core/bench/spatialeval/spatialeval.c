@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tally/spatialeval.h"
+#include "spatialeval.h"
 #include "tally/str.h"
 
 static const char *const TASKS[TL_SE__NTASKS] = {"spatialmap", "mazenav", "spatialgrid",
