@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Distributed scoring benchmark: a CPU-bound SpatialEval job built from the real data in
 # ../shared/data - the 1,500 Spatial-Map items x K model configs, each unit answered by one of the
-# 323 real model answers (drawn with a fixed seed) - scored by all three parsers with `tally run`
-# on 1 and on 2 ranks. Reports the phases tally logs (load, score, gather+write), the speedup of
-# the score phase, and the scheduling overhead per unit that tally measures: the time all ranks
-# spent sending chunk requests and waiting for / serving the replies, divided by the units.
+# 323 real model answers (drawn with a fixed seed; tools/se_scaling_job.py writes the job) -
+# scored by all three parsers with `tally run` on 1 and on 2 ranks. Reports the phases tally logs
+# (load, score, gather+write), the speedup of the score phase, and the scheduling overhead per
+# unit that tally measures: the time all ranks spent sending chunk requests and waiting for /
+# serving the replies, divided by the units.
 # usage: bench/run_scaling.sh [K]     (K = 100 -> 150,000 units)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,22 +16,7 @@ DATA="$(cd "$DATA" && pwd)"
 BUILD="${BUILD:-build}"
 cmake -S . -B "$BUILD" > /dev/null && cmake --build "$BUILD" -j"$(nproc)" --target tally > /dev/null
 T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
-/usr/bin/python3 - "$DATA" "$T" "$K" <<'PY'
-import json, random, sys
-data, out, K = sys.argv[1], sys.argv[2], int(sys.argv[3])
-pool = [json.loads(l)["raw_answer"] for l in open(data + "/spatialeval/outputs/vlm_outputs_313.jsonl")]
-pool += [json.loads(l)["response"] for l in open(data + "/spatialeval/outputs/deepseek_r1_distill_qwen1.5b_spatialmap_tqa_10.jsonl")]
-ids = [json.loads(l)["id"] for l in open(data + "/spatialeval/spatialmap_tqa.jsonl")]
-rnd = random.Random(7)
-with open(out + "/answers.jsonl", "w") as f:
-    for m in range(K):
-        for i in ids:
-            f.write(json.dumps({"id": i, "model": "m%03d" % m, "seed": 0, "response": rnd.choice(pool)}) + "\n")
-job = {"name": "scaling", "output": out + "/o.h5", "benchmarks": [{"benchmark": "spatialeval",
-       "items": data + "/spatialeval/spatialmap_tqa.jsonl", "answers": out + "/answers.jsonl",
-       "parsers": ["strict", "pr3", "legacy"]}]}
-json.dump(job, open(out + "/job.json", "w"))
-PY
+/usr/bin/python3 tools/se_scaling_job.py "$DATA" "$T" "$K"   # answers.jsonl, job.json
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); answers file $(du -h "$T/answers.jsonl" | cut -f1)"
 declare -A SC
