@@ -12,32 +12,47 @@
 #include <cjson/cJSON.h>
 #include <stdint.h>
 
+#include "tally/bench.h"
+#include "tally/engine.h"
 #include "tally/err.h"
-#include "spatialeval.h"
 #include "tally/str.h"
 
-/* One answers source. Fields a line lacks (model, seed, prompt_variant) come from here. */
+/* One replay source: a JSONL file of replies. Fields a line lacks come from here. */
 typedef struct {
   char *path;      /* resolved */
   char *model;     /* NULL = lines must carry "model" */
   int seed;        /* default seed when a line has none (0 unless given) */
-  int variant;     /* tl_se_prompt_kind; -1 = the benchmark's default */
+  char *variant;   /* default prompt variant name; NULL = the benchmark's default */
 } tl_job_answers;
 
+/* One "benchmarks" entry. The loader reads the keys every benchmark has; the module reads its
+ * own (bench.h) into `mod`. */
 typedef struct {
-  char *benchmark;          /* "spatialeval" */
-  char **items;             /* resolved paths */
-  int n_items;
-  tl_job_answers *answers;
+  char *benchmark;          /* the module's name */
+  const tl_bench_vt *vt;    /* the module (registry) */
+  tl_bench *mod;            /* owned; configured, items not loaded yet */
+  tl_job_answers *answers;  /* replay files of stage 0 (the model's replies) */
   int n_answers;
-  tl_se_mode modes[TL_SE__NMODES]; /* parsers in the order given; modes[0] is the primary */
-  int n_modes;
-  int variant;              /* default prompt variant (tl_se_prompt_kind) */
+  tl_job_answers *judgments;/* replay files of stage 1 (the judge's replies), for a replay judge */
+  int n_judgments;
   char **models;            /* expected models (NULL = those found in the answers) */
   int n_models;
   int *seeds;               /* expected seeds (NULL = those found) */
   int n_seeds;
 } tl_job_bench;
+
+/* An engine of a role. */
+typedef struct {
+  char *type;        /* "replay" */
+  int latency_ms;    /* replay: simulated per-request latency (tests, scheduling benchmarks) */
+  char *json;        /* its settings as JSON (for the output; never API keys) */
+} tl_job_engine;
+
+/* An input file of the job, for the output checks and the SHA-256 provenance. */
+typedef struct {
+  char *path;        /* resolved */
+  char *what;        /* "an items file", "the input table of study 'x'" */
+} tl_job_input;
 
 /* A correlation study over a data table (the engine of `tally correlate`), run collectively
  * inside `tally run`; its tables go to /stats/<name>/ in the run's output. */
@@ -59,8 +74,7 @@ typedef struct {
   char *path;        /* the job file as given */
   char *dir;         /* its folder */
   char *name;
-  char *engine;      /* "replay" */
-  int latency_ms;    /* replay: simulated per-request latency (tests, scheduling benchmarks) */
+  tl_job_engine engines[TL_ROLE__N]; /* by role; "engine" (the old key) is the model's */
   char *output;      /* resolved output path */
   size_t max_line;   /* per-line byte cap for JSONL inputs */
   tl_job_bench *benches;
@@ -68,6 +82,8 @@ typedef struct {
   tl_job_study *studies;
   int n_studies;
   char *json;        /* the job JSON as read (stored in the output) */
+  tl_job_input *inputs; /* every file the job reads except the job file, in job order */
+  int n_inputs;
 } tl_job;
 
 /* Loads and validates. On TL_EJOB, `problems` holds one line per problem ("\n"-separated) and

@@ -8,6 +8,7 @@
 #define TALLY_PARSED_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 typedef enum {
   TL_PS_OK = 0,          /* an answer was extracted */
@@ -32,6 +33,8 @@ int tl_pstatus_from_name(const char *name);
 typedef struct {
   char *answer;        /* owned (malloc); NULL when there is none */
   int correct;         /* 0 or 1; always 0 unless status is TL_PS_OK (legacy: see its docs) */
+  int64_t value;       /* a numeric result (a judge's rating, a score in fixed point); 0 when
+                          the mode has none */
   tl_pstatus status;
   const char *rule;    /* static; which rule fired */
 } tl_parsed;

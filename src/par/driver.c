@@ -35,7 +35,7 @@
 #include "tally/boot.h"
 #include "tally/inlog.h"
 #include "tally/job.h"
-#include "se_eval.h"
+#include "tally/run.h"
 #include "tally/str.h"
 #include "writer.h"
 
@@ -94,47 +94,60 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* One benchmark's rows held by this rank: before the exchange in any order, afterwards exactly
+ * its key block in key order. unit[i] is the local unit index of rows[i]. */
+typedef struct {
+  tl_row *rows;
+  uint64_t *unit;
+  size_t n, cap;
+} held_rows;
+
+/* The run of the job's benchmarks on this rank. */
 typedef struct {
   const tl_job *job;
-  const tl_job_bench *jb;
-  tl_se_itemset items;
-  tl_replay *replay;
-  tl_se_cfg *cfgs;
-  size_t ncfgs;
-  uint64_t U;              /* units = ncfgs * items.n, key order u = cfg * items.n + item */
-  tl_se_parser *parsers[TL_SE__NMODES];
-  tl_se_row *rows;         /* rows this rank holds (any order) */
-  uint64_t *unit;          /* their unit indices */
-  size_t nrows, caprows;
-  tl_strmap rules;         /* interned rule names of rows received from other ranks */
-} se_run;
+  tl_run_bench *rbs;        /* [nb], bases in job order */
+  size_t nb;
+  uint64_t U;               /* units of every benchmark */
+  tl_replay *replay[TL_ROLE__N]; /* NULL: no replay files for the role */
+  tl_pipe *pipe;
+  held_rows *held;          /* [nb] */
+  tl_strmap rules;          /* interned rule names of rows received from other ranks */
+  tl_journal *jn;           /* this attempt's journal (scheduling) */
+  uint64_t finished, failed;/* units finished by this rank in this attempt; of which unanswered */
+  uint64_t restored;        /* units whose every stage came from the journal */
+  uint64_t resumed[TL_MAX_STAGES]; /* stages taken from the journal, by stage */
+} bench_run;
 
-static void se_run_release(se_run *r) {
-  for (size_t i = 0; i < r->nrows; i++) tl_se_row_release(&r->rows[i]);
-  free(r->rows);
-  free(r->unit);
-  for (size_t i = 0; i < r->ncfgs; i++) free(r->cfgs[i].model);
-  free(r->cfgs);
-  if (r->replay) tl_replay_engine(r->replay)->vt->free(tl_replay_engine(r->replay));
-  for (int m = 0; m < TL_SE__NMODES; m++) tl_se_parser_free(r->parsers[m]);
-  tl_se_itemset_release(&r->items);
+static void bench_run_release(bench_run *r) {
+  tl_pipe_free(r->pipe);
+  for (size_t b = 0; r->held && b < r->nb; b++) {
+    for (size_t i = 0; i < r->held[b].n; i++) tl_row_release(&r->held[b].rows[i]);
+    free(r->held[b].rows);
+    free(r->held[b].unit);
+  }
+  free(r->held);
+  for (size_t b = 0; r->rbs && b < r->nb; b++) tl_rb_release(&r->rbs[b]);
+  free(r->rbs);
+  for (int k = 0; k < TL_ROLE__N; k++)
+    if (r->replay[k]) tl_replay_engine(r->replay[k])->vt->free(tl_replay_engine(r->replay[k]));
   tl_strmap_release(&r->rules);
 }
 
-/* Appends a row (taking ownership of its strings) with its unit index. */
-static tl_status push_row(se_run *r, tl_se_row *row, uint64_t u) {
-  if (r->nrows == r->caprows) {
-    size_t cap = r->caprows ? r->caprows * 2 : 1024;
-    tl_se_row *p = realloc(r->rows, cap * sizeof *p);
+/* Appends a row (taking ownership of its strings) with its local unit index. */
+static tl_status push_row(held_rows *h, tl_row *row, uint64_t u) {
+  if (h->n == h->cap) {
+    size_t cap = h->cap ? h->cap * 2 : 1024;
+    tl_row *p = realloc(h->rows, cap * sizeof *p);
     if (!p) return TL_ENOMEM;
-    r->rows = p;
-    uint64_t *q = realloc(r->unit, cap * sizeof *q);
+    h->rows = p;
+    uint64_t *q = realloc(h->unit, cap * sizeof *q);
     if (!q) return TL_ENOMEM;
-    r->unit = q;
-    r->caprows = cap;
+    h->unit = q;
+    h->cap = cap;
   }
-  r->rows[r->nrows] = *row;
-  r->unit[r->nrows++] = u;
+  h->rows[h->n] = *row;
+  h->unit[h->n++] = u;
+  tl_row_init(row);
   return TL_OK;
 }
 
@@ -149,77 +162,63 @@ static int has_int(const int *l, int n, int v) {
   return 0;
 }
 
-/* Adds cfg (model, variant, seed) unless present. */
-static tl_status add_cfg(se_run *r, tl_strmap *seen, size_t *cap, const char *model, int variant,
-                         int seed) {
-  tl_buf k;
-  tl_buf_init(&k);
-  if (tl_buf_printf(&k, "%s\x1f%d\x1f%d", model, variant, seed)) return TL_ENOMEM;
-  bool ins;
-  tl_status st = tl_strmap_put(seen, k.data, r->ncfgs, &ins, NULL);
-  tl_buf_release(&k);
-  if (st || !ins) return st;
-  if (r->ncfgs == *cap) {
-    *cap = *cap ? *cap * 2 : 16;
-    tl_se_cfg *p = realloc(r->cfgs, *cap * sizeof *p);
-    if (!p) return TL_ENOMEM;
-    r->cfgs = p;
-  }
-  r->cfgs[r->ncfgs].model = tl_strdup(model);
-  r->cfgs[r->ncfgs].variant = variant;
-  r->cfgs[r->ncfgs].seed = seed;
-  if (!r->cfgs[r->ncfgs].model) return TL_ENOMEM;
-  r->ncfgs++;
-  return TL_OK;
+/* The key of a replay source's default variant: the source's, else the benchmark's. */
+static const char *default_variant(const tl_job_bench *jb, const tl_job_answers *a) {
+  return a->variant ? a->variant : jb->vt->variants[jb->vt->default_variant(jb->mod)];
 }
 
-/* The cfgs of a run: the (model, variant, seed) combinations found in the answers, kept only
- * when they match the job's model/seed lists; when the job lists both models and seeds, every
- * listed combination is a cfg even without answers (its units are then counted "missing"). */
-static tl_status build_cfgs(se_run *r) {
-  const tl_job_bench *jb = r->jb;
+/* The cfgs of benchmark b: the (model, variant, seed) combinations found in its answers (stage
+ * 0), kept only when they match the job's model/seed lists; when the job lists both models and
+ * seeds, every listed combination is a cfg even without answers (its units are then counted
+ * "missing"). */
+static tl_status build_cfgs(bench_run *r, size_t b) {
+  const tl_job_bench *jb = &r->job->benches[b];
+  tl_run_bench *rb = &r->rbs[b];
   tl_strmap seen;
   tl_strmap_init(&seen);
   size_t cap = 0;
   tl_status st = TL_OK;
-  size_t na = tl_replay_count(r->replay);
+  const tl_replay *rp = r->replay[TL_ROLE_MODEL];
+  size_t na = rp ? tl_replay_count(rp) : 0;
+  const int dv = jb->vt->default_variant(jb->mod);
   for (size_t i = 0; i < na && st == TL_OK; i++) {
-    const char *id, *model;
-    int seed, variant;
-    tl_replay_key(r->replay, i, &id, &model, &seed, &variant, NULL);
-    if (variant < 0) variant = jb->variant;
-    if (jb->models && !has_str(jb->models, jb->n_models, model)) continue;
-    if (jb->seeds && !has_int(jb->seeds, jb->n_seeds, seed)) continue;
-    st = add_cfg(r, &seen, &cap, model, variant, seed);
+    tl_unit_key k;
+    tl_replay_key(rp, i, &k, NULL);
+    if (strcmp(k.bench, jb->benchmark) != 0) continue;
+    int variant = tl_bench_variant(jb->vt, k.variant);
+    if (jb->models && !has_str(jb->models, jb->n_models, k.model)) continue;
+    if (jb->seeds && !has_int(jb->seeds, jb->n_seeds, k.seed)) continue;
+    st = tl_cfgs_add(&rb->cfgs, &rb->ncfgs, &cap, &seen, k.model, variant, k.seed);
   }
   if (jb->models && jb->seeds) {
     for (int m = 0; m < jb->n_models && st == TL_OK; m++) {
       int any = 0;
-      for (size_t c = 0; c < r->ncfgs; c++) any |= strcmp(r->cfgs[c].model, jb->models[m]) == 0;
+      for (size_t c = 0; c < rb->ncfgs; c++) any |= strcmp(rb->cfgs[c].model, jb->models[m]) == 0;
       if (any) {
         /* every listed seed for every variant this model was seen with */
-        size_t n0 = r->ncfgs;
+        size_t n0 = rb->ncfgs;
         for (size_t c = 0; c < n0 && st == TL_OK; c++)
-          if (strcmp(r->cfgs[c].model, jb->models[m]) == 0)
+          if (strcmp(rb->cfgs[c].model, jb->models[m]) == 0)
             for (int s = 0; s < jb->n_seeds && st == TL_OK; s++)
-              st = add_cfg(r, &seen, &cap, jb->models[m], r->cfgs[c].variant, jb->seeds[s]);
+              st = tl_cfgs_add(&rb->cfgs, &rb->ncfgs, &cap, &seen, jb->models[m], rb->cfgs[c].variant, jb->seeds[s]);
       } else {
         for (int s = 0; s < jb->n_seeds && st == TL_OK; s++)
-          st = add_cfg(r, &seen, &cap, jb->models[m], jb->variant, jb->seeds[s]);
+          st = tl_cfgs_add(&rb->cfgs, &rb->ncfgs, &cap, &seen, jb->models[m], dv, jb->seeds[s]);
       }
     }
   }
   tl_strmap_release(&seen);
-  if (st == TL_OK) tl_se_cfgs_sort(r->cfgs, r->ncfgs);
+  if (st == TL_OK) tl_cfgs_sort(rb->cfgs, rb->ncfgs);
   return st;
 }
 
-/* A `models` or `seeds` value that no answer has is a typo until shown otherwise: TL_EJOB naming
- * every such value and what the answers do hold (never a run of zero units or of units that are
- * all "missing"). */
-static tl_status check_filters(const se_run *r, tl_err *err) {
-  const tl_job_bench *jb = r->jb;
-  size_t na = tl_replay_count(r->replay);
+/* A `models` or `seeds` value that no answer of the benchmark has is a typo until shown
+ * otherwise: TL_EJOB naming every such value and what the answers do hold (never a run of zero
+ * units or of units that are all "missing"). */
+static tl_status check_filters(const bench_run *r, size_t b, tl_err *err) {
+  const tl_job_bench *jb = &r->job->benches[b];
+  const tl_replay *rp = r->replay[TL_ROLE_MODEL];
+  size_t na = rp ? tl_replay_count(rp) : 0;
   tl_buf bad, seen;
   tl_buf_init(&bad);
   tl_buf_init(&seen);
@@ -227,11 +226,12 @@ static tl_status check_filters(const se_run *r, tl_err *err) {
   tl_strmap_init(&models);
   tl_status st = TL_OK;
   for (size_t i = 0; i < na && !st; i++) {
-    const char *model;
-    tl_replay_key(r->replay, i, NULL, &model, NULL, NULL, NULL);
+    tl_unit_key k;
+    tl_replay_key(rp, i, &k, NULL);
+    if (strcmp(k.bench, jb->benchmark) != 0) continue;
     bool ins = false;
-    st = tl_strmap_put(&models, model, 0, &ins, NULL);
-    if (!st && ins && models.n <= 8) st = tl_buf_printf(&seen, "%s'%s'", seen.len ? ", " : "", model);
+    st = tl_strmap_put(&models, k.model, 0, &ins, NULL);
+    if (!st && ins && models.n <= 8) st = tl_buf_printf(&seen, "%s'%s'", seen.len ? ", " : "", k.model);
   }
   for (int m = 0; m < jb->n_models && !st; m++)
     if (!tl_strmap_get(&models, jb->models[m], NULL))
@@ -239,9 +239,9 @@ static tl_status check_filters(const se_run *r, tl_err *err) {
   for (int s = 0; s < jb->n_seeds && !st; s++) {
     int any = 0;
     for (size_t i = 0; i < na && !any; i++) {
-      int seed;
-      tl_replay_key(r->replay, i, NULL, NULL, &seed, NULL, NULL);
-      any = seed == jb->seeds[s];
+      tl_unit_key k;
+      tl_replay_key(rp, i, &k, NULL);
+      any = k.seed == jb->seeds[s] && strcmp(k.bench, jb->benchmark) == 0;
     }
     if (!any) st = tl_buf_printf(&bad, "%sseed %d", bad.len ? "; " : "", jb->seeds[s]);
   }
@@ -249,7 +249,7 @@ static tl_status check_filters(const se_run *r, tl_err *err) {
   else if (bad.len)
     st = tl_err_set(err, TL_EJOB, "the job's filter names what no answer file holds: %s (the answers have "
                     "model%s %s%s); fix the \"models\"/\"seeds\" lists of the benchmark", bad.data,
-                    models.n == 1 ? "" : "s", seen.data, models.n > 8 ? ", ..." : "");
+                    models.n == 1 ? "" : "s", seen.data ? seen.data : "", models.n > 8 ? ", ..." : "");
   tl_buf_release(&bad);
   tl_buf_release(&seen);
   tl_strmap_release(&models);
@@ -266,7 +266,6 @@ static long split_source(const char *src, char *path, size_t psz) {
   return c ? atol(c + 1) : 0;
 }
 
-
 /* Rank 0: creates the journal folder (its parent is the output's folder, checked already). */
 static int mkdir_p_journal(const char *dir, FILE *log) {
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -276,98 +275,186 @@ static int mkdir_p_journal(const char *dir, FILE *log) {
   return 0;
 }
 
-/* Collective-free part of the setup, run by every rank: items, answers, units, parsers.
- * Rank 0's log echoes problems; the others' logs are silent (same input, same problems). */
-static tl_status se_setup(se_run *r, const tl_job *job, tl_inlog *log, tl_err *err) {
-  memset(r, 0, sizeof *r);
-  tl_strmap_init(&r->rules);
-  r->job = job;
-  r->jb = &job->benches[0];
-  const tl_job_bench *jb = r->jb;
-  tl_status st = tl_se_itemset_load(&r->items, jb->items, jb->n_items, job->max_line, log, err);
-  if (st) return st;
-  tl_replay_source *src = calloc((size_t)jb->n_answers, sizeof *src);
-  if (!src) return tl_err_set(err, TL_ENOMEM, "out of memory");
-  for (int i = 0; i < jb->n_answers; i++) {
-    src[i].path = jb->answers[i].path;
-    src[i].model = jb->answers[i].model;
-    src[i].seed = jb->answers[i].seed;
-    src[i].variant = jb->answers[i].variant >= 0 ? jb->answers[i].variant : jb->variant;
+/* The benchmark of a run named `name`, or -1. */
+static int bench_index(const bench_run *r, const char *name) {
+  for (size_t b = 0; b < r->nb; b++)
+    if (strcmp(r->rbs[b].vt->name, name) == 0) return (int)b;
+  return -1;
+}
+
+/* Opens the replay engine of each role from the benchmarks' files (answers: stage 0 for the
+ * model; judgments: stage 1 for the judge). */
+static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
+  const tl_job *job = r->job;
+  for (int role = 0; role < TL_ROLE__N; role++) {
+    int n = 0;
+    for (int b = 0; b < job->n_benches; b++)
+      n += role == TL_ROLE_MODEL ? job->benches[b].n_answers : job->benches[b].n_judgments;
+    if (n == 0) continue;
+    tl_replay_source *src = calloc((size_t)n, sizeof *src);
+    if (!src) return tl_err_set(err, TL_ENOMEM, "out of memory");
+    int k = 0;
+    for (int b = 0; b < job->n_benches; b++) {
+      const tl_job_bench *jb = &job->benches[b];
+      const tl_job_answers *a = role == TL_ROLE_MODEL ? jb->answers : jb->judgments;
+      int na = role == TL_ROLE_MODEL ? jb->n_answers : jb->n_judgments;
+      for (int i = 0; i < na; i++, k++) {
+        src[k].path = a[i].path;
+        src[k].bench = jb->benchmark;
+        src[k].stage = role == TL_ROLE_MODEL ? 0 : 1;
+        src[k].model = a[i].model;
+        src[k].seed = a[i].seed;
+        src[k].variant = default_variant(jb, &a[i]);
+        src[k].variants = jb->vt->variants;
+      }
+    }
+    tl_status st = tl_replay_open(src, n, job->max_line, log, &r->replay[role], err);
+    free(src);
+    if (st) return st;
+    tl_replay_set_latency(r->replay[role], job->engines[role].latency_ms);
   }
-  st = tl_replay_open(src, jb->n_answers, job->max_line, log, &r->replay, err);
-  free(src);
-  if (st) return st;
-  tl_replay_set_latency(r->replay, job->latency_ms);
-  /* Answers for items the job does not have: reported and counted, never scored. */
-  size_t na = tl_replay_count(r->replay);
-  for (size_t i = 0; i < na; i++) {
-    const char *id, *source;
-    tl_replay_key(r->replay, i, &id, NULL, NULL, NULL, &source);
-    if (tl_strmap_get(&r->items.by_id, id, NULL)) continue;
-    char path[4096];
-    long line = split_source(source, path, sizeof path);
-    if (tl_inlog_report(log, TL_IN_UNKNOWN_ITEM, path, line, "answer for unknown item '%s'", id))
-      return TL_EINPUT;
-  }
-  if ((st = check_filters(r, err))) return st;
-  if ((st = build_cfgs(r))) return tl_err_set(err, st, "out of memory");
-  for (int k = 0; k < jb->n_modes; k++) {
-    r->parsers[jb->modes[k]] = tl_se_parser_new(jb->modes[k], err);
-    if (!r->parsers[jb->modes[k]]) return TL_EINTERNAL;
-  }
-  r->U = (uint64_t)r->ncfgs * r->items.n;
   return TL_OK;
 }
 
-/* Builds, scores and keeps the row of unit u from an engine reply (taking its strings). */
-static tl_status finish_unit(se_run *r, uint64_t u, tl_eng_reply *rep) {
-  tl_se_row row;
-  tl_se_row_init(&row);
-  row.cfg = (size_t)(u / r->items.n);
-  row.item = (size_t)(u % r->items.n);
-  row.response = rep->text;
-  row.prompt = rep->prompt;
-  row.source = rep->source;
-  rep->text = rep->prompt = rep->source = NULL;
-  tl_status st = tl_se_score_row(r->parsers, &r->items, r->cfgs, &row);
-  if (!st) st = push_row(r, &row, u);
-  if (st) tl_se_row_release(&row);
-  return st;
+/* Replies for items the job does not have: reported and counted, never scored. */
+static tl_status report_unknown(const bench_run *r, tl_inlog *log) {
+  for (int role = 0; role < TL_ROLE__N; role++) {
+    const tl_replay *rp = r->replay[role];
+    size_t na = rp ? tl_replay_count(rp) : 0;
+    for (size_t i = 0; i < na; i++) {
+      tl_unit_key k;
+      const char *source;
+      tl_replay_key(rp, i, &k, &source);
+      int b = bench_index(r, k.bench);
+      size_t item;
+      if (b >= 0 && r->rbs[b].vt->item_find(r->rbs[b].b, k.id, &item)) continue;
+      char path[4096];
+      long line = split_source(source, path, sizeof path);
+      if (tl_inlog_report(log, TL_IN_UNKNOWN_ITEM, path, line, "%s for unknown item '%s'",
+                          role == TL_ROLE_MODEL ? "answer" : "judgment", k.id))
+        return TL_EINPUT;
+    }
+  }
+  return TL_OK;
 }
 
-/* ---- resume: units recorded in journals ---- */
+static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row);
+
+/* Collective-free part of the setup, run by every rank: items, replies, cfgs, units, pipeline.
+ * Rank 0's log echoes problems; the others' logs are silent (same input, same problems). */
+static tl_status bench_setup(bench_run *r, const tl_job *job, tl_inlog *log, tl_err *err) {
+  memset(r, 0, sizeof *r);
+  tl_strmap_init(&r->rules);
+  r->job = job;
+  r->nb = (size_t)job->n_benches;
+  r->rbs = calloc(r->nb, sizeof *r->rbs);
+  r->held = calloc(r->nb, sizeof *r->held);
+  if (!r->rbs || !r->held) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  tl_status st;
+  for (size_t b = 0; b < r->nb; b++) {
+    const tl_job_bench *jb = &job->benches[b];
+    r->rbs[b].vt = jb->vt;
+    r->rbs[b].b = jb->mod;
+    if ((st = jb->vt->load(jb->mod, job->max_line, log, err))) return st;
+  }
+  if ((st = open_replays(r, log, err))) return st;
+  if ((st = report_unknown(r, log))) return st;
+  uint64_t base = 0;
+  for (size_t b = 0; b < r->nb; b++) {
+    if ((st = check_filters(r, b, err))) return st;
+    if ((st = build_cfgs(r, b)) || (st = tl_rb_units(&r->rbs[b]))) return tl_err_set(err, st, "out of memory");
+    r->rbs[b].base = base;
+    base += r->rbs[b].U;
+  }
+  r->U = base;
+  return TL_OK;
+}
+
+/* The key of stage s of global unit g (strings borrowed from the run). */
+static tl_unit_key unit_key(const bench_run *r, uint64_t g, int s) {
+  size_t b = tl_rb_find(r->rbs, r->nb, g);
+  const tl_run_bench *rb = &r->rbs[b];
+  tl_unit u = tl_rb_unit(rb, g - rb->base);
+  const tl_cfg *c = &rb->cfgs[u.cfg];
+  tl_unit_key k = {rb->vt->name, rb->vt->item_id(rb->b, u.item), c->model, rb->vt->variants[c->variant],
+                   c->seed, u.sub, s};
+  return k;
+}
+
+/* Pipeline callbacks: requests to the role's engine; finished rows kept by this rank. */
+static tl_status on_submit(void *ctx, tl_role role, const tl_eng_request *rq) {
+  bench_run *r = ctx;
+  if (!r->replay[role]) return TL_EINTERNAL; /* the job loader requires judgments for a replay judge */
+  tl_engine *e = tl_replay_engine(r->replay[role]);
+  return e->vt->submit(e, rq);
+}
+
+static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
+  bench_run *r = ctx;
+  r->finished++;
+  r->failed += row->text[0] == NULL;
+  return push_row(&r->held[b], row, g - r->rbs[b].base);
+}
+
+/* ---- resume: stages recorded in journals ---- */
 typedef struct {
-  se_run *r;
-  tl_strmap cfg_of;   /* "model\x1fvariant\x1fseed" -> cfg */
-  uint8_t *done;      /* [U] */
-  uint64_t lo, hi;    /* this rank restores the units of its own key block only */
-  uint64_t restored;
+  bench_run *r;
+  tl_strmap *cfg_of;  /* [nb] "model\x1fvariant\x1fseed" -> cfg */
+  uint8_t *done;      /* [U] 1: some stage of the unit is recorded */
+  uint64_t *lo, *hi;  /* [nb] this rank restores the units of its own key blocks only */
+  tl_row **part;      /* [nb][hi - lo] rows being restored (NULL: none) */
+  uint8_t **mask;     /* [nb][hi - lo] bit s: stage s recorded */
   tl_status st;
 } resume_ctx;
 
 static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   resume_ctx *c = vctx;
-  se_run *r = c->r;
-  if (strcmp(rec->bench, "spatialeval") != 0) return TL_OK;
-  int variant = tl_se_prompt_from_name(rec->variant);
-  tl_buf k;
-  tl_buf_init(&k);
-  tl_buf_printf(&k, "%s\x1f%d\x1f%d", rec->model, variant, rec->seed);
+  bench_run *r = c->r;
+  const tl_unit_key *k = &rec->key;
+  int b = bench_index(r, k->bench);
+  if (b < 0 || k->stage < 0 || k->stage >= r->rbs[b].vt->nstages) return TL_OK; /* not of this job */
+  const tl_run_bench *rb = &r->rbs[b];
+  tl_buf kb;
+  tl_buf_init(&kb);
+  tl_buf_printf(&kb, "%s\x1f%d\x1f%d", k->model, tl_bench_variant(rb->vt, k->variant), k->seed);
   size_t cfg, item;
-  int known = tl_strmap_get(&c->cfg_of, k.data, &cfg) && tl_strmap_get(&r->items.by_id, rec->id, &item);
-  tl_buf_release(&k);
+  int known = kb.data && tl_strmap_get(&c->cfg_of[b], kb.data, &cfg) && rb->vt->item_find(rb->b, k->id, &item) &&
+              k->sub < rb->vt->n_subs(rb->b, item);
+  tl_buf_release(&kb);
   if (!known) return TL_OK; /* not a unit of this job any more: ignored */
-  uint64_t u = (uint64_t)cfg * r->items.n + item;
-  if (u < c->lo || u >= c->hi) return TL_OK; /* another rank's block: it restores this one */
-  if (c->done[u]) return TL_OK; /* recorded twice (a unit redone after a kill): first kept */
-  tl_eng_reply rep = {u, rec->text ? tl_strdup(rec->text) : NULL, rec->prompt ? tl_strdup(rec->prompt) : NULL,
-                      rec->source ? tl_strdup(rec->source) : NULL, NULL};
-  tl_status st = finish_unit(r, u, &rep);
-  tl_eng_reply_release(&rep);
-  if (st) return st;
-  c->done[u] = 1;
-  c->restored++;
+  tl_unit x = {(uint32_t)cfg, (uint32_t)item, k->sub};
+  uint64_t u = tl_rb_index(rb, &x);
+  c->done[rb->base + u] = 1;
+  if (u < c->lo[b] || u >= c->hi[b]) return TL_OK; /* another rank's block: it restores this one */
+  size_t i = (size_t)(u - c->lo[b]);
+  if (c->mask[b][i] & (1u << k->stage)) return TL_OK; /* recorded twice (redone after a kill): first kept */
+  tl_row *row = &c->part[b][i];
+  if (!c->mask[b][i]) tl_row_init(row);
+  int s = k->stage;
+  row->text[s] = rec->text ? tl_strdup(rec->text) : NULL;
+  row->prompt[s] = rec->prompt ? tl_strdup(rec->prompt) : NULL;
+  row->source[s] = rec->source ? tl_strdup(rec->source) : NULL;
+  if ((rec->text && !row->text[s]) || (rec->prompt && !row->prompt[s]) || (rec->source && !row->source[s]))
+    return TL_ENOMEM;
+  c->mask[b][i] |= (uint8_t)(1u << s);
   return TL_OK;
+}
+
+static void resume_ctx_release(resume_ctx *c, size_t nb) {
+  for (size_t b = 0; b < nb; b++) {
+    if (c->part && c->part[b])
+      for (uint64_t i = 0; i < c->hi[b] - c->lo[b]; i++)
+        if (c->mask[b][i]) tl_row_release(&c->part[b][i]);
+    if (c->part) free(c->part[b]);
+    if (c->mask) free(c->mask[b]);
+    if (c->cfg_of) tl_strmap_release(&c->cfg_of[b]);
+  }
+  free(c->part);
+  free(c->mask);
+  free(c->cfg_of);
+  free(c->lo);
+  free(c->hi);
+  memset(c, 0, sizeof *c);
 }
 
 /* ---- progress (rank 0) ---- */
@@ -406,56 +493,64 @@ static void progress_show(progress *p, int final) {
 
 /* ---- the scheduler ---- */
 enum { TAG_REQ = 101, TAG_ASSIGN = 102 };
+/* What a worker's request carries in delta[2]. */
+enum { REQ_OK = 0, REQ_SIGNALLED = 1, REQ_FAILED = 2 };
 
-/* One rank's current chunk: pending[a..b) submitted progressively, replies scored. */
+/* One rank's current chunk: pending[a..b) started progressively through the pipeline. */
 typedef struct {
   const uint64_t *pending;
   uint64_t a, b, next_submit;
-  size_t in_flight;
-  uint64_t finished;   /* units finished by this rank in this attempt */
-  uint64_t failed;     /* of which without an answer */
-  uint64_t since_report;
+  uint64_t since_report, failed_report;
 } chunk_state;
 
-/* Submits what is left of the chunk and collects ready replies (waiting at most timeout_ms). */
-static tl_status chunk_step(se_run *r, chunk_state *cs, tl_journal *jn, int timeout_ms, int maxrep,
-                            tl_err *err) {
-  tl_engine *eng = tl_replay_engine(r->replay);
+/* Polls every engine once and feeds the replies to the pipeline, journaling each first.
+ * Returns the number of replies (waiting at most timeout_ms for the first of one engine). */
+static tl_status poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nrep, tl_err *err) {
   tl_status st = TL_OK;
-  while (cs->next_submit < cs->b && st == TL_OK) {
-    uint64_t u = cs->pending[cs->next_submit++];
-    const tl_se_cfg *c = &r->cfgs[u / r->items.n];
-    tl_eng_request q = {u, r->items.items[u % r->items.n].id, c->model, c->seed, c->variant, NULL};
-    st = eng->vt->submit(eng, &q);
-    cs->in_flight++;
-  }
-  if (st) return tl_err_set(err, st, "engine: cannot submit a request");
-  tl_eng_reply rep[256];
-  int k = eng->vt->poll(eng, rep, maxrep < 256 ? maxrep : 256, timeout_ms);
-  for (int i = 0; i < k; i++) {
-    uint64_t u = rep[i].tag;
-    const tl_se_cfg *c = &r->cfgs[u / r->items.n];
-    if (st == TL_OK)
-      st = tl_journal_add(jn, "spatialeval", c->model, tl_se_prompt_name((tl_se_prompt_kind)c->variant),
-                          c->seed, r->items.items[u % r->items.n].id, &rep[i], err);
-    cs->failed += rep[i].text == NULL;
-    if (st == TL_OK) {
-      char src[512];
-      snprintf(src, sizeof src, "%s", rep[i].source ? rep[i].source : "no source");
-      if ((st = finish_unit(r, u, &rep[i])) != TL_OK) /* the unit is journaled: resume retries it */
-        tl_err_set(err, st, "scoring item '%s' of model '%s' (seed %d; answer from %s) failed: %s",
-                   r->items.items[u % r->items.n].id, c->model, c->seed, src, tl_strerror(st));
+  *nrep = 0;
+  for (int role = 0; role < TL_ROLE__N; role++) {
+    if (!r->replay[role]) continue;
+    tl_engine *eng = tl_replay_engine(r->replay[role]);
+    if (!eng->vt->in_flight(eng)) continue;
+    tl_eng_reply rep[256];
+    int k = eng->vt->poll(eng, rep, maxrep < 256 ? maxrep : 256, timeout_ms);
+    for (int i = 0; i < k; i++) {
+      uint64_t g = tl_tag_unit(rep[i].tag);
+      int s = tl_tag_stage(rep[i].tag);
+      tl_unit_key key = unit_key(r, g, s);
+      if (st == TL_OK) st = tl_journal_add(r->jn, &key, &rep[i], err);
+      if (st == TL_OK) {
+        char src[512];
+        snprintf(src, sizeof src, "%s", rep[i].source ? rep[i].source : "no source");
+        tl_err e2 = {{0}};
+        if ((st = tl_pipe_reply(r->pipe, &rep[i], &e2)) != TL_OK) /* journaled: resume retries it */
+          tl_err_set(err, st, "item '%s' of model '%s' (seed %d, stage %d; reply from %s): %s", key.id, key.model,
+                     key.seed, s, src, e2.msg[0] ? e2.msg : tl_strerror(st));
+      }
+      tl_eng_reply_release(&rep[i]);
     }
-    tl_eng_reply_release(&rep[i]);
-    cs->in_flight--;
-    cs->finished++;
-    cs->since_report++;
+    *nrep += k;
   }
-  if (st == TL_OK && k > 0) st = tl_journal_batch_done(jn, err); /* fsync at most every 0.5 s */
+  if (st == TL_OK && *nrep > 0) st = tl_journal_batch_done(r->jn, err); /* fsync at most every 0.5 s */
   return st;
 }
 
-static int chunk_done(const chunk_state *cs) { return cs->in_flight == 0 && cs->next_submit == cs->b; }
+/* Starts what is left of the chunk and collects ready replies (waiting at most timeout_ms). */
+static tl_status chunk_step(bench_run *r, chunk_state *cs, int timeout_ms, int maxrep, tl_err *err) {
+  tl_status st = TL_OK;
+  uint64_t f0 = r->finished, x0 = r->failed;
+  while (cs->next_submit < cs->b && st == TL_OK) st = tl_pipe_start(r->pipe, cs->pending[cs->next_submit++], NULL, err);
+  if (st) return st;
+  int k = 0;
+  if (tl_pipe_in_flight(r->pipe)) st = poll_engines(r, timeout_ms, maxrep, &k, err);
+  cs->since_report += r->finished - f0;
+  cs->failed_report += r->failed - x0;
+  return st;
+}
+
+static int chunk_done(const bench_run *r, const chunk_state *cs) {
+  return tl_pipe_in_flight(r->pipe) == 0 && cs->next_submit == cs->b;
+}
 
 /* Chunk size: about 8 chunks per rank (load balance at the end of the run), at least 1, at
  * most 1024 units (one request per 1024 units keeps the scheduling cost per unit small). */
@@ -464,11 +559,12 @@ static uint64_t chunk_size(uint64_t P, int nranks) {
   return c < 1 ? 1 : c > 1024 ? 1024 : c;
 }
 
-/* Runs every pending unit. Collective. Returns TL_OK, or an error; *interrupted = 1 when a
- * signal stopped this rank (its finished units are journaled). */
-static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_journal *jn,
-                          progress *pg, MPI_Comm comm, int *interrupted, uint64_t *failed,
-                          double *sched_s /* OUT: seconds this rank spent on scheduling messages */,
+/* Runs every pending unit (and finishes the partly restored units this rank started).
+ * Collective. Returns TL_OK, or an error; *interrupted = 1 when a signal stopped this rank (its
+ * finished stages are journaled). A worker that fails tells rank 0, which stops dealing: the
+ * job stops rather than the failed rank taking (and dropping) the rest of the queue. */
+static tl_status schedule(bench_run *r, const uint64_t *pending, uint64_t P, progress *pg, MPI_Comm comm,
+                          int *interrupted, double *sched_s /* OUT: seconds this rank spent on scheduling messages */,
                           uint64_t *nchunks, tl_err *err) {
   *sched_s = 0;
   *nchunks = 0;
@@ -486,7 +582,10 @@ static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_jou
     int active = nranks - 1; /* workers not yet told to stop */
     int remote_stop = 0;
     while (st == TL_OK) {
-      if (g_stop || remote_stop) { *interrupted = 1; break; }
+      if (g_stop || remote_stop) {
+        *interrupted = remote_stop != REQ_FAILED;
+        break;
+      }
       /* answer every waiting request */
       int flag = 1;
       while (active > 0) {
@@ -498,7 +597,7 @@ static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_jou
         MPI_Recv(delta, 3, MPI_INT64_T, ms.MPI_SOURCE, TAG_REQ, comm, MPI_STATUS_IGNORE);
         pg->done += (uint64_t)delta[0];
         pg->failed += (uint64_t)delta[1];
-        if (delta[2]) remote_stop = 1; /* a worker was signalled: stop dealing */
+        if (delta[2] && !remote_stop) remote_stop = (int)delta[2]; /* signalled or failed: stop dealing */
         uint64_t as[2] = {next, 0};
         if (!g_stop && !remote_stop && next < P) {
           as[1] = P - next < C ? P - next : C;
@@ -509,19 +608,19 @@ static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_jou
         if (as[1]) (*nchunks)++;
         if (!as[1]) active--;
       }
-      if (chunk_done(&cs) && next < P) { /* rank 0's own next chunk */
+      if (chunk_done(r, &cs) && next < P && !remote_stop) { /* rank 0's own next chunk */
         cs.a = cs.next_submit = next;
         cs.b = next + (P - next < C ? P - next : C);
         next = cs.b;
         (*nchunks)++;
       }
-      if (!chunk_done(&cs)) {
-        uint64_t f0 = cs.finished, x0 = cs.failed;
+      if (!chunk_done(r, &cs)) {
+        uint64_t f0 = cs.since_report, x0 = cs.failed_report;
         /* with workers waiting on us, take few replies per step so requests are answered fast */
-        st = chunk_step(r, &cs, jn, nranks > 1 ? 1 : 50, nranks > 1 ? 16 : 256, err);
-        pg->done += cs.finished - f0;
-        pg->failed += cs.failed - x0;
-      } else if (active > 0) {
+        st = chunk_step(r, &cs, nranks > 1 ? 1 : 50, nranks > 1 ? 16 : 256, err);
+        pg->done += cs.since_report - f0;
+        pg->failed += cs.failed_report - x0;
+      } else if (active > 0 && !remote_stop) {
         /* nothing of our own left: wait for the next request */
         MPI_Status ms;
         MPI_Probe(MPI_ANY_SOURCE, TAG_REQ, comm, &ms);
@@ -530,50 +629,47 @@ static tl_status schedule(se_run *r, const uint64_t *pending, uint64_t P, tl_jou
       }
       progress_show(pg, 0);
     }
-    if (st != TL_OK || *interrupted) {
-      /* tell every worker still asking that there is no more work */
-      while (active > 0) {
-        int64_t delta[3];
-        MPI_Status ms;
-        MPI_Recv(delta, 3, MPI_INT64_T, MPI_ANY_SOURCE, TAG_REQ, comm, &ms);
-        uint64_t as[2] = {0, 0};
-        MPI_Send(as, 2, MPI_UINT64_T, ms.MPI_SOURCE, TAG_ASSIGN, comm);
-        active--;
-      }
+    /* tell every worker still asking that there is no more work */
+    while (active > 0) {
+      int64_t delta[3];
+      MPI_Status ms;
+      MPI_Recv(delta, 3, MPI_INT64_T, MPI_ANY_SOURCE, TAG_REQ, comm, &ms);
+      pg->done += (uint64_t)delta[0];
+      uint64_t as[2] = {0, 0};
+      MPI_Send(as, 2, MPI_UINT64_T, ms.MPI_SOURCE, TAG_ASSIGN, comm);
+      active--;
     }
     progress_show(pg, 1);
   } else {
     for (;;) {
-      int64_t delta[3] = {(int64_t)cs.since_report, (int64_t)cs.failed, 0};
-      cs.since_report = 0;
-      cs.failed = 0;
+      int flag = g_stop ? REQ_SIGNALLED : st ? REQ_FAILED : REQ_OK;
+      int64_t delta[3] = {(int64_t)cs.since_report, (int64_t)cs.failed_report, flag};
+      cs.since_report = cs.failed_report = 0;
       double t0 = now_s();
       MPI_Send(delta, 3, MPI_INT64_T, 0, TAG_REQ, comm);
       uint64_t as[2];
       MPI_Recv(as, 2, MPI_UINT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
       *sched_s += now_s() - t0;
       if (!as[1]) break;
+      if (flag) continue; /* told to stop only by the next answer: take no more work */
       cs.a = cs.next_submit = as[0];
       cs.b = as[0] + as[1];
-      while (!chunk_done(&cs) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, jn, 50, 256, err);
-      if (st != TL_OK || g_stop) {
-        if (g_stop) *interrupted = 1;
-        /* keep asking until told to stop, so rank 0 is never left waiting */
-        for (;;) {
-          int64_t d2[3] = {(int64_t)cs.since_report, 0, g_stop ? 1 : 0};
-          cs.since_report = 0;
-          MPI_Send(d2, 3, MPI_INT64_T, 0, TAG_REQ, comm);
-          MPI_Recv(as, 2, MPI_UINT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
-          if (!as[1]) break;
-        }
-        break;
-      }
+      while (!chunk_done(r, &cs) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, 50, 256, err);
     }
+    if (g_stop) *interrupted = 1;
   }
   tl_err e2;
-  tl_journal_sync(jn, &e2); /* finished units of an interrupted chunk are kept too */
-  uint64_t f = cs.failed;
-  *failed = f;
+  tl_journal_sync(r->jn, &e2); /* finished stages of an interrupted chunk are kept too */
+  return st;
+}
+
+/* Finishes the partly restored units this rank started (their next stage is in flight). */
+static tl_status drain_restored(bench_run *r, tl_err *err) {
+  tl_status st = TL_OK;
+  while (st == TL_OK && tl_pipe_in_flight(r->pipe) && !g_stop) {
+    int k;
+    st = poll_engines(r, 50, 256, &k, err);
+  }
   return st;
 }
 
@@ -589,12 +685,13 @@ static int owner_of(uint64_t u, uint64_t U, int nranks) {
   return q;
 }
 
-/* Collective. Afterwards r->rows holds exactly this rank's block, in key order. */
-static tl_status redistribute(se_run *r, MPI_Comm comm, tl_err *err) {
+/* Collective. Afterwards h holds exactly this rank's key block of benchmark rb, in key order
+ * (rank q owns local units [U q / N, U (q + 1) / N)). */
+static tl_status redistribute(const tl_run_bench *rb, held_rows *h, tl_strmap *rules, MPI_Comm comm, tl_err *err) {
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
-  const tl_job_bench *jb = r->jb;
+  const int ns = rb->vt->nstages, nm = rb->nmodes;
   tl_buf *out = calloc((size_t)nranks, sizeof *out);
   int *scount = calloc((size_t)nranks, sizeof(int)), *rcount = calloc((size_t)nranks, sizeof(int));
   int *sdisp = calloc((size_t)nranks, sizeof(int)), *rdisp = calloc((size_t)nranks, sizeof(int));
@@ -602,10 +699,10 @@ static tl_status redistribute(se_run *r, MPI_Comm comm, tl_err *err) {
   tl_status st = TL_OK;
   int bad = !out || !scount || !rcount || !sdisp || !rdisp;
   for (int q = 0; out && q < nranks; q++) tl_buf_init(&out[q]);
-  for (size_t i = 0; !bad && i < r->nrows; i++) {
-    int q = owner_of(r->unit[i], r->U, nranks);
+  for (size_t i = 0; !bad && i < h->n; i++) {
+    int q = owner_of(h->unit[i], rb->U, nranks);
     if (q == rank) continue; /* our own rows move without a copy */
-    if (tl_se_row_pack(&r->rows[i], r->unit[i], jb->modes, jb->n_modes, &out[q]) != TL_OK) bad = 1;
+    if (tl_row_pack(&h->rows[i], h->unit[i], ns, nm, &out[q]) != TL_OK) bad = 1;
   }
   int64_t total = 0;
   for (int q = 0; !bad && q < nranks; q++) {
@@ -632,54 +729,48 @@ static tl_status redistribute(se_run *r, MPI_Comm comm, tl_err *err) {
   bad = !sbuf || !rbuf; /* MPI counts are int: a block over 2 GiB cannot be received in one go */
   MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
   if (anybad) {
-    st = tl_err_set(err, TL_ENOMEM, "cannot receive this rank's block of rows (memory, or over 2 GiB): "
-                                    "use more ranks");
+    st = tl_err_set(err, TL_ENOMEM, "cannot receive this rank's block of rows (memory, or over 2 GiB): use more ranks");
     goto done;
   }
   for (int q = 0; q < nranks; q++) memcpy(sbuf + sdisp[q], out[q].data, out[q].len);
   MPI_Alltoallv(sbuf, scount, sdisp, MPI_CHAR, rbuf, rcount, rdisp, MPI_CHAR, comm);
   /* our block: our own rows moved in, the others' unpacked */
-  uint64_t lo = block_lo(r->U, rank, nranks), hi = block_lo(r->U, rank + 1, nranks);
-  size_t nb = (size_t)(hi - lo);
-  tl_se_row *blk = calloc(nb ? nb : 1, sizeof *blk);
-  uint8_t *seen = calloc(nb ? nb : 1, 1);
-  for (size_t i = 0; i < r->nrows; i++) {
-    uint64_t u = r->unit[i];
+  uint64_t lo = block_lo(rb->U, rank, nranks), hi = block_lo(rb->U, rank + 1, nranks);
+  size_t nblk = (size_t)(hi - lo);
+  tl_row *blk = calloc(nblk ? nblk : 1, sizeof *blk);
+  uint8_t *seen = calloc(nblk ? nblk : 1, 1);
+  for (size_t i = 0; i < h->n; i++) {
+    uint64_t u = h->unit[i];
     if (blk && seen && u >= lo && u < hi && !seen[u - lo]) {
-      blk[u - lo] = r->rows[i];
+      blk[u - lo] = h->rows[i];
       seen[u - lo] = 1;
     } else {
-      tl_se_row_release(&r->rows[i]);
+      tl_row_release(&h->rows[i]);
     }
   }
   const char *p = rbuf, *end = rbuf + rtotal;
   while (blk && seen && p < end && st == TL_OK) {
-    tl_se_row row;
+    tl_row row;
     uint64_t u;
-    if (tl_se_row_unpack(&p, end, jb->modes, jb->n_modes, &r->rules, &row, &u) != TL_OK || u < lo || u >= hi ||
-        seen[u - lo]) {
+    if (tl_row_unpack(&p, end, ns, nm, rules, &row, &u) != TL_OK || u < lo || u >= hi || seen[u - lo]) {
       st = tl_err_set(err, TL_EINTERNAL, "redistribution: a row arrived at the wrong rank");
       break;
     }
-    row.cfg = (size_t)(u / r->items.n);
-    row.item = (size_t)(u % r->items.n);
     blk[u - lo] = row;
     seen[u - lo] = 1;
   }
-  for (size_t i = 0; st == TL_OK && i < nb; i++)
+  if (!blk || !seen) st = tl_err_set(err, TL_ENOMEM, "out of memory for this rank's block of rows");
+  for (size_t i = 0; st == TL_OK && i < nblk; i++)
     if (!seen[i]) st = tl_err_set(err, TL_EINTERNAL, "redistribution: unit %llu has no row", (unsigned long long)(lo + i));
-  free(r->rows);
-  free(r->unit);
-  r->rows = blk;
-  r->nrows = r->caprows = blk ? nb : 0;
-  r->unit = malloc((nb ? nb : 1) * sizeof *r->unit);
-  for (size_t i = 0; r->unit && i < nb; i++) r->unit[i] = lo + i;
-  if (st) {
-    for (size_t i = 0; blk && i < nb; i++)
-      if (seen[i]) tl_se_row_release(&blk[i]);
-    memset(blk, 0, nb * sizeof *blk);
-    for (size_t i = 0; blk && i < nb; i++) tl_se_row_init(&blk[i]);
-  }
+  free(h->rows);
+  free(h->unit);
+  h->rows = blk;
+  h->n = h->cap = blk ? nblk : 0;
+  h->unit = malloc((nblk ? nblk : 1) * sizeof *h->unit);
+  for (size_t i = 0; h->unit && i < nblk; i++) h->unit[i] = lo + i;
+  if (!h->unit) h->n = 0;
+  for (size_t i = 0; blk && seen && i < nblk; i++)
+    if (!seen[i]) tl_row_init(&blk[i]); /* released as empty rows */
   free(seen);
 done:
   for (int q = 0; out && q < nranks; q++) tl_buf_release(&out[q]);
@@ -692,79 +783,6 @@ done:
   free(rbuf);
   return st;
 }
-static void print_summary(FILE *out, const se_run *r, tl_table *const *across, const tl_table *audit,
-                          const int64_t *counts, const tl_inlog *log) {
-  const tl_job_bench *jb = r->jb;
-  fprintf(out, "spatialeval: %zu items x %zu model/variant/seed configs = %llu units; parsers:",
-          r->items.n, r->ncfgs, (unsigned long long)r->U);
-  for (int k = 0; k < jb->n_modes; k++)
-    fprintf(out, " %s%s", tl_se_mode_name(jb->modes[k]), k == 0 ? " (primary)" : "");
-  fprintf(out, "\n\naccuracy, mean +/- std over seeds (all questions of each task)\n");
-  fprintf(out, "%-22s %-7s %-12s %5s %6s", "model", "variant", "task", "seeds", "n");
-  for (int k = 0; k < jb->n_modes; k++) fprintf(out, "  %-15s", tl_se_mode_name(jb->modes[k]));
-  fprintf(out, "\n");
-  const tl_table *a0 = across[0];
-  int cq = tl_table_col(a0, "qid");
-  for (size_t row = 0; row < a0->nrows; row++) {
-    if (a0->cols[cq].v.i[row] != -1) continue;
-    fprintf(out, "%-22s %-7s %-12s %5lld %6lld", a0->cols[0].v.s[row], a0->cols[1].v.s[row],
-            a0->cols[2].v.s[row], (long long)a0->cols[tl_table_col(a0, "n_seeds")].v.i[row],
-            (long long)a0->cols[tl_table_col(a0, "n")].v.i[row]);
-    for (int k = 0; k < jb->n_modes; k++) {
-      const tl_table *a = across[k]; /* same groups, same order in every mode */
-      fprintf(out, "  %.3f +/- %.3f  ", a->cols[tl_table_col(a, "mean")].v.f[row],
-              a->cols[tl_table_col(a, "std")].v.f[row]);
-    }
-    fprintf(out, "\n");
-  }
-  if (jb->n_modes > 1) {
-    fprintf(out, "\nparser audit (all models, variants and seeds): accuracy per parser; units each pair scores differently\n");
-    fprintf(out, "%-12s %6s", "task", "n");
-    for (int k = 0; k < jb->n_modes; k++) fprintf(out, " %8s", tl_se_mode_name(jb->modes[k]));
-    for (int x = 0; x < jb->n_modes; x++)
-      for (int y = x + 1; y < jb->n_modes; y++) {
-        char h[64];
-        snprintf(h, sizeof h, "%s|%s", tl_se_mode_name(jb->modes[x]), tl_se_mode_name(jb->modes[y]));
-        fprintf(out, " %14s", h);
-      }
-    fprintf(out, "\n");
-    for (size_t row = 0; row < audit->nrows; row++) {
-      fprintf(out, "%-12s %6lld", audit->cols[0].v.s[row], (long long)audit->cols[1].v.i[row]);
-      int c = 2;
-      for (int k = 0; k < jb->n_modes; k++) fprintf(out, " %8.3f", audit->cols[c++].v.f[row]);
-      for (int x = 0; x < jb->n_modes; x++)
-        for (int y = x + 1; y < jb->n_modes; y++) {
-          char h[64];
-          snprintf(h, sizeof h, "%lld (%lld/%lld)", (long long)audit->cols[c].v.i[row],
-                   (long long)audit->cols[c + 1].v.i[row], (long long)audit->cols[c + 2].v.i[row]);
-          fprintf(out, " %14s", h);
-          c += 3;
-        }
-      fprintf(out, "\n");
-    }
-    fprintf(out, "(d (a/b): d units disagree; a correct only under the first parser, b only under the second)\n");
-  }
-  /* Parse statuses of the primary parser. */
-  int64_t st[TL_PS__COUNT];
-  tl_se_status_totals(counts, r->ncfgs, jb->n_modes, 0, st);
-  fprintf(out, "\n%s parse statuses:", tl_se_mode_name(jb->modes[0]));
-  for (int k = 0; k < TL_PS__COUNT; k++)
-    if (st[k]) fprintf(out, " %s=%lld", tl_pstatus_name((tl_pstatus)k), (long long)st[k]);
-  fprintf(out, "\n");
-  if (log->total) {
-    fprintf(out, "bad input lines: %ld (", log->total);
-    int first = 1;
-    for (int k = 0; k < TL_IN__NKINDS; k++)
-      if (log->counts[k]) {
-        fprintf(out, "%s%s=%ld", first ? "" : ", ", tl_in_kind_name((tl_in_kind)k), log->counts[k]);
-        first = 0;
-      }
-    fprintf(out, "); see /input_problems in the output\n");
-  } else {
-    fprintf(out, "bad input lines: 0\n");
-  }
-}
-
 
 /* Rank 0: the output must be creatable before any work starts (a clear error now, not after
  * hours of scoring). */
@@ -783,35 +801,15 @@ static int check_output(const tl_run_opts *o, const char *output) {
   return ok ? TL_EXIT_OK : TL_EXIT_FAIL;
 }
 
-/* Every file the job reads, with what it is for messages: the job file, items, answers, study
- * tables, in that order. *in and *what are malloc'd (what[i] holds in[i].what's text when it is
- * not a literal); returns the count, or -1 when out of memory. */
-static int job_inputs(const tl_run_opts *o, const tl_job *job, tl_path_role **in, char (**what)[160]) {
-  int n = 1;
-  for (int b = 0; b < job->n_benches; b++) n += job->benches[b].n_items + job->benches[b].n_answers;
-  n += job->n_studies;
-  *in = calloc((size_t)n, sizeof **in);
-  *what = calloc((size_t)n, sizeof **what);
-  if (!*in || !*what) {
-    free(*in);
-    free(*what);
-    *in = NULL;
-    *what = NULL;
-    return -1;
-  }
-  int k = 0;
-  (*in)[k++] = (tl_path_role){o->job_path, "the job file"};
-  for (int b = 0; b < job->n_benches; b++) {
-    const tl_job_bench *jb = &job->benches[b];
-    for (int i = 0; i < jb->n_items; i++) (*in)[k++] = (tl_path_role){jb->items[i], "an items file"};
-    for (int i = 0; i < jb->n_answers; i++) (*in)[k++] = (tl_path_role){jb->answers[i].path, "an answers file"};
-  }
-  for (int i = 0; i < job->n_studies; i++) {
-    snprintf((*what)[k], sizeof (*what)[k], "the input table of study '%s'", job->studies[i].name);
-    (*in)[k] = (tl_path_role){job->studies[i].input, (*what)[k]};
-    k++;
-  }
-  return k;
+/* Every file the job reads, with what it is for messages: the job file, then the job's inputs
+ * (items, answers, judgments, study tables) in job order. *in is malloc'd (its strings are the
+ * job's); returns the count, or -1 when out of memory. */
+static int job_inputs(const tl_run_opts *o, const tl_job *job, tl_path_role **in) {
+  *in = calloc((size_t)job->n_inputs + 1, sizeof **in);
+  if (!*in) return -1;
+  (*in)[0] = (tl_path_role){o->job_path, "the job file"};
+  for (int i = 0; i < job->n_inputs; i++) (*in)[i + 1] = (tl_path_role){job->inputs[i].path, job->inputs[i].what};
+  return job->n_inputs + 1;
 }
 
 /* Rank 0, before anything is opened for writing: the output's place, output vs every input
@@ -822,8 +820,7 @@ static int prepare_output(const tl_run_opts *o, const tl_job *job, const char *o
                           int *nothing) {
   tl_err err = {{0}};
   tl_path_role *in;
-  char (*what)[160];
-  int k = job_inputs(o, job, &in, &what);
+  int k = job_inputs(o, job, &in);
   if (k < 0) {
     fprintf(o->log, "tally: out of memory\n");
     return TL_EXIT_FAIL;
@@ -837,7 +834,6 @@ static int prepare_output(const tl_run_opts *o, const tl_job *job, const char *o
     rc = st == TL_EUSAGE ? TL_EXIT_USAGE : TL_EXIT_FAIL;
   }
   free(in);
-  free(what);
   if (rc) return rc;
   if ((st = tl_out_lock_take(lock, output, o->break_lock, o->log, &err))) {
     fprintf(o->log, "tally: %s; nothing was run or removed\n", err.msg);
@@ -871,12 +867,232 @@ static int agree(int rc, MPI_Comm comm) {
 }
 
 
+/* Collective. Reads the journals of earlier attempts: every rank rebuilds the rows of its own
+ * key blocks (so no rank holds, or sends, the whole restored run); the done-bitmaps are OR-ed.
+ * Fully recorded units are scored at once; partly recorded ones are started at their next stage
+ * (their replies come during scheduling). */
+static int resume_read(const tl_run_opts *o, bench_run *r, const char *jdir, const char *jhash, uint8_t *done,
+                       MPI_Comm comm) {
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  int rc = TL_EXIT_OK;
+  tl_err err = {{0}};
+  resume_ctx c;
+  memset(&c, 0, sizeof c);
+  c.r = r;
+  c.done = done;
+  c.cfg_of = calloc(r->nb, sizeof *c.cfg_of);
+  c.lo = calloc(r->nb, sizeof *c.lo);
+  c.hi = calloc(r->nb, sizeof *c.hi);
+  c.part = calloc(r->nb, sizeof *c.part);
+  c.mask = calloc(r->nb, sizeof *c.mask);
+  int bad = !c.cfg_of || !c.lo || !c.hi || !c.part || !c.mask;
+  for (size_t b = 0; !bad && b < r->nb; b++) {
+    const tl_run_bench *rb = &r->rbs[b];
+    tl_strmap_init(&c.cfg_of[b]);
+    c.lo[b] = block_lo(rb->U, rank, nranks);
+    c.hi[b] = block_lo(rb->U, rank + 1, nranks);
+    size_t n = (size_t)(c.hi[b] - c.lo[b]);
+    c.part[b] = calloc(n ? n : 1, sizeof **c.part);
+    c.mask[b] = calloc(n ? n : 1, 1);
+    bad |= !c.part[b] || !c.mask[b];
+    for (size_t k = 0; !bad && k < rb->ncfgs; k++) {
+      tl_buf kb;
+      tl_buf_init(&kb);
+      bad |= tl_buf_printf(&kb, "%s\x1f%d\x1f%d", rb->cfgs[k].model, rb->cfgs[k].variant, rb->cfgs[k].seed) != TL_OK ||
+             tl_strmap_put(&c.cfg_of[b], kb.data, k, NULL, NULL) != TL_OK;
+      tl_buf_release(&kb);
+    }
+  }
+  if (agree(bad, comm)) {
+    if (rank == 0) fprintf(o->log, "tally: out of memory reading the journal\n");
+    resume_ctx_release(&c, r->nb);
+    return TL_EXIT_FAIL;
+  }
+  long nf = 0, nrec = 0, nskip = 0;
+  tl_status st = tl_journal_read_all(jdir, jhash, on_journal_rec, &c, &nf, &nrec, &nskip, &err);
+  if (st) {
+    if (rank == 0 || st != TL_EJOB) fprintf(o->log, "tally: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
+    rc = st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
+  }
+  rc = agree(rc, comm);
+  if (rc) {
+    resume_ctx_release(&c, r->nb);
+    return rc;
+  }
+  for (uint64_t off = 0; off < r->U; off += (1u << 30)) {
+    uint64_t k = r->U - off < (1u << 30) ? r->U - off : (1u << 30);
+    MPI_Allreduce(MPI_IN_PLACE, done + off, (int)k, MPI_UINT8_T, MPI_BOR, comm);
+  }
+  /* score the fully recorded units; start the partly recorded ones */
+  for (size_t b = 0; b < r->nb && !st; b++) {
+    const int ns = r->rbs[b].vt->nstages;
+    for (uint64_t i = 0; i < c.hi[b] - c.lo[b] && !st; i++) {
+      uint8_t m = c.mask[b][i];
+      if (!m) continue;
+      tl_row *row = &c.part[b][i];
+      int d = 0;
+      while (d < ns && (m & (1u << d))) d++;
+      for (int s = d; s < ns; s++) { /* a later stage without the ones before it: asked again */
+        free(row->text[s]);
+        free(row->prompt[s]);
+        free(row->source[s]);
+        row->text[s] = row->prompt[s] = row->source[s] = NULL;
+      }
+      c.mask[b][i] = 0; /* the row is taken below */
+      uint64_t g = r->rbs[b].base + c.lo[b] + i;
+      if (d == 0) {
+        done[g] = 0; /* nothing usable: dealt again (every rank computes the same) */
+        tl_row_release(row);
+        continue;
+      }
+      row->done = (uint8_t)d;
+      for (int s = 0; s < d; s++) r->resumed[s]++;
+      if (d == ns) r->restored++;
+      st = tl_pipe_start(r->pipe, g, row, &err);
+    }
+  }
+  if (st) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg[0] ? err.msg : tl_strerror(st));
+  resume_ctx_release(&c, r->nb);
+  rc = agree(st ? TL_EXIT_FAIL : TL_EXIT_OK, comm);
+  /* a unit with only a later stage recorded is dealt again: every rank must agree on done[] */
+  for (uint64_t off = 0; !rc && off < r->U; off += (1u << 30)) {
+    uint64_t k = r->U - off < (1u << 30) ? r->U - off : (1u << 30);
+    MPI_Allreduce(MPI_IN_PLACE, done + off, (int)k, MPI_UINT8_T, MPI_BAND, comm);
+  }
+  uint64_t restored = r->restored, all = 0;
+  MPI_Allreduce(&restored, &all, 1, MPI_UINT64_T, MPI_SUM, comm);
+  if (!rc && rank == 0 && !o->quiet)
+    fprintf(o->log, "tally: resume: %llu of %llu units already done (%ld journal file%s, %ld line%s skipped)\n",
+            (unsigned long long)all, (unsigned long long)r->U, nf, nf == 1 ? "" : "s", nskip, nskip == 1 ? "" : "s");
+  return rc;
+}
+
+/* Collective: every rank reduces benchmark rb's accumulator blocks (each with its operation)
+ * to rank 0. acc[k] is this rank's block k (in), tot[k] rank 0's result. */
+static tl_status reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *acc, int64_t *const *tot,
+                            MPI_Comm comm) {
+  for (int k = 0; k < nblk; k++) {
+    MPI_Op op = lay[k].op == TL_ACC_MIN ? MPI_MIN : lay[k].op == TL_ACC_MAX ? MPI_MAX : MPI_SUM;
+    for (size_t off = 0; off < lay[k].len; off += (1u << 28)) {
+      size_t n = lay[k].len - off < (1u << 28) ? lay[k].len - off : (1u << 28);
+      if (MPI_Reduce(acc[k] + off, tot[k] + off, (int)n, MPI_INT64_T, op, 0, comm) != MPI_SUCCESS)
+        return TL_EINTERNAL;
+    }
+  }
+  return TL_OK;
+}
+
+/* Collective: benchmark b's rows to their owners, its item table written block by block, its
+ * integers reduced and its metric tables written from rank 0; rank 0 keeps its summary tables
+ * in *tabs (caller frees) and the reduced blocks in tot. */
+static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *w, MPI_Comm comm,
+                       tl_table ***tabs, int *ntabs, int64_t **tot, int *nblk) {
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  const tl_run_bench *rb = &r->rbs[b];
+  held_rows *h = &r->held[b];
+  tl_err err = {{0}};
+  tl_status st = redistribute(rb, h, &r->rules, comm, &err);
+  if (st) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
+  if (agree(st != TL_OK, comm)) return TL_EXIT_FAIL;
+  /* the integers: this rank's block, reduced to rank 0 */
+  tl_acc_block lay[TL_MAX_ACC];
+  *nblk = rb->vt->acc_layout(rb->b, rb->ncfgs, lay);
+  int64_t *acc[TL_MAX_ACC] = {0};
+  int bad = 0;
+  for (int k = 0; k < *nblk; k++) {
+    acc[k] = malloc((lay[k].len ? lay[k].len : 1) * sizeof **acc);
+    tot[k] = malloc((lay[k].len ? lay[k].len : 1) * sizeof **tot);
+    bad |= !acc[k] || !tot[k];
+    for (size_t i = 0; acc[k] && tot[k] && i < lay[k].len; i++) acc[k][i] = tot[k][i] = lay[k].init;
+  }
+  tl_unit *units = malloc((h->n ? h->n : 1) * sizeof *units);
+  bad |= !units;
+  int rc = TL_EXIT_OK;
+  if (agree(bad, comm)) { /* before the collective reduce below */
+    if (rank == 0) fprintf(o->log, "tally: out of memory for the counts\n");
+    rc = TL_EXIT_FAIL;
+    goto done;
+  }
+  for (size_t i = 0; i < h->n; i++) {
+    units[i] = tl_rb_unit(rb, h->unit[i]);
+    rb->vt->acc_add(rb->b, rb->ncfgs, &units[i], &h->rows[i], acc);
+  }
+  if (agree(reduce_acc(lay, *nblk, acc, tot, comm) != TL_OK, comm)) {
+    if (rank == 0) fprintf(o->log, "tally: MPI_Reduce of the counts failed\n");
+    rc = TL_EXIT_FAIL;
+    goto done;
+  }
+  /* the item table, block by block (collective), the rest from rank 0 */
+  tl_table *items = rb->vt->items_table(rb->b, rb->cfgs, units, h->rows, h->n);
+  int ok = items != NULL;
+  if (rank == 0) ok = ok && rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs) == TL_OK;
+  if (agree(!ok, comm)) {
+    if (rank == 0) fprintf(o->log, "tally: out of memory building result tables\n");
+    tl_table_free(items);
+    rc = TL_EXIT_FAIL;
+    goto done;
+  }
+  uint64_t lo = block_lo(rb->U, rank, nranks);
+  st = w->vt->write_slice(w, items, lo, rb->U, &err);
+  tl_table_free(items);
+  test_pause(rank, "write", o->log);
+  int nt = *ntabs;
+  MPI_Bcast(&nt, 1, MPI_INT, 0, comm);
+  for (int k = 0; k < nt && !st; k++) st = w->vt->write_table(w, rank == 0 ? (*tabs)[k] : NULL, &err);
+  if (st) {
+    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
+    rc = TL_EXIT_FAIL;
+  }
+done:
+  for (int k = 0; k < *nblk; k++) free(acc[k]);
+  free(units);
+  /* the rows are written: they leave memory now */
+  for (size_t i = 0; i < h->n; i++) tl_row_release(&h->rows[i]);
+  h->n = 0;
+  return agree(rc, comm);
+}
+
+/* "parsers" attribute: the modes of each benchmark, primary first ("strict,pr3,legacy"; with
+ * several benchmarks "spatialeval:strict,pr3;other:rating"). */
+static void modes_attr(const bench_run *r, tl_buf *out) {
+  for (size_t b = 0; b < r->nb; b++) {
+    const tl_run_bench *rb = &r->rbs[b];
+    if (r->nb > 1) tl_buf_printf(out, "%s%s:", b ? ";" : "", rb->vt->name);
+    for (int k = 0; k < rb->nmodes; k++) tl_buf_printf(out, "%s%s", k ? "," : "", rb->vt->mode_name(rb->b, k));
+  }
+}
+
+static void print_input_problems(FILE *out, const tl_inlog *log) {
+  if (log->total) {
+    fprintf(out, "bad input lines: %ld (", log->total);
+    int first = 1;
+    for (int k = 0; k < TL_IN__NKINDS; k++)
+      if (log->counts[k]) {
+        fprintf(out, "%s%s=%ld", first ? "" : ", ", tl_in_kind_name((tl_in_kind)k), log->counts[k]);
+        first = 0;
+      }
+    fprintf(out, "); see /input_problems in the output\n");
+  } else {
+    fprintf(out, "bad input lines: 0\n");
+  }
+}
+
+/* The run's counters, summed over ranks (rank 0 writes them as root attributes). */
+typedef struct {
+  uint64_t units, calls[TL_MAX_STAGES], resumed[TL_MAX_STAGES], skips[TL_MAX_STAGES];
+  int nstages;                 /* the most stages of any benchmark */
+  double load_s, score_s, write_s, sched_s;
+  uint64_t chunks;
+} run_counts;
+
 /* Collective: the benchmarks of the job, distributed; tables written through w (collective);
  * rank 0 prints the summary. */
 static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output,
-                          MPI_Comm comm, uint64_t *stats /* OUT [8]: units, resumed, engine calls,
-                                                             load, score, gather+write (ms), chunks,
-                                                             scheduling messages (us, all ranks) */) {
+                          MPI_Comm comm, run_counts *rcnt) {
   double t_start = now_s(), t_scored = 0;
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
@@ -884,12 +1100,9 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   int rc = TL_EXIT_OK;
   tl_err err = {{0}};
   tl_inlog log;
-  se_run r;
+  bench_run r;
   memset(&r, 0, sizeof r);
   tl_strmap_init(&r.rules);
-  tl_table *per_seed[TL_SE__NMODES] = {0}, *across[TL_SE__NMODES] = {0};
-  tl_table *items = NULL, *audit = NULL;
-  int64_t *counts = NULL, *total = NULL;
   uint8_t *done = NULL;
   uint64_t *pending = NULL;
   char *jdir = tl_journal_dir(output);
@@ -897,19 +1110,18 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   tl_journal_job_hash(job->json, jhash);
   tl_journal jn;
   memset(&jn, 0, sizeof jn);
-  resume_ctx rc_ctx;
-  memset(&rc_ctx, 0, sizeof rc_ctx);
-  tl_strmap_init(&rc_ctx.cfg_of);
+  r.jn = &jn;
   if (agree(tl_inlog_init(&log, rank == 0 ? o->log : NULL, o->strict_input) != TL_OK, comm)) {
     free(jdir);
     tl_inlog_release(&log);
-    tl_strmap_release(&rc_ctx.cfg_of);
     tl_strmap_release(&r.rules);
     return TL_EXIT_FAIL;
   }
 
   /* 1. inputs and units, on every rank */
-  tl_status st = se_setup(&r, job, &log, &err);
+  tl_status st = bench_setup(&r, job, &log, &err);
+  r.jn = &jn;
+  if (!st && !(r.pipe = tl_pipe_new(r.rbs, r.nb, on_submit, on_unit_done, &r))) st = tl_err_set(&err, TL_ENOMEM, "out of memory");
   if (st == TL_EINPUT) {
     if (rank == 0) fprintf(o->log, "tally: stopped at the first input problem (--strict-input); nothing written\n");
     rc = TL_EXIT_BAD_INPUT;
@@ -924,7 +1136,8 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   rc = agree(rc, comm);
   if (rc) goto done;
   {
-    uint64_t mine[2] = {r.U, r.ncfgs}, lo[2], hi[2];
+    uint64_t mine[2] = {r.U, 0}, lo[2], hi[2];
+    for (size_t b = 0; b < r.nb; b++) mine[1] += r.rbs[b].ncfgs;
     MPI_Allreduce(mine, lo, 2, MPI_UINT64_T, MPI_MIN, comm);
     MPI_Allreduce(mine, hi, 2, MPI_UINT64_T, MPI_MAX, comm);
     if (lo[0] != hi[0] || lo[1] != hi[1]) {
@@ -933,11 +1146,9 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
       goto done;
     }
   }
-  /* 2. journals of earlier attempts. Every rank reads them and rebuilds the rows of its own key
-   * block (so no rank holds, or sends, the whole restored run); the done-bitmaps are OR-ed. */
+  /* 2. journals of earlier attempts */
   done = calloc(r.U ? r.U : 1, 1);
-  if (!done) rc = TL_EXIT_FAIL;
-  rc = agree(rc, comm);
+  rc = agree(done ? TL_EXIT_OK : TL_EXIT_FAIL, comm);
   if (rc) goto done;
   if (rank == 0 && !o->resume && tl_journal_exists(jdir)) {
     fprintf(o->log, "tally: '%s' holds the journal of an earlier, unfinished run of this output: "
@@ -946,36 +1157,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   }
   rc = agree(rc, comm);
   if (rc) goto done;
-  if (o->resume) {
-    rc_ctx.r = &r;
-    rc_ctx.done = done;
-    rc_ctx.lo = block_lo(r.U, rank, nranks);
-    rc_ctx.hi = block_lo(r.U, rank + 1, nranks);
-    for (size_t c = 0; c < r.ncfgs; c++) {
-      tl_buf k;
-      tl_buf_init(&k);
-      tl_buf_printf(&k, "%s\x1f%d\x1f%d", r.cfgs[c].model, r.cfgs[c].variant, r.cfgs[c].seed);
-      tl_strmap_put(&rc_ctx.cfg_of, k.data, c, NULL, NULL);
-      tl_buf_release(&k);
-    }
-    long nf = 0, nrec = 0, nskip = 0;
-    st = tl_journal_read_all(jdir, jhash, on_journal_rec, &rc_ctx, &nf, &nrec, &nskip, &err);
-    if (st) {
-      if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
-      rc = st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
-    }
-    rc = agree(rc, comm);
-    if (rc) goto done;
-    for (uint64_t off = 0; off < r.U; off += (1u << 30)) {
-      uint64_t k = r.U - off < (1u << 30) ? r.U - off : (1u << 30);
-      MPI_Allreduce(MPI_IN_PLACE, done + off, (int)k, MPI_UINT8_T, MPI_BOR, comm);
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &rc_ctx.restored, 1, MPI_UINT64_T, MPI_SUM, comm);
-    if (rank == 0 && !o->quiet)
-      fprintf(o->log, "tally: resume: %llu of %llu units already done (%ld journal file%s, %ld line%s skipped)\n",
-              (unsigned long long)rc_ctx.restored, (unsigned long long)r.U, nf, nf == 1 ? "" : "s",
-              nskip, nskip == 1 ? "" : "s");
-  }
+  if (o->resume && (rc = resume_read(o, &r, jdir, jhash, done, comm))) goto done;
   /* 3. this attempt's journal and the pending units */
   {
     char attempt[64] = "";
@@ -1007,21 +1189,28 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   }
   for (uint64_t u = 0; u < r.U; u++)
     if (!done[u]) pending[P++] = u;
-  progress pg = {o->log, isatty(fileno(o->log)), o->quiet || rank != 0, r.U, 0, 0, 0, now_s(), now_s()};
-  if (rank == 0) pg.resumed = pg.done = r.U - P;
-  /* 4. score */
+  /* 4. score: first the partly restored units of this rank, then the pending ones, dealt */
   double t_loaded = now_s();
   int interrupted = 0;
-  uint64_t failed = 0, nchunks = 0;
+  uint64_t nchunks = 0;
   double sched_s = 0;
-  st = schedule(&r, pending, P, &jn, &pg, comm, &interrupted, &failed, &sched_s, &nchunks, &err);
+  st = drain_restored(&r, &err);
+  progress pg = {o->log, isatty(fileno(o->log)), o->quiet || rank != 0, r.U, 0, 0, 0, now_s(), now_s()};
+  if (rank == 0) pg.resumed = pg.done = r.U - P;
+  if (st) { /* a worker that failed here still joins the schedule, and tells rank 0 at once */
+    if (rank == 0) rc = TL_EXIT_FAIL;
+  }
+  if (!st || rank != 0) {
+    tl_status s2 = schedule(&r, pending, rank == 0 && st ? 0 : P, &pg, comm, &interrupted, &sched_s, &nchunks,
+                            st ? &(tl_err){{0}} : &err);
+    if (!st) st = s2;
+  }
+  if (g_stop && !st) interrupted = 1;
   {
     double all_s = 0;
     MPI_Reduce(&sched_s, &all_s, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
-    if (rank == 0) {
-      stats[6] = nchunks;
-      stats[7] = (uint64_t)(1e6 * all_s);
-    }
+    rcnt->chunks = nchunks;
+    rcnt->sched_s = all_s;
   }
   if (st) {
     fprintf(o->log, "tally: rank %d: %s (finished units are in the journal; fix it and run with --resume)\n",
@@ -1042,94 +1231,70 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   restore_signals();
   if (rc) goto done;
   t_scored = now_s();
-  /* engine calls made in this attempt, summed over ranks (a unit is never asked twice) */
+  /* engine calls made in this attempt and stages resumed, per stage, summed over ranks */
   {
-    uint64_t calls = tl_replay_served(r.replay), all = 0;
-    MPI_Reduce(&calls, &all, 1, MPI_UINT64_T, MPI_SUM, 0, comm);
-    MPI_Bcast(&all, 1, MPI_UINT64_T, 0, comm);
-    uint64_t resumed = rc_ctx.restored; /* already summed over ranks */
-    stats[0] = r.U;
-    stats[1] = resumed;
-    stats[2] = all;
+    uint64_t mine[3 * TL_MAX_STAGES], all[3 * TL_MAX_STAGES];
+    for (int s = 0; s < TL_MAX_STAGES; s++) {
+      mine[s] = tl_pipe_calls(r.pipe, s);
+      mine[TL_MAX_STAGES + s] = r.resumed[s];
+      mine[2 * TL_MAX_STAGES + s] = tl_pipe_skips(r.pipe, s);
+    }
+    MPI_Allreduce(mine, all, 3 * TL_MAX_STAGES, MPI_UINT64_T, MPI_SUM, comm);
+    rcnt->units = r.U;
+    rcnt->nstages = 1;
+    for (size_t b = 0; b < r.nb; b++)
+      if (r.rbs[b].vt->nstages > rcnt->nstages) rcnt->nstages = r.rbs[b].vt->nstages;
+    for (int s = 0; s < TL_MAX_STAGES; s++) {
+      rcnt->calls[s] = all[s];
+      rcnt->resumed[s] = all[TL_MAX_STAGES + s];
+      rcnt->skips[s] = all[2 * TL_MAX_STAGES + s];
+    }
   }
-  /* 5. rows to their owners, counts reduced */
-  st = redistribute(&r, comm, &err);
-  if (st) {
-    fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
-    rc = TL_EXIT_FAIL;
-  }
-  rc = agree(rc, comm);
-  if (rc) goto done;
-  const tl_job_bench *jb = r.jb;
-  size_t clen = tl_se_counts_len(r.ncfgs, jb->n_modes);
-  counts = calloc(clen ? clen : 1, sizeof *counts);
-  total = calloc(clen ? clen : 1, sizeof *total);
-  if (agree(!counts || !total, comm)) { /* before the collective reduce below */
-    if (rank == 0) fprintf(o->log, "tally: out of memory for the counts\n");
-    rc = TL_EXIT_FAIL;
-    goto done;
-  }
-  tl_se_counts_add(counts, &r.items, r.ncfgs, r.rows, r.nrows, jb->modes, jb->n_modes);
-  for (size_t off = 0; off < clen; off += (1u << 28)) {
-    size_t k = clen - off < (1u << 28) ? clen - off : (1u << 28);
-    MPI_Reduce(counts + off, total + off, (int)k, MPI_INT64_T, MPI_SUM, 0, comm);
-  }
-  /* 6. tables: the item table block by block (collective), the rest from rank 0 */
-  items = tl_se_items_table(&r.items, r.cfgs, r.rows, r.nrows, jb->modes, jb->n_modes);
-  int ok = items != NULL;
-  if (rank == 0) {
-    audit = tl_se_audit_table(total, r.ncfgs, jb->modes, jb->n_modes);
-    ok = ok && audit;
-    for (int k = 0; k < jb->n_modes && ok; k++)
-      ok = tl_se_metric_tables(total, r.cfgs, r.ncfgs, jb->modes, jb->n_modes, k, &per_seed[k], &across[k]) == TL_OK;
-  }
-  if (agree(!ok, comm)) {
-    if (rank == 0) fprintf(o->log, "tally: out of memory building result tables\n");
-    rc = TL_EXIT_FAIL;
-    goto done;
-  }
-  char parsers[64] = "";
-  for (int k = 0; k < jb->n_modes; k++) {
-    if (k) strcat(parsers, ",");
-    strcat(parsers, tl_se_mode_name(jb->modes[k]));
-  }
+  /* 5. per benchmark: rows to their owners, counts reduced, tables written */
+  tl_buf modes;
+  tl_buf_init(&modes);
+  modes_attr(&r, &modes);
   int64_t nbad = log.total;
   MPI_Bcast(&nbad, 1, MPI_INT64_T, 0, comm);
-  uint64_t lo = block_lo(r.U, rank, nranks);
-  st = w->vt->attr_str(w, "parsers", parsers, &err);
+  st = w->vt->attr_str(w, "parsers", modes.data ? modes.data : "", &err);
+  tl_buf_release(&modes);
   if (!st) st = w->vt->attr_i64(w, "n_bad_input", nbad, &err);
-  if (!st) st = w->vt->write_slice(w, items, lo, r.U, &err);
-  test_pause(rank, "write", o->log);
-  for (int k = 0; k < jb->n_modes && !st; k++) {
-    st = w->vt->write_table(w, rank == 0 ? per_seed[k] : NULL, &err);
-    if (!st) st = w->vt->write_table(w, rank == 0 ? across[k] : NULL, &err);
-  }
-  if (!st) st = w->vt->write_table(w, rank == 0 ? audit : NULL, &err);
-  if (!st) st = w->vt->write_table(w, rank == 0 ? log.table : NULL, &err);
   if (st) {
     if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
     rc = TL_EXIT_FAIL;
     goto done;
   }
-  if (rank == 0) print_summary(o->out, &r, across, audit, total, &log);
-  stats[3] = (uint64_t)(1e3 * (t_loaded - t_start));
-  stats[4] = (uint64_t)(1e3 * (t_scored - t_loaded));
-  stats[5] = (uint64_t)(1e3 * (now_s() - t_scored));
+  for (size_t b = 0; b < r.nb && !rc; b++) {
+    tl_table **tabs = NULL;
+    int ntabs = 0, nblk = 0;
+    int64_t *tot[TL_MAX_ACC] = {0};
+    rc = write_bench(o, &r, b, w, comm, &tabs, &ntabs, tot, &nblk);
+    const tl_run_bench *rb = &r.rbs[b];
+    if (!rc && rank == 0) {
+      if (b) fprintf(o->out, "\n");
+      rb->vt->summary(rb->b, rb->cfgs, rb->ncfgs, rb->U, tabs, ntabs, tot, o->out);
+    }
+    for (int k = 0; k < ntabs; k++) tl_table_free(tabs[k]);
+    free(tabs);
+    for (int k = 0; k < nblk; k++) free(tot[k]);
+  }
+  if (rc) goto done;
+  st = w->vt->write_table(w, rank == 0 ? log.table : NULL, &err);
+  if (st) {
+    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
+    rc = TL_EXIT_FAIL;
+    goto done;
+  }
+  if (rank == 0) print_input_problems(o->out, &log);
+  rcnt->load_s = t_loaded - t_start;
+  rcnt->score_s = t_scored - t_loaded;
+  rcnt->write_s = now_s() - t_scored;
 done:
   tl_journal_close(&jn);
-  for (int k = 0; k < TL_SE__NMODES; k++) {
-    tl_table_free(per_seed[k]);
-    tl_table_free(across[k]);
-  }
-  tl_table_free(items);
-  tl_table_free(audit);
-  free(counts);
-  free(total);
   free(done);
   free(pending);
   free(jdir);
-  tl_strmap_release(&rc_ctx.cfg_of);
-  se_run_release(&r);
+  bench_run_release(&r);
   tl_inlog_release(&log);
   return agree(rc, comm);
 }
@@ -1178,8 +1343,7 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   int64_t len = -1;
   if (rank == 0) {
     tl_path_role *in;
-    char (*what)[160];
-    int k = job_inputs(o, job, &in, &what);
+    int k = job_inputs(o, job, &in);
     const char **paths = k > 0 ? calloc((size_t)k, sizeof *paths) : NULL;
     if (paths) {
       for (int i = 0; i < k; i++) paths[i] = in[i].path;
@@ -1190,7 +1354,6 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
     }
     free(paths);
     free(in);
-    free(what);
   }
   MPI_Bcast(&len, 1, MPI_INT64_T, 0, comm);
   if (len < 0 || len > INT_MAX) {
@@ -1216,7 +1379,14 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   if (!st) st = w->vt->attr_str(w, "job_name", job->name, &err);
   if (!st) st = w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err);
   if (!st) st = w->vt->attr_str(w, "hdf5_version", h5v, &err);
-  if (!st) st = w->vt->attr_str(w, "engine", job->engine, &err);
+  if (!st) st = w->vt->attr_str(w, "engine", job->engines[TL_ROLE_MODEL].type, &err);
+  if (!st) {
+    tl_buf e;
+    tl_buf_init(&e);
+    tl_buf_printf(&e, "{\"model\":%s,\"judge\":%s}", job->engines[TL_ROLE_MODEL].json, job->engines[TL_ROLE_JUDGE].json);
+    st = e.data ? w->vt->attr_str(w, "engines", e.data, &err) : tl_err_set(&err, TL_ENOMEM, "out of memory");
+    tl_buf_release(&e);
+  }
   if (!st) st = w->vt->attr_i64(w, "n_ranks", nranks, &err);
   if (!st) st = w->vt->attr_str(w, "input_sha256", sha.data, &err);
   tl_buf_release(&sha);
@@ -1274,19 +1444,24 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
     return TL_EXIT_OK;
   }
   tl_writer *w = NULL;
-  uint64_t bstats[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  run_counts rcnt;
+  memset(&rcnt, 0, sizeof rcnt);
   if (rc == TL_EXIT_OK) rc = open_output(o, &job, output, comm, &w);
   rc = agree(rc, comm);
-  if (rc == TL_EXIT_OK && job.n_benches > 0) rc = run_benchmarks(o, &job, w, output, comm, bstats);
+  if (rc == TL_EXIT_OK && job.n_benches > 0) rc = run_benchmarks(o, &job, w, output, comm, &rcnt);
   /* Studies: collective, resamples split over every rank. */
   for (int i = 0; i < job.n_studies && rc == TL_EXIT_OK; i++) rc = run_study(o, &job.studies[i], comm, w);
   if (w) {
     tl_err err = {{0}};
     tl_status st = TL_OK;
     if (rc == TL_EXIT_OK && job.n_benches > 0) {
-      st = w->vt->attr_i64(w, "units", (int64_t)bstats[0], &err);
-      if (!st) st = w->vt->attr_i64(w, "units_resumed", (int64_t)bstats[1], &err);
-      if (!st) st = w->vt->attr_i64(w, "engine_calls", (int64_t)bstats[2], &err);
+      /* stage 0 as "units_resumed" and "engine_calls"; a judge stage as "judge_*" */
+      st = w->vt->attr_i64(w, "units", (int64_t)rcnt.units, &err);
+      if (!st) st = w->vt->attr_i64(w, "units_resumed", (int64_t)rcnt.resumed[0], &err);
+      if (!st) st = w->vt->attr_i64(w, "engine_calls", (int64_t)rcnt.calls[0], &err);
+      if (!st && rcnt.nstages > 1) st = w->vt->attr_i64(w, "judge_calls", (int64_t)rcnt.calls[1], &err);
+      if (!st && rcnt.nstages > 1) st = w->vt->attr_i64(w, "judge_resumed", (int64_t)rcnt.resumed[1], &err);
+      if (!st && rcnt.nstages > 1) st = w->vt->attr_i64(w, "judge_skipped", (int64_t)rcnt.skips[1], &err);
     }
     if (rc == TL_EXIT_OK && !st) {
       st = w->vt->close(w, &err);
@@ -1319,10 +1494,12 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
       fprintf(o->log, "tally: %llu units, %llu from the journal, %llu engine calls, %d rank%s; "
               "load %.3f s, score %.3f s, gather+write %.3f s; %llu chunks, scheduling messages "
               "%.2f us/unit\n",
-              (unsigned long long)bstats[0], (unsigned long long)bstats[1], (unsigned long long)bstats[2],
-              nranks, nranks == 1 ? "" : "s", 1e-3 * (double)bstats[3], 1e-3 * (double)bstats[4],
-              1e-3 * (double)bstats[5], (unsigned long long)bstats[6],
-              bstats[2] ? (double)bstats[7] / (double)bstats[2] : 0.0);
+              (unsigned long long)rcnt.units, (unsigned long long)rcnt.resumed[0], (unsigned long long)rcnt.calls[0],
+              nranks, nranks == 1 ? "" : "s", rcnt.load_s, rcnt.score_s, rcnt.write_s, (unsigned long long)rcnt.chunks,
+              rcnt.calls[0] ? 1e6 * rcnt.sched_s / (double)rcnt.calls[0] : 0.0);
+    if (job.n_benches > 0 && !o->quiet && rcnt.nstages > 1)
+      fprintf(o->log, "tally: judge stage: %llu calls, %llu from the journal, %llu skipped (nothing to judge)\n",
+              (unsigned long long)rcnt.calls[1], (unsigned long long)rcnt.resumed[1], (unsigned long long)rcnt.skips[1]);
     fprintf(o->out, "wrote %s\n", output);
     if (fflush(o->out) != 0 || ferror(o->out)) {
       fprintf(o->log, "tally: cannot write the summary to standard output: %s (the output file '%s' is "

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -81,17 +83,17 @@ static void put_field(tl_buf *b, const char *key, const char *v, int first) {
   tl_buf_append(b, "\"", 1);
 }
 
-tl_status tl_journal_add(tl_journal *j, const char *bench, const char *model, const char *variant,
-                         int seed, const char *id, const tl_eng_reply *rep, tl_err *err) {
+tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_reply *rep, tl_err *err) {
   /* Hand-written JSON (one reused buffer, no per-field allocation): this runs once per unit. */
   tl_buf *b = &j->line;
   tl_buf_reset(b);
   tl_buf_append(b, "{", 1);
-  put_field(b, "b", bench, 1);
-  put_field(b, "m", model, 0);
-  put_field(b, "v", variant, 0);
-  tl_buf_printf(b, ",\"s\":%d", seed);
-  put_field(b, "id", id, 0);
+  put_field(b, "b", key->bench, 1);
+  put_field(b, "m", key->model, 0);
+  put_field(b, "v", key->variant, 0);
+  tl_buf_printf(b, ",\"s\":%d", key->seed);
+  put_field(b, "id", key->id, 0);
+  tl_buf_printf(b, ",\"t\":%u,\"st\":%d", (unsigned)key->sub, key->stage);
   put_field(b, "text", rep->text, 0);
   put_field(b, "prompt", rep->prompt, 0);
   put_field(b, "source", rep->source, 0);
@@ -206,17 +208,24 @@ tl_status tl_journal_read_all(const char *dir, const char *job_hash, tl_journal_
       tl_journal_rec rec;
       memset(&rec, 0, sizeof rec);
       if (!bad) {
-        rec.bench = str_or_null(o, "b", &bad);
-        rec.model = str_or_null(o, "m", &bad);
-        rec.variant = str_or_null(o, "v", &bad);
-        rec.id = str_or_null(o, "id", &bad);
+        rec.key.bench = str_or_null(o, "b", &bad);
+        rec.key.model = str_or_null(o, "m", &bad);
+        rec.key.variant = str_or_null(o, "v", &bad);
+        rec.key.id = str_or_null(o, "id", &bad);
         rec.text = str_or_null(o, "text", &bad);
         rec.prompt = str_or_null(o, "prompt", &bad);
         rec.source = str_or_null(o, "source", &bad);
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "s");
-        if (!cJSON_IsNumber(s)) bad = 1;
-        else rec.seed = (int)s->valuedouble;
-        bad |= !rec.bench || !rec.model || !rec.variant || !rec.id;
+        if (!tl_json_is_int(s, INT_MIN, INT_MAX)) bad = 1;
+        else rec.key.seed = (int)s->valuedouble;
+        /* "t" (sub-unit) and "st" (stage): 0 when absent (lines of earlier versions) */
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "t");
+        if (t && !tl_json_is_int(t, 0, UINT32_MAX)) bad = 1;
+        else rec.key.sub = t ? (uint32_t)t->valuedouble : 0;
+        const cJSON *stg = cJSON_GetObjectItemCaseSensitive(o, "st");
+        if (stg && !tl_json_is_int(stg, 0, INT_MAX)) bad = 1;
+        else rec.key.stage = stg ? (int)stg->valuedouble : 0;
+        bad |= !rec.key.bench || !rec.key.model || !rec.key.variant || !rec.key.id;
       }
       if (bad) (*nskipped)++;
       else {

@@ -3,9 +3,10 @@
  * Every rank appends each unit it finishes to its own file in `<output>.journal/`, named
  * `<attempt>-r<rank>.jsonl` (a new attempt never overwrites an earlier one's files). Line 1 is
  * a header {"tally_journal": 1, "job": "<hash of the job JSON>", "rank": r, "attempt": "..."};
- * then one line per finished unit:
- *   {"b": benchmark, "m": model, "v": variant, "s": seed, "id": item id,
- *    "text": response|null, "prompt": str|null, "source": str|null}
+ * then one line per finished stage of a unit:
+ *   {"b": benchmark, "m": model, "v": variant, "s": seed, "id": item id, "t": sub-unit,
+ *    "st": stage, "text": reply|null, "prompt": str|null, "source": str|null}
+ * ("t" and "st" are 0 when absent, as in the lines of earlier versions).
  * Lines are buffered; after each batch of replies (one engine poll) they are flushed and
  * fsync'ed when the last sync is TL_JOURNAL_SYNC_S seconds or more ago (an fsync per tiny batch
  * would cost more than the scoring), and always on a signal and at the end. A SIGKILL loses at
@@ -19,7 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "engine.h"
+#include "tally/engine.h"
 #include "tally/err.h"
 
 #include "tally/str.h"
@@ -42,19 +43,18 @@ void tl_journal_job_hash(const char *job_json, char out[17]);
 /* Creates dir if needed and this rank's file; writes the header. */
 tl_status tl_journal_open(tl_journal *j, const char *dir, const char *attempt, int rank,
                           const char *job_hash, tl_err *err);
-/* Appends one finished unit (buffered). */
-tl_status tl_journal_add(tl_journal *j, const char *bench, const char *model, const char *variant,
-                         int seed, const char *id, const tl_eng_reply *rep, tl_err *err);
+/* Appends one finished stage of a unit (buffered). */
+tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_reply *rep, tl_err *err);
 /* End of a batch: syncs when the last sync is TL_JOURNAL_SYNC_S or more ago. */
 tl_status tl_journal_batch_done(tl_journal *j, tl_err *err);
 /* fflush + fsync: the lines written so far survive a crash. */
 tl_status tl_journal_sync(tl_journal *j, tl_err *err);
 void tl_journal_close(tl_journal *j);
 
-/* One recorded unit, as read back. Strings are borrowed for the callback's duration. */
+/* One recorded stage of a unit, as read back. Strings are borrowed for the callback's duration. */
 typedef struct {
-  const char *bench, *model, *variant, *id, *text, *prompt, *source;
-  int seed;
+  tl_unit_key key;
+  const char *text, *prompt, *source;
 } tl_journal_rec;
 typedef tl_status (*tl_journal_cb)(void *ctx, const tl_journal_rec *rec);
 

@@ -71,13 +71,14 @@ expect 2 "99" "a seeds filter naming a seed no answer has" -- "$TALLY_BIN" run "
 job ', "models": ["toy-vlm-a"]' ', "seeds": [0]'
 "$TALLY_BIN" run "$WORK/job.json" --quiet > /dev/null 2> "$WORK/e.txt" || { cat "$WORK/e.txt"; fail "a good filter failed"; }
 
-# a second benchmark entry is refused, never dropped in silence
+# a second entry of the same benchmark is refused, never dropped in silence (its tables would
+# collide with the first's)
 cat > "$WORK/two.json" <<JOB
 {"name": "two", "output": "$WORK/two.h5",
  "benchmarks": [{"benchmark": "spatialeval", "items": "$D/items.jsonl", "answers": ["$D/answers.jsonl"]},
                 {"benchmark": "spatialeval", "items": "$D/items.jsonl", "answers": ["$D/answers.jsonl"], "parsers": ["legacy"]}]}
 JOB
-expect 2 "one benchmark entry per job" "a job with two benchmark entries" -- "$TALLY_BIN" run "$WORK/two.json" --quiet
+expect 2 "is already entry 0" "a job with two entries of one benchmark" -- "$TALLY_BIN" run "$WORK/two.json" --quiet
 
 # ---- --resume on a finished output ----
 sha_before=$(sha256sum "$WORK/out.h5")

@@ -12,6 +12,7 @@
 
 #include "testutil.h"
 #include "replay.h"
+#include "tally/run.h"
 #include "tally/inlog.h"
 #include "tally/job.h"
 #include "se_eval.h"
@@ -37,6 +38,9 @@ static char *write_tmp_str(const char *content, const char *ext) {
 static const char *log_kind(const tl_inlog *l, size_t i) { return l->table->cols[0].v.s[i]; }
 static long log_line(const tl_inlog *l, size_t i) { return (long)l->table->cols[2].v.i[i]; }
 static const char *log_msg(const tl_inlog *l, size_t i) { return l->table->cols[3].v.s[i]; }
+
+/* A SpatialEval replay source's variant names. */
+static const char *const SE_VARIANTS[] = {"reason", "letter", NULL};
 
 /* ---- CSV / TSV ---- */
 
@@ -371,7 +375,7 @@ static void test_loaders(void **state) {
       "{\"id\":\"a.3\",\"model\":\"m\",\"response\":\"first\",\"response\":\"second\"}\n" /* 3 */
       "{\"id\":\"a.4\",\"model\":\"m\",\"response\":\"ok \\\\u0000\"}\n";                /* 4 ok */
   char *apath = write_tmp_str(answers, ".jsonl");
-  tl_replay_source src = {apath, NULL, 0, TL_SE_PROMPT_REASON};
+  tl_replay_source src = {apath, "spatialeval", 0, NULL, 0, "reason", SE_VARIANTS};
   assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
   tl_replay *r;
   assert_int_equal(tl_replay_open(&src, 1, 0, &log, &r, &err), TL_OK);
@@ -481,7 +485,8 @@ static void test_empty_sets(void **state) {
   assert_int_equal(tl_se_itemset_load(&s, paths, 0, 0, &log, &err), TL_OK); /* no files at all */
   assert_int_equal(s.n, 0);
   tl_se_itemset_release(&s);
-  tl_replay_source src[2] = {{empty, "m", 0, TL_SE_PROMPT_REASON}, {blank, "m", 0, TL_SE_PROMPT_REASON}};
+  tl_replay_source src[2] = {{empty, "spatialeval", 0, "m", 0, "reason", SE_VARIANTS},
+                             {blank, "spatialeval", 0, "m", 0, "reason", SE_VARIANTS}};
   tl_replay *r;
   assert_int_equal(tl_replay_open(src, 2, 0, &log, &r, &err), TL_OK);
   assert_int_equal(tl_replay_count(r), 0);
@@ -489,9 +494,9 @@ static void test_empty_sets(void **state) {
   tl_eng_reply rep[2];
   assert_int_equal(e->vt->poll(e, rep, 2, 0), 0);
   e->vt->free(e);
-  tl_se_cfgs_sort(NULL, 0); /* a models/seeds filter that matches nothing */
-  tl_se_cfg one = {(char *)"m", 0, 0};
-  tl_se_cfgs_sort(&one, 1);
+  tl_cfgs_sort(NULL, 0); /* a models/seeds filter that matches nothing */
+  tl_cfg one = {(char *)"m", 0, 0};
+  tl_cfgs_sort(&one, 1);
   tl_inlog_release(&log);
   unlink(empty);
   unlink(blank);

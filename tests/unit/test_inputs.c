@@ -1,9 +1,10 @@
 /* test_inputs.c - bad input is reported with file and line, counted, and loses nothing:
- * the JSONL reader, item loading, the replay engine and job validation. */
+ * the JSONL reader, item loading, the replay engine, the resume journal and job validation. */
 #define _POSIX_C_SOURCE 200809L
 #include <unistd.h>
 
 #include "testutil.h"
+#include "journal.h"
 #include "replay.h"
 #include "tally/job.h"
 #include "se_eval.h"
@@ -114,6 +115,42 @@ static void test_items_bad_lines(void **state) {
   free(empty);
 }
 
+/* The i-th recorded problem of a log. */
+static const char *log_kind(const tl_inlog *l, size_t i) { return l->table->cols[0].v.s[i]; }
+static long log_line(const tl_inlog *l, size_t i) { return (long)l->table->cols[2].v.i[i]; }
+static const char *log_msg(const tl_inlog *l, size_t i) { return l->table->cols[3].v.s[i]; }
+
+/* tmpl with every '@' replaced by path, into out. */
+static void subst_path(const char *tmpl, const char *path, char *out, size_t n) {
+  size_t k = 0;
+  for (const char *c = tmpl; *c && k + 1 < n; c++) {
+    if (*c == '@') {
+      for (const char *p = path; *p && k + 1 < n; p++) out[k++] = *p;
+    } else {
+      out[k++] = *c;
+    }
+  }
+  out[k] = 0;
+}
+
+static const char *const SE_VARIANTS[] = {"reason", "letter", NULL};
+
+static tl_eng_request rq(uint64_t tag, const char *bench, int stage, const char *model,
+                         const char *variant, int seed, const char *id, uint32_t sub) {
+  tl_eng_request q;
+  memset(&q, 0, sizeof q);
+  q.tag = tag;
+  q.key.bench = bench;
+  q.key.stage = stage;
+  q.key.model = model;
+  q.key.variant = variant;
+  q.key.seed = seed;
+  q.key.id = id;
+  q.key.sub = sub;
+  q.temperature = -1;
+  return q;
+}
+
 static void test_replay(void **state) {
   (void)state;
   const char *content =
@@ -126,7 +163,7 @@ static void test_replay(void **state) {
       "{\"id\":\"a.6\",\"model\":\"m\"}\n"                                               /* 7 missing */
       "{\"id\":\"a.7\",\"model\":\"m\",\"prompt_variant\":\"nope\",\"response\":\"x\"}\n"; /* 8 bad variant */
   char *path = write_tmp(content, strlen(content));
-  tl_replay_source src = {path, "dflt", 7, TL_SE_PROMPT_LETTER};
+  tl_replay_source src = {path, "spatialeval", 0, "dflt", 7, "letter", SE_VARIANTS};
   tl_inlog log;
   assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
   tl_replay *r;
@@ -137,12 +174,37 @@ static void test_replay(void **state) {
   assert_int_equal(log.counts[TL_IN_DUPLICATE], 1);
   assert_int_equal(log.counts[TL_IN_BAD_FIELD], 2);
   assert_int_equal(log.counts[TL_IN_MISSING_FIELD], 1);
+  /* the messages are those of earlier versions, word for word */
+  static const char *const MSG[] = {
+      "duplicate answer for id 'a.1', model 'm', seed 1, variant letter (the one at @:1 is kept)",
+      "field 'seed' is not an integer", "missing field 'response'",
+      "field 'prompt_variant' is not \"reason\" or \"letter\""};
+  for (size_t i = 0; i < 4; i++) {
+    char want[4400];
+    subst_path(MSG[i], path, want, sizeof want);
+    assert_int_equal(log_line(&log, i), (long)i + 5);
+    assert_string_equal(log_msg(&log, i), want);
+  }
+  /* keys: the line's fields, else the source's defaults */
+  tl_unit_key key;
+  const char *where;
+  tl_replay_key(r, 0, &key, &where);
+  assert_string_equal(key.bench, "spatialeval");
+  assert_string_equal(key.id, "a.1");
+  assert_string_equal(key.model, "m");
+  assert_string_equal(key.variant, "letter");
+  assert_int_equal(key.seed, 1);
+  assert_int_equal(key.sub, 0);
+  assert_int_equal(key.stage, 0);
+  tl_replay_key(r, 1, &key, NULL);
+  assert_string_equal(key.model, "dflt");
+  assert_int_equal(key.seed, 7);
   tl_engine *e = tl_replay_engine(r);
-  tl_eng_request q[] = {{10, "a.1", "m", 1, TL_SE_PROMPT_LETTER, NULL},
-                        {11, "a.2", "dflt", 7, TL_SE_PROMPT_LETTER, NULL},
-                        {12, "a.3", "dflt", 7, TL_SE_PROMPT_LETTER, NULL},
-                        {13, "a.4", "m", 7, TL_SE_PROMPT_LETTER, NULL},
-                        {14, "a.1", "m", 2, TL_SE_PROMPT_LETTER, NULL}};
+  tl_eng_request q[] = {rq(10, "spatialeval", 0, "m", "letter", 1, "a.1", 0),
+                        rq(11, "spatialeval", 0, "dflt", "letter", 7, "a.2", 0),
+                        rq(12, "spatialeval", 0, "dflt", "letter", 7, "a.3", 0),
+                        rq(13, "spatialeval", 0, "m", "letter", 7, "a.4", 0),
+                        rq(14, "spatialeval", 0, "m", "letter", 2, "a.1", 0)};
   for (int i = 0; i < 5; i++) assert_int_equal(e->vt->submit(e, &q[i]), TL_OK);
   tl_eng_reply rep[8];
   int k = e->vt->poll(e, rep, 8, 0);
@@ -153,17 +215,345 @@ static void test_replay(void **state) {
   assert_string_equal(rep[2].text, "R3");
   assert_string_equal(rep[2].prompt, "P3");
   assert_null(rep[3].text);
-  assert_non_null(rep[3].error);
+  assert_string_equal(rep[3].error, "the answer file records no response (null)");
   assert_null(rep[4].text); /* seed 2 has no answer */
+  assert_string_equal(rep[4].error, "no answer in the replay files");
   char want_src[4200];
   snprintf(want_src, sizeof want_src, "%s:3", path);
   assert_string_equal(rep[2].source, want_src);
   for (int i = 0; i < k; i++) tl_eng_reply_release(&rep[i]);
   assert_int_equal(tl_replay_served(r), 5);
+  assert_string_equal(e->vt->name, "replay");
   e->vt->free(e);
+  assert_string_equal(tl_role_name(TL_ROLE_MODEL), "model"); /* src/core/run/engine.c */
+  assert_string_equal(tl_role_name(TL_ROLE_JUDGE), "judge");
+  assert_string_equal(tl_role_name(TL_ROLE__N), "?");
   tl_inlog_release(&log);
   unlink(path);
   free(path);
+}
+
+/* ---- replay: sub-units, stages, variant names, duplicates (table-driven) ---- */
+
+typedef struct {
+  const char *kind;
+  long line;
+  const char *msg; /* exact; '@' = the file's path */
+} want_log;
+
+typedef struct {
+  const char *bench;
+  int stage;
+  const char *model, *variant;
+  int seed;
+  const char *id;
+  uint32_t sub;
+  const char *text; /* the reply wanted; NULL: no reply, with error */
+  const char *error;
+} want_reply;
+
+static const char *const ABC[] = {"a", "b", "c", NULL};
+static const char *const SOLO[] = {"solo", NULL};
+#define NOANS "no answer in the replay files"
+#define BADTURN "field 'turn' is not an integer >= 0"
+#define SE "spatialeval"
+
+static const struct {
+  const char *name, *lines;
+  int stage;                    /* of the source */
+  const char *const *variants;  /* of the source */
+  const char *variant;          /* the source's default */
+  size_t nrec;
+  uint32_t sub0;                /* key of record 0 */
+  int stage0;
+  const char *variant0;
+  int nlog;
+  want_log log[5];
+  int nreq;
+  want_reply req[6];
+} RT[] = {
+    {"\"turn\" is the sub-unit, 0 when absent",
+     "{\"id\":\"d.1\",\"model\":\"m\",\"turn\":1,\"response\":\"T1\"}\n"
+     "{\"id\":\"d.1\",\"model\":\"m\",\"response\":\"T0\"}\n"
+     "{\"id\":\"d.2\",\"model\":\"m\",\"turn\":1,\"response\":\"only1\"}\n"
+     "{\"id\":\"d.3\",\"model\":\"m\",\"turn\":4294967295,\"response\":\"max\"}\n",
+     0, SE_VARIANTS, "reason", 4, 1, 0, "reason", 0, {{0}}, 6,
+     {{SE, 0, "m", "reason", 0, "d.1", 1, "T1", NULL},
+      {SE, 0, "m", "reason", 0, "d.1", 0, "T0", NULL},
+      {SE, 0, "m", "reason", 0, "d.2", 1, "only1", NULL},
+      {SE, 0, "m", "reason", 0, "d.2", 0, NULL, NOANS},
+      {SE, 0, "m", "reason", 0, "d.3", 4294967295u, "max", NULL},
+      {SE, 0, "m", "reason", 0, "d.3", 0, NULL, NOANS}}},
+    {"a bad \"turn\" costs its line",
+     "{\"id\":\"e.1\",\"model\":\"m\",\"turn\":-1,\"response\":\"x\"}\n"
+     "{\"id\":\"e.2\",\"model\":\"m\",\"turn\":1.5,\"response\":\"x\"}\n"
+     "{\"id\":\"e.3\",\"model\":\"m\",\"turn\":\"1\",\"response\":\"x\"}\n"
+     "{\"id\":\"e.4\",\"model\":\"m\",\"turn\":4294967296,\"response\":\"x\"}\n"
+     "{\"id\":\"e.5\",\"model\":\"m\",\"turn\":null,\"response\":\"x\"}\n"
+     "{\"id\":\"e.6\",\"model\":\"m\",\"turn\":0,\"response\":\"ok\"}\n",
+     0, SE_VARIANTS, "reason", 1, 0, 0, "reason", 5,
+     {{"bad_field", 1, BADTURN}, {"bad_field", 2, BADTURN}, {"bad_field", 3, BADTURN},
+      {"bad_field", 4, BADTURN}, {"bad_field", 5, BADTURN}},
+     3,
+     {{SE, 0, "m", "reason", 0, "e.6", 0, "ok", NULL},
+      {SE, 0, "m", "reason", 0, "e.1", 0, NULL, NOANS},
+      {SE, 0, "m", "reason", 0, "e.2", 1, NULL, NOANS}}},
+    {"a judge's replies (stage 1) answer stage-1 requests only",
+     "{\"id\":\"j.1\",\"model\":\"m\",\"response\":\"J1\"}\n"
+     "{\"id\":\"j.1\",\"model\":\"m\",\"turn\":2,\"response\":\"J2\"}\n",
+     1, SE_VARIANTS, "reason", 2, 0, 1, "reason", 0, {{0}}, 6,
+     {{SE, 1, "m", "reason", 0, "j.1", 0, "J1", NULL},
+      {SE, 0, "m", "reason", 0, "j.1", 0, NULL, NOANS},
+      {SE, 1, "m", "reason", 0, "j.1", 2, "J2", NULL},
+      {"other", 1, "m", "reason", 0, "j.1", 0, NULL, NOANS},
+      {SE, 1, "m", "letter", 0, "j.1", 0, NULL, NOANS},
+      {SE, 1, "m", "reason", 1, "j.1", 0, NULL, NOANS}}},
+    {"three variant names: \"a\", \"b\" or \"c\"",
+     "{\"id\":\"v.1\",\"model\":\"m\",\"prompt_variant\":\"d\",\"response\":\"x\"}\n"
+     "{\"id\":\"v.2\",\"model\":\"m\",\"prompt_variant\":\"c\",\"response\":\"C\"}\n"
+     "{\"id\":\"v.3\",\"model\":\"m\",\"prompt_variant\":3,\"response\":\"x\"}\n"
+     "{\"id\":\"v.4\",\"model\":\"m\",\"response\":\"A\"}\n",
+     0, ABC, "a", 2, 0, 0, "c", 2,
+     {{"bad_field", 1, "field 'prompt_variant' is not \"a\", \"b\" or \"c\""},
+      {"bad_field", 3, "field 'prompt_variant' is not \"a\", \"b\" or \"c\""}},
+     3,
+     {{SE, 0, "m", "c", 0, "v.2", 0, "C", NULL},
+      {SE, 0, "m", "a", 0, "v.2", 0, NULL, NOANS},
+      {SE, 0, "m", "a", 0, "v.4", 0, "A", NULL}}},
+    {"one variant name",
+     "{\"id\":\"o.1\",\"model\":\"m\",\"prompt_variant\":\"duo\",\"response\":\"x\"}\n"
+     "{\"id\":\"o.2\",\"model\":\"m\",\"prompt_variant\":\"solo\",\"response\":\"S\"}\n",
+     0, SOLO, "solo", 1, 0, 0, "solo", 1, {{"bad_field", 1, "field 'prompt_variant' is not \"solo\""}}, 1,
+     {{SE, 0, "m", "solo", 0, "o.2", 0, "S", NULL}}},
+    {"SpatialEval's two names, matched exactly",
+     "{\"id\":\"s.1\",\"model\":\"m\",\"prompt_variant\":\"Reason\",\"response\":\"x\"}\n"
+     "{\"id\":\"s.2\",\"model\":\"m\",\"prompt_variant\":\"letter\",\"response\":\"L\"}\n",
+     0, SE_VARIANTS, "reason", 1, 0, 0, "letter", 1,
+     {{"bad_field", 1, "field 'prompt_variant' is not \"reason\" or \"letter\""}}, 2,
+     {{SE, 0, "m", "letter", 0, "s.2", 0, "L", NULL},
+      {SE, 0, "m", "reason", 0, "s.2", 0, NULL, NOANS}}},
+    {"no list: any non-empty variant name",
+     "{\"id\":\"n.1\",\"model\":\"m\",\"prompt_variant\":\"zz\",\"response\":\"Z\"}\n"
+     "{\"id\":\"n.2\",\"model\":\"m\",\"prompt_variant\":\"\",\"response\":\"x\"}\n"
+     "{\"id\":\"n.3\",\"model\":\"m\",\"response\":\"P\"}\n",
+     0, NULL, "plain", 2, 0, 0, "zz", 1,
+     {{"bad_field", 2, "field 'prompt_variant' is not a non-empty string"}}, 3,
+     {{SE, 0, "m", "zz", 0, "n.1", 0, "Z", NULL},
+      {SE, 0, "m", "plain", 0, "n.3", 0, "P", NULL},
+      {SE, 0, "m", "plain", 0, "n.1", 0, NULL, NOANS}}},
+    {"duplicates name the turn when it is not 0",
+     "{\"id\":\"x\",\"model\":\"m\",\"response\":\"first\"}\n"
+     "{\"id\":\"x\",\"model\":\"m\",\"response\":\"second\"}\n"
+     "{\"id\":\"x\",\"model\":\"m\",\"turn\":2,\"response\":\"t2 first\"}\n"
+     "{\"id\":\"x\",\"model\":\"m\",\"turn\":2,\"response\":\"t2 second\"}\n",
+     0, SE_VARIANTS, "reason", 2, 0, 0, "reason", 2,
+     {{"duplicate", 2, "duplicate answer for id 'x', model 'm', seed 0, variant reason (the one at @:1 is kept)"},
+      {"duplicate", 4, "duplicate answer for id 'x', model 'm', seed 0, variant reason, turn 2 (the one at @:3 is kept)"}},
+     2,
+     {{SE, 0, "m", "reason", 0, "x", 0, "first", NULL},
+      {SE, 0, "m", "reason", 0, "x", 2, "t2 first", NULL}}},
+    {"duplicates of a judge's replies are duplicate judgments",
+     "{\"id\":\"x\",\"model\":\"m\",\"seed\":3,\"response\":\"first\"}\n"
+     "{\"id\":\"x\",\"model\":\"m\",\"seed\":3,\"response\":\"second\"}\n",
+     1, SE_VARIANTS, "letter", 1, 0, 1, "letter", 1,
+     {{"duplicate", 2, "duplicate judgment for id 'x', model 'm', seed 3, variant letter (the one at @:1 is kept)"}},
+     1, {{SE, 1, "m", "letter", 3, "x", 0, "first", NULL}}},
+};
+
+static void test_replay_keys(void **state) {
+  (void)state;
+  for (size_t c = 0; c < sizeof RT / sizeof RT[0]; c++) {
+    const char *name = RT[c].name;
+    char *path = write_tmp(RT[c].lines, strlen(RT[c].lines));
+    tl_replay_source src = {path, SE, RT[c].stage, NULL, 0, RT[c].variant, RT[c].variants};
+    tl_inlog log;
+    assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
+    tl_replay *r;
+    tl_err err;
+    if (tl_replay_open(&src, 1, 0, &log, &r, &err) != TL_OK) fail_msg("%s: %s", name, err.msg);
+    if (tl_replay_count(r) != RT[c].nrec)
+      fail_msg("%s: %zu replies, want %zu", name, tl_replay_count(r), RT[c].nrec);
+    if (log.total != RT[c].nlog) {
+      for (long i = 0; i < log.total; i++) print_message("  %ld: %s\n", log_line(&log, (size_t)i), log_msg(&log, (size_t)i));
+      fail_msg("%s: %ld problems, want %d", name, log.total, RT[c].nlog);
+    }
+    for (int i = 0; i < RT[c].nlog; i++) {
+      char want[4400];
+      subst_path(RT[c].log[i].msg, path, want, sizeof want);
+      if (strcmp(log_kind(&log, (size_t)i), RT[c].log[i].kind) || log_line(&log, (size_t)i) != RT[c].log[i].line ||
+          strcmp(log_msg(&log, (size_t)i), want))
+        fail_msg("%s: problem %d is %s at line %ld: '%s'; want %s at line %ld: '%s'", name, i,
+                 log_kind(&log, (size_t)i), log_line(&log, (size_t)i), log_msg(&log, (size_t)i),
+                 RT[c].log[i].kind, RT[c].log[i].line, want);
+    }
+    tl_unit_key key;
+    tl_replay_key(r, 0, &key, NULL);
+    assert_string_equal(key.bench, SE);
+    if (key.sub != RT[c].sub0 || key.stage != RT[c].stage0 || strcmp(key.variant, RT[c].variant0))
+      fail_msg("%s: record 0 has turn %u, stage %d, variant %s; want %u, %d, %s", name, (unsigned)key.sub,
+               key.stage, key.variant, (unsigned)RT[c].sub0, RT[c].stage0, RT[c].variant0);
+    tl_engine *e = tl_replay_engine(r);
+    for (int i = 0; i < RT[c].nreq; i++) {
+      const want_reply *w = &RT[c].req[i];
+      tl_eng_request q = rq(100 + (uint64_t)i, w->bench, w->stage, w->model, w->variant, w->seed, w->id, w->sub);
+      assert_int_equal(e->vt->submit(e, &q), TL_OK);
+    }
+    tl_eng_reply rep[8];
+    int k = e->vt->poll(e, rep, 8, 0);
+    assert_int_equal(k, RT[c].nreq);
+    for (int i = 0; i < k; i++) {
+      const want_reply *w = &RT[c].req[i];
+      assert_int_equal(rep[i].tag, 100 + (uint64_t)i);
+      int ok = w->text ? rep[i].text && !strcmp(rep[i].text, w->text) && !rep[i].error
+                       : !rep[i].text && rep[i].error && !strcmp(rep[i].error, w->error);
+      if (!ok)
+        fail_msg("%s: request %d (%s, stage %d, %s, %s, seed %d, turn %u): text '%s', error '%s'; want '%s', '%s'",
+                 name, i, w->bench, w->stage, w->model, w->variant, w->seed, (unsigned)w->sub,
+                 rep[i].text ? rep[i].text : "(null)", rep[i].error ? rep[i].error : "(null)",
+                 w->text ? w->text : "(null)", w->error ? w->error : "(null)");
+      tl_eng_reply_release(&rep[i]);
+    }
+    e->vt->free(e);
+    tl_inlog_release(&log);
+    unlink(path);
+    free(path);
+  }
+}
+
+/* ---- the resume journal: "t" and "st" round trip; lines without them read as 0 ---- */
+
+typedef struct {
+  char *bench, *id, *model, *variant, *text, *prompt, *source;
+  int seed, stage;
+  uint32_t sub;
+} jrec;
+
+typedef struct {
+  jrec r[16];
+  int n;
+} jrecs;
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static tl_status collect_rec(void *ctx, const tl_journal_rec *rec) {
+  jrecs *c = ctx;
+  assert_true(c->n < 16);
+  jrec *o = &c->r[c->n++];
+  o->bench = dup_or_null(rec->key.bench);
+  o->id = dup_or_null(rec->key.id);
+  o->model = dup_or_null(rec->key.model);
+  o->variant = dup_or_null(rec->key.variant);
+  o->text = dup_or_null(rec->text);
+  o->prompt = dup_or_null(rec->prompt);
+  o->source = dup_or_null(rec->source);
+  o->seed = rec->key.seed;
+  o->stage = rec->key.stage;
+  o->sub = rec->key.sub;
+  return TL_OK;
+}
+
+static int str_eq(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+static void test_journal_keys(void **state) {
+  (void)state;
+  char dir[] = "/tmp/tally-journal-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char jdir[64];
+  snprintf(jdir, sizeof jdir, "%s/out.journal", dir);
+  char hash[17];
+  tl_journal_job_hash("{\"job\":1}", hash);
+  /* what tl_journal_add writes, then lines written by hand */
+  static const struct {
+    tl_unit_key key;
+    const char *text, *prompt, *source;
+  } ADD[] = {
+      {{"spatialeval", "a.1", "m", "letter", -3, 2, 1}, "J \"x\"\n", NULL, "f.jsonl:1"},
+      {{"mtbench", "q.7", "m2", "single", 0, 4294967295u, 0}, NULL, "P", NULL},
+  };
+  static const struct {
+    const char *line;
+    int ok;        /* read as a record (else skipped as malformed) */
+    uint32_t sub;  /* when ok */
+    int stage;
+  } RAW[] = {
+      /* the format of earlier versions: no "t", no "st" */
+      {"{\"b\":\"spatialeval\",\"m\":\"m\",\"v\":\"reason\",\"s\":5,\"id\":\"a.2\",\"text\":\"T\",\"prompt\":null,\"source\":null}", 1, 0, 0},
+      {"{\"b\":\"x\",\"m\":\"m\",\"v\":\"v\",\"s\":0,\"id\":\"a.3\",\"t\":3,\"text\":null,\"prompt\":null,\"source\":null}", 1, 3, 0},
+      {"{\"b\":\"x\",\"m\":\"m\",\"v\":\"v\",\"s\":0,\"id\":\"a.4\",\"st\":1,\"text\":null,\"prompt\":null,\"source\":null}", 1, 0, 1},
+      {"{\"b\":\"x\",\"m\":\"m\",\"v\":\"v\",\"s\":0,\"id\":\"b.1\",\"t\":-1,\"st\":0,\"text\":null,\"prompt\":null,\"source\":null}", 0, 0, 0},
+      {"{\"b\":\"x\",\"m\":\"m\",\"v\":\"v\",\"s\":0,\"id\":\"b.2\",\"t\":\"1\",\"st\":0,\"text\":null,\"prompt\":null,\"source\":null}", 0, 0, 0},
+      {"{\"b\":\"x\",\"m\":\"m\",\"v\":\"v\",\"s\":0,\"id\":\"b.3\",\"t\":4294967296,\"st\":0,\"text\":null,\"prompt\":null,\"source\":null}", 0, 0, 0},
+      {"{\"b\":\"x\",\"m\":\"m\",\"v\":\"v\",\"s\":0,\"id\":\"b.4\",\"t\":null,\"st\":0,\"text\":null,\"prompt\":null,\"source\":null}", 0, 0, 0},
+      {"{\"b\":\"x\",\"m\":\"m\",\"v\":\"v\",\"s\":0,\"id\":\"b.5\",\"t\":0,\"st\":1.5,\"text\":null,\"prompt\":null,\"source\":null}", 0, 0, 0},
+      {"{\"b\":\"x\",\"m\":\"m\",\"v\":\"v\",\"s\":0,\"id\":\"b.6\",\"t\":0,\"st\":-1,\"text\":null,\"prompt\":null,\"source\":null}", 0, 0, 0},
+      {"{\"b\":\"x\",\"m\":\"m\",\"v\":\"v\",\"s\":0,\"id\":\"b.7\",\"t\":0,\"st\":\"1\",\"text\":null,\"prompt\":null,\"source\":null}", 0, 0, 0},
+      {"{\"b\":\"x\",\"m\":\"m\",\"v\":\"v\",\"s\":0.5,\"id\":\"b.8\",\"text\":null,\"prompt\":null,\"source\":null}", 0, 0, 0},
+  };
+  const size_t nadd = sizeof ADD / sizeof ADD[0], nraw = sizeof RAW / sizeof RAW[0];
+  tl_journal j;
+  tl_err err;
+  assert_int_equal(tl_journal_open(&j, jdir, "a1", 0, hash, &err), TL_OK);
+  for (size_t i = 0; i < nadd; i++) {
+    tl_eng_reply rep = {0, (char *)ADD[i].text, (char *)ADD[i].prompt, (char *)ADD[i].source, NULL};
+    assert_int_equal(tl_journal_add(&j, &ADD[i].key, &rep, &err), TL_OK);
+  }
+  assert_int_equal(tl_journal_sync(&j, &err), TL_OK);
+  char *jpath = strdup(j.path);
+  tl_journal_close(&j);
+  /* "t" and "st" are written always */
+  tl_buf text;
+  tl_buf_init(&text);
+  assert_int_equal(tl_file_read(jpath, 0, &text, &err), TL_OK);
+  assert_non_null(strstr(text.data, "\"id\":\"a.1\",\"t\":2,\"st\":1,"));
+  assert_non_null(strstr(text.data, "\"id\":\"q.7\",\"t\":4294967295,\"st\":0,"));
+  tl_buf_release(&text);
+  FILE *fp = fopen(jpath, "a");
+  assert_non_null(fp);
+  for (size_t i = 0; i < nraw; i++) fprintf(fp, "%s\n", RAW[i].line);
+  fclose(fp);
+
+  jrecs got;
+  memset(&got, 0, sizeof got);
+  long nf, nrec, nskip;
+  assert_int_equal(tl_journal_read_all(jdir, hash, collect_rec, &got, &nf, &nrec, &nskip, &err), TL_OK);
+  assert_int_equal(nf, 1);
+  long want_ok = (long)nadd, want_skip = 0;
+  for (size_t i = 0; i < nraw; i++) {
+    if (RAW[i].ok) want_ok++;
+    else want_skip++;
+  }
+  assert_int_equal(nrec, want_ok);
+  assert_int_equal(nskip, want_skip);
+  assert_int_equal(got.n, (int)want_ok);
+  for (size_t i = 0; i < nadd; i++) {
+    const jrec *g = &got.r[i];
+    const tl_unit_key *w = &ADD[i].key;
+    if (!str_eq(g->bench, w->bench) || !str_eq(g->id, w->id) || !str_eq(g->model, w->model) ||
+        !str_eq(g->variant, w->variant) || g->seed != w->seed || g->sub != w->sub || g->stage != w->stage ||
+        !str_eq(g->text, ADD[i].text) || !str_eq(g->prompt, ADD[i].prompt) || !str_eq(g->source, ADD[i].source))
+      fail_msg("journal record %zu: %s/%s/%s/%s seed %d turn %u stage %d does not match what was added", i,
+               g->bench, g->id, g->model, g->variant, g->seed, (unsigned)g->sub, g->stage);
+  }
+  int k = (int)nadd;
+  for (size_t i = 0; i < nraw; i++) {
+    if (!RAW[i].ok) continue;
+    const jrec *g = &got.r[k++];
+    if (g->sub != RAW[i].sub || g->stage != RAW[i].stage)
+      fail_msg("raw line %zu read as turn %u stage %d, want %u %d", i, (unsigned)g->sub, g->stage,
+               (unsigned)RAW[i].sub, RAW[i].stage);
+  }
+  assert_string_equal(got.r[nadd].id, "a.2"); /* the old-format line */
+  assert_int_equal(got.r[nadd].seed, 5);
+  assert_string_equal(got.r[nadd].text, "T");
+  for (int i = 0; i < got.n; i++) {
+    jrec *g = &got.r[i];
+    free(g->bench); free(g->id); free(g->model); free(g->variant);
+    free(g->text); free(g->prompt); free(g->source);
+  }
+  assert_int_equal(tl_journal_remove(jdir, &err), TL_OK);
+  assert_int_equal(tl_journal_exists(jdir), 0);
+  free(jpath);
+  assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_job_validation(void **state) {
@@ -179,7 +569,15 @@ static void test_job_validation(void **state) {
       {"[]", 1, "must be a JSON object"},
       {"{\"benchmarks\":[]}", 2, "output"},
       {"{\"output\":\"o.h5\",\"outptu\":1,\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\"}]}", 1, "unknown key 'outptu'"},
-      {"{\"output\":\"o.h5\",\"benchmarks\":[{\"benchmark\":\"mmlu\",\"items\":\"i\",\"answers\":\"a\",\"parsers\":[\"strict\",\"fuzzy\",\"strict\"]}]}", 3, "fuzzy"},
+      /* an unknown benchmark: its keys cannot be checked, the known ones are listed */
+      {"{\"output\":\"o.h5\",\"benchmarks\":[{\"benchmark\":\"mmlu\",\"items\":\"i\",\"answers\":\"a\",\"parsers\":[\"strict\",\"fuzzy\",\"strict\"]}]}", 1, "unknown benchmark 'mmlu' (known: spatialeval)"},
+      /* the module's own keys: every problem */
+      {"{\"output\":\"o.h5\",\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\",\"parsers\":[\"strict\",\"fuzzy\",\"strict\"],\"itemz\":1}]}", 3, "fuzzy"},
+      /* judgments for a benchmark without a judge stage; one entry per benchmark */
+      {"{\"output\":\"o.h5\",\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\",\"judgments\":\"j\"},{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\"}]}", 2, "has no judge stage"},
+      /* engines per role; the old key and the new one together is a problem */
+      {"{\"output\":\"o.h5\",\"engine\":\"replay\",\"engines\":{\"model\":\"replay\",\"critic\":{}},\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\"}]}", 2, "not both"},
+      {"{\"output\":\"o.h5\",\"engines\":{\"model\":{\"type\":\"replay\",\"latency_ms\":5},\"judge\":\"replay\"},\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\"}]}", 0, NULL},
       {"{\"output\":\"o.h5\",\"studies\":[{\"name\":\"s1\",\"input\":\"t.csv\",\"human\":\"h\",\"metrics\":[\"a\",\"b\"],\"method\":\"percentile\",\"permutation\":true}]}", 0, NULL},
       {"{\"output\":\"o.h5\",\"studies\":[{\"name\":\"s 1\",\"human\":\"h\",\"metrics\":[],\"method\":\"x\",\"ci\":2,\"resamples\":1},{\"name\":\"s 1\"}]}", 10, "method"},
       {"{\"output\":\"o.h5\",\"engine\":\"openai\",\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":[{\"model\":1}],\"seeds\":[1.5],\"prompt_variant\":\"x\"}]}", 4, "engine 'openai'"},
@@ -196,6 +594,11 @@ static void test_job_validation(void **state) {
       assert_int_equal(st, TL_OK);
       assert_int_equal(job.n_benches + job.n_studies, 1);
       assert_non_null(strstr(job.output, "/o.h5"));
+      if (strstr(T[i].json, "\"latency_ms\":5")) { /* the engine of each role */
+        assert_int_equal(job.engines[TL_ROLE_MODEL].latency_ms, 5);
+        assert_string_equal(job.engines[TL_ROLE_JUDGE].type, "replay");
+        assert_int_equal(job.engines[TL_ROLE_JUDGE].latency_ms, 0);
+      }
       tl_job_release(&job);
     } else {
       assert_int_equal(st, TL_EJOB);
@@ -249,7 +652,8 @@ static void test_paths(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_jsonl_reader), cmocka_unit_test(test_items_bad_lines),
-      cmocka_unit_test(test_replay),       cmocka_unit_test(test_job_validation),
+      cmocka_unit_test(test_replay),       cmocka_unit_test(test_replay_keys),
+      cmocka_unit_test(test_journal_keys), cmocka_unit_test(test_job_validation),
       cmocka_unit_test(test_utf8),         cmocka_unit_test(test_paths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

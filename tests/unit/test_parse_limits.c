@@ -433,20 +433,21 @@ static void test_counts_parse_limit(void **state) {
   memset(&s, 0, sizeof s);
   s.items = &f->items[IT_MAP1];
   s.n = 1;
-  tl_se_cfg cfg = {"m", 0, 0};
+  tl_cfg cfg = {"m", 0, 0};
   const tl_se_mode modes[1] = {TL_SE_STRICT};
-  tl_se_row rows[3];
+  tl_row rows[3];
+  const tl_unit units[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
   const tl_pstatus st[3] = {TL_PS_OK, TL_PS_PARSE_LIMIT, TL_PS_PARSE_LIMIT};
   for (int i = 0; i < 3; i++) {
-    tl_se_row_init(&rows[i]);
-    rows[i].res[TL_SE_STRICT].status = st[i];
-    rows[i].res[TL_SE_STRICT].rule = st[i] == TL_PS_OK ? "opening_letter" : "parse_limit";
-    rows[i].res[TL_SE_STRICT].correct = st[i] == TL_PS_OK;
+    tl_row_init(&rows[i]);
+    rows[i].res[0].status = st[i];
+    rows[i].res[0].rule = st[i] == TL_PS_OK ? "opening_letter" : "parse_limit";
+    rows[i].res[0].correct = st[i] == TL_PS_OK;
   }
   size_t len = tl_se_counts_len(1, 1);
   int64_t *c = calloc(len, sizeof *c);
   assert_non_null(c);
-  tl_se_counts_add(c, &s, 1, rows, 3, modes, 1);
+  tl_se_counts_add(c, &s, 1, units, rows, 3, 1);
   int64_t tot[TL_PS__COUNT];
   tl_se_status_totals(c, 1, 1, 0, tot);
   assert_int_equal(tot[TL_PS_OK], 1);
@@ -466,21 +467,27 @@ static void test_counts_parse_limit(void **state) {
 
   tl_buf b;
   tl_buf_init(&b);
-  assert_int_equal(tl_se_row_pack(&rows[1], 7, modes, 1, &b), TL_OK);
+  rows[1].res[0].value = -42;
+  assert_int_equal(tl_row_pack(&rows[1], 7, 1, 1, &b), TL_OK);
   tl_strmap rules;
   tl_strmap_init(&rules);
-  tl_se_row back;
-  tl_se_row_init(&back);
+  tl_row back;
+  tl_row_init(&back);
   const char *p = b.data;
   uint64_t unit = 0;
-  assert_int_equal(tl_se_row_unpack(&p, b.data + b.len, modes, 1, &rules, &back, &unit), TL_OK);
+  assert_int_equal(tl_row_unpack(&p, b.data + b.len, 1, 1, &rules, &back, &unit), TL_OK);
   assert_int_equal(unit, 7);
-  assert_int_equal(back.res[TL_SE_STRICT].status, TL_PS_PARSE_LIMIT);
-  assert_string_equal(back.res[TL_SE_STRICT].rule, "parse_limit");
-  tl_se_row_release(&back);
+  assert_ptr_equal(p, b.data + b.len);
+  assert_int_equal(back.res[0].status, TL_PS_PARSE_LIMIT);
+  assert_int_equal(back.res[0].value, -42);
+  assert_string_equal(back.res[0].rule, "parse_limit");
+  /* a truncated buffer is an error, never a row */
+  p = b.data;
+  assert_int_equal(tl_row_unpack(&p, b.data + b.len - 1, 1, 1, &rules, &back, &unit), TL_EINPUT);
+  tl_row_release(&back);
   tl_strmap_release(&rules);
   tl_buf_release(&b);
-  for (int i = 0; i < 3; i++) rows[i].res[TL_SE_STRICT].rule = "";
+  for (int i = 0; i < 3; i++) rows[i].res[0].rule = "";
 }
 
 /* ---- UTF-8 boundaries ------------------------------------------------------------------------ */

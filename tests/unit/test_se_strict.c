@@ -58,8 +58,8 @@ static const char *const ITEM_SRC[N_ITEMS] = {
               "A. Not Just Noodles\\nB. Never Land Toys\\nC. Coral Crafts\\nD. Oz Oddities.",
               "Not Just Noodles", "A"),
     /* NOOPT: no options block */
-    "{\"id\":\"spatialreal.tqa.sa_2.0\",\"text\":\"How many chairs are there?\",\"oracle_answer\":"
-    "\"two\",\"oracle_option\":\"C\",\"oracle_full_answer\":\"C. two\"}",
+    ("{\"id\":\"spatialreal.tqa.sa_2.0\",\"text\":\"How many chairs are there?\",\"oracle_answer\":"
+     "\"two\",\"oracle_option\":\"C\",\"oracle_full_answer\":\"C. two\"}"),
 };
 
 typedef struct {

@@ -10,10 +10,12 @@
 #include "tally/job.h"
 #include "tally/jsonl.h"
 
-typedef struct {
+typedef struct tl_job_ctx {
   tl_buf *out;
   int n;
   const char *file;
+  const char *dir;   /* the job file's folder */
+  tl_job *job;       /* where declared inputs go */
 } problems;
 
 #if defined(__GNUC__)
@@ -27,6 +29,30 @@ static void problem(problems *p, const char *where, const char *fmt, ...) {
   va_end(ap);
   tl_buf_printf(p->out, "%s: %s%s%s\n", p->file, where, *where ? ": " : "", msg);
   p->n++;
+}
+
+void tl_job_problem(tl_job_ctx *c, const char *where, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  problem(c, where, "%s", msg);
+}
+
+/* Declares an input file of the job (a copy of path is kept). */
+static void add_input(problems *p, const char *path, const char *what) {
+  tl_job *job = p->job;
+  tl_job_input *in = realloc(job->inputs, (size_t)(job->n_inputs + 1) * sizeof *in);
+  if (!in) return;
+  job->inputs = in;
+  in[job->n_inputs].path = tl_strdup(path);
+  in[job->n_inputs].what = tl_strdup(what);
+  if (in[job->n_inputs].path && in[job->n_inputs].what) job->n_inputs++;
+  else {
+    free(in[job->n_inputs].path);
+    free(in[job->n_inputs].what);
+  }
 }
 
 /* Lexical clean-up of a path: drops "." segments and folds "name/.." pairs (never a leading
@@ -108,9 +134,10 @@ static int check_keys(problems *p, const cJSON *obj, const char *where, const ch
   return bad;
 }
 
-/* A string or a list of strings -> resolved paths. */
-static void get_paths(problems *p, const cJSON *v, const char *where, const char *dir,
-                      char ***out, int *n) {
+/* A string or a list of strings -> resolved paths, each declared an input. */
+void tl_job_paths(tl_job_ctx *p, const cJSON *v, const char *where, const char *what, char ***out,
+                  int *n) {
+  const char *dir = p->dir;
   *out = NULL;
   *n = 0;
   if (!v) {
@@ -130,61 +157,45 @@ static void get_paths(problems *p, const cJSON *v, const char *where, const char
       continue;
     }
     (*out)[(*n)++] = tl_path_resolve(dir, e->valuestring);
+    if ((*out)[*n - 1]) add_input(p, (*out)[*n - 1], what);
   }
 }
 
-static int get_variant(problems *p, const cJSON *v, const char *where) {
-  if (!cJSON_IsString(v) || tl_se_prompt_from_name(v->valuestring) < 0) {
-    problem(p, where, "prompt_variant must be \"reason\" or \"letter\"");
-    return -1;
-  }
-  return tl_se_prompt_from_name(v->valuestring);
+/* "\"a\"", "\"a\" or \"b\"", "\"a\", \"b\" or \"c\"" into out (the names of a list). */
+static void or_list(tl_buf *out, const char *const *names) {
+  int n = 0;
+  while (names[n]) n++;
+  for (int i = 0; i < n; i++)
+    tl_buf_printf(out, "%s\"%s\"", i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
 }
 
-static void load_bench(problems *p, const cJSON *b, int bi, const char *dir, tl_job_bench *jb) {
-  char where[96];
-  snprintf(where, sizeof where, "benchmarks[%d]", bi);
-  jb->variant = TL_SE_PROMPT_REASON;
-  if (!cJSON_IsObject(b)) {
-    problem(p, where, "must be an object");
-    return;
+/* A prompt variant name the module knows -> a copy; NULL with a problem otherwise. */
+static char *get_variant(problems *p, const tl_bench_vt *vt, const cJSON *v, const char *where) {
+  if (cJSON_IsString(v) && vt && tl_bench_variant(vt, v->valuestring) >= 0) return tl_strdup(v->valuestring);
+  if (vt) {
+    tl_buf l;
+    tl_buf_init(&l);
+    or_list(&l, vt->variants);
+    problem(p, where, "prompt_variant must be %s", l.data ? l.data : "");
+    tl_buf_release(&l);
   }
-  static const char *const KEYS[] = {"benchmark", "items", "answers", "parsers", "prompt_variant",
-                                     "models", "seeds", NULL};
-  check_keys(p, b, where, KEYS);
-  const cJSON *name = cJSON_GetObjectItemCaseSensitive(b, "benchmark");
-  if (!cJSON_IsString(name)) {
-    problem(p, where, "missing \"benchmark\" (one of: spatialeval)");
-  } else if (strcmp(name->valuestring, "spatialeval") != 0) {
-    problem(p, where, "benchmark '%s' is not supported yet (supported: spatialeval)",
-            name->valuestring);
-  } else {
-    jb->benchmark = tl_strdup(name->valuestring);
-  }
-  char w2[128];
-  snprintf(w2, sizeof w2, "%s.items", where);
-  get_paths(p, cJSON_GetObjectItemCaseSensitive(b, "items"), w2, dir, &jb->items, &jb->n_items);
+  return NULL;
+}
 
-  const cJSON *pv = cJSON_GetObjectItemCaseSensitive(b, "prompt_variant");
-  if (pv) {
-    snprintf(w2, sizeof w2, "%s.prompt_variant", where);
-    int v = get_variant(p, pv, w2);
-    if (v >= 0) jb->variant = v;
-  }
-
-  const cJSON *ans = cJSON_GetObjectItemCaseSensitive(b, "answers");
-  snprintf(w2, sizeof w2, "%s.answers", where);
+/* "answers" or "judgments": a path, an object {path, model, seed, prompt_variant}, or a list. */
+static void get_sources(problems *p, const tl_bench_vt *vt, const cJSON *ans, const char *w2,
+                        const char *what, tl_job_answers **out, int *nout) {
   int na = !ans ? 0 : cJSON_IsArray(ans) ? cJSON_GetArraySize(ans) : 1;
-  if (na == 0) problem(p, w2, "missing (a path, an object {path, model, seed, prompt_variant}, or a list of them)");
-  jb->answers = calloc((size_t)(na ? na : 1), sizeof *jb->answers);
+  *out = calloc((size_t)(na ? na : 1), sizeof **out);
+  *nout = 0;
+  if (!*out) return;
   for (int i = 0; i < na; i++) {
     const cJSON *e = cJSON_IsArray(ans) ? cJSON_GetArrayItem(ans, i) : ans;
     char w3[160];
     snprintf(w3, sizeof w3, "%s[%d]", w2, i);
-    tl_job_answers *a = &jb->answers[jb->n_answers];
-    a->variant = -1;
+    tl_job_answers *a = &(*out)[*nout];
     if (cJSON_IsString(e)) {
-      a->path = tl_path_resolve(dir, e->valuestring);
+      a->path = tl_path_resolve(p->dir, e->valuestring);
     } else if (cJSON_IsObject(e)) {
       static const char *const AK[] = {"path", "model", "seed", "prompt_variant", NULL};
       check_keys(p, e, w3, AK);
@@ -193,7 +204,7 @@ static void load_bench(problems *p, const cJSON *b, int bi, const char *dir, tl_
         problem(p, w3, "missing \"path\"");
         continue;
       }
-      a->path = tl_path_resolve(dir, f->valuestring);
+      a->path = tl_path_resolve(p->dir, f->valuestring);
       f = cJSON_GetObjectItemCaseSensitive(e, "model");
       if (f && !cJSON_IsString(f)) problem(p, w3, "\"model\" must be a string");
       else if (f) a->model = tl_strdup(f->valuestring);
@@ -202,40 +213,61 @@ static void load_bench(problems *p, const cJSON *b, int bi, const char *dir, tl_
         problem(p, w3, "\"seed\" must be an integer");
       else if (f) a->seed = (int)f->valuedouble;
       f = cJSON_GetObjectItemCaseSensitive(e, "prompt_variant");
-      if (f) a->variant = get_variant(p, f, w3);
+      if (f) a->variant = get_variant(p, vt, f, w3);
     } else {
       problem(p, w3, "must be a path or an object");
       continue;
     }
-    jb->n_answers++;
+    if (a->path) add_input(p, a->path, what);
+    (*nout)++;
   }
+}
 
-  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(b, "parsers");
-  snprintf(w2, sizeof w2, "%s.parsers", where);
-  if (!ps) {
-    jb->modes[0] = TL_SE_STRICT;
-    jb->n_modes = 1;
-  } else if (!cJSON_IsArray(ps) || cJSON_GetArraySize(ps) == 0) {
-    problem(p, w2, "must be a non-empty list of \"strict\", \"pr3\", \"legacy\"");
-  } else {
-    const cJSON *e;
-    cJSON_ArrayForEach(e, ps) {
-      int m = cJSON_IsString(e) ? tl_se_mode_from_name(e->valuestring) : -1;
-      if (m < 0) {
-        problem(p, w2, "unknown parser %s%s%s (want strict, pr3 or legacy)",
-                cJSON_IsString(e) ? "'" : "", cJSON_IsString(e) ? e->valuestring : "(not a string)",
-                cJSON_IsString(e) ? "'" : "");
-        continue;
-      }
-      int dup = 0;
-      for (int k = 0; k < jb->n_modes; k++) dup |= jb->modes[k] == (tl_se_mode)m;
-      if (dup) {
-        problem(p, w2, "parser '%s' listed twice", e->valuestring);
-        continue;
-      }
-      jb->modes[jb->n_modes++] = (tl_se_mode)m;
-    }
+/* The keys every benchmark entry has; the module reads the others (vt->keys). */
+static const char *const BENCH_KEYS[] = {"benchmark", "answers", "judgments", "models", "seeds", NULL};
+
+static void load_bench(problems *p, const cJSON *b, int bi, tl_job_bench *jb) {
+  char where[96];
+  snprintf(where, sizeof where, "benchmarks[%d]", bi);
+  if (!cJSON_IsObject(b)) {
+    problem(p, where, "must be an object");
+    return;
   }
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(b, "benchmark");
+  const tl_bench_vt *vt = NULL;
+  tl_buf known;
+  tl_buf_init(&known);
+  tl_bench_known(&known);
+  if (!cJSON_IsString(name)) {
+    problem(p, where, "missing \"benchmark\" (one of: %s)", known.data ? known.data : "");
+  } else if (!(vt = tl_bench_find(name->valuestring))) {
+    problem(p, where, "unknown benchmark '%s' (known: %s)", name->valuestring, known.data ? known.data : "");
+  } else {
+    jb->benchmark = tl_strdup(name->valuestring);
+    jb->vt = vt;
+  }
+  tl_buf_release(&known);
+  /* unknown keys: neither the loader's nor the module's */
+  for (const cJSON *c = b->child; c; c = c->next) {
+    int ok = 0;
+    for (const char *const *k = BENCH_KEYS; *k && !ok; k++) ok = strcmp(c->string, *k) == 0;
+    for (const char *const *k = vt ? vt->keys : NULL; k && *k && !ok; k++) ok = strcmp(c->string, *k) == 0;
+    if (!ok && vt) problem(p, where, "unknown key '%s'", c->string);
+  }
+  if (vt) jb->mod = vt->create(p, b, where);
+
+  char w2[128];
+  snprintf(w2, sizeof w2, "%s.answers", where);
+  const cJSON *ans = cJSON_GetObjectItemCaseSensitive(b, "answers");
+  if (!ans || (cJSON_IsArray(ans) && cJSON_GetArraySize(ans) == 0))
+    problem(p, w2, "missing (a path, an object {path, model, seed, prompt_variant}, or a list of them)");
+  get_sources(p, vt, ans, w2, "an answers file", &jb->answers, &jb->n_answers);
+  const cJSON *jd = cJSON_GetObjectItemCaseSensitive(b, "judgments");
+  snprintf(w2, sizeof w2, "%s.judgments", where);
+  if (jd && vt && vt->nstages < 2)
+    problem(p, w2, "benchmark '%s' has no judge stage", vt->name);
+  else if (jd)
+    get_sources(p, vt, jd, w2, "a judgments file", &jb->judgments, &jb->n_judgments);
 
   const cJSON *ms = cJSON_GetObjectItemCaseSensitive(b, "models");
   if (ms) {
@@ -363,9 +395,37 @@ static void load_study(problems *p, const cJSON *o, int si, const char *dir, tl_
   job->n_studies++;
 }
 
+/* One engine of a role: "replay", or an object {"type": "replay", "latency_ms": ms}; absent =
+ * replay. Its settings JSON (for the output) is kept. */
+static void load_engine(problems *p, const cJSON *v, const char *where, tl_job_engine *e) {
+  const char *type = "replay";
+  if (v) {
+    const cJSON *t = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "type") : v;
+    if (cJSON_IsObject(v)) {
+      static const char *const EK[] = {"type", "latency_ms", NULL};
+      check_keys(p, v, where, EK);
+      const cJSON *lat = cJSON_GetObjectItemCaseSensitive(v, "latency_ms");
+      char w[96];
+      snprintf(w, sizeof w, "%s.latency_ms", where);
+      if (lat && (!cJSON_IsNumber(lat) || lat->valuedouble < 0 || lat->valuedouble > 600000))
+        problem(p, w, "must be a number of milliseconds in [0, 600000]");
+      else if (lat) e->latency_ms = (int)lat->valuedouble;
+    }
+    if (!cJSON_IsString(t)) problem(p, where, "must be \"replay\" or {\"type\": \"replay\"}");
+    else if (strcmp(t->valuestring, "replay") != 0)
+      problem(p, where, "engine '%s' is not available yet (available: replay)", t->valuestring);
+    else type = t->valuestring;
+  }
+  e->type = tl_strdup(type);
+  tl_buf j;
+  tl_buf_init(&j);
+  tl_buf_printf(&j, "{\"type\":\"%s\",\"latency_ms\":%d}", type, e->latency_ms);
+  e->json = tl_buf_detach(&j);
+}
+
 tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *n_problems) {
   memset(job, 0, sizeof *job);
-  problems p = {problems_out, 0, path};
+  problems p = {problems_out, 0, path, NULL, job};
   *n_problems = 0;
   tl_err err;
   size_t len = 0;
@@ -383,6 +443,7 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
     job->dir = tl_strdup("/");
   }
   job->json = text;
+  p.dir = job->dir;
   job->max_line = TL_JSONL_DEFAULT_MAX_LINE;
   const char *end = NULL;
   cJSON *root = NULL;
@@ -407,29 +468,29 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
     problem(&p, "", "the job must be a JSON object");
     goto done;
   }
-  static const char *const KEYS[] = {"name", "engine", "output", "benchmarks", "studies", "limits", NULL};
+  static const char *const KEYS[] = {"name", "engine", "engines", "output", "benchmarks", "studies", "limits", NULL};
   check_keys(&p, root, "", KEYS);
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "name");
   if (v && !cJSON_IsString(v)) problem(&p, "name", "must be a string");
   job->name = tl_strdup(cJSON_IsString(v) ? v->valuestring : "job");
-  v = cJSON_GetObjectItemCaseSensitive(root, "engine");
-  const char *engine = "replay";
-  if (v) {
-    const cJSON *t = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "type") : v;
-    if (cJSON_IsObject(v)) {
-      static const char *const EK[] = {"type", "latency_ms", NULL};
-      check_keys(&p, v, "engine", EK);
-      const cJSON *lat = cJSON_GetObjectItemCaseSensitive(v, "latency_ms");
-      if (lat && (!cJSON_IsNumber(lat) || lat->valuedouble < 0 || lat->valuedouble > 600000))
-        problem(&p, "engine.latency_ms", "must be a number of milliseconds in [0, 600000]");
-      else if (lat) job->latency_ms = (int)lat->valuedouble;
-    }
-    if (!cJSON_IsString(t)) problem(&p, "engine", "must be \"replay\" or {\"type\": \"replay\"}");
-    else if (strcmp(t->valuestring, "replay") != 0)
-      problem(&p, "engine", "engine '%s' is not available yet (available: replay)", t->valuestring);
-    else engine = t->valuestring;
+  const cJSON *eng1 = cJSON_GetObjectItemCaseSensitive(root, "engine");
+  const cJSON *engs = cJSON_GetObjectItemCaseSensitive(root, "engines");
+  if (eng1 && engs) problem(&p, "engines", "give \"engines\" or the older \"engine\", not both");
+  if (engs && !cJSON_IsObject(engs)) {
+    problem(&p, "engines", "must be an object {\"model\": {...}, \"judge\": {...}}");
+    engs = NULL;
   }
-  job->engine = tl_strdup(engine);
+  if (engs) {
+    static const char *const RK[] = {"model", "judge", NULL};
+    check_keys(&p, engs, "engines", RK);
+  }
+  for (int r = 0; r < TL_ROLE__N; r++) {
+    const cJSON *e = engs ? cJSON_GetObjectItemCaseSensitive(engs, tl_role_name((tl_role)r))
+                          : r == TL_ROLE_MODEL ? eng1 : NULL;
+    char w[64];
+    snprintf(w, sizeof w, engs ? "engines.%s" : "engine", tl_role_name((tl_role)r));
+    load_engine(&p, e, w, &job->engines[r]);
+  }
   v = cJSON_GetObjectItemCaseSensitive(root, "output");
   if (!cJSON_IsString(v) || !*v->valuestring) problem(&p, "output", "missing (the HDF5 file to write)");
   else job->output = tl_path_resolve(job->dir, v->valuestring);
@@ -460,11 +521,27 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
     job->n_benches = cJSON_GetArraySize(v);
     job->benches = calloc((size_t)job->n_benches, sizeof *job->benches);
     for (int i = 0; i < job->n_benches; i++)
-      load_bench(&p, cJSON_GetArrayItem(v, i), i, job->dir, &job->benches[i]);
-    /* The run path scores one benchmark entry today; a second one must never be dropped in
-     * silence (several benchmarks in one job come with the benchmark modules). */
-    for (int i = 1; i < job->n_benches; i++)
-      problem(&p, "benchmarks", "entry %d: one benchmark entry per job for now; put it in a job of its own", i);
+      load_bench(&p, cJSON_GetArrayItem(v, i), i, &job->benches[i]);
+    /* one entry per benchmark: /items/<name> and /metrics/<name> are the benchmark's */
+    for (int i = 0; i < job->n_benches; i++)
+      for (int k = 0; k < i; k++)
+        if (job->benches[i].benchmark && job->benches[k].benchmark &&
+            strcmp(job->benches[i].benchmark, job->benches[k].benchmark) == 0)
+          problem(&p, "benchmarks", "entry %d: benchmark '%s' is already entry %d (one entry per benchmark: "
+                  "list all its items and answers there)", i, job->benches[i].benchmark, k);
+    /* a judge stage from replay files needs them */
+    for (int i = 0; i < job->n_benches; i++) {
+      const tl_job_bench *jb = &job->benches[i];
+      if (jb->vt && jb->vt->nstages > 1 && jb->n_judgments == 0 && job->engines[TL_ROLE_JUDGE].type &&
+          strcmp(job->engines[TL_ROLE_JUDGE].type, "replay") == 0)
+        problem(&p, "benchmarks", "entry %d: benchmark '%s' has a judge stage and the judge engine is replay: "
+                "give \"judgments\" (the judge's replies)", i, jb->benchmark);
+    }
+  }
+  for (int i = 0; i < job->n_studies; i++) {
+    char what[160];
+    snprintf(what, sizeof what, "the input table of study '%s'", job->studies[i].name ? job->studies[i].name : "?");
+    if (job->studies[i].input) add_input(&p, job->studies[i].input, what);
   }
 done:
   cJSON_Delete(root);
@@ -476,6 +553,15 @@ done:
   return TL_OK;
 }
 
+static void free_sources(tl_job_answers *a, int n) {
+  for (int k = 0; k < n; k++) {
+    free(a[k].path);
+    free(a[k].model);
+    free(a[k].variant);
+  }
+  free(a);
+}
+
 static void free_list(char **l, int n) {
   for (int i = 0; i < n; i++) free(l[i]);
   free(l);
@@ -485,12 +571,9 @@ void tl_job_release(tl_job *job) {
   for (int i = 0; i < job->n_benches; i++) {
     tl_job_bench *b = &job->benches[i];
     free(b->benchmark);
-    free_list(b->items, b->n_items);
-    for (int k = 0; k < b->n_answers; k++) {
-      free(b->answers[k].path);
-      free(b->answers[k].model);
-    }
-    free(b->answers);
+    if (b->vt && b->vt->free) b->vt->free(b->mod);
+    free_sources(b->answers, b->n_answers);
+    free_sources(b->judgments, b->n_judgments);
     free_list(b->models, b->n_models);
     free(b->seeds);
   }
@@ -503,7 +586,15 @@ void tl_job_release(tl_job *job) {
   free(job->path);
   free(job->dir);
   free(job->name);
-  free(job->engine);
+  for (int r = 0; r < TL_ROLE__N; r++) {
+    free(job->engines[r].type);
+    free(job->engines[r].json);
+  }
+  for (int i = 0; i < job->n_inputs; i++) {
+    free(job->inputs[i].path);
+    free(job->inputs[i].what);
+  }
+  free(job->inputs);
   free(job->output);
   free(job->json);
   memset(job, 0, sizeof *job);

@@ -21,6 +21,7 @@ int tl_pstatus_from_name(const char *name) {
 void tl_parsed_init(tl_parsed *p) {
   p->answer = NULL;
   p->correct = 0;
+  p->value = 0;
   p->status = TL_PS_NO_ANSWER;
   p->rule = "";
 }

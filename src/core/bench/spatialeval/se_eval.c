@@ -102,123 +102,27 @@ void tl_se_itemset_release(tl_se_itemset *s) {
   memset(s, 0, sizeof *s);
 }
 
-static int cfg_cmp(const void *a, const void *b) {
-  const tl_se_cfg *x = a, *y = b;
-  int c = strcmp(x->model, y->model);
-  if (c) return c;
-  if (x->variant != y->variant) return x->variant < y->variant ? -1 : 1;
-  return (x->seed > y->seed) - (x->seed < y->seed);
-}
-
-void tl_se_cfgs_sort(tl_se_cfg *cfgs, size_t n) {
-  if (n > 1) qsort(cfgs, n, sizeof *cfgs, cfg_cmp); /* cfgs may be NULL when n == 0 */
-}
-
-/* ---- rows ---- */
-
-void tl_se_row_init(tl_se_row *r) {
-  memset(r, 0, sizeof *r);
-  for (int m = 0; m < TL_SE__NMODES; m++) tl_parsed_init(&r->res[m]);
-}
-
-void tl_se_row_release(tl_se_row *r) {
-  free(r->response);
-  free(r->prompt);
-  free(r->source);
-  for (int m = 0; m < TL_SE__NMODES; m++) tl_parsed_release(&r->res[m]);
-  tl_se_row_init(r);
-}
+/* ---- scoring ---- */
 
 tl_status tl_se_score_row(tl_se_parser *const parsers[TL_SE__NMODES], const tl_se_itemset *s,
-                          const tl_se_cfg *cfgs, tl_se_row *row) {
-  const tl_se_item *it = &s->items[row->item];
-  const tl_se_cfg *cfg = &cfgs[row->cfg];
+                          const tl_cfg *cfgs, const tl_unit *u, const tl_se_mode *modes, int nmodes,
+                          tl_row *row) {
+  const tl_se_item *it = &s->items[u->item];
+  const tl_cfg *cfg = &cfgs[u->cfg];
   char *built = NULL;
   tl_status st = TL_OK;
-  for (int m = 0; m < TL_SE__NMODES && st == TL_OK; m++) {
-    if (!parsers[m]) continue;
-    const char *prompt = row->prompt;
-    if (m == TL_SE_PR3 && !prompt && row->response) {
+  for (int k = 0; k < nmodes && st == TL_OK; k++) {
+    tl_se_mode m = modes[k];
+    const char *prompt = row->prompt[0];
+    if (m == TL_SE_PR3 && !prompt && row->text[0]) {
       if (!built) built = tl_se_build_prompt(it, (tl_se_prompt_kind)cfg->variant, 0);
       if (!built) st = TL_ENOMEM;
       prompt = built;
     }
-    if (st == TL_OK) st = tl_se_parse(parsers[m], it, prompt, row->response, cfg->model, &row->res[m]);
+    if (st == TL_OK) st = tl_se_parse(parsers[m], it, prompt, row->text[0], cfg->model, &row->res[k]);
   }
   free(built);
   return st;
-}
-
-/* ---- packing ---- */
-
-static tl_status put_bytes(tl_buf *b, const char *s) {
-  uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX; /* UINT32_MAX = absent */
-  tl_status st = tl_buf_append(b, (const char *)&n, sizeof n);
-  if (!st && s) st = tl_buf_append(b, s, n);
-  return st;
-}
-
-static int get_bytes(const char **p, const char *end, char **out) {
-  uint32_t n;
-  if ((size_t)(end - *p) < sizeof n) return -1;
-  memcpy(&n, *p, sizeof n);
-  *p += sizeof n;
-  if (n == UINT32_MAX) {
-    *out = NULL;
-    return 0;
-  }
-  if ((size_t)(end - *p) < n) return -1;
-  *out = tl_strndup(*p, n);
-  *p += n;
-  return *out ? 0 : -1;
-}
-
-tl_status tl_se_row_pack(const tl_se_row *r, uint64_t unit, const tl_se_mode *modes, int nmodes,
-                         tl_buf *out) {
-  tl_status st = tl_buf_append(out, (const char *)&unit, sizeof unit);
-  if (!st) st = put_bytes(out, r->response);
-  if (!st) st = put_bytes(out, r->prompt);
-  if (!st) st = put_bytes(out, r->source);
-  for (int m = 0; m < nmodes && !st; m++) {
-    const tl_parsed *p = &r->res[modes[m]];
-    unsigned char sc[2] = {(unsigned char)p->status, (unsigned char)p->correct};
-    st = tl_buf_append(out, (const char *)sc, 2);
-    if (!st) st = put_bytes(out, p->answer);
-    if (!st) st = put_bytes(out, p->rule);
-  }
-  return st;
-}
-
-tl_status tl_se_row_unpack(const char **p, const char *end, const tl_se_mode *modes, int nmodes,
-                           tl_strmap *rules, tl_se_row *r, uint64_t *unit) {
-  tl_se_row_init(r);
-  if ((size_t)(end - *p) < sizeof *unit) return TL_EINPUT;
-  memcpy(unit, *p, sizeof *unit);
-  *p += sizeof *unit;
-  if (get_bytes(p, end, &r->response) || get_bytes(p, end, &r->prompt) || get_bytes(p, end, &r->source))
-    goto bad;
-  for (int m = 0; m < nmodes; m++) {
-    tl_parsed *q = &r->res[modes[m]];
-    if (end - *p < 2) goto bad;
-    q->status = (tl_pstatus)(unsigned char)(*p)[0];
-    q->correct = (unsigned char)(*p)[1];
-    *p += 2;
-    char *rule = NULL;
-    if (get_bytes(p, end, &q->answer) || get_bytes(p, end, &rule) || q->status >= TL_PS__COUNT) {
-      free(rule);
-      goto bad;
-    }
-    if (tl_strmap_put(rules, rule ? rule : "", 0, NULL, NULL) != TL_OK) {
-      free(rule);
-      goto bad;
-    }
-    q->rule = tl_strmap_stored_key(rules, rule ? rule : "");
-    free(rule);
-  }
-  return TL_OK;
-bad:
-  tl_se_row_release(r);
-  return TL_EINPUT;
 }
 
 /* ---- tables ---- */
@@ -229,8 +133,8 @@ bad:
   } while (0)
 
 /* The table borrows the texts of s, cfgs and rows: free it before them. */
-tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_se_cfg *cfgs, const tl_se_row *rows,
-                            size_t nrows, const tl_se_mode *modes, int nmodes) {
+tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_cfg *cfgs, const tl_unit *units,
+                            const tl_row *rows, size_t nrows, const tl_se_mode *modes, int nmodes) {
   tl_table *t = tl_table_new("/items/spatialeval");
   if (!t) return NULL;
   COL(t, "id", TL_COL_STR, "item id <task>.<mode>.<instance>.<qid>");
@@ -258,9 +162,9 @@ tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_se_cfg *cfgs, const
     COL(t, name, TL_COL_I64, "1 when scored correct under this parser");
   }
   for (size_t i = 0; i < nrows; i++) {
-    const tl_se_row *r = &rows[i];
-    const tl_se_item *it = &s->items[r->item];
-    const tl_se_cfg *c = &cfgs[r->cfg];
+    const tl_row *r = &rows[i];
+    const tl_se_item *it = &s->items[units[i].item];
+    const tl_cfg *c = &cfgs[units[i].cfg];
     size_t row = tl_table_add_row(t);
     if (row == (size_t)-1) goto oom;
     int k = 0;
@@ -273,11 +177,11 @@ tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_se_cfg *cfgs, const
     tl_table_ref_str(t, row, k++, tl_se_prompt_name((tl_se_prompt_kind)c->variant));
     tl_table_ref_str(t, row, k++, it->oracle_option);
     tl_table_ref_str(t, row, k++, it->oracle_answer);
-    tl_table_ref_str(t, row, k++, r->response);
-    tl_table_set_i64(t, row, k++, r->response != NULL);
-    tl_table_ref_str(t, row, k++, r->source);
+    tl_table_ref_str(t, row, k++, r->text[0]);
+    tl_table_set_i64(t, row, k++, r->text[0] != NULL);
+    tl_table_ref_str(t, row, k++, r->source[0]);
     for (int m = 0; m < nmodes; m++) {
-      const tl_parsed *p = &r->res[modes[m]];
+      const tl_parsed *p = &r->res[m];
       tl_table_ref_str(t, row, k++, p->answer);
       tl_table_ref_str(t, row, k++, tl_pstatus_name(p->status));
       tl_table_ref_str(t, row, k++, p->rule);
@@ -303,18 +207,18 @@ size_t tl_se_counts_len(size_t ncfgs, int nmodes) {
   return groups_len(ncfgs, nmodes) + (TL_SE__NTASKS + 1) * audit_w(nmodes);
 }
 
-void tl_se_counts_add(int64_t *c, const tl_se_itemset *s, size_t ncfgs, const tl_se_row *rows,
-                      size_t nrows, const tl_se_mode *modes, int nmodes) {
+void tl_se_counts_add(int64_t *c, const tl_se_itemset *s, size_t ncfgs, const tl_unit *units,
+                      const tl_row *rows, size_t nrows, int nmodes) {
   int64_t *audit = c + groups_len(ncfgs, nmodes);
   const size_t aw = audit_w(nmodes);
   for (size_t i = 0; i < nrows; i++) {
-    const tl_se_row *r = &rows[i];
-    const tl_se_item *it = &s->items[r->item];
-    size_t base = (r->cfg * TL_SE__NTASKS + (size_t)it->task) * NQS;
+    const tl_row *r = &rows[i];
+    const tl_se_item *it = &s->items[units[i].item];
+    size_t base = ((size_t)units[i].cfg * TL_SE__NTASKS + (size_t)it->task) * NQS;
     size_t slots[2] = {base, base + 1 + (size_t)it->qid};
     for (int k = 0; k < 2; k++)
       for (int m = 0; m < nmodes; m++) {
-        const tl_parsed *p = &r->res[modes[m]];
+        const tl_parsed *p = &r->res[m];
         int64_t *g = c + (slots[k] * (size_t)nmodes + (size_t)m) * GW;
         g[0]++;
         g[1] += p->correct;
@@ -325,10 +229,10 @@ void tl_se_counts_add(int64_t *c, const tl_se_itemset *s, size_t ncfgs, const tl
       int64_t *a = audit + (size_t)aslots[k] * aw;
       a[0]++;
       for (int x = 0; x < nmodes; x++) {
-        int cx = r->res[modes[x]].correct;
+        int cx = r->res[x].correct;
         a[1 + x] += cx;
         for (int y = 0; y < nmodes; y++)
-          if (cx && !r->res[modes[y]].correct) a[1 + nmodes + x * nmodes + y]++;
+          if (cx && !r->res[y].correct) a[1 + nmodes + x * nmodes + y]++;
       }
     }
   }
@@ -344,7 +248,7 @@ void tl_se_status_totals(const int64_t *c, size_t ncfgs, int nmodes, int k,
     }
 }
 
-tl_status tl_se_metric_tables(const int64_t *c, const tl_se_cfg *cfgs, size_t ncfgs,
+tl_status tl_se_metric_tables(const int64_t *c, const tl_cfg *cfgs, size_t ncfgs,
                               const tl_se_mode *modes, int nmodes, int mk, tl_table **per_seed,
                               tl_table **across_seeds) {
   *per_seed = *across_seeds = NULL;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tally/bench.h"
 #include "tally/inlog.h"
 #include "spatialeval.h"
 #include "tally/strmap.h"
@@ -32,42 +33,16 @@ tl_status tl_se_itemset_load(tl_se_itemset *s, char *const *paths, int npaths, s
                              tl_inlog *log, tl_err *err);
 void tl_se_itemset_release(tl_se_itemset *s);
 
-typedef struct {
-  char *model;
-  int variant; /* tl_se_prompt_kind */
-  int seed;
-} tl_se_cfg;
+/* Cfgs are tally/bench.h's tl_cfg (variant: tl_se_prompt_kind); rows are tl_row: text[0] is the
+ * response (NULL = none obtained: status "missing" in every mode), prompt[0] the prompt it came
+ * with (NULL = built from the item), source[0] its file:line; res[k] is job mode k's result. */
 
-/* Sorts cfgs into key order (model, variant, seed). */
-void tl_se_cfgs_sort(tl_se_cfg *cfgs, size_t n);
-
-typedef struct {
-  size_t item;      /* index into the itemset */
-  size_t cfg;       /* index into the cfg array */
-  char *response;   /* owned; NULL = no answer was obtained (status "missing" in every mode) */
-  char *prompt;     /* owned; the prompt the answer came with, NULL = built from the item */
-  char *source;     /* owned; "file:line" of the answer, NULL when missing */
-  tl_parsed res[TL_SE__NMODES]; /* indexed by tl_se_mode; only the job's modes are filled */
-} tl_se_row;
-
-void tl_se_row_init(tl_se_row *r);
-void tl_se_row_release(tl_se_row *r);
-
-/* Rows travel between ranks (and into journals) packed: the unit index, the response, prompt
- * and source (each absent or a byte string), then per job mode (in `modes` order) status,
- * correct, answer and rule. Native byte order: the ranks of one job run one build. */
-tl_status tl_se_row_pack(const tl_se_row *r, uint64_t unit, const tl_se_mode *modes, int nmodes,
-                         tl_buf *out);
-/* Unpacks one row at *p (< end), advancing *p. Rule names are interned in `rules` (the row's
- * rule pointers stay valid until `rules` is released). TL_EINPUT on a truncated buffer. */
-tl_status tl_se_row_unpack(const char **p, const char *end, const tl_se_mode *modes, int nmodes,
-                           tl_strmap *rules, tl_se_row *r, uint64_t *unit);
-
-/* Parses and scores one row with every parser in `parsers` (indexed by mode; NULL = not run).
- * pr3 reads options from the prompt: row->prompt when the answer carried one, else the prompt
- * tally builds for the cfg's variant. */
+/* Parses and scores one row (unit u) with every job mode (`modes` in job order; parsers indexed
+ * by mode). pr3 reads options from the prompt: row->prompt[0] when the answer carried one, else
+ * the prompt tally builds for the cfg's variant. */
 tl_status tl_se_score_row(tl_se_parser *const parsers[TL_SE__NMODES], const tl_se_itemset *s,
-                          const tl_se_cfg *cfgs, tl_se_row *row);
+                          const tl_cfg *cfgs, const tl_unit *u, const tl_se_mode *modes, int nmodes,
+                          tl_row *row);
 
 /* The integer counts behind every metric and audit table: a flat int64 array of
  * tl_se_counts_len(ncfgs, nmodes) values. It is additive - the counts of any split of the rows
@@ -79,9 +54,9 @@ tl_status tl_se_score_row(tl_se_parser *const parsers[TL_SE__NMODES], const tl_s
  *          (task slot TL_SE__NTASKS = all tasks; n, correct per mode, only[x][y] = units correct
  *          under mode x and not under mode y) */
 size_t tl_se_counts_len(size_t ncfgs, int nmodes);
-/* Adds rows to c (zero it first for a fresh count). `modes` lists the job's modes in order. */
-void tl_se_counts_add(int64_t *c, const tl_se_itemset *s, size_t ncfgs, const tl_se_row *rows,
-                      size_t nrows, const tl_se_mode *modes, int nmodes);
+/* Adds rows (of units[i]) to c (zero it first for a fresh count). */
+void tl_se_counts_add(int64_t *c, const tl_se_itemset *s, size_t ncfgs, const tl_unit *units,
+                      const tl_row *rows, size_t nrows, int nmodes);
 /* Units per parse status under mode index k (summed over every cfg and task). */
 void tl_se_status_totals(const int64_t *c, size_t ncfgs, int nmodes, int k,
                          int64_t out[TL_PS__COUNT]);
@@ -96,9 +71,9 @@ void tl_se_status_totals(const int64_t *c, size_t ncfgs, int nmodes, int k,
  *           pooled accuracy.
  *  audit:   /audit/spatialeval - per task (and "all"): accuracy under each mode and, per pair
  *           of modes, how many units they disagree on and which side was the correct one. */
-tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_se_cfg *cfgs, const tl_se_row *rows,
-                            size_t nrows, const tl_se_mode *modes, int nmodes);
-tl_status tl_se_metric_tables(const int64_t *counts, const tl_se_cfg *cfgs, size_t ncfgs,
+tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_cfg *cfgs, const tl_unit *units,
+                            const tl_row *rows, size_t nrows, const tl_se_mode *modes, int nmodes);
+tl_status tl_se_metric_tables(const int64_t *counts, const tl_cfg *cfgs, size_t ncfgs,
                               const tl_se_mode *modes, int nmodes, int k, tl_table **per_seed,
                               tl_table **across_seeds);
 tl_table *tl_se_audit_table(const int64_t *counts, size_t ncfgs, const tl_se_mode *modes, int nmodes);

@@ -1,0 +1,82 @@
+/* engine.h - where replies come from, behind one non-blocking interface (every engine
+ * implements it: replay now, an OpenAI-compatible HTTP engine later).
+ *
+ * A caller submits requests and polls for replies; a rank keeps many requests in flight.
+ * Replies may come in any order; callers place them by tag, so results never depend on
+ * completion order.
+ *
+ * A request is the real request: the unit key (benchmark, item id, model under test, prompt
+ * variant, seed, sub-unit), the stage, and what to send (chat messages with roles, image paths,
+ * sampling settings). An engine that answers from files (replay) matches by unit key and stage;
+ * one that calls a server sends the messages. Everything a request points to is borrowed and
+ * valid only during submit: an engine copies what it keeps. */
+#ifndef TALLY_ENGINE_H
+#define TALLY_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tally/err.h"
+
+/* The roles a job names engines for ("engines": {"model": {...}, "judge": {...}}). */
+typedef enum { TL_ROLE_MODEL = 0, TL_ROLE_JUDGE = 1, TL_ROLE__N = 2 } tl_role;
+const char *tl_role_name(tl_role r); /* "model" | "judge" */
+
+/* One chat message. role: "system" | "user" | "assistant". */
+typedef struct {
+  const char *role;
+  const char *content;
+} tl_msg;
+
+/* The key of one stage of a unit: what replay files and journals match on. */
+typedef struct {
+  const char *bench;       /* benchmark name */
+  const char *id;          /* item id */
+  const char *model;       /* the model under test (also for a judge stage: whose answer) */
+  const char *variant;     /* prompt variant name */
+  int seed;
+  uint32_t sub;            /* sub-unit (a judged dialogue turn); 0 for single-turn items */
+  int stage;               /* 0 = generate, 1 = judge */
+} tl_unit_key;
+
+typedef struct {
+  uint64_t tag;            /* the caller's, returned in the reply */
+  tl_unit_key key;
+  /* what to send */
+  const tl_msg *msgs;
+  int nmsg;
+  const char *const *images; /* image file paths, in message order */
+  int nimages;
+  double temperature;      /* < 0: the engine's default */
+  int max_tokens;          /* 0: the engine's default */
+} tl_eng_request;
+
+typedef struct {
+  uint64_t tag;
+  char *text;    /* owned by the receiver (free); NULL = no reply obtained */
+  char *prompt;  /* owned; the prompt recorded with the reply (replay), NULL when none */
+  char *source;  /* owned; where the reply came from ("file:line", a request id), NULL when none */
+  char *error;   /* owned; why there is no reply, NULL when fine */
+} tl_eng_reply;
+
+typedef struct tl_engine tl_engine;
+
+typedef struct {
+  const char *name;
+  /* Queues a request. TL_OK, or an error for a broken engine (not for a missing reply). */
+  tl_status (*submit)(tl_engine *e, const tl_eng_request *req);
+  /* Moves up to `max` finished replies into out[]; returns how many (0 = none ready yet),
+   * waiting at most timeout_ms for the first. */
+  int (*poll)(tl_engine *e, tl_eng_reply *out, int max, int timeout_ms);
+  /* Requests submitted and not yet polled. */
+  size_t (*in_flight)(const tl_engine *e);
+  void (*free)(tl_engine *e);
+} tl_engine_vtbl;
+
+struct tl_engine {
+  const tl_engine_vtbl *vt;
+};
+
+void tl_eng_reply_release(tl_eng_reply *r);
+
+#endif

@@ -1,0 +1,78 @@
+/* run.h - the benchmark-agnostic core of `tally run`: the benchmarks of a run, their cfgs and
+ * units in key order, and the pipeline that drives a unit through its stages (core tier: the
+ * par scheduler feeds the pipeline units and engine replies; rank and rank count are never
+ * needed here).
+ *
+ * Global unit numbering: the benchmarks of a job in job order, each a contiguous range
+ * [base, base + U) of units in its own key order (bench.h): g = base + cfg * S + sub_off[item]
+ * + sub. */
+#ifndef TALLY_RUN_H
+#define TALLY_RUN_H
+
+#include <stdint.h>
+
+#include "tally/bench.h"
+#include "tally/engine.h"
+
+/* One benchmark of a run. Built by tl_rb_units after the module's items are loaded and the
+ * cfgs set; immutable afterwards (shared by the pipeline and the driver). */
+typedef struct {
+  const tl_bench_vt *vt;
+  tl_bench *b;         /* borrowed (the job owns it) */
+  tl_cfg *cfgs;        /* owned, sorted by key (tl_cfgs_sort) */
+  size_t ncfgs;
+  size_t nitems;
+  uint64_t *sub_off;   /* owned [nitems + 1]: units of items < i in one cfg */
+  uint64_t S;          /* units per cfg = sub_off[nitems] */
+  uint64_t U;          /* ncfgs * S */
+  uint64_t base;       /* first global unit */
+  int nmodes;
+} tl_run_bench;
+
+/* Sets nitems, sub_off, S and U from the module (its items loaded) and ncfgs. */
+tl_status tl_rb_units(tl_run_bench *rb);
+void tl_rb_release(tl_run_bench *rb); /* frees cfgs and sub_off (not the module) */
+/* The unit of local index u (< rb->U). */
+tl_unit tl_rb_unit(const tl_run_bench *rb, uint64_t u);
+/* Its local index. */
+uint64_t tl_rb_index(const tl_run_bench *rb, const tl_unit *x);
+/* The benchmark holding global unit g (benches sorted by base). */
+size_t tl_rb_find(const tl_run_bench *rbs, size_t n, uint64_t g);
+
+/* ---- cfgs ---- */
+/* Sorts cfgs into key order (model, variant index, seed). */
+void tl_cfgs_sort(tl_cfg *cfgs, size_t n);
+/* Adds (model, variant, seed) unless present (`seen` maps the cfg key to its index). */
+tl_status tl_cfgs_add(tl_cfg **cfgs, size_t *n, size_t *cap, tl_strmap *seen, const char *model,
+                      int variant, int seed);
+void tl_cfgs_free(tl_cfg *cfgs, size_t n);
+
+/* ---- the pipeline ---- */
+/* Submits one request to the engine of its role. `rq->tag` is g * TL_MAX_STAGES + stage. */
+typedef tl_status (*tl_pipe_submit_fn)(void *ctx, tl_role role, const tl_eng_request *rq);
+/* A unit is finished and scored: the callee takes the row (its strings) and g. */
+typedef tl_status (*tl_pipe_done_fn)(void *ctx, size_t bench, uint64_t g, tl_row *row);
+
+typedef struct tl_pipe tl_pipe;
+
+/* rbs: the run's benchmarks (borrowed, outlive the pipe). NULL when out of memory. */
+tl_pipe *tl_pipe_new(const tl_run_bench *rbs, size_t nb, tl_pipe_submit_fn submit,
+                     tl_pipe_done_fn done, void *ctx);
+void tl_pipe_free(tl_pipe *p); /* drops the rows still in flight */
+/* Starts unit g at stage row->done (row NULL: a fresh unit; else a restored one, taken): the
+ * stages' requests are built and submitted one after the other as replies come; a skipped
+ * stage is passed over; when every stage is done the row is scored and handed to `done`. */
+tl_status tl_pipe_start(tl_pipe *p, uint64_t g, tl_row *row, tl_err *err);
+/* One engine reply (its strings are taken): the stage's texts go into the row, then the next
+ * stage is submitted or the row finished. The caller journals the reply before this. */
+tl_status tl_pipe_reply(tl_pipe *p, tl_eng_reply *rep, tl_err *err);
+/* Units started and not finished. */
+size_t tl_pipe_in_flight(const tl_pipe *p);
+/* Requests submitted per stage, stages skipped per stage (since tl_pipe_new). */
+uint64_t tl_pipe_calls(const tl_pipe *p, int stage);
+uint64_t tl_pipe_skips(const tl_pipe *p, int stage);
+/* Decodes a tag. */
+static inline uint64_t tl_tag_unit(uint64_t tag) { return tag / TL_MAX_STAGES; }
+static inline int tl_tag_stage(uint64_t tag) { return (int)(tag % TL_MAX_STAGES); }
+
+#endif

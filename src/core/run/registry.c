@@ -1,0 +1,47 @@
+/* registry.c - the benchmark modules tally knows, by name (tally/bench.h). A new benchmark adds
+ * one line to MODULES. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tally/bench.h"
+
+extern const tl_bench_vt tl_bench_spatialeval;
+extern const tl_bench_vt tl_bench_test_judged;
+
+static const tl_bench_vt *const MODULES[] = {
+    &tl_bench_spatialeval,
+};
+
+/* Modules for the test suite only (a two-stage module over replay files): known only when
+ * TALLY_TEST_MODULES=1 is in the environment, so a user's job can never name one by accident. */
+static const tl_bench_vt *const TEST_MODULES[] = {
+    &tl_bench_test_judged,
+};
+
+static int test_modules_on(void) {
+  const char *v = getenv("TALLY_TEST_MODULES");
+  return v && strcmp(v, "1") == 0;
+}
+
+const tl_bench_vt *tl_bench_find(const char *name) {
+  for (size_t i = 0; i < sizeof MODULES / sizeof *MODULES; i++)
+    if (strcmp(MODULES[i]->name, name) == 0) return MODULES[i];
+  if (test_modules_on())
+    for (size_t i = 0; i < sizeof TEST_MODULES / sizeof *TEST_MODULES; i++)
+      if (strcmp(TEST_MODULES[i]->name, name) == 0) return TEST_MODULES[i];
+  return NULL;
+}
+
+void tl_bench_known(tl_buf *out) {
+  for (size_t i = 0; i < sizeof MODULES / sizeof *MODULES; i++)
+    tl_buf_printf(out, "%s%s", i ? ", " : "", MODULES[i]->name);
+  if (test_modules_on())
+    for (size_t i = 0; i < sizeof TEST_MODULES / sizeof *TEST_MODULES; i++)
+      tl_buf_printf(out, ", %s", TEST_MODULES[i]->name);
+}
+
+int tl_bench_variant(const tl_bench_vt *vt, const char *name) {
+  for (int i = 0; vt->variants[i]; i++)
+    if (strcmp(vt->variants[i], name) == 0) return i;
+  return -1;
+}
