@@ -4,6 +4,8 @@
 # absent. Extra arguments go to ctest (e.g. -R legacy), in both stages.
 #
 # Stages, one line each in the log:
+#   0. build-core/: the core tier alone (-DTALLY_CORE_ONLY=ON: no MPI, HDF5, curl or CUDA found
+#      or linked) and its unit tests, after a check that no core source names their headers;
 #   1. build/ with -Werror (gcc, with the CUDA kernels when nvcc is found), then ctest there;
 #   2. build-sanitize/ with clang, ASan+UBSan (-fno-sanitize-recover: any report fails) and the
 #      libFuzzer targets (tests/fuzz), then the whole ctest suite there, which adds the bounded
@@ -20,6 +22,23 @@ tools/install-deps.sh
 stage "install-deps" "ok ($(took $t))"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 failed=()
+
+# ---- stage 0: core alone (build-core/) ----
+t=$SECONDS
+if grep -rnE '#include *[<"](mpi|hdf5|H5[A-Za-z]*|curl/|cuda|cuda_runtime)[^>"]*[>"]' src/core include/tally; then
+  stage "0 core names an MPI/HDF5/curl/CUDA header" "FAILED"; exit 1
+fi
+mkdir -p build-core
+cmake -S . -B build-core -DTALLY_CORE_ONLY=ON -DTALLY_WERROR=ON > build-core/build.log 2>&1 &&
+  cmake --build build-core -j"$(nproc)" >> build-core/build.log 2>&1 ||
+  { tail -80 build-core/build.log; stage "0 build build-core/ (core alone)" "FAILED"; exit 1; }
+if (cd build-core && ctest --output-on-failure "$@" > ctest.log 2>&1); then
+  stage "0 core alone: build and unit tests" "ok ($(took $t))"
+else
+  cat build-core/ctest.log
+  stage "0 core alone: unit tests" "FAILED ($(took $t))"
+  failed+=("ctest build-core/")
+fi
 
 # ---- stage 1: the -Werror build and its tests (build/) ----
 t=$SECONDS
