@@ -38,6 +38,7 @@
 #define TL_MAX_STAGES 2 /* generate, judge */
 #define TL_MAX_MODES 4  /* scoring modes of one benchmark (SpatialEval: strict, pr3, legacy) */
 #define TL_MAX_ACC 8    /* accumulator blocks of one benchmark */
+#define TL_MAX_MSGS 64  /* chat messages of one request (a system prompt and a long dialogue) */
 
 typedef struct {
   char *model;  /* owned */
@@ -55,19 +56,21 @@ typedef struct {
   char *prompt[TL_MAX_STAGES]; /* owned; the prompt recorded with a replayed reply, or NULL */
   char *source[TL_MAX_STAGES]; /* owned; "file:line" (replay) or a request id, or NULL */
   uint8_t done;                /* stages finished, 0 .. nstages */
-  tl_parsed res[TL_MAX_MODES]; /* per scoring mode of the job, in the module's mode order */
+  tl_parsed res[TL_MAX_MODES]; /* per scoring mode the module runs (n_modes), in its order */
 } tl_row;
 
 void tl_row_init(tl_row *r);
 void tl_row_release(tl_row *r); /* frees every string and re-inits */
 
 /* The request of one stage of a unit, as the module builds it. Strings point into the module,
- * the row, or the caller's arena (valid until the caller resets it). */
+ * the row, or the caller's arena. The arena is a tl_buf, emptied by the caller before each
+ * request() call and valid until the next one; it moves when it grows, so a module appends
+ * every string first (each with its NUL) and takes pointers into it only at the end. */
 typedef struct {
   int skip;          /* 1: no request for this stage (e.g. nothing to judge): it finishes with
                         no reply and is not journaled (it is rebuilt the same way on resume) */
   tl_role role;      /* which engine answers it */
-  tl_msg msgs[8];
+  tl_msg msgs[TL_MAX_MSGS];
   int nmsg;
   const char *images[4];
   int nimages;
@@ -92,8 +95,9 @@ void tl_job_problem(tl_job_ctx *c, const char *where, const char *fmt, ...);
 /* A path or a list of paths at `v` -> resolved against the job's folder (malloc'd array of
  * malloc'd strings). Each is also declared an input of the job (`what`: "an items file"), so
  * the output is checked against it and its SHA-256 is recorded. Problems are reported. */
-void tl_job_paths(tl_job_ctx *c, const cJSON *v, const char *where, const char *what, char ***out,
-                  int *n);
+/* Returns the number of problems it reported (0: every entry is in *out). */
+int tl_job_paths(tl_job_ctx *c, const cJSON *v, const char *where, const char *what, char ***out,
+                 int *n);
 
 typedef struct tl_bench tl_bench;
 
@@ -131,14 +135,17 @@ typedef struct {
   tl_status (*score)(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *u, tl_row *r,
                      tl_err *err);
 
-  /* Accumulator blocks for ncfgs cfgs into out[TL_MAX_ACC]; returns how many. */
+  /* Accumulator blocks for ncfgs cfgs into out[TL_MAX_ACC]; returns how many. Called after
+   * load (a layout may depend on the items). */
   int (*acc_layout)(const tl_bench *b, size_t ncfgs, tl_acc_block *out);
-  /* Adds one scored unit to the blocks (acc[k] has out[k].len values). */
+  /* Adds one scored unit (u is a unit of this run: cfg < ncfgs, item < n_items) to the
+   * blocks (acc[k] has out[k].len values). */
   void (*acc_add)(const tl_bench *b, size_t ncfgs, const tl_unit *u, const tl_row *r,
                   int64_t *const *acc);
 
-  /* The item table of the rows of units first .. first + n - 1 (key order), /items/<name>.
-   * The table may borrow the rows' texts: free it before them. NULL when out of memory. */
+  /* The item table /items/<name> of n rows of consecutive units in key order (units[i] is
+   * row i's unit). The table may borrow the rows' texts: free it before them. NULL when out
+   * of memory. */
   tl_table *(*items_table)(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *units,
                            const tl_row *rows, size_t n);
   /* Rank 0, from the reduced accumulators, in key order: /metrics/<name>/..., /audit/...

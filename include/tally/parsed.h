@@ -2,7 +2,8 @@
  *
  * Every answer is evidence: a parser never returns a silent zero. When no answer can be taken
  * the status says why and `answer` is NULL; `rule` names the rule that fired (a static string,
- * never NULL, "" only for TL_PS_MISSING). The numbers are stable (packed rows carry
+ * never NULL; "" only for TL_PS_MISSING, which may also name the stage that got no reply,
+ * e.g. "no_judgment"). The numbers are stable (packed rows carry
  * them between ranks, and outputs list them in this order); new statuses are only appended. */
 #ifndef TALLY_PARSED_H
 #define TALLY_PARSED_H

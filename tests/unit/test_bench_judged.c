@@ -12,7 +12,7 @@
 
 #include "testutil.h"
 #include "tally/bench.h"
-#include "../../src/core/bench/test_judged/test_judged.h"
+#include "test_judged.h"
 
 static const tl_bench_vt *const VT = &tl_bench_test_judged;
 

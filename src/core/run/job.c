@@ -135,30 +135,41 @@ static int check_keys(problems *p, const cJSON *obj, const char *where, const ch
 }
 
 /* A string or a list of strings -> resolved paths, each declared an input. */
-void tl_job_paths(tl_job_ctx *p, const cJSON *v, const char *where, const char *what, char ***out,
-                  int *n) {
+int tl_job_paths(tl_job_ctx *p, const cJSON *v, const char *where, const char *what, char ***out,
+                 int *n) {
   const char *dir = p->dir;
+  int n0 = p->n;
   *out = NULL;
   *n = 0;
   if (!v) {
     problem(p, where, "missing (a path or a list of paths)");
-    return;
+    return p->n - n0;
   }
   int cnt = cJSON_IsString(v) ? 1 : cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
   if (cnt <= 0) {
     problem(p, where, "must be a path or a non-empty list of paths");
-    return;
+    return p->n - n0;
   }
   *out = calloc((size_t)cnt, sizeof **out);
+  if (!*out) {
+    problem(p, where, "out of memory");
+    return p->n - n0;
+  }
   for (int i = 0; i < cnt; i++) {
     const cJSON *e = cJSON_IsString(v) ? v : cJSON_GetArrayItem(v, i);
     if (!cJSON_IsString(e) || !*e->valuestring) {
       problem(p, where, "entry %d is not a path", i);
       continue;
     }
-    (*out)[(*n)++] = tl_path_resolve(dir, e->valuestring);
-    if ((*out)[*n - 1]) add_input(p, (*out)[*n - 1], what);
+    char *path = tl_path_resolve(dir, e->valuestring);
+    if (!path) {
+      problem(p, where, "out of memory");
+      continue;
+    }
+    (*out)[(*n)++] = path;
+    add_input(p, path, what);
   }
+  return p->n - n0;
 }
 
 /* "\"a\"", "\"a\" or \"b\"", "\"a\", \"b\" or \"c\"" into out (the names of a list). */

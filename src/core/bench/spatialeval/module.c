@@ -49,8 +49,7 @@ static tl_bench *se_create(tl_job_ctx *c, const cJSON *e, const char *where) {
   snprintf(w2, sizeof w2, "%s.items", where);
   const cJSON *items = cJSON_GetObjectItemCaseSensitive(e, "items");
   if (!items) PROBLEM(w2, "missing (a path or a list of paths)");
-  else tl_job_paths(c, items, w2, "an items file", &b->items, &b->n_items);
-  if (items && b->n_items == 0) bad++; /* tl_job_paths reported why */
+  else bad += tl_job_paths(c, items, w2, "an items file", &b->items, &b->n_items);
   const cJSON *pv = cJSON_GetObjectItemCaseSensitive(e, "prompt_variant");
   if (pv) {
     snprintf(w2, sizeof w2, "%s.prompt_variant", where);

@@ -99,17 +99,7 @@ static tl_bench *tj_create(tl_job_ctx *c, const cJSON *entry, const char *where)
     tl_job_problem(c, w.data, "missing (the items file or files of test_judged)");
     problems++;
   } else {
-    /* tl_job_paths reports its problems but does not return their number: it leaves out the
-     * entries it reported, so a count short of the entries given means it reported some. */
-    int want = cJSON_IsString(v) ? 1 : cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
-    tl_job_paths(c, v, w.data, "an items file", &paths, &n);
-    if (!paths || n < 1 || n != want) problems++;
-    for (int i = 0; i < n && paths; i++)
-      if (!paths[i]) {
-        tl_job_problem(c, w.data, "out of memory");
-        problems++;
-        break;
-      }
+    problems += tl_job_paths(c, v, w.data, "an items file", &paths, &n);
   }
   tl_buf_release(&w);
   if (problems) {
