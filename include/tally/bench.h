@@ -55,10 +55,14 @@ typedef struct {
   char *text[TL_MAX_STAGES];   /* owned; the reply of each stage, NULL = none obtained */
   char *prompt[TL_MAX_STAGES]; /* owned; the prompt recorded with a replayed reply, or NULL */
   char *source[TL_MAX_STAGES]; /* owned; "file:line" (replay) or a request id, or NULL */
+  uint64_t ref[TL_MAX_STAGES]; /* where each stage's reply is journaled (the caller's encoding),
+                                  TL_REF_NONE when it is not: the texts can be dropped and read
+                                  back from there later */
   uint8_t done;                /* stages finished, 0 .. nstages */
   tl_parsed res[TL_MAX_MODES]; /* per scoring mode the module runs (n_modes), in its order */
 } tl_row;
 
+#define TL_REF_NONE UINT64_MAX
 void tl_row_init(tl_row *r);
 void tl_row_release(tl_row *r); /* frees every string and re-inits */
 
@@ -164,8 +168,8 @@ void tl_bench_known(tl_buf *out);
 /* Index of a variant name in vt->variants; -1 when unknown. */
 int tl_bench_variant(const tl_bench_vt *vt, const char *name);
 
-/* Rows travel between ranks packed: unit index, done, per stage (text, prompt, source: each
- * absent or a byte string), then per mode status, correct, value, answer, rule. Native byte
+/* Rows travel between ranks packed: unit index, done, per stage (ref, text, prompt, source:
+ * each string absent or a byte string), then per mode status, correct, value, answer, rule. Native byte
  * order: the ranks of one job run one build. */
 tl_status tl_row_pack(const tl_row *r, uint64_t unit, int nstages, int nmodes, tl_buf *out);
 /* Unpacks one row at *p (< end), advancing *p. Rule names are interned in `rules` (the row's

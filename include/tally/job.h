@@ -58,7 +58,12 @@ typedef struct {
  * inside `tally run`; its tables go to /stats/<name>/ in the run's output. */
 typedef struct {
   char *name;        /* [A-Za-z0-9_.-]+, unique in the job */
-  char *input;       /* resolved path of the table (.csv, .tsv, .jsonl) */
+  char *input;       /* resolved path of the table (.csv, .tsv, .jsonl); NULL with `from` */
+  char *from;        /* or: the benchmark of this run whose item table (/items/<from>) is the
+                        study's table, one row per unit */
+  char *join;        /* with `from`: a table (.csv, .tsv, .jsonl) joined to it on `on`, e.g. the
+                        human scores by item id; NULL = none */
+  char *on;          /* the join columns, comma-joined; default "id" */
   char *human;       /* human score column */
   char *metrics;     /* metric columns, comma-joined */
   char *group_by;    /* grouping columns, comma-joined, or NULL */

@@ -12,6 +12,7 @@
 #define TALLY_JSONL_H
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "tally/err.h"
@@ -31,6 +32,8 @@ typedef struct {
   char *path;      /* owned copy, for messages */
   size_t max_line; /* lines longer than this are reported and skipped */
   long line_no;    /* 1-based number of the line last returned */
+  uint64_t line_off; /* byte offset in the file where that line starts (for a later pread) */
+  uint64_t pos;    /* bytes consumed so far */
   long n_records;  /* lines that parsed */
   long n_bad;      /* lines reported bad */
   tl_buf line;     /* the raw text of the line last returned (valid until the next call) */

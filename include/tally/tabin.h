@@ -44,4 +44,13 @@ int tl_tabin_col(const tl_tabin *t, const char *name); /* -1 when absent */
 tl_status tl_tabin_numeric(const tl_tabin *t, int col, tl_inlog *log, double *out /* [nrows] */,
                            unsigned char *ok /* [nrows] */);
 
+/* Inner join: the rows of `left` (in its order) that have a row in `right` with the same cells
+ * in the columns on[0 .. non-1], each with the right row's columns appended (those the left
+ * does not have; the left's win on a name both have). A key twice in `right` is reported to
+ * `log` (the first row kept). *unmatched counts the left rows with no match. TL_EJOB when a
+ * join column is missing (err names it); TL_EINPUT when the log is strict and reported
+ * something. out is released on failure. */
+tl_status tl_tabin_join(const tl_tabin *left, const tl_tabin *right, char *const *on, int non,
+                        tl_inlog *log, tl_tabin *out, size_t *unmatched, tl_err *err);
+
 #endif

@@ -1,35 +1,62 @@
-/* replay.c - the replay engine (see replay.h). Replies are indexed by the key
- * "bench \x1f stage \x1f model \x1f variant \x1f seed \x1f id \x1f sub"; a request is answered
- * at submit time and queued. The engine names no benchmark: what a benchmark allows (its
- * variant names) comes with each source. */
+/* replay.c - the replay engine (see replay.h). The engine keeps an index, not the texts: per
+ * accepted line one `entry` (28 bytes: the key's hash, where the line is, its checksum). While
+ * the files load, an open-addressing table of entry numbers finds the entries of a hash (to tell
+ * a duplicate from a collision, the earlier line is read back and the real keys compared); when
+ * loading ends the table is dropped and the entries are sorted by hash, and a request finds its
+ * entries by binary search. A request is answered at submit time, by reading its line back,
+ * and queued. The engine names no benchmark: what a benchmark allows (its variant names) comes
+ * with each source. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "replay.h"
 #include "tally/jsonl.h"
 #include "tally/strmap.h"
 
+#define MAX_SOURCES 65536u                 /* the source number takes 16 bits of an entry */
+#define MAX_OFFSET ((uint64_t)1 << 48)     /* the offset takes the other 48 */
+
+/* One source: what its lines' keys default to, and the open file they are read back from. */
 typedef struct {
-  /* bench, model and variant point into the engine's string pool (one copy per distinct
-   * string, not one per line); the rest is owned by the record. */
-  const char *bench, *model, *variant;
-  char *id, *response, *prompt, *source;
-  int seed, stage, has_response;
-  uint32_t sub;
-} answer;
+  char *path;                /* owned: the file's name as messages give it */
+  const char *bench, *model, *variant; /* in the pool; model may be NULL */
+  const char **variants;     /* owned array of pooled names, NULL-terminated; NULL = any */
+  int seed, stage;
+  int fd;                    /* -1 when not open */
+  uint64_t base;             /* the file offset the reader started at (0 but for stdin) */
+} source;
+
+/* One accepted line. uint32_t halves keep it at 28 bytes with 4-byte alignment. */
+typedef struct {
+  uint32_t h[2];   /* the key's hash: low, high half */
+  uint32_t pos[2]; /* the line's byte offset: low 32 bits; high 16 bits | source << 16 */
+  uint32_t len;    /* bytes of the line (without its "\r\n"/"\n") */
+  uint32_t line;   /* 1-based line number */
+  uint32_t sum;    /* checksum of the line's bytes */
+} entry;
 
 struct tl_replay {
   tl_engine base;
-  answer *a;
+  source *src;
+  size_t nsrc;
+  entry *e;
   size_t n, cap;
-  tl_strmap index;
+  uint32_t *tab;       /* while loading: entry number + 1 per slot, 0 = empty */
+  size_t tcap;         /* slots (a power of two), or 0 */
   tl_strmap pool;      /* interned bench, model and variant names (the map owns the copies) */
-  tl_buf kbuf;         /* reused buffer for index keys */
+  uint64_t (*hash)(const tl_unit_key *key);
+  char *lbuf;          /* a line read back */
+  size_t lcap;
   tl_eng_reply *queue; /* FIFO of replies */
   double *ready;       /* [qcap] time each reply becomes ready (CLOCK_MONOTONIC seconds) */
   size_t qhead, qlen, qcap;
@@ -39,31 +66,219 @@ struct tl_replay {
 
 static const char *nz(const char *s) { return s ? s : ""; }
 
-/* The index key of a unit stage, in r->kbuf (valid until the next call). NULL when out of
- * memory. */
-static const char *make_key(tl_replay *r, const char *bench, int stage, const char *model,
-                            const char *variant, int seed, const char *id, uint32_t sub) {
-  tl_buf_reset(&r->kbuf);
-  if (tl_buf_printf(&r->kbuf, "%s\x1f%d\x1f%s\x1f%s\x1f%d\x1f%s\x1f%u", nz(bench), stage, nz(model),
-                    nz(variant), seed, nz(id), (unsigned)sub) != TL_OK)
-    return NULL;
-  return r->kbuf.data;
+/* ---- hashing ---- */
+
+static uint64_t fmix64(uint64_t h) { /* MurmurHash3's finalizer: every bit affects every bit */
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
 }
 
-/* The pool's copy of s (stable while the engine lives), NULL when out of memory. */
-static const char *intern(tl_replay *r, const char *s) {
-  const char *k = tl_strmap_stored_key(&r->pool, s);
-  if (k) return k;
-  if (tl_strmap_put(&r->pool, s, 0, NULL, NULL) != TL_OK) return NULL;
-  return tl_strmap_stored_key(&r->pool, s);
+static uint64_t fnv(uint64_t h, const void *p, size_t n) { /* FNV-1a 64 */
+  const unsigned char *s = p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= s[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
 }
 
-static void answer_free(answer *a) {
-  free(a->id);
-  free(a->response);
-  free(a->prompt);
-  free(a->source);
+static uint64_t fnv_u64(uint64_t h, uint64_t v) { return fnv(h, &v, sizeof v); }
+
+static uint64_t fnv_str(uint64_t h, const char *s) { /* length-prefixed: "ab"+"c" != "a"+"bc" */
+  size_t n = strlen(nz(s));
+  return fnv(fnv_u64(h, (uint64_t)n), nz(s), n);
 }
+
+/* The hash of a full key: FNV-1a 64 over its fields, each string with its length, then mixed. */
+static uint64_t key_hash(const tl_unit_key *k) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  h = fnv_str(h, k->bench);
+  h = fnv_u64(h, (uint64_t)(int64_t)k->stage);
+  h = fnv_str(h, k->model);
+  h = fnv_str(h, k->variant);
+  h = fnv_u64(h, (uint64_t)(int64_t)k->seed);
+  h = fnv_str(h, k->id);
+  h = fnv_u64(h, (uint64_t)k->sub);
+  return fmix64(h);
+}
+
+uint64_t tl_replay_key_hash(const tl_unit_key *key) { return key_hash(key); }
+
+static uint64_t (*g_test_hash)(const tl_unit_key *key);
+void tl_replay_test_hash(uint64_t (*fn)(const tl_unit_key *key)) { g_test_hash = fn; }
+
+/* The checksum of a line's bytes (a change detector, 8 bytes at a time). */
+static uint32_t line_sum(const char *p, size_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h ^= w * 0xff51afd7ed558ccdULL;
+    h = ((h << 31) | (h >> 33)) * 0x9e3779b97f4a7c15ULL;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  memcpy(&w, p, n);
+  h ^= w * 0xc4ceb9fe1a85ec53ULL;
+  return (uint32_t)fmix64(h);
+}
+
+static uint64_t ent_hash(const entry *e) { return (uint64_t)e->h[1] << 32 | e->h[0]; }
+static uint64_t ent_off(const entry *e) { return (uint64_t)(e->pos[1] & 0xffffu) << 32 | e->pos[0]; }
+static size_t ent_src(const entry *e) { return e->pos[1] >> 16; }
+
+static int key_equal(const tl_unit_key *a, const tl_unit_key *b) {
+  return a->stage == b->stage && a->seed == b->seed && a->sub == b->sub &&
+         strcmp(nz(a->id), nz(b->id)) == 0 && strcmp(nz(a->model), nz(b->model)) == 0 &&
+         strcmp(nz(a->variant), nz(b->variant)) == 0 && strcmp(nz(a->bench), nz(b->bench)) == 0;
+}
+
+/* ---- lines ---- */
+
+/* A line's key and reply, borrowed from its cJSON tree and its source. */
+typedef struct {
+  tl_unit_key key;
+  const cJSON *resp;  /* a string or null */
+  const char *prompt; /* NULL when none */
+} line_view;
+
+/* The message for a "prompt_variant" that is none of `names` (NULL-terminated, not NULL):
+ * `field 'prompt_variant' is not "a"`, `... "a" or "b"`, `... "a", "b" or "c"`. */
+static void variant_msg(const char *const *names, char *msg, size_t msz) {
+  size_t n = 0;
+  while (names[n]) n++;
+  if (n == 0) {
+    snprintf(msg, msz, "field 'prompt_variant' is given but the benchmark has no prompt variants");
+    return;
+  }
+  int len = snprintf(msg, msz, "field 'prompt_variant' is not");
+  for (size_t i = 0; i < n && len >= 0 && (size_t)len < msz; i++) {
+    const char *sep = i == 0 ? " " : i + 1 == n ? " or " : ", ";
+    int w = snprintf(msg + len, msz - (size_t)len, "%s\"%s\"", sep, names[i]);
+    if (w < 0) break;
+    len += w;
+  }
+}
+
+/* Validates one line into v (strings borrowed from o and s). Returns 0 ok, else fills
+ * kind/msg. */
+static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind *kind, char *msg,
+                       size_t msz) {
+  memset(v, 0, sizeof *v);
+  if (!cJSON_IsObject(o)) {
+    *kind = TL_IN_BAD_FIELD;
+    snprintf(msg, msz, "answer line is not a JSON object");
+    return -1;
+  }
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
+  const cJSON *resp = cJSON_GetObjectItemCaseSensitive(o, "response");
+  const cJSON *prompt = NULL;
+  if (!resp && cJSON_GetObjectItemCaseSensitive(o, "oracle_answer")) {
+    resp = cJSON_GetObjectItemCaseSensitive(o, "answer"); /* reference evaluator output */
+    prompt = cJSON_GetObjectItemCaseSensitive(o, "prompt");
+  }
+  const cJSON *model = cJSON_GetObjectItemCaseSensitive(o, "model");
+  const cJSON *seed = cJSON_GetObjectItemCaseSensitive(o, "seed");
+  const cJSON *var = cJSON_GetObjectItemCaseSensitive(o, "prompt_variant");
+  const cJSON *turn = cJSON_GetObjectItemCaseSensitive(o, "turn");
+  *kind = TL_IN_MISSING_FIELD;
+  if (!id) return snprintf(msg, msz, "missing field 'id'"), -1;
+  if (!resp) return snprintf(msg, msz, "missing field 'response'"), -1;
+  if (!model && !s->model)
+    return snprintf(msg, msz, "missing field 'model' (and the job gives no default model for this file)"), -1;
+  *kind = TL_IN_BAD_FIELD;
+  if (!cJSON_IsString(id) || !*id->valuestring) return snprintf(msg, msz, "field 'id' is not a non-empty string"), -1;
+  if (!cJSON_IsString(resp) && !cJSON_IsNull(resp))
+    return snprintf(msg, msz, "field 'response' is not a string or null"), -1;
+  if (model && (!cJSON_IsString(model) || !*model->valuestring))
+    return snprintf(msg, msz, "field 'model' is not a non-empty string"), -1;
+  if (seed && !tl_json_is_int(seed, INT_MIN, INT_MAX))
+    return snprintf(msg, msz, "field 'seed' is not an integer"), -1;
+  const char *variant = s->variant;
+  if (var) {
+    if (s->variants) {
+      variant = NULL;
+      if (cJSON_IsString(var))
+        for (const char *const *n = s->variants; *n; n++)
+          if (strcmp(*n, var->valuestring) == 0) variant = *n;
+      if (!variant) return variant_msg(s->variants, msg, msz), -1;
+    } else {
+      if (!cJSON_IsString(var) || !*var->valuestring)
+        return snprintf(msg, msz, "field 'prompt_variant' is not a non-empty string"), -1;
+      variant = var->valuestring;
+    }
+  }
+  if (turn && !tl_json_is_int(turn, 0, UINT32_MAX))
+    return snprintf(msg, msz, "field 'turn' is not an integer >= 0"), -1;
+  if (prompt && !cJSON_IsString(prompt)) prompt = NULL;
+  v->key.bench = s->bench;
+  v->key.stage = s->stage;
+  v->key.id = id->valuestring;
+  v->key.model = model ? model->valuestring : s->model;
+  v->key.variant = variant;
+  v->key.seed = seed ? (int)seed->valuedouble : s->seed;
+  v->key.sub = turn ? (uint32_t)turn->valuedouble : 0;
+  v->resp = resp;
+  v->prompt = prompt ? prompt->valuestring : NULL;
+  return 0;
+}
+
+/* Reads exactly n bytes at off. 0 ok, -1 on a read error or end of file. */
+static int pread_all(int fd, char *buf, size_t n, uint64_t off) {
+  while (n) {
+    ssize_t k = pread(fd, buf, n, (off_t)off);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    buf += k;
+    n -= (size_t)k;
+    off += (uint64_t)k;
+  }
+  return 0;
+}
+
+/* What reading a line back gave. */
+enum { RB_OK = 0, RB_CHANGED = 1, RB_NOMEM = 2 };
+
+/* Reads entry x's line back and parses it as loading did. RB_OK: *o (caller deletes) and *v
+ * are set. RB_CHANGED: the line is not what was loaded (read error, file cut short, other bytes
+ * by its checksum, not JSON, another key). Bytes with the checksum of the loaded line are taken
+ * to be those bytes, which passed tl_jsonl_next's checks at load time; of those checks only the
+ * NUL byte and UTF-8 ones are run again (cheap, and the parsers rely on valid UTF-8), not
+ * tl_json_check (a third of the cost of a request). */
+static int read_back(tl_replay *r, const entry *x, cJSON **o, line_view *v) {
+  *o = NULL;
+  const source *s = &r->src[ent_src(x)];
+  size_t len = x->len;
+  if (len + 1 > r->lcap) {
+    char *b = realloc(r->lbuf, len + 1);
+    if (!b) return RB_NOMEM;
+    r->lbuf = b;
+    r->lcap = len + 1;
+  }
+  char *buf = r->lbuf;
+  if (pread_all(s->fd, buf, len, ent_off(x)) != 0) return RB_CHANGED;
+  buf[len] = 0;
+  if (line_sum(buf, len) != x->sum || memchr(buf, 0, len) || !tl_utf8_valid(buf, len, NULL))
+    return RB_CHANGED;
+  cJSON *p = cJSON_ParseWithOpts(buf, NULL, 1);
+  if (!p) return RB_CHANGED; /* also when cJSON ran out of memory: never a wrong text */
+  tl_in_kind kind;
+  char msg[256];
+  if (read_answer(p, s, v, &kind, msg, sizeof msg) != 0 ||
+      r->hash(&v->key) != ent_hash(x)) {
+    cJSON_Delete(p);
+    return RB_CHANGED;
+  }
+  *o = p;
+  return RB_OK;
+}
+
+/* ---- the engine ---- */
 
 static double now_s(void) {
   struct timespec ts;
@@ -72,6 +287,69 @@ static double now_s(void) {
 }
 
 void tl_replay_set_latency(tl_replay *r, int ms) { r->latency_ms = ms; }
+
+/* The first entry (of the sorted index) whose hash is >= h. */
+static size_t lower_bound(const tl_replay *r, uint64_t h) {
+  size_t lo = 0, hi = r->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ent_hash(&r->e[mid]) < h) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Fills out (tag set, the rest zero) for key k. TL_ENOMEM leaves out's strings freed. */
+static tl_status answer(tl_replay *r, const tl_unit_key *k, tl_eng_reply *out) {
+  uint64_t h = r->hash(k);
+  const entry *changed = NULL;
+  tl_buf b;
+  tl_buf_init(&b);
+  for (size_t i = lower_bound(r, h); i < r->n && ent_hash(&r->e[i]) == h; i++) {
+    cJSON *o;
+    line_view v;
+    int rb = read_back(r, &r->e[i], &o, &v);
+    if (rb == RB_NOMEM) return TL_ENOMEM;
+    if (rb == RB_CHANGED) {
+      if (!changed) changed = &r->e[i];
+      continue;
+    }
+    if (!key_equal(&v.key, k)) { /* another key with the same hash */
+      cJSON_Delete(o);
+      continue;
+    }
+    int bad = tl_buf_printf(&b, "%s:%lu", r->src[ent_src(&r->e[i])].path, (unsigned long)r->e[i].line) != TL_OK;
+    out->source = tl_buf_detach(&b);
+    if (cJSON_IsString(v.resp)) bad |= !(out->text = tl_strdup(v.resp->valuestring));
+    else bad |= !(out->error = tl_strdup("the answer file records no response (null)"));
+    if (v.prompt) bad |= !(out->prompt = tl_strdup(v.prompt));
+    cJSON_Delete(o);
+    if (bad || !out->source) {
+      tl_eng_reply_release(out);
+      return TL_ENOMEM;
+    }
+    return TL_OK;
+  }
+  if (changed) {
+    if (tl_buf_printf(&b, "the answer file changed since it was read: %s:%lu", r->src[ent_src(changed)].path,
+                      (unsigned long)changed->line) != TL_OK) {
+      tl_buf_release(&b);
+      return TL_ENOMEM;
+    }
+    out->error = tl_buf_detach(&b);
+  } else {
+    out->error = tl_strdup("no answer in the replay files");
+  }
+  return out->error ? TL_OK : TL_ENOMEM;
+}
+
+/* The read-back buffer is kept between requests only while it is small. */
+static void drop_long_buffer(tl_replay *r) {
+  if (r->lcap <= ((size_t)1 << 20)) return;
+  free(r->lbuf);
+  r->lbuf = NULL;
+  r->lcap = 0;
+}
 
 static tl_status submit(tl_engine *e, const tl_eng_request *req) {
   tl_replay *r = (tl_replay *)e;
@@ -95,19 +373,9 @@ static tl_status submit(tl_engine *e, const tl_eng_request *req) {
   tl_eng_reply *out = &r->queue[r->qhead + r->qlen];
   memset(out, 0, sizeof *out);
   out->tag = req->tag;
-  const tl_unit_key *k = &req->key;
-  const char *key = make_key(r, k->bench, k->stage, k->model, k->variant, k->seed, k->id, k->sub);
-  if (!key) return TL_ENOMEM;
-  size_t i;
-  if (tl_strmap_get(&r->index, key, &i)) {
-    const answer *a = &r->a[i];
-    out->source = tl_strdup(a->source);
-    if (a->has_response) out->text = tl_strdup(a->response);
-    else out->error = tl_strdup("the answer file records no response (null)");
-    if (a->prompt) out->prompt = tl_strdup(a->prompt);
-  } else {
-    out->error = tl_strdup("no answer in the replay files");
-  }
+  tl_status st = answer(r, &req->key, out);
+  drop_long_buffer(r);
+  if (st != TL_OK) return st;
   r->qlen++;
   r->served++;
   return TL_OK;
@@ -145,112 +413,160 @@ static size_t in_flight(const tl_engine *e) { return ((const tl_replay *)e)->qle
 static void free_(tl_engine *e) {
   tl_replay *r = (tl_replay *)e;
   if (!r) return;
-  for (size_t i = 0; i < r->n; i++) answer_free(&r->a[i]);
   for (size_t i = 0; i < r->qlen; i++) tl_eng_reply_release(&r->queue[r->qhead + i]);
+  for (size_t i = 0; i < r->nsrc; i++) {
+    if (r->src[i].fd >= 0) close(r->src[i].fd);
+    free(r->src[i].path);
+    free(r->src[i].variants);
+  }
+  free(r->src);
   free(r->queue);
   free(r->ready);
-  free(r->a);
-  tl_strmap_release(&r->index);
+  free(r->e);
+  free(r->tab);
+  free(r->lbuf);
   tl_strmap_release(&r->pool);
-  tl_buf_release(&r->kbuf);
   free(r);
 }
 
 static const tl_engine_vtbl VT = {"replay", submit, poll_, in_flight, free_};
 
-/* The message for a "prompt_variant" that is none of `names` (NULL-terminated, not NULL):
- * `field 'prompt_variant' is not "a"`, `... "a" or "b"`, `... "a", "b" or "c"`. */
-static void variant_msg(const char *const *names, char *msg, size_t msz) {
-  size_t n = 0;
-  while (names[n]) n++;
-  if (n == 0) {
-    snprintf(msg, msz, "field 'prompt_variant' is given but the benchmark has no prompt variants");
-    return;
-  }
-  int len = snprintf(msg, msz, "field 'prompt_variant' is not");
-  for (size_t i = 0; i < n && len >= 0 && (size_t)len < msz; i++) {
-    const char *sep = i == 0 ? " " : i + 1 == n ? " or " : ", ";
-    int w = snprintf(msg + len, msz - (size_t)len, "%s\"%s\"", sep, names[i]);
-    if (w < 0) break;
-    len += w;
-  }
+/* ---- loading ---- */
+
+/* The pool's copy of s (stable while the engine lives), NULL when out of memory. */
+static const char *intern(tl_replay *r, const char *s) {
+  const char *k = tl_strmap_stored_key(&r->pool, s);
+  if (k) return k;
+  if (tl_strmap_put(&r->pool, s, 0, NULL, NULL) != TL_OK) return NULL;
+  return tl_strmap_stored_key(&r->pool, s);
 }
 
-/* Validates one line into `a` (the caller sets its pooled strings). Returns 0 ok, else fills
- * kind/msg. *model_out and *variant_out: the line's names or the source's defaults, borrowed
- * from o or from s. */
-static int read_answer(const cJSON *o, const tl_replay_source *s, answer *a, const char **model_out,
-                       const char **variant_out, tl_in_kind *kind, char *msg, size_t msz) {
-  memset(a, 0, sizeof *a);
-  if (!cJSON_IsObject(o)) {
-    *kind = TL_IN_BAD_FIELD;
-    snprintf(msg, msz, "answer line is not a JSON object");
-    return -1;
+/* Makes the load-time table hold at least n + 1 entries at a load of at most 1/2. */
+static tl_status table_reserve(tl_replay *r) {
+  if ((r->n + 1) * 2 <= r->tcap) return TL_OK;
+  size_t cap = r->tcap ? r->tcap * 2 : 1024;
+  uint32_t *t = calloc(cap, sizeof *t);
+  if (!t) return TL_ENOMEM;
+  for (size_t i = 0; i < r->n; i++) {
+    size_t j = (size_t)ent_hash(&r->e[i]) & (cap - 1);
+    while (t[j]) j = (j + 1) & (cap - 1);
+    t[j] = (uint32_t)(i + 1);
   }
-  const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
-  const cJSON *resp = cJSON_GetObjectItemCaseSensitive(o, "response");
-  const cJSON *prompt = NULL;
-  if (!resp && cJSON_GetObjectItemCaseSensitive(o, "oracle_answer")) {
-    resp = cJSON_GetObjectItemCaseSensitive(o, "answer"); /* reference evaluator output */
-    prompt = cJSON_GetObjectItemCaseSensitive(o, "prompt");
-  }
-  const cJSON *model = cJSON_GetObjectItemCaseSensitive(o, "model");
-  const cJSON *seed = cJSON_GetObjectItemCaseSensitive(o, "seed");
-  const cJSON *var = cJSON_GetObjectItemCaseSensitive(o, "prompt_variant");
-  const cJSON *turn = cJSON_GetObjectItemCaseSensitive(o, "turn");
-  *kind = TL_IN_MISSING_FIELD;
-  if (!id) return snprintf(msg, msz, "missing field 'id'"), -1;
-  if (!resp) return snprintf(msg, msz, "missing field 'response'"), -1;
-  if (!model && !s->model)
-    return snprintf(msg, msz, "missing field 'model' (and the job gives no default model for this file)"), -1;
-  *kind = TL_IN_BAD_FIELD;
-  if (!cJSON_IsString(id) || !*id->valuestring) return snprintf(msg, msz, "field 'id' is not a non-empty string"), -1;
-  if (!cJSON_IsString(resp) && !cJSON_IsNull(resp))
-    return snprintf(msg, msz, "field 'response' is not a string or null"), -1;
-  if (model && (!cJSON_IsString(model) || !*model->valuestring))
-    return snprintf(msg, msz, "field 'model' is not a non-empty string"), -1;
-  if (seed && !tl_json_is_int(seed, INT_MIN, INT_MAX))
-    return snprintf(msg, msz, "field 'seed' is not an integer"), -1;
-  const char *variant = s->variant;
-  if (var) {
-    if (s->variants) {
-      variant = NULL;
-      if (cJSON_IsString(var))
-        for (const char *const *v = s->variants; *v; v++)
-          if (strcmp(*v, var->valuestring) == 0) variant = *v;
-      if (!variant) return variant_msg(s->variants, msg, msz), -1;
-    } else {
-      if (!cJSON_IsString(var) || !*var->valuestring)
-        return snprintf(msg, msz, "field 'prompt_variant' is not a non-empty string"), -1;
-      variant = var->valuestring;
-    }
-  }
-  if (turn && !tl_json_is_int(turn, 0, UINT32_MAX))
-    return snprintf(msg, msz, "field 'turn' is not an integer >= 0"), -1;
-  if (prompt && !cJSON_IsString(prompt)) prompt = NULL;
-  a->id = tl_strdup(id->valuestring);
-  *model_out = model ? model->valuestring : s->model;
-  *variant_out = variant;
-  a->has_response = cJSON_IsString(resp);
-  a->response = a->has_response ? tl_strdup(resp->valuestring) : NULL;
-  a->prompt = prompt ? tl_strdup(prompt->valuestring) : NULL;
-  a->seed = seed ? (int)seed->valuedouble : s->seed;
-  a->sub = turn ? (uint32_t)turn->valuedouble : 0;
-  a->stage = s->stage;
-  return 0;
+  free(r->tab);
+  r->tab = t;
+  r->tcap = cap;
+  return TL_OK;
 }
 
-/* Reads one source into r. */
-static tl_status load_source(tl_replay *r, const tl_replay_source *src, size_t max_line,
-                             tl_inlog *log, tl_err *err) {
+/* Copies src[f] into r->src[f] (its names into the pool). */
+static tl_status add_source(tl_replay *r, const tl_replay_source *s, const char *path, int fd) {
+  source *d = &r->src[r->nsrc];
+  memset(d, 0, sizeof *d);
+  d->fd = fd;
+  r->nsrc++;
+  d->path = tl_strdup(path);
+  d->bench = intern(r, s->bench);
+  d->variant = intern(r, s->variant);
+  d->model = s->model ? intern(r, s->model) : NULL;
+  d->seed = s->seed;
+  d->stage = s->stage;
+  if (!d->path || !d->bench || !d->variant || (s->model && !d->model)) return TL_ENOMEM;
+  if (s->variants) {
+    size_t n = 0;
+    while (s->variants[n]) n++;
+    d->variants = calloc(n + 1, sizeof *d->variants);
+    if (!d->variants) return TL_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+      if (!(d->variants[i] = intern(r, s->variants[i]))) return TL_ENOMEM;
+  }
+  return TL_OK;
+}
+
+/* Indexes one line (o, parsed from jl's current line, with key v): a duplicate is reported,
+ * anything else is added and handed to key_fn. */
+static tl_status add_line(tl_replay *r, tl_jsonl *jl, size_t f, const line_view *v, tl_inlog *log,
+                          tl_replay_key_fn key_fn, void *key_ctx, tl_err *err) {
+  /* the line's text starts where its physical line does (the reader drops only the "\r"s and
+   * "\n" after it) */
+  uint64_t start = r->src[f].base + jl->line_off;
+  size_t len = jl->line.len;
+  if (start >= MAX_OFFSET || len > UINT32_MAX || jl->line_no > (long)UINT32_MAX || r->n >= UINT32_MAX - 1)
+    return tl_err_set(err, TL_EIO, "%s:%ld: past the replay index's limits (offsets under 2^48, lines "
+                      "under 2^32 bytes, under 2^32 lines)", jl->path, jl->line_no);
+  uint64_t h = r->hash(&v->key);
+  if (table_reserve(r) != TL_OK) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  size_t j = (size_t)h & (r->tcap - 1);
+  for (; r->tab[j]; j = (j + 1) & (r->tcap - 1)) {
+    const entry *x = &r->e[r->tab[j] - 1];
+    if (ent_hash(x) != h) continue;
+    cJSON *o;
+    line_view pv;
+    int rb = read_back(r, x, &o, &pv);
+    if (rb == RB_NOMEM) return tl_err_set(err, TL_ENOMEM, "out of memory");
+    if (rb == RB_CHANGED)
+      return tl_err_set(err, TL_EIO, "%s:%lu: cannot read the line back: the file changed while it was read",
+                        r->src[ent_src(x)].path, (unsigned long)x->line);
+    int same = key_equal(&pv.key, &v->key);
+    cJSON_Delete(o);
+    if (!same) continue; /* a collision: both are kept */
+    char turn[32] = "";
+    if (v->key.sub) snprintf(turn, sizeof turn, ", turn %u", (unsigned)v->key.sub);
+    if (tl_inlog_report(log, TL_IN_DUPLICATE, jl->path, jl->line_no,
+                        "duplicate %s for id '%s', model '%s', seed %d, variant %s%s (the one at %s:%lu is kept)",
+                        v->key.stage == 0 ? "answer" : "judgment", v->key.id, v->key.model, v->key.seed,
+                        v->key.variant, turn, r->src[ent_src(x)].path, (unsigned long)x->line))
+      return TL_EINPUT;
+    return TL_OK;
+  }
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? r->cap * 2 : 1024;
+    entry *p = realloc(r->e, cap * sizeof *p);
+    if (!p) return tl_err_set(err, TL_ENOMEM, "out of memory");
+    r->e = p;
+    r->cap = cap;
+  }
+  entry *x = &r->e[r->n];
+  x->h[0] = (uint32_t)h;
+  x->h[1] = (uint32_t)(h >> 32);
+  x->pos[0] = (uint32_t)start;
+  x->pos[1] = (uint32_t)(start >> 32) | (uint32_t)f << 16;
+  x->len = (uint32_t)len;
+  x->line = (uint32_t)jl->line_no;
+  x->sum = line_sum(jl->line.data, len);
+  r->tab[j] = (uint32_t)++r->n;
+  if (key_fn && key_fn(key_ctx, &v->key, jl->path, jl->line_no))
+    return tl_err_set(err, TL_EINPUT, "%s:%ld: loading stopped here", jl->path, jl->line_no);
+  return TL_OK;
+}
+
+/* Reads source f into r. */
+static tl_status load_source(tl_replay *r, const tl_replay_source *src, size_t max_line, tl_inlog *log,
+                             tl_replay_key_fn key_fn, void *key_ctx, tl_err *err) {
   if (!src->bench || !src->variant)
     return tl_err_set(err, TL_EINTERNAL, "replay source '%s' names no benchmark or default variant",
                       nz(src->path));
   tl_jsonl jl;
   tl_status st = tl_jsonl_open(&jl, src->path, max_line, err);
   if (st != TL_OK) return st;
-  const char *bench = intern(r, src->bench);
-  if (!bench) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  /* a descriptor of the same open file, for reading lines back (pread leaves the reader's
+   * position alone) */
+  int fd = fcntl(fileno(jl.fp), F_DUPFD_CLOEXEC, 0);
+  struct stat sb;
+  if (fd < 0) st = tl_err_set(err, TL_EIO, "cannot open '%s': %s", jl.path, strerror(errno));
+  else if (fstat(fd, &sb) != 0) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", jl.path, strerror(errno));
+  else if (!S_ISREG(sb.st_mode))
+    st = tl_err_set(err, TL_EIO, "'%s' is not a regular file: the replay engine reads each answer back from "
+                    "its file when it is requested", jl.path);
+  if (st != TL_OK) {
+    if (fd >= 0) close(fd);
+    tl_jsonl_close(&jl);
+    return st;
+  }
+  off_t base = ftello(jl.fp); /* before the first read */
+  size_t f = r->nsrc;
+  if (add_source(r, src, jl.path, fd) != TL_OK) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (base < 0 && st == TL_OK) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", jl.path, strerror(errno));
+  r->src[f].base = base > 0 ? (uint64_t)base : 0;
   cJSON *o;
   tl_jl_result res;
   tl_err e;
@@ -263,60 +579,15 @@ static tl_status load_source(tl_replay *r, const tl_replay_source *src, size_t m
       if (tl_inlog_report_bad_line(log, &jl)) st = TL_EINPUT;
       continue;
     }
-    answer a;
+    line_view v;
     tl_in_kind kind;
     char msg[512];
-    const char *model = NULL, *variant = NULL;
-    int bad = read_answer(o, src, &a, &model, &variant, &kind, msg, sizeof msg);
-    if (!bad) {
-      /* intern while o (which model may point into) is alive */
-      a.bench = bench;
-      a.model = intern(r, model);
-      a.variant = intern(r, variant);
+    if (read_answer(o, &r->src[f], &v, &kind, msg, sizeof msg) != 0) {
+      if (tl_inlog_report(log, kind, jl.path, jl.line_no, "%s", msg)) st = TL_EINPUT;
+    } else {
+      st = add_line(r, &jl, f, &v, log, key_fn, key_ctx, err);
     }
     cJSON_Delete(o);
-    if (bad) {
-      if (tl_inlog_report(log, kind, jl.path, jl.line_no, "%s", msg)) st = TL_EINPUT;
-      continue;
-    }
-    tl_buf sb;
-    tl_buf_init(&sb);
-    tl_buf_printf(&sb, "%s:%ld", jl.path, jl.line_no);
-    a.source = tl_buf_detach(&sb);
-    const char *key = NULL;
-    if (a.id && a.model && a.variant)
-      key = make_key(r, a.bench, a.stage, a.model, a.variant, a.seed, a.id, a.sub);
-    bool inserted = false;
-    size_t prev = 0;
-    if (!key || !a.id || !a.source || (a.has_response && !a.response) ||
-        tl_strmap_put(&r->index, key, r->n, &inserted, &prev) != TL_OK) {
-      st = tl_err_set(err, TL_ENOMEM, "out of memory");
-      answer_free(&a);
-      break;
-    }
-    if (!inserted) {
-      char turn[32] = "";
-      if (a.sub) snprintf(turn, sizeof turn, ", turn %u", (unsigned)a.sub);
-      if (tl_inlog_report(log, TL_IN_DUPLICATE, jl.path, jl.line_no,
-                          "duplicate %s for id '%s', model '%s', seed %d, variant %s%s (the one at %s is kept)",
-                          a.stage == 0 ? "answer" : "judgment", a.id, a.model, a.seed, a.variant, turn,
-                          r->a[prev].source))
-        st = TL_EINPUT;
-      answer_free(&a);
-      continue;
-    }
-    if (r->n == r->cap) {
-      size_t cap = r->cap ? r->cap * 2 : 1024;
-      answer *p = realloc(r->a, cap * sizeof *p);
-      if (!p) {
-        st = tl_err_set(err, TL_ENOMEM, "out of memory");
-        answer_free(&a);
-        break;
-      }
-      r->a = p;
-      r->cap = cap;
-    }
-    r->a[r->n++] = a;
   }
   if (st == TL_OK && jl.n_records == 0 && jl.n_bad == 0)
     if (tl_inlog_report(log, TL_IN_EMPTY_FILE, jl.path, 0, "no answers in this file")) st = TL_EINPUT;
@@ -324,39 +595,48 @@ static tl_status load_source(tl_replay *r, const tl_replay_source *src, size_t m
   return st;
 }
 
+static int cmp_entry(const void *a, const void *b) { /* by hash, then file order */
+  uint64_t x = ent_hash(a), y = ent_hash(b);
+  if (x != y) return (x > y) - (x < y);
+  x = (uint64_t)ent_src(a) << 48 | ent_off(a);
+  y = (uint64_t)ent_src(b) << 48 | ent_off(b);
+  return (x > y) - (x < y);
+}
+
 tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line, tl_inlog *log,
-                         tl_replay **out, tl_err *err) {
+                         tl_replay_key_fn key_fn, void *key_ctx, tl_replay **out, tl_err *err) {
   *out = NULL;
+  if (nsrc < 0 || (unsigned)nsrc > MAX_SOURCES)
+    return tl_err_set(err, TL_EIO, "%d replay files: at most %u can be read at once", nsrc, MAX_SOURCES);
   tl_replay *r = calloc(1, sizeof *r);
   if (!r) return tl_err_set(err, TL_ENOMEM, "out of memory");
   r->base.vt = &VT;
-  tl_strmap_init(&r->index);
+  r->hash = g_test_hash ? g_test_hash : key_hash;
   tl_strmap_init(&r->pool);
-  tl_buf_init(&r->kbuf);
   tl_status st = TL_OK;
-  for (int f = 0; f < nsrc && st == TL_OK; f++) st = load_source(r, &src[f], max_line, log, err);
+  if (nsrc && !(r->src = calloc((size_t)nsrc, sizeof *r->src))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  for (int f = 0; f < nsrc && st == TL_OK; f++) st = load_source(r, &src[f], max_line, log, key_fn, key_ctx, err);
   if (st != TL_OK) {
     free_(&r->base);
     return st;
+  }
+  /* the table is for loading only: the index is the entries, sorted by hash */
+  drop_long_buffer(r);
+  free(r->tab);
+  r->tab = NULL;
+  r->tcap = 0;
+  if (r->n) {
+    qsort(r->e, r->n, sizeof *r->e, cmp_entry);
+    entry *p = realloc(r->e, r->n * sizeof *p);
+    if (p) {
+      r->e = p;
+      r->cap = r->n;
+    }
   }
   *out = r;
   return TL_OK;
 }
 
 tl_engine *tl_replay_engine(tl_replay *r) { return &r->base; }
-size_t tl_replay_count(const tl_replay *r) { return r->n; }
 size_t tl_replay_served(const tl_replay *r) { return r->served; }
-
-void tl_replay_key(const tl_replay *r, size_t i, tl_unit_key *key, const char **source) {
-  const answer *a = &r->a[i];
-  if (key) {
-    key->bench = a->bench;
-    key->id = a->id;
-    key->model = a->model;
-    key->variant = a->variant;
-    key->seed = a->seed;
-    key->sub = a->sub;
-    key->stage = a->stage;
-  }
-  if (source) *source = a->source;
-}
+size_t tl_replay_index_bytes(const tl_replay *r) { return r->cap * sizeof *r->e; }

@@ -11,9 +11,22 @@
  * first of duplicates is kept. A JSON null response means "no reply was obtained" and is
  * replayed as such. One replay engine serves every source it is given: sources name their
  * benchmark and stage, and a request is answered from the sources of its key's benchmark and
- * stage. */
+ * stage.
+ *
+ * What is kept: an index, not the texts. Per accepted line 28 bytes: a 64-bit hash of its full
+ * key (benchmark, stage, model, variant, seed, id, sub), its file, byte offset, length and line
+ * number, and a 32-bit checksum of its bytes; the index is sorted by hash once loading ends.
+ * Each file stays open (one descriptor per source) for the engine's lifetime, and a request's
+ * line is read back from it (pread) and parsed when the request is submitted (into one buffer,
+ * kept between requests while it is at most 1 MiB). Keys that share
+ * a hash are told apart by reading their lines and comparing the real keys, at load time (a
+ * duplicate or a collision) and at submit time. Sources must therefore be regular files (not
+ * pipes); a file that changes after tl_replay_open is detected by the length and checksum of
+ * the line read back, and answered with an error, never with another text. */
 #ifndef TALLY_REPLAY_H
 #define TALLY_REPLAY_H
+
+#include <stdint.h>
 
 #include "tally/engine.h"
 #include "tally/inlog.h"
@@ -31,23 +44,50 @@ typedef struct {
 
 typedef struct tl_replay tl_replay;
 
-/* Loads every source. TL_EIO when a file cannot be opened (err names it), TL_EINPUT when the log
- * is strict and reported something. The engine copies what it keeps of src (each distinct
- * benchmark, model and variant name once): src, its strings and its variant lists need to live
- * only during this call. */
+/* Called once per accepted line (not for a bad line or a duplicate) during tl_replay_open, in
+ * load order (source order, then line order), with the line's key and where it is: `path` is
+ * the file's name as messages give it, `line` its 1-based line number. The key's strings and
+ * `path` are borrowed for the call only. A nonzero return stops loading: tl_replay_open then
+ * returns TL_EINPUT (err says where it stopped) and opens nothing. This is how a caller
+ * discovers what the files hold (models, seeds, variants, items) and reports lines for items it
+ * does not know (returning nonzero under strict input). */
+typedef int (*tl_replay_key_fn)(void *ctx, const tl_unit_key *key, const char *path, long line);
+
+/* Loads every source. TL_EIO when a file cannot be opened or read, is not a regular file, or is
+ * past the index's limits (offsets under 2^48 bytes, lines under 2^32 bytes and 2^32 per file,
+ * at most 65536 sources); err names it. TL_EINPUT when the log is strict and reported something,
+ * or when key_fn (may be NULL) returned nonzero. The engine copies what it keeps of src (each
+ * distinct benchmark, model and variant name once, each path once): src, its strings and its
+ * variant lists need to live only during this call. */
 tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line, tl_inlog *log,
-                         tl_replay **out, tl_err *err);
-tl_engine *tl_replay_engine(tl_replay *r); /* the engine view; freeing it frees r */
+                         tl_replay_key_fn key_fn, void *key_ctx, tl_replay **out, tl_err *err);
+tl_engine *tl_replay_engine(tl_replay *r); /* the engine view; freeing it frees r (and closes
+                                              the files) */
+
+/* submit() answers at once and queues the reply: text = the line's response (NULL for a JSON
+ * null, with error "the answer file records no response (null)"); prompt = the line's "prompt"
+ * (reference evaluator lines), NULL when none; source = "PATH:LINE". A key with no line: error
+ * "no answer in the replay files". A line that cannot be read back as it was loaded (a read
+ * error, the file cut short or changed): error "the answer file changed since it was read:
+ * PATH:LINE", no text. Only an allocation failure makes submit fail. */
 
 /* Simulated latency: every reply becomes ready `ms` milliseconds after its request (0 = at
  * once). For tests of scheduling, interruption and resume, and for scheduling benchmarks. */
 void tl_replay_set_latency(tl_replay *r, int ms);
 
-/* Iterates over the loaded replies' keys in load order (for discovery and checks). The
- * strings are borrowed from r. */
-size_t tl_replay_count(const tl_replay *r);
-void tl_replay_key(const tl_replay *r, size_t i, tl_unit_key *key, const char **source);
 /* Number of requests answered so far (a call counter for tests). */
 size_t tl_replay_served(const tl_replay *r);
+
+/* Bytes of index held (the heap the engine keeps per accepted line, for measurements). */
+size_t tl_replay_index_bytes(const tl_replay *r);
+
+/* ---- tests only ---- */
+/* Replaces the key hash of the engines opened from now on (NULL: the real one), so that tests
+ * can force collisions (a function returning one value for every key). An engine keeps the
+ * hash it was opened with. Not thread-safe. */
+void tl_replay_test_hash(uint64_t (*fn)(const tl_unit_key *key));
+/* The real key hash: FNV-1a 64 over the fields (strings with their lengths; NULL = ""), then
+ * mixed. */
+uint64_t tl_replay_key_hash(const tl_unit_key *key);
 
 #endif

@@ -178,7 +178,9 @@ static int key_cmp(const void *a, const void *b) {
 static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
   tl_err err = {{0}};
   tl_tabin t;
-  tl_status st = tl_tabin_read(o->input, 0, log, &t, &err);
+  tl_status st = TL_OK;
+  if (o->table) t = *o->table; /* borrowed: not released below */
+  else st = tl_tabin_read(o->input, 0, log, &t, &err);
   if (st) {
     if (err.msg[0]) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
     else if (st == TL_EINPUT && log->strict) /* the problem itself is already on stderr */
@@ -322,7 +324,7 @@ done:
   free(num);
   free(ok);
   free(rowok);
-  tl_tabin_release(&t);
+  if (!o->table) tl_tabin_release(&t);
   return rc;
 }
 

@@ -13,10 +13,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tally/tabin.h"
+
 struct tl_writer;
 
 typedef struct {
-  const char *input;      /* table.csv | table.tsv | table.jsonl */
+  const char *input;      /* table.csv | table.tsv | table.jsonl; with `table`, its name in messages */
+  const tl_tabin *table;  /* rank 0: the table itself (a study over the run's own columns), read
+                             instead of `input`; borrowed; NULL = read `input` */
   const char *human;      /* human score column */
   const char *metrics;    /* comma-separated metric columns */
   const char *group_by;   /* comma-separated columns, or NULL */

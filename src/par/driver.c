@@ -39,6 +39,13 @@
 #include "tally/str.h"
 #include "writer.h"
 
+/* Collective. Every rank agrees on the code: the highest (worst) code of any rank. */
+static int agree(int rc, MPI_Comm comm) {
+  int all = rc;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm);
+  return all;
+}
+
 /* ---- signals: SIGTERM (SLURM preemption, scancel), SIGUSR1 (sbatch --signal), SIGINT ---- */
 static volatile sig_atomic_t g_stop = 0;
 static void on_signal(int sig) { g_stop = sig; }
@@ -94,13 +101,22 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* One benchmark's rows held by this rank: before the exchange in any order, afterwards exactly
- * its key block in key order. unit[i] is the local unit index of rows[i]. */
+/* One benchmark's finished units held by this rank, compact: no texts and no parse results,
+ * only where each stage's reply is journaled (the texts are read back and re-scored when the
+ * item table is written, window by window). Before the exchange in any order, afterwards
+ * exactly the rank's key block in key order. rec[i * (1 + nstages)] is the local unit index,
+ * then one journal ref per stage (jref()). */
 typedef struct {
-  tl_row *rows;
-  uint64_t *unit;
-  size_t n, cap;
+  uint64_t *rec;
+  size_t n, cap;  /* units */
+  int w;          /* uint64 per unit: 1 + nstages */
 } held_rows;
+
+/* A journal ref: file index (into the run's tl_jfiles) and byte offset of the line. */
+#define JREF_OFF_BITS 40
+static uint64_t jref(int file, uint64_t off) { return ((uint64_t)file << JREF_OFF_BITS) | off; }
+static int jref_file(uint64_t ref) { return (int)(ref >> JREF_OFF_BITS); }
+static uint64_t jref_off(uint64_t ref) { return ref & ((1ULL << JREF_OFF_BITS) - 1); }
 
 /* The run of the job's benchmarks on this rank. */
 typedef struct {
@@ -111,8 +127,21 @@ typedef struct {
   tl_replay *replay[TL_ROLE__N]; /* NULL: no replay files for the role */
   tl_pipe *pipe;
   held_rows *held;          /* [nb] */
+  struct found {            /* [nb] what the answers (stage 0) hold, seen as the replay loads */
+    tl_cfg *cfgs;           /* distinct (model, variant, seed) */
+    size_t ncfgs, cap;
+    tl_strmap seen;         /* cfg key -> index */
+    tl_strmap models;       /* distinct models */
+    tl_buf model_list;      /* the first 8, quoted, for messages */
+  } *found;
+  tl_inlog *log;            /* for the replay's discovery callback */
   tl_strmap rules;          /* interned rule names of rows received from other ranks */
   tl_journal *jn;           /* this attempt's journal (scheduling) */
+  tl_jfiles jf;             /* every journal file of the run: earlier attempts', then one per rank */
+  int jf_mine;              /* the index of this rank's file of this attempt */
+  tl_acc_block (*lay)[TL_MAX_ACC]; /* [nb] each benchmark's accumulator layout */
+  int *nblk;                /* [nb] */
+  int64_t *(*acc)[TL_MAX_ACC]; /* [nb][nblk] this rank's accumulators (units added as they finish) */
   uint64_t finished, failed;/* units finished by this rank in this attempt; of which unanswered */
   uint64_t restored;        /* units whose every stage came from the journal */
   uint64_t resumed[TL_MAX_STAGES]; /* stages taken from the journal, by stage */
@@ -120,12 +149,21 @@ typedef struct {
 
 static void bench_run_release(bench_run *r) {
   tl_pipe_free(r->pipe);
-  for (size_t b = 0; r->held && b < r->nb; b++) {
-    for (size_t i = 0; i < r->held[b].n; i++) tl_row_release(&r->held[b].rows[i]);
-    free(r->held[b].rows);
-    free(r->held[b].unit);
-  }
+  for (size_t b = 0; r->held && b < r->nb; b++) free(r->held[b].rec);
   free(r->held);
+  for (size_t b = 0; r->found && b < r->nb; b++) {
+    tl_cfgs_free(r->found[b].cfgs, r->found[b].ncfgs);
+    tl_strmap_release(&r->found[b].seen);
+    tl_strmap_release(&r->found[b].models);
+    tl_buf_release(&r->found[b].model_list);
+  }
+  free(r->found);
+  for (size_t b = 0; r->acc && b < r->nb; b++)
+    for (int k = 0; k < TL_MAX_ACC; k++) free(r->acc[b][k]);
+  free(r->acc);
+  free(r->lay);
+  free(r->nblk);
+  tl_jfiles_release(&r->jf);
   for (size_t b = 0; r->rbs && b < r->nb; b++) tl_rb_release(&r->rbs[b]);
   free(r->rbs);
   for (int k = 0; k < TL_ROLE__N; k++)
@@ -133,21 +171,19 @@ static void bench_run_release(bench_run *r) {
   tl_strmap_release(&r->rules);
 }
 
-/* Appends a row (taking ownership of its strings) with its local unit index. */
-static tl_status push_row(held_rows *h, tl_row *row, uint64_t u) {
+/* Keeps unit u (local index) of a finished row: its journal refs only. */
+static tl_status push_row(held_rows *h, const tl_row *row, uint64_t u) {
   if (h->n == h->cap) {
     size_t cap = h->cap ? h->cap * 2 : 1024;
-    tl_row *p = realloc(h->rows, cap * sizeof *p);
+    uint64_t *p = realloc(h->rec, cap * (size_t)h->w * sizeof *p);
     if (!p) return TL_ENOMEM;
-    h->rows = p;
-    uint64_t *q = realloc(h->unit, cap * sizeof *q);
-    if (!q) return TL_ENOMEM;
-    h->unit = q;
+    h->rec = p;
     h->cap = cap;
   }
-  h->rows[h->n] = *row;
-  h->unit[h->n++] = u;
-  tl_row_init(row);
+  uint64_t *x = h->rec + h->n * (size_t)h->w;
+  x[0] = u;
+  for (int s = 1; s < h->w; s++) x[s] = row->ref[s - 1];
+  h->n++;
   return TL_OK;
 }
 
@@ -178,17 +214,13 @@ static tl_status build_cfgs(bench_run *r, size_t b) {
   tl_strmap_init(&seen);
   size_t cap = 0;
   tl_status st = TL_OK;
-  const tl_replay *rp = r->replay[TL_ROLE_MODEL];
-  size_t na = rp ? tl_replay_count(rp) : 0;
+  const struct found *fd = &r->found[b];
   const int dv = jb->vt->default_variant(jb->mod);
-  for (size_t i = 0; i < na && st == TL_OK; i++) {
-    tl_unit_key k;
-    tl_replay_key(rp, i, &k, NULL);
-    if (strcmp(k.bench, jb->benchmark) != 0) continue;
-    int variant = tl_bench_variant(jb->vt, k.variant);
-    if (jb->models && !has_str(jb->models, jb->n_models, k.model)) continue;
-    if (jb->seeds && !has_int(jb->seeds, jb->n_seeds, k.seed)) continue;
-    st = tl_cfgs_add(&rb->cfgs, &rb->ncfgs, &cap, &seen, k.model, variant, k.seed);
+  for (size_t i = 0; i < fd->ncfgs && st == TL_OK; i++) {
+    const tl_cfg *k = &fd->cfgs[i];
+    if (jb->models && !has_str(jb->models, jb->n_models, k->model)) continue;
+    if (jb->seeds && !has_int(jb->seeds, jb->n_seeds, k->seed)) continue;
+    st = tl_cfgs_add(&rb->cfgs, &rb->ncfgs, &cap, &seen, k->model, k->variant, k->seed);
   }
   if (jb->models && jb->seeds) {
     for (int m = 0; m < jb->n_models && st == TL_OK; m++) {
@@ -217,53 +249,26 @@ static tl_status build_cfgs(bench_run *r, size_t b) {
  * units or of units that are all "missing"). */
 static tl_status check_filters(const bench_run *r, size_t b, tl_err *err) {
   const tl_job_bench *jb = &r->job->benches[b];
-  const tl_replay *rp = r->replay[TL_ROLE_MODEL];
-  size_t na = rp ? tl_replay_count(rp) : 0;
-  tl_buf bad, seen;
+  const struct found *fd = &r->found[b];
+  tl_buf bad;
   tl_buf_init(&bad);
-  tl_buf_init(&seen);
-  tl_strmap models;
-  tl_strmap_init(&models);
   tl_status st = TL_OK;
-  for (size_t i = 0; i < na && !st; i++) {
-    tl_unit_key k;
-    tl_replay_key(rp, i, &k, NULL);
-    if (strcmp(k.bench, jb->benchmark) != 0) continue;
-    bool ins = false;
-    st = tl_strmap_put(&models, k.model, 0, &ins, NULL);
-    if (!st && ins && models.n <= 8) st = tl_buf_printf(&seen, "%s'%s'", seen.len ? ", " : "", k.model);
-  }
   for (int m = 0; m < jb->n_models && !st; m++)
-    if (!tl_strmap_get(&models, jb->models[m], NULL))
+    if (!tl_strmap_get(&fd->models, jb->models[m], NULL))
       st = tl_buf_printf(&bad, "%smodel '%s'", bad.len ? "; " : "", jb->models[m]);
   for (int s = 0; s < jb->n_seeds && !st; s++) {
     int any = 0;
-    for (size_t i = 0; i < na && !any; i++) {
-      tl_unit_key k;
-      tl_replay_key(rp, i, &k, NULL);
-      any = k.seed == jb->seeds[s] && strcmp(k.bench, jb->benchmark) == 0;
-    }
+    for (size_t i = 0; i < fd->ncfgs && !any; i++) any = fd->cfgs[i].seed == jb->seeds[s];
     if (!any) st = tl_buf_printf(&bad, "%sseed %d", bad.len ? "; " : "", jb->seeds[s]);
   }
   if (st) st = tl_err_set(err, TL_ENOMEM, "out of memory");
   else if (bad.len)
     st = tl_err_set(err, TL_EJOB, "the job's filter names what no answer file holds: %s (the answers have "
                     "model%s %s%s); fix the \"models\"/\"seeds\" lists of the benchmark", bad.data,
-                    models.n == 1 ? "" : "s", seen.data ? seen.data : "", models.n > 8 ? ", ..." : "");
+                    fd->models.n == 1 ? "" : "s", fd->model_list.data ? fd->model_list.data : "",
+                    fd->models.n > 8 ? ", ..." : "");
   tl_buf_release(&bad);
-  tl_buf_release(&seen);
-  tl_strmap_release(&models);
   return st;
-}
-
-/* Splits "path:line" (the replay source) for the inlog. */
-static long split_source(const char *src, char *path, size_t psz) {
-  const char *c = strrchr(src, ':');
-  size_t n = c ? (size_t)(c - src) : strlen(src);
-  if (n >= psz) n = psz - 1;
-  memcpy(path, src, n);
-  path[n] = 0;
-  return c ? atol(c + 1) : 0;
 }
 
 /* Rank 0: creates the journal folder (its parent is the output's folder, checked already). */
@@ -282,10 +287,31 @@ static int bench_index(const bench_run *r, const char *name) {
   return -1;
 }
 
+/* The replay's discovery callback, once per accepted line: a reply for an item the job does
+ * not have is reported and counted, never scored; the answers' (model, variant, seed) and
+ * models are noted for the cfgs and the filter checks. Nonzero stops loading (strict input). */
+static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long line) {
+  bench_run *r = ctx;
+  int b = bench_index(r, k->bench);
+  size_t item;
+  if (b < 0 || !r->rbs[b].vt->item_find(r->rbs[b].b, k->id, &item))
+    return tl_inlog_report(r->log, TL_IN_UNKNOWN_ITEM, path, line, "%s for unknown item '%s'",
+                           k->stage == 0 ? "answer" : "judgment", k->id) != TL_OK;
+  if (k->stage != 0) return 0;
+  struct found *fd = &r->found[b];
+  bool ins = false;
+  if (tl_strmap_put(&fd->models, k->model, 0, &ins, NULL)) return 1;
+  if (ins && fd->models.n <= 8 && tl_buf_printf(&fd->model_list, "%s'%s'", fd->model_list.len ? ", " : "", k->model))
+    return 1;
+  return tl_cfgs_add(&fd->cfgs, &fd->ncfgs, &fd->cap, &fd->seen, k->model, tl_bench_variant(r->rbs[b].vt, k->variant),
+                     k->seed) != TL_OK;
+}
+
 /* Opens the replay engine of each role from the benchmarks' files (answers: stage 0 for the
  * model; judgments: stage 1 for the judge). */
 static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
   const tl_job *job = r->job;
+  r->log = log;
   for (int role = 0; role < TL_ROLE__N; role++) {
     int n = 0;
     for (int b = 0; b < job->n_benches; b++)
@@ -308,32 +334,10 @@ static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
         src[k].variants = jb->vt->variants;
       }
     }
-    tl_status st = tl_replay_open(src, n, job->max_line, log, &r->replay[role], err);
+    tl_status st = tl_replay_open(src, n, job->max_line, log, on_replay_key, r, &r->replay[role], err);
     free(src);
     if (st) return st;
     tl_replay_set_latency(r->replay[role], job->engines[role].latency_ms);
-  }
-  return TL_OK;
-}
-
-/* Replies for items the job does not have: reported and counted, never scored. */
-static tl_status report_unknown(const bench_run *r, tl_inlog *log) {
-  for (int role = 0; role < TL_ROLE__N; role++) {
-    const tl_replay *rp = r->replay[role];
-    size_t na = rp ? tl_replay_count(rp) : 0;
-    for (size_t i = 0; i < na; i++) {
-      tl_unit_key k;
-      const char *source;
-      tl_replay_key(rp, i, &k, &source);
-      int b = bench_index(r, k.bench);
-      size_t item;
-      if (b >= 0 && r->rbs[b].vt->item_find(r->rbs[b].b, k.id, &item)) continue;
-      char path[4096];
-      long line = split_source(source, path, sizeof path);
-      if (tl_inlog_report(log, TL_IN_UNKNOWN_ITEM, path, line, "%s for unknown item '%s'",
-                          role == TL_ROLE_MODEL ? "answer" : "judgment", k.id))
-        return TL_EINPUT;
-    }
   }
   return TL_OK;
 }
@@ -349,7 +353,17 @@ static tl_status bench_setup(bench_run *r, const tl_job *job, tl_inlog *log, tl_
   r->nb = (size_t)job->n_benches;
   r->rbs = calloc(r->nb, sizeof *r->rbs);
   r->held = calloc(r->nb, sizeof *r->held);
-  if (!r->rbs || !r->held) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  r->lay = calloc(r->nb, sizeof *r->lay);
+  r->nblk = calloc(r->nb, sizeof *r->nblk);
+  r->acc = calloc(r->nb, sizeof *r->acc);
+  r->found = calloc(r->nb, sizeof *r->found);
+  for (size_t b = 0; r->found && b < r->nb; b++) {
+    tl_strmap_init(&r->found[b].seen);
+    tl_strmap_init(&r->found[b].models);
+    tl_buf_init(&r->found[b].model_list);
+  }
+  tl_jfiles_init(&r->jf);
+  if (!r->rbs || !r->held || !r->lay || !r->nblk || !r->acc || !r->found) return tl_err_set(err, TL_ENOMEM, "out of memory");
   tl_status st;
   for (size_t b = 0; b < r->nb; b++) {
     const tl_job_bench *jb = &job->benches[b];
@@ -358,13 +372,20 @@ static tl_status bench_setup(bench_run *r, const tl_job *job, tl_inlog *log, tl_
     if ((st = jb->vt->load(jb->mod, job->max_line, log, err))) return st;
   }
   if ((st = open_replays(r, log, err))) return st;
-  if ((st = report_unknown(r, log))) return st;
   uint64_t base = 0;
   for (size_t b = 0; b < r->nb; b++) {
     if ((st = check_filters(r, b, err))) return st;
     if ((st = build_cfgs(r, b)) || (st = tl_rb_units(&r->rbs[b]))) return tl_err_set(err, st, "out of memory");
     r->rbs[b].base = base;
     base += r->rbs[b].U;
+    r->held[b].w = 1 + r->rbs[b].vt->nstages;
+    /* this rank's accumulators: units are added as they finish */
+    r->nblk[b] = r->rbs[b].vt->acc_layout(r->rbs[b].b, r->rbs[b].ncfgs, r->lay[b]);
+    for (int k = 0; k < r->nblk[b]; k++) {
+      const tl_acc_block *l = &r->lay[b][k];
+      if (!(r->acc[b][k] = malloc((l->len ? l->len : 1) * sizeof **r->acc[b]))) return tl_err_set(err, TL_ENOMEM, "out of memory");
+      for (size_t i = 0; i < l->len; i++) r->acc[b][k][i] = l->init;
+    }
   }
   r->U = base;
   return TL_OK;
@@ -389,11 +410,15 @@ static tl_status on_submit(void *ctx, tl_role role, const tl_eng_request *rq) {
   return e->vt->submit(e, rq);
 }
 
+/* A finished, scored unit: added to the accumulators, then kept as its journal refs only. */
 static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   bench_run *r = ctx;
+  const tl_run_bench *rb = &r->rbs[b];
   r->finished++;
   r->failed += row->text[0] == NULL;
-  return push_row(&r->held[b], row, g - r->rbs[b].base);
+  tl_unit u = tl_rb_unit(rb, g - rb->base);
+  rb->vt->acc_add(rb->b, rb->ncfgs, &u, row, r->acc[b]);
+  return push_row(&r->held[b], row, g - rb->base);
 }
 
 /* ---- resume: stages recorded in journals ---- */
@@ -436,6 +461,7 @@ static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   row->source[s] = rec->source ? tl_strdup(rec->source) : NULL;
   if ((rec->text && !row->text[s]) || (rec->prompt && !row->prompt[s]) || (rec->source && !row->source[s]))
     return TL_ENOMEM;
+  row->ref[s] = jref(rec->file, rec->offset);
   c->mask[b][i] |= (uint8_t)(1u << s);
   return TL_OK;
 }
@@ -518,12 +544,13 @@ static tl_status poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nre
       uint64_t g = tl_tag_unit(rep[i].tag);
       int s = tl_tag_stage(rep[i].tag);
       tl_unit_key key = unit_key(r, g, s);
-      if (st == TL_OK) st = tl_journal_add(r->jn, &key, &rep[i], err);
+      uint64_t off = 0;
+      if (st == TL_OK) st = tl_journal_add(r->jn, &key, &rep[i], &off, err);
       if (st == TL_OK) {
         char src[512];
         snprintf(src, sizeof src, "%s", rep[i].source ? rep[i].source : "no source");
         tl_err e2 = {{0}};
-        if ((st = tl_pipe_reply(r->pipe, &rep[i], &e2)) != TL_OK) /* journaled: resume retries it */
+        if ((st = tl_pipe_reply(r->pipe, &rep[i], jref(r->jf_mine, off), &e2)) != TL_OK) /* journaled: resume retries it */
           tl_err_set(err, st, "item '%s' of model '%s' (seed %d, stage %d; reply from %s): %s", key.id, key.model,
                      key.seed, s, src, e2.msg[0] ? e2.msg : tl_strerror(st));
       }
@@ -686,95 +713,89 @@ static int owner_of(uint64_t u, uint64_t U, int nranks) {
 }
 
 /* Collective. Afterwards h holds exactly this rank's key block of benchmark rb, in key order
- * (rank q owns local units [U q / N, U (q + 1) / N)). */
-static tl_status redistribute(const tl_run_bench *rb, held_rows *h, tl_strmap *rules, MPI_Comm comm, tl_err *err) {
+ * (rank q owns local units [U q / N, U (q + 1) / N)): fixed-size records (unit, journal refs),
+ * one MPI_Alltoallv. */
+static tl_status redistribute(const tl_run_bench *rb, held_rows *h, MPI_Comm comm, tl_err *err) {
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
-  const int ns = rb->vt->nstages, nm = rb->nmodes;
-  tl_buf *out = calloc((size_t)nranks, sizeof *out);
+  const size_t w = (size_t)h->w;
   int *scount = calloc((size_t)nranks, sizeof(int)), *rcount = calloc((size_t)nranks, sizeof(int));
   int *sdisp = calloc((size_t)nranks, sizeof(int)), *rdisp = calloc((size_t)nranks, sizeof(int));
-  char *sbuf = NULL, *rbuf = NULL;
+  uint64_t *sbuf = NULL, *rbuf = NULL;
   tl_status st = TL_OK;
-  int bad = !out || !scount || !rcount || !sdisp || !rdisp;
-  for (int q = 0; out && q < nranks; q++) tl_buf_init(&out[q]);
-  for (size_t i = 0; !bad && i < h->n; i++) {
-    int q = owner_of(h->unit[i], rb->U, nranks);
-    if (q == rank) continue; /* our own rows move without a copy */
-    if (tl_row_pack(&h->rows[i], h->unit[i], ns, nm, &out[q]) != TL_OK) bad = 1;
-  }
+  int bad = !scount || !rcount || !sdisp || !rdisp;
+  uint64_t lo = block_lo(rb->U, rank, nranks), hi = block_lo(rb->U, rank + 1, nranks);
+  size_t nblk = (size_t)(hi - lo);
+  /* counts per destination (in records), then the records sorted by destination */
+  int64_t *cnt = calloc((size_t)nranks, sizeof *cnt);
+  bad |= !cnt;
+  for (size_t i = 0; !bad && i < h->n; i++) cnt[owner_of(h->rec[i * w], rb->U, nranks)]++;
   int64_t total = 0;
   for (int q = 0; !bad && q < nranks; q++) {
-    if (out[q].len > (size_t)0x7fffffff) bad = 1; /* MPI counts are int */
-    scount[q] = (int)out[q].len;
-    sdisp[q] = (int)total;
-    total += (int64_t)out[q].len;
+    if (cnt[q] * (int64_t)w > 0x7fffffff || total * (int64_t)w > 0x7fffffff) bad = 1; /* MPI counts are int */
+    else {
+      scount[q] = (int)(cnt[q] * (int64_t)w);
+      sdisp[q] = (int)(total * (int64_t)w);
+    }
+    total += cnt[q];
   }
-  bad |= total > 0x7fffffff;
+  sbuf = malloc((total ? (size_t)total : 1) * w * sizeof *sbuf);
+  rbuf = malloc((nblk ? nblk : 1) * w * sizeof *rbuf);
+  bad |= !sbuf || !rbuf || nblk * w > 0x7fffffff;
   int anybad = 0;
   MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
   if (anybad) {
-    st = tl_err_set(err, TL_ENOMEM, "cannot pack the rows for redistribution (memory, or over 2 GiB per rank)");
+    st = tl_err_set(err, TL_ENOMEM, "cannot exchange the finished units (memory, or over 2^31 values per rank): use more ranks");
+    goto done;
+  }
+  {
+    int64_t *at = calloc((size_t)nranks, sizeof *at);
+    if (!at) { st = TL_ENOMEM; }
+    for (int q = 0; at && q < nranks; q++) at[q] = sdisp[q];
+    for (size_t i = 0; at && i < h->n; i++) {
+      int q = owner_of(h->rec[i * w], rb->U, nranks);
+      memcpy(sbuf + at[q], h->rec + i * w, w * sizeof *sbuf);
+      at[q] += (int64_t)w;
+    }
+    free(at);
+  }
+  if (agree(st != TL_OK, comm)) {
+    st = tl_err_set(err, TL_ENOMEM, "out of memory");
     goto done;
   }
   MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
   int64_t rtotal = 0;
   for (int q = 0; q < nranks; q++) {
-    rdisp[q] = rtotal <= 0x7fffffff ? (int)rtotal : 0;
+    rdisp[q] = (int)rtotal;
     rtotal += rcount[q];
   }
-  sbuf = malloc(total ? (size_t)total : 1);
-  rbuf = rtotal <= 0x7fffffff ? malloc(rtotal ? (size_t)rtotal : 1) : NULL;
-  bad = !sbuf || !rbuf; /* MPI counts are int: a block over 2 GiB cannot be received in one go */
+  if (rtotal != (int64_t)(nblk * w)) bad = 1;
   MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
   if (anybad) {
-    st = tl_err_set(err, TL_ENOMEM, "cannot receive this rank's block of rows (memory, or over 2 GiB): use more ranks");
+    st = tl_err_set(err, TL_EINTERNAL, "redistribution: a rank would receive the wrong number of units");
     goto done;
   }
-  for (int q = 0; q < nranks; q++) memcpy(sbuf + sdisp[q], out[q].data, out[q].len);
-  MPI_Alltoallv(sbuf, scount, sdisp, MPI_CHAR, rbuf, rcount, rdisp, MPI_CHAR, comm);
-  /* our block: our own rows moved in, the others' unpacked */
-  uint64_t lo = block_lo(rb->U, rank, nranks), hi = block_lo(rb->U, rank + 1, nranks);
-  size_t nblk = (size_t)(hi - lo);
-  tl_row *blk = calloc(nblk ? nblk : 1, sizeof *blk);
+  MPI_Alltoallv(sbuf, scount, sdisp, MPI_UINT64_T, rbuf, rcount, rdisp, MPI_UINT64_T, comm);
+  /* into key order, each unit exactly once */
+  free(h->rec);
+  h->rec = calloc((nblk ? nblk : 1) * w, sizeof *h->rec);
   uint8_t *seen = calloc(nblk ? nblk : 1, 1);
-  for (size_t i = 0; i < h->n; i++) {
-    uint64_t u = h->unit[i];
-    if (blk && seen && u >= lo && u < hi && !seen[u - lo]) {
-      blk[u - lo] = h->rows[i];
-      seen[u - lo] = 1;
-    } else {
-      tl_row_release(&h->rows[i]);
-    }
-  }
-  const char *p = rbuf, *end = rbuf + rtotal;
-  while (blk && seen && p < end && st == TL_OK) {
-    tl_row row;
-    uint64_t u;
-    if (tl_row_unpack(&p, end, ns, nm, rules, &row, &u) != TL_OK || u < lo || u >= hi || seen[u - lo]) {
-      st = tl_err_set(err, TL_EINTERNAL, "redistribution: a row arrived at the wrong rank");
+  h->n = h->cap = 0;
+  if (!h->rec || !seen) st = tl_err_set(err, TL_ENOMEM, "out of memory for this rank's block of units");
+  for (size_t i = 0; !st && i < nblk; i++) {
+    uint64_t u = rbuf[i * w];
+    if (u < lo || u >= hi || seen[u - lo]) {
+      st = tl_err_set(err, TL_EINTERNAL, "redistribution: unit %llu arrived at the wrong rank, or twice", (unsigned long long)u);
       break;
     }
-    blk[u - lo] = row;
+    memcpy(h->rec + (u - lo) * w, rbuf + i * w, w * sizeof *rbuf);
     seen[u - lo] = 1;
   }
-  if (!blk || !seen) st = tl_err_set(err, TL_ENOMEM, "out of memory for this rank's block of rows");
-  for (size_t i = 0; st == TL_OK && i < nblk; i++)
-    if (!seen[i]) st = tl_err_set(err, TL_EINTERNAL, "redistribution: unit %llu has no row", (unsigned long long)(lo + i));
-  free(h->rows);
-  free(h->unit);
-  h->rows = blk;
-  h->n = h->cap = blk ? nblk : 0;
-  h->unit = malloc((nblk ? nblk : 1) * sizeof *h->unit);
-  for (size_t i = 0; h->unit && i < nblk; i++) h->unit[i] = lo + i;
-  if (!h->unit) h->n = 0;
-  for (size_t i = 0; blk && seen && i < nblk; i++)
-    if (!seen[i]) tl_row_init(&blk[i]); /* released as empty rows */
+  if (!st) h->n = h->cap = nblk;
   free(seen);
 done:
-  for (int q = 0; out && q < nranks; q++) tl_buf_release(&out[q]);
-  free(out);
+  free(cnt);
   free(scount);
   free(rcount);
   free(sdisp);
@@ -859,12 +880,6 @@ static int prepare_output(const tl_run_opts *o, const tl_job *job, const char *o
   return TL_EXIT_OK;
 }
 
-/* Collective. Every rank agrees on the code: the highest (worst) code of any rank. */
-static int agree(int rc, MPI_Comm comm) {
-  int all = rc;
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm);
-  return all;
-}
 
 
 /* Collective. Reads the journals of earlier attempts: every rank rebuilds the rows of its own
@@ -910,8 +925,20 @@ static int resume_read(const tl_run_opts *o, bench_run *r, const char *jdir, con
     resume_ctx_release(&c, r->nb);
     return TL_EXIT_FAIL;
   }
+  /* the earlier attempts' files, numbered as tl_journal_read_all numbers them */
+  int nold = 0;
+  char **old = tl_journal_list(jdir, &nold);
+  tl_status st = TL_OK;
+  for (int i = 0; i < nold && !st; i++) st = tl_jfiles_add(&r->jf, old[i], NULL);
+  for (int i = 0; i < nold; i++) free(old[i]);
+  free(old);
+  if (agree(st != TL_OK, comm)) {
+    if (rank == 0) fprintf(o->log, "tally: out of memory reading the journal\n");
+    resume_ctx_release(&c, r->nb);
+    return TL_EXIT_FAIL;
+  }
   long nf = 0, nrec = 0, nskip = 0;
-  tl_status st = tl_journal_read_all(jdir, jhash, on_journal_rec, &c, &nf, &nrec, &nskip, &err);
+  st = tl_journal_read_all(jdir, jhash, on_journal_rec, &c, &nf, &nrec, &nskip, &err);
   if (st) {
     if (rank == 0 || st != TL_EJOB) fprintf(o->log, "tally: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
     rc = st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
@@ -984,61 +1011,270 @@ static tl_status reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *a
   return TL_OK;
 }
 
-/* Collective: benchmark b's rows to their owners, its item table written block by block, its
- * integers reduced and its metric tables written from rank 0; rank 0 keeps its summary tables
- * in *tabs (caller frees) and the reduced blocks in tot. */
+/* Until the writer writes windows itself: the whole block as one window. */
+typedef tl_table *(*fill_fn)(void *ctx, uint64_t first, uint64_t n);
+static tl_status write_rows(tl_writer *w, const tl_table *schema, uint64_t offset, uint64_t nrows, uint64_t total,
+                            fill_fn fill, void *ctx, tl_err *err) {
+  tl_table *t = nrows ? fill(ctx, 0, nrows) : NULL;
+  tl_status st = w->vt->write_slice(w, t ? t : schema, t ? offset : 0, total, err);
+  tl_table_free(t);
+  return st;
+}
+
+/* The rows of one window of a rank's block, rebuilt for its item table: texts read back from
+ * the journal and scored again (scoring is deterministic: the same results as when the unit
+ * finished). The window's rows live until the next fill. */
+typedef struct {
+  bench_run *r;
+  const tl_run_bench *rb;
+  const held_rows *h;
+  tl_row *rows;       /* [cap] the current window */
+  tl_unit *units;
+  size_t n, cap;
+  tl_status st;       /* the first failure (the writer sees a NULL table) */
+  tl_err err;
+  /* studies over this benchmark's own columns: the cells they need, collected window by window */
+  int collect;        /* collect the study cells in this pass (the writer fills each window twice) */
+  int nstudy;
+  struct study_cols {
+    int study;        /* index in the job */
+    int ncols;
+    int col[16];      /* item table columns: metrics, human, group_by and join columns found */
+    tl_buf cells;     /* this rank's rows in key order, each cell NUL-terminated */
+  } *sc;
+} window_ctx;
+
+/* Appends the cells of table t's columns (as text) to each study's collector. */
+static void collect_cells(window_ctx *c, const tl_table *t) {
+  for (int k = 0; k < c->nstudy && !c->st; k++) {
+    struct study_cols *x = &c->sc[k];
+    for (size_t r = 0; r < t->nrows && !c->st; r++)
+      for (int j = 0; j < x->ncols && !c->st; j++) {
+        const tl_col *col = &t->cols[x->col[j]];
+        char num[40];
+        const char *v = num;
+        if (col->type == TL_COL_STR) v = col->v.s[r];
+        else if (col->type == TL_COL_I64) snprintf(num, sizeof num, "%lld", (long long)col->v.i[r]);
+        else snprintf(num, sizeof num, "%.17g", col->v.f[r]);
+        if (tl_buf_append(&x->cells, v, strlen(v) + 1)) c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory");
+      }
+  }
+}
+
+/* The item table columns study js needs (those of its columns the table has): in x. */
+static void study_columns(const tl_job_study *js, const tl_table *schema, struct study_cols *x) {
+  x->ncols = 0;
+  const char *lists[4] = {js->metrics, js->human, js->group_by, js->on};
+  for (int l = 0; l < 4; l++) {
+    const char *p = lists[l];
+    while (p && *p) {
+      const char *e = strchr(p, ',');
+      size_t n = e ? (size_t)(e - p) : strlen(p);
+      char name[256];
+      snprintf(name, sizeof name, "%.*s", (int)(n < 255 ? n : 255), p);
+      int c = tl_table_col(schema, name), dup = 0;
+      for (int j = 0; j < x->ncols; j++) dup |= x->col[j] == c;
+      if (c >= 0 && !dup && x->ncols < 16) x->col[x->ncols++] = c;
+      p = e ? e + 1 : NULL;
+    }
+  }
+}
+
+/* Collective: study k's cells of every rank to rank 0 (rank order is key order), as a table. */
+static tl_status gather_study(const struct study_cols *x, const tl_table *schema, const char *bench, uint64_t U,
+                              MPI_Comm comm, tl_tabin *out, tl_err *err) {
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  memset(out, 0, sizeof *out);
+  int64_t mine = (int64_t)x->cells.len;
+  int64_t *lens = rank == 0 ? calloc((size_t)nranks, sizeof *lens) : NULL;
+  MPI_Gather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, 0, comm);
+  int *cnt = NULL, *disp = NULL;
+  char *all = NULL;
+  int bad = 0;
+  int64_t total = 0;
+  if (rank == 0) {
+    cnt = calloc((size_t)nranks, sizeof *cnt);
+    disp = calloc((size_t)nranks, sizeof *disp);
+    for (int q = 0; lens && q < nranks; q++) total += lens[q];
+    all = malloc(total ? (size_t)total : 1);
+    bad = !lens || !cnt || !disp || !all || total > 0x7fffffff;
+    for (int q = 0; !bad && q < nranks; q++) {
+      cnt[q] = (int)lens[q];
+      disp[q] = q ? disp[q - 1] + cnt[q - 1] : 0;
+    }
+  }
+  MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
+  tl_status st = TL_OK;
+  if (bad) st = tl_err_set(err, TL_ENOMEM, "the study's columns of '%s' do not fit in memory on rank 0 (or over 2 GiB)", bench);
+  else MPI_Gatherv(x->cells.data ? x->cells.data : "", (int)mine, MPI_CHAR, all, cnt, disp, MPI_CHAR, 0, comm);
+  if (!st && rank == 0) {
+    tl_buf p;
+    tl_buf_init(&p);
+    tl_buf_printf(&p, "/items/%s", bench);
+    out->path = tl_buf_detach(&p);
+    out->ncols = x->ncols;
+    out->colnames = calloc((size_t)x->ncols + 1, sizeof *out->colnames);
+    out->cells = calloc(U ? U : 1, sizeof *out->cells);
+    out->line = calloc(U ? U : 1, sizeof *out->line);
+    if (!out->path || !out->colnames || !out->cells || !out->line) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    for (int j = 0; !st && j < x->ncols; j++)
+      if (!(out->colnames[j] = tl_strdup(schema->cols[x->col[j]].name))) st = TL_ENOMEM;
+    const char *c = all, *end = all + total;
+    for (uint64_t r = 0; !st && r < U; r++) {
+      char **row = calloc((size_t)x->ncols + 1, sizeof *row);
+      if (!row) { st = TL_ENOMEM; break; }
+      out->cells[out->nrows] = row;
+      out->line[out->nrows] = (long)(r + 1); /* "line" = the unit's row in /items/<bench>, from 1 */
+      out->nrows++;
+      for (int j = 0; j < x->ncols && !st; j++) {
+        if (c >= end) { st = TL_EINTERNAL; break; }
+        size_t n = strlen(c);
+        if (!(row[j] = tl_strndup(c, n))) st = TL_ENOMEM;
+        c += n + 1;
+      }
+    }
+    if (st) {
+      tl_err_set(err, st, "cannot build the study table of '%s'", bench);
+      tl_tabin_release(out);
+    }
+  }
+  free(lens);
+  free(cnt);
+  free(disp);
+  free(all);
+  return st;
+}
+
+static void window_clear(window_ctx *c) {
+  for (size_t i = 0; i < c->n; i++) tl_row_release(&c->rows[i]);
+  c->n = 0;
+}
+
+/* Rows first .. first + n - 1 of the block. */
+static tl_table *window_fill(void *vctx, uint64_t first, uint64_t n) {
+  window_ctx *c = vctx;
+  window_clear(c);
+  if (c->st) return NULL;
+  if (n > c->cap) {
+    tl_row *rows = realloc(c->rows, n * sizeof *rows);
+    if (rows) c->rows = rows;
+    tl_unit *units = realloc(c->units, n * sizeof *units);
+    if (units) c->units = units;
+    if (!rows || !units) {
+      c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
+      return NULL;
+    }
+    c->cap = n;
+  }
+  const tl_run_bench *rb = c->rb;
+  const int ns = rb->vt->nstages, w = c->h->w;
+  for (uint64_t i = 0; i < n && !c->st; i++) {
+    const uint64_t *x = c->h->rec + (first + i) * (uint64_t)w;
+    tl_row *row = &c->rows[i];
+    tl_row_init(row);
+    c->n = i + 1;
+    c->units[i] = tl_rb_unit(rb, x[0]);
+    for (int s = 0; s < ns && !c->st; s++) {
+      row->ref[s] = x[1 + s];
+      if (x[1 + s] == TL_REF_NONE) continue; /* a stage skipped: no reply */
+      tl_journal_rec rec;
+      cJSON *o = NULL;
+      c->st = tl_jfiles_read(&c->r->jf, jref_file(x[1 + s]), jref_off(x[1 + s]), &rec, &o, &c->err);
+      if (!c->st) {
+        row->text[s] = rec.text ? tl_strdup(rec.text) : NULL;
+        row->prompt[s] = rec.prompt ? tl_strdup(rec.prompt) : NULL;
+        row->source[s] = rec.source ? tl_strdup(rec.source) : NULL;
+        if ((rec.text && !row->text[s]) || (rec.prompt && !row->prompt[s]) || (rec.source && !row->source[s]))
+          c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory");
+      }
+      cJSON_Delete(o);
+    }
+    row->done = (uint8_t)ns;
+    if (!c->st) c->st = rb->vt->score(rb->b, rb->cfgs, &c->units[i], row, &c->err);
+  }
+  if (c->st) return NULL;
+  tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, c->units, c->rows, (size_t)n);
+  if (!t) c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory building the item table");
+  else if (c->collect) collect_cells(c, t);
+  return t;
+}
+
+/* Collective: benchmark b's finished units to their owners, its item table written window by
+ * window, its integers reduced and its metric tables written from rank 0; rank 0 keeps its
+ * summary tables in *tabs (caller frees) and the reduced blocks in tot. */
 static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *w, MPI_Comm comm,
-                       tl_table ***tabs, int *ntabs, int64_t **tot, int *nblk) {
+                       tl_table ***tabs, int *ntabs, int64_t **tot, int *nblk, tl_tabin *stabs) {
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
   const tl_run_bench *rb = &r->rbs[b];
   held_rows *h = &r->held[b];
   tl_err err = {{0}};
-  tl_status st = redistribute(rb, h, &r->rules, comm, &err);
+  tl_status st = redistribute(rb, h, comm, &err);
   if (st) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
   if (agree(st != TL_OK, comm)) return TL_EXIT_FAIL;
-  /* the integers: this rank's block, reduced to rank 0 */
-  tl_acc_block lay[TL_MAX_ACC];
-  *nblk = rb->vt->acc_layout(rb->b, rb->ncfgs, lay);
-  int64_t *acc[TL_MAX_ACC] = {0};
+  /* the integers, added as the units finished: reduced to rank 0 */
+  const tl_acc_block *lay = r->lay[b];
+  *nblk = r->nblk[b];
   int bad = 0;
-  for (int k = 0; k < *nblk; k++) {
-    acc[k] = malloc((lay[k].len ? lay[k].len : 1) * sizeof **acc);
-    tot[k] = malloc((lay[k].len ? lay[k].len : 1) * sizeof **tot);
-    bad |= !acc[k] || !tot[k];
-    for (size_t i = 0; acc[k] && tot[k] && i < lay[k].len; i++) acc[k][i] = tot[k][i] = lay[k].init;
-  }
-  tl_unit *units = malloc((h->n ? h->n : 1) * sizeof *units);
-  bad |= !units;
+  for (int k = 0; k < *nblk; k++) bad |= !(tot[k] = malloc((lay[k].len ? lay[k].len : 1) * sizeof **tot));
   int rc = TL_EXIT_OK;
   if (agree(bad, comm)) { /* before the collective reduce below */
     if (rank == 0) fprintf(o->log, "tally: out of memory for the counts\n");
-    rc = TL_EXIT_FAIL;
-    goto done;
+    return TL_EXIT_FAIL;
   }
-  for (size_t i = 0; i < h->n; i++) {
-    units[i] = tl_rb_unit(rb, h->unit[i]);
-    rb->vt->acc_add(rb->b, rb->ncfgs, &units[i], &h->rows[i], acc);
-  }
-  if (agree(reduce_acc(lay, *nblk, acc, tot, comm) != TL_OK, comm)) {
+  if (agree(reduce_acc(lay, *nblk, r->acc[b], tot, comm) != TL_OK, comm)) {
     if (rank == 0) fprintf(o->log, "tally: MPI_Reduce of the counts failed\n");
-    rc = TL_EXIT_FAIL;
-    goto done;
+    return TL_EXIT_FAIL;
   }
-  /* the item table, block by block (collective), the rest from rank 0 */
-  tl_table *items = rb->vt->items_table(rb->b, rb->cfgs, units, h->rows, h->n);
-  int ok = items != NULL;
-  if (rank == 0) ok = ok && rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs) == TL_OK;
+  int ok = 1;
+  if (rank == 0) ok = rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs) == TL_OK;
+  /* the item table's schema: its columns, from a table of no rows */
+  tl_table *schema = rb->vt->items_table(rb->b, rb->cfgs, NULL, NULL, 0);
+  ok = ok && schema;
   if (agree(!ok, comm)) {
     if (rank == 0) fprintf(o->log, "tally: out of memory building result tables\n");
-    tl_table_free(items);
-    rc = TL_EXIT_FAIL;
-    goto done;
+    tl_table_free(schema);
+    return TL_EXIT_FAIL;
   }
+  window_ctx wc;
+  memset(&wc, 0, sizeof wc);
+  wc.r = r;
+  wc.rb = rb;
+  wc.h = h;
+  const tl_job *job = r->job;
+  wc.sc = calloc((size_t)job->n_studies + 1, sizeof *wc.sc);
+  for (int k = 0; wc.sc && k < job->n_studies; k++)
+    if (job->studies[k].from && strcmp(job->studies[k].from, rb->vt->name) == 0) {
+      struct study_cols *x = &wc.sc[wc.nstudy++];
+      x->study = k;
+      tl_buf_init(&x->cells);
+      study_columns(&job->studies[k], schema, x);
+    }
   uint64_t lo = block_lo(rb->U, rank, nranks);
-  st = w->vt->write_slice(w, items, lo, rb->U, &err);
-  tl_table_free(items);
+  if (!wc.sc) wc.st = tl_err_set(&wc.err, TL_ENOMEM, "out of memory");
+  /* the cells are collected in a pass of their own when there is a study over this benchmark
+   * (the writer may fill a window more than once) */
+  if (wc.nstudy) {
+    wc.collect = 1;
+    for (uint64_t f = 0; f < h->n && !wc.st; f += 65536) tl_table_free(window_fill(&wc, f, h->n - f < 65536 ? h->n - f : 65536));
+    wc.collect = 0;
+  }
+  st = write_rows(w, schema, lo, h->n, rb->U, window_fill, &wc, &err);
+  if (wc.st) fprintf(o->log, "tally: rank %d: %s\n", rank, wc.err.msg);
+  for (int k = 0; k < wc.nstudy && !st; k++) {
+    st = gather_study(&wc.sc[k], schema, rb->vt->name, rb->U, comm, &stabs[wc.sc[k].study], &err);
+    if (st) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
+    if (agree(st != TL_OK, comm) && !st) st = TL_EINTERNAL; /* every rank stops here together */
+  }
+  for (int k = 0; k < wc.nstudy; k++) tl_buf_release(&wc.sc[k].cells);
+  free(wc.sc);
+  window_clear(&wc);
+  free(wc.rows);
+  free(wc.units);
+  tl_table_free(schema);
   test_pause(rank, "write", o->log);
   int nt = *ntabs;
   MPI_Bcast(&nt, 1, MPI_INT, 0, comm);
@@ -1047,12 +1283,10 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
     if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
     rc = TL_EXIT_FAIL;
   }
-done:
-  for (int k = 0; k < *nblk; k++) free(acc[k]);
-  free(units);
-  /* the rows are written: they leave memory now */
-  for (size_t i = 0; i < h->n; i++) tl_row_release(&h->rows[i]);
-  h->n = 0;
+  /* the units are written: they leave memory now */
+  free(h->rec);
+  h->rec = NULL;
+  h->n = h->cap = 0;
   return agree(rc, comm);
 }
 
@@ -1092,7 +1326,8 @@ typedef struct {
 /* Collective: the benchmarks of the job, distributed; tables written through w (collective);
  * rank 0 prints the summary. */
 static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output,
-                          MPI_Comm comm, run_counts *rcnt) {
+                          MPI_Comm comm, run_counts *rcnt, tl_tabin *stabs /* [n_studies]: rank 0, the tables
+                          of studies over the run's own columns */) {
   double t_start = now_s(), t_scored = 0;
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
@@ -1177,6 +1412,14 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
       fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
       rc = TL_EXIT_FAIL;
     }
+    /* every rank's file of this attempt, for reading the texts back when tables are written */
+    int first = r.jf.n;
+    for (int q = 0; q < nranks && !rc; q++) {
+      char *path = tl_journal_path(jdir, attempt, q);
+      if (!path || tl_jfiles_add(&r.jf, path, NULL)) rc = TL_EXIT_FAIL;
+      free(path);
+    }
+    r.jf_mine = first + rank;
     rc = agree(rc, comm);
     if (rc) goto done;
   }
@@ -1268,7 +1511,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
     tl_table **tabs = NULL;
     int ntabs = 0, nblk = 0;
     int64_t *tot[TL_MAX_ACC] = {0};
-    rc = write_bench(o, &r, b, w, comm, &tabs, &ntabs, tot, &nblk);
+    rc = write_bench(o, &r, b, w, comm, &tabs, &ntabs, tot, &nblk, stabs);
     const tl_run_bench *rb = &r.rbs[b];
     if (!rc && rank == 0) {
       if (b) fprintf(o->out, "\n");
@@ -1299,7 +1542,55 @@ done:
   return agree(rc, comm);
 }
 /* Collective. Runs one study of the job with the engine of `tally correlate`. */
-static int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm, tl_writer *w) {
+/* Rank 0, a study over the run's own columns: the benchmark's gathered item columns (left),
+ * joined with the study's table when it has one. Returns an exit code. */
+static int study_table(const tl_run_opts *o, const tl_job_study *js, tl_tabin *left, tl_tabin *out) {
+  if (!js->join) {
+    *out = *left;
+    memset(left, 0, sizeof *left);
+    return TL_EXIT_OK;
+  }
+  tl_inlog log;
+  tl_err err = {{0}};
+  if (tl_inlog_init(&log, o->log, o->strict_input)) return TL_EXIT_FAIL;
+  tl_tabin right;
+  tl_status st = tl_tabin_read(js->join, 0, &log, &right, &err);
+  int rc = TL_EXIT_OK;
+  if (st) {
+    fprintf(o->log, "tally: study '%s': %s\n", js->name, err.msg[0] ? err.msg : tl_strerror(st));
+    rc = st == TL_EINPUT && o->strict_input ? TL_EXIT_BAD_INPUT : TL_EXIT_FAIL;
+  } else {
+    int non = 0;
+    char *on[16];
+    for (const char *p = js->on; p && *p && non < 16;) {
+      const char *e = strchr(p, ',');
+      on[non++] = e ? tl_strndup(p, (size_t)(e - p)) : tl_strdup(p);
+      p = e ? e + 1 : NULL;
+    }
+    size_t unmatched = 0;
+    st = tl_tabin_join(left, &right, on, non, &log, out, &unmatched, &err);
+    for (int i = 0; i < non; i++) free(on[i]);
+    if (st) {
+      fprintf(o->log, "tally: study '%s': %s\n", js->name, err.msg[0] ? err.msg : tl_strerror(st));
+      rc = st == TL_EJOB ? TL_EXIT_USAGE : st == TL_EINPUT ? TL_EXIT_BAD_INPUT : TL_EXIT_FAIL;
+    } else if (out->nrows == 0) {
+      fprintf(o->log, "tally: study '%s': no unit of /items/%s has a row in '%s' (joined on %s)\n", js->name, js->from,
+              js->join, js->on);
+      tl_tabin_release(out);
+      rc = TL_EXIT_USAGE;
+    } else if (unmatched && !o->quiet) {
+      fprintf(o->log, "tally: study '%s': %zu of %zu units of /items/%s have no row in '%s' (joined on %s): left out\n",
+              js->name, unmatched, left->nrows, js->from, js->join, js->on);
+    }
+    tl_tabin_release(&right);
+  }
+  tl_inlog_release(&log);
+  return rc;
+}
+
+/* Collective. Runs one study of the job with the engine of `tally correlate`. stab: rank 0, the
+ * gathered item columns when the study reads the run's own (taken). */
+static int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm, tl_writer *w, tl_tabin *stab) {
   tl_corr_opts co;
   memset(&co, 0, sizeof co);
   co.input = js->input;
@@ -1319,15 +1610,29 @@ static int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm
   int rank;
   MPI_Comm_rank(comm, &rank);
   test_pause(rank, "study", o->log);
-  if (rank == 0) fprintf(o->out, "\nstudy '%s' (%s):\n", js->name, js->input);
+  tl_tabin table;
+  memset(&table, 0, sizeof table);
+  int rc = TL_EXIT_OK;
+  if (js->from && rank == 0) {
+    rc = study_table(o, js, stab, &table);
+    co.table = &table;
+    co.input = table.path;
+  }
+  rc = agree(rc, comm);
+  if (rc) {
+    tl_tabin_release(&table);
+    return rc;
+  }
+  if (rank == 0) fprintf(o->out, "\nstudy '%s' (%s):\n", js->name, co.input);
   char label[300];
   snprintf(label, sizeof label, "tally: study '%s'", js->name);
   co.label = label;
   char prefix[300];
   snprintf(prefix, sizeof prefix, "/stats/%s", js->name);
-  return tl_corr_study(&co, comm, w, prefix);
+  rc = tl_corr_study(&co, comm, w, prefix);
+  tl_tabin_release(&table);
+  return rc;
 }
-
 
 /* Collective: opens the output (parallel HDF5) and writes the run's root attributes. */
 static int open_output(const tl_run_opts *o, const tl_job *job, const char *output, MPI_Comm comm,
@@ -1448,9 +1753,14 @@ int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
   memset(&rcnt, 0, sizeof rcnt);
   if (rc == TL_EXIT_OK) rc = open_output(o, &job, output, comm, &w);
   rc = agree(rc, comm);
-  if (rc == TL_EXIT_OK && job.n_benches > 0) rc = run_benchmarks(o, &job, w, output, comm, &rcnt);
+  tl_tabin *stabs = calloc((size_t)job.n_studies + 1, sizeof *stabs);
+  if (!stabs) rc = TL_EXIT_FAIL;
+  rc = agree(rc, comm);
+  if (rc == TL_EXIT_OK && job.n_benches > 0) rc = run_benchmarks(o, &job, w, output, comm, &rcnt, stabs);
   /* Studies: collective, resamples split over every rank. */
-  for (int i = 0; i < job.n_studies && rc == TL_EXIT_OK; i++) rc = run_study(o, &job.studies[i], comm, w);
+  for (int i = 0; i < job.n_studies && rc == TL_EXIT_OK; i++) rc = run_study(o, &job.studies[i], comm, w, &stabs[i]);
+  for (int i = 0; stabs && i < job.n_studies; i++) tl_tabin_release(&stabs[i]);
+  free(stabs);
   if (w) {
     tl_err err = {{0}};
     tl_status st = TL_OK;

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,20 +36,26 @@ void tl_journal_job_hash(const char *job_json, char out[17]) {
   snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
+char *tl_journal_path(const char *dir, const char *attempt, int rank) {
+  tl_buf b;
+  tl_buf_init(&b);
+  if (tl_buf_printf(&b, "%s/%s-r%05d.jsonl", dir, attempt, rank)) return NULL;
+  return tl_buf_detach(&b);
+}
+
 tl_status tl_journal_open(tl_journal *j, const char *dir, const char *attempt, int rank,
                           const char *job_hash, tl_err *err) {
   memset(j, 0, sizeof *j);
   tl_buf_init(&j->line);
   if (mkdir(dir, 0777) != 0 && errno != EEXIST)
     return tl_err_set(err, TL_EIO, "cannot create the journal folder '%s': %s", dir, strerror(errno));
-  tl_buf b;
-  tl_buf_init(&b);
-  tl_buf_printf(&b, "%s/%s-r%05d.jsonl", dir, attempt, rank);
-  j->path = tl_buf_detach(&b);
+  j->path = tl_journal_path(dir, attempt, rank);
+  if (!j->path) return tl_err_set(err, TL_ENOMEM, "out of memory");
   j->fp = fopen(j->path, "a");
   if (!j->fp) return tl_err_set(err, TL_EIO, "cannot create journal '%s': %s", j->path, strerror(errno));
-  fprintf(j->fp, "{\"tally_journal\": 1, \"job\": \"%s\", \"rank\": %d, \"attempt\": \"%s\"}\n",
-          job_hash, rank, attempt);
+  int hn = fprintf(j->fp, "{\"tally_journal\": 1, \"job\": \"%s\", \"rank\": %d, \"attempt\": \"%s\"}\n",
+                   job_hash, rank, attempt);
+  j->pos = hn > 0 ? (uint64_t)hn : 0;
   j->unsynced = 1;
   return tl_journal_sync(j, err);
 }
@@ -83,7 +90,8 @@ static void put_field(tl_buf *b, const char *key, const char *v, int first) {
   tl_buf_append(b, "\"", 1);
 }
 
-tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_reply *rep, tl_err *err) {
+tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_reply *rep, uint64_t *offset,
+                         tl_err *err) {
   /* Hand-written JSON (one reused buffer, no per-field allocation): this runs once per unit. */
   tl_buf *b = &j->line;
   tl_buf_reset(b);
@@ -100,6 +108,8 @@ tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_rep
   tl_buf_append(b, "}\n", 2);
   if (fwrite(b->data, 1, b->len, j->fp) != b->len)
     return tl_err_set(err, TL_EIO, "cannot write journal '%s': %s", j->path, strerror(errno));
+  if (offset) *offset = j->pos;
+  j->pos += b->len;
   j->unsynced++;
   return TL_OK;
 }
@@ -169,6 +179,44 @@ static const char *str_or_null(const cJSON *o, const char *k, int *bad) {
   return NULL;
 }
 
+/* A record line's fields into rec (strings borrowed from o). 0 = ok, 1 = malformed. */
+static int parse_rec(const cJSON *o, tl_journal_rec *rec) {
+  int bad = !cJSON_IsObject(o);
+  memset(rec, 0, sizeof *rec);
+  if (bad) return 1;
+  rec->key.bench = str_or_null(o, "b", &bad);
+  rec->key.model = str_or_null(o, "m", &bad);
+  rec->key.variant = str_or_null(o, "v", &bad);
+  rec->key.id = str_or_null(o, "id", &bad);
+  rec->text = str_or_null(o, "text", &bad);
+  rec->prompt = str_or_null(o, "prompt", &bad);
+  rec->source = str_or_null(o, "source", &bad);
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "s");
+  if (!tl_json_is_int(s, INT_MIN, INT_MAX)) bad = 1;
+  else rec->key.seed = (int)s->valuedouble;
+  /* "t" (sub-unit) and "st" (stage): 0 when absent (lines of earlier versions) */
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "t");
+  if (t && !tl_json_is_int(t, 0, UINT32_MAX)) bad = 1;
+  else rec->key.sub = t ? (uint32_t)t->valuedouble : 0;
+  const cJSON *stg = cJSON_GetObjectItemCaseSensitive(o, "st");
+  if (stg && !tl_json_is_int(stg, 0, INT_MAX)) bad = 1;
+  else rec->key.stage = stg ? (int)stg->valuedouble : 0;
+  bad |= !rec->key.bench || !rec->key.model || !rec->key.variant || !rec->key.id;
+  return bad;
+}
+
+char **tl_journal_list(const char *dir, int *n) {
+  char **names = list_files(dir, n);
+  for (int i = 0; i < *n; i++) {
+    tl_buf p;
+    tl_buf_init(&p);
+    tl_buf_printf(&p, "%s/%s", dir, names[i]);
+    free(names[i]);
+    names[i] = tl_buf_detach(&p);
+  }
+  return names;
+}
+
 tl_status tl_journal_read_all(const char *dir, const char *job_hash, tl_journal_cb cb, void *ctx,
                               long *nfiles, long *nrecs, long *nskipped, tl_err *err) {
   *nfiles = *nrecs = *nskipped = 0;
@@ -204,29 +252,10 @@ tl_status tl_journal_read_all(const char *dir, const char *job_hash, tl_journal_
         cJSON_Delete(o);
         continue;
       }
-      int bad = !cJSON_IsObject(o);
       tl_journal_rec rec;
-      memset(&rec, 0, sizeof rec);
-      if (!bad) {
-        rec.key.bench = str_or_null(o, "b", &bad);
-        rec.key.model = str_or_null(o, "m", &bad);
-        rec.key.variant = str_or_null(o, "v", &bad);
-        rec.key.id = str_or_null(o, "id", &bad);
-        rec.text = str_or_null(o, "text", &bad);
-        rec.prompt = str_or_null(o, "prompt", &bad);
-        rec.source = str_or_null(o, "source", &bad);
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "s");
-        if (!tl_json_is_int(s, INT_MIN, INT_MAX)) bad = 1;
-        else rec.key.seed = (int)s->valuedouble;
-        /* "t" (sub-unit) and "st" (stage): 0 when absent (lines of earlier versions) */
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "t");
-        if (t && !tl_json_is_int(t, 0, UINT32_MAX)) bad = 1;
-        else rec.key.sub = t ? (uint32_t)t->valuedouble : 0;
-        const cJSON *stg = cJSON_GetObjectItemCaseSensitive(o, "st");
-        if (stg && !tl_json_is_int(stg, 0, INT_MAX)) bad = 1;
-        else rec.key.stage = stg ? (int)stg->valuedouble : 0;
-        bad |= !rec.key.bench || !rec.key.model || !rec.key.variant || !rec.key.id;
-      }
+      int bad = parse_rec(o, &rec);
+      rec.file = f;
+      rec.offset = r.line_off;
       if (bad) (*nskipped)++;
       else {
         (*nrecs)++;
@@ -258,4 +287,64 @@ tl_status tl_journal_remove(const char *dir, tl_err *err) {
   if (st == TL_OK && rmdir(dir) != 0 && errno != ENOENT)
     st = tl_err_set(err, TL_EIO, "cannot remove the journal folder '%s': %s", dir, strerror(errno));
   return st;
+}
+
+void tl_jfiles_init(tl_jfiles *f) {
+  memset(f, 0, sizeof *f);
+  tl_buf_init(&f->line);
+}
+
+tl_status tl_jfiles_add(tl_jfiles *f, const char *path, int *index) {
+  char **p = realloc(f->paths, (size_t)(f->n + 1) * sizeof *p);
+  if (!p) return TL_ENOMEM;
+  f->paths = p;
+  int *fd = realloc(f->fd, (size_t)(f->n + 1) * sizeof *fd);
+  if (!fd) return TL_ENOMEM;
+  f->fd = fd;
+  if (!(f->paths[f->n] = tl_strdup(path))) return TL_ENOMEM;
+  f->fd[f->n] = -1;
+  if (index) *index = f->n;
+  f->n++;
+  return TL_OK;
+}
+
+void tl_jfiles_release(tl_jfiles *f) {
+  for (int i = 0; i < f->n; i++) {
+    if (f->fd[i] >= 0) close(f->fd[i]);
+    free(f->paths[i]);
+  }
+  free(f->paths);
+  free(f->fd);
+  tl_buf_release(&f->line);
+  memset(f, 0, sizeof *f);
+}
+
+tl_status tl_jfiles_read(tl_jfiles *f, int file, uint64_t offset, tl_journal_rec *rec, cJSON **obj, tl_err *err) {
+  *obj = NULL;
+  if (file < 0 || file >= f->n) return tl_err_set(err, TL_EINTERNAL, "journal: no file %d", file);
+  if (f->fd[file] < 0 && (f->fd[file] = open(f->paths[file], O_RDONLY)) < 0)
+    return tl_err_set(err, TL_EIO, "cannot read journal '%s': %s", f->paths[file], strerror(errno));
+  tl_buf_reset(&f->line);
+  char chunk[4096];
+  uint64_t at = offset;
+  for (;;) { /* up to the line's newline */
+    ssize_t k = pread(f->fd[file], chunk, sizeof chunk, (off_t)at);
+    if (k < 0) return tl_err_set(err, TL_EIO, "cannot read journal '%s': %s", f->paths[file], strerror(errno));
+    if (k == 0) break;
+    const char *nl = memchr(chunk, '\n', (size_t)k);
+    size_t n = nl ? (size_t)(nl - chunk) : (size_t)k;
+    if (tl_buf_append(&f->line, chunk, n)) return tl_err_set(err, TL_ENOMEM, "out of memory");
+    if (nl) break;
+    at += (uint64_t)k;
+  }
+  cJSON *o = f->line.data ? cJSON_ParseWithLength(f->line.data, f->line.len) : NULL;
+  if (!o || parse_rec(o, rec)) {
+    cJSON_Delete(o);
+    return tl_err_set(err, TL_EIO, "journal '%s': the line at byte %llu changed since it was written",
+                      f->paths[file], (unsigned long long)offset);
+  }
+  rec->file = file;
+  rec->offset = offset;
+  *obj = o;
+  return TL_OK;
 }

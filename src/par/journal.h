@@ -1,7 +1,7 @@
 /* journal.h - the resume journal.
  *
  * Every rank appends each unit it finishes to its own file in `<output>.journal/`, named
- * `<attempt>-r<rank>.jsonl` (a new attempt never overwrites an earlier one's files). Line 1 is
+ * `<attempt>-r<rank, zero-padded to 5 digits>.jsonl` (a new attempt never overwrites an earlier one's files). Line 1 is
  * a header {"tally_journal": 1, "job": "<hash of the job JSON>", "rank": r, "attempt": "..."};
  * then one line per finished stage of a unit:
  *   {"b": benchmark, "m": model, "v": variant, "s": seed, "id": item id, "t": sub-unit,
@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 #include "tally/engine.h"
 #include "tally/err.h"
 
@@ -31,6 +33,7 @@ typedef struct {
   FILE *fp;
   char *path;
   long unsynced;    /* lines written since the last sync */
+  uint64_t pos;     /* bytes written to the file so far (the next line's offset) */
   double last_sync; /* CLOCK_MONOTONIC seconds */
   tl_buf line;      /* reused line buffer */
 } tl_journal;
@@ -40,11 +43,16 @@ char *tl_journal_dir(const char *output);
 /* FNV-1a 64 of the job JSON as 16 hex digits into out[17]. */
 void tl_journal_job_hash(const char *job_json, char out[17]);
 
+/* The file of `rank` in attempt `attempt`: "<dir>/<attempt>-r<rank, 5 digits>.jsonl" (malloc'd). */
+char *tl_journal_path(const char *dir, const char *attempt, int rank);
 /* Creates dir if needed and this rank's file; writes the header. */
 tl_status tl_journal_open(tl_journal *j, const char *dir, const char *attempt, int rank,
                           const char *job_hash, tl_err *err);
 /* Appends one finished stage of a unit (buffered). */
-tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_reply *rep, tl_err *err);
+tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_reply *rep, uint64_t *offset,
+                         tl_err *err);
+/* (*offset, when not NULL: the byte offset of the line in j->path, for tl_jfiles_read once the
+ * journal is synced.) */
 /* End of a batch: syncs when the last sync is TL_JOURNAL_SYNC_S or more ago. */
 tl_status tl_journal_batch_done(tl_journal *j, tl_err *err);
 /* fflush + fsync: the lines written so far survive a crash. */
@@ -55,6 +63,8 @@ void tl_journal_close(tl_journal *j);
 typedef struct {
   tl_unit_key key;
   const char *text, *prompt, *source;
+  int file;          /* tl_journal_read_all: index in tl_journal_list's order; tl_jfiles_read: its own */
+  uint64_t offset;   /* byte offset of the line in that file */
 } tl_journal_rec;
 typedef tl_status (*tl_journal_cb)(void *ctx, const tl_journal_rec *rec);
 
@@ -63,6 +73,27 @@ typedef tl_status (*tl_journal_cb)(void *ctx, const tl_journal_rec *rec);
  * missing dir is not an error (nothing recorded). */
 tl_status tl_journal_read_all(const char *dir, const char *job_hash, tl_journal_cb cb, void *ctx,
                               long *nfiles, long *nrecs, long *nskipped, tl_err *err);
+/* The journal files of dir, full paths, sorted by name (the order tl_journal_read_all reads
+ * them in and numbers rec->file by). malloc'd array of *n malloc'd strings; NULL when none. */
+char **tl_journal_list(const char *dir, int *n);
+
+/* Lines read back by (file, offset): how a row's texts come back from the journal when its
+ * table is written, so no rank keeps them in memory meanwhile. One fd per file, opened on first
+ * use and kept. */
+typedef struct {
+  char **paths;
+  int *fd;
+  int n;
+  tl_buf line;
+} tl_jfiles;
+void tl_jfiles_init(tl_jfiles *f);
+tl_status tl_jfiles_add(tl_jfiles *f, const char *path, int *index); /* copies path */
+/* Reads the record at offset of file; rec's strings live in *obj (cJSON_Delete it). TL_EIO
+ * when the line cannot be read or no longer parses as a record. */
+tl_status tl_jfiles_read(tl_jfiles *f, int file, uint64_t offset, tl_journal_rec *rec, cJSON **obj,
+                         tl_err *err);
+void tl_jfiles_release(tl_jfiles *f);
+
 /* True when dir exists and holds at least one journal file. */
 int tl_journal_exists(const char *dir);
 /* Removes the journal files and the folder (after the output is safely written). */

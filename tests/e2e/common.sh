@@ -5,7 +5,7 @@ set -euo pipefail
 export TALLY_SHARED_DATA="${TALLY_SHARED_DATA:-${TALLY_SHARED_DATA_DEFAULT:-$TALLY_SRC/../shared/data}}"
 PY="${TALLY_PYTHON:-/usr/bin/python3}"
 WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 need_python() {
   "$PY" -c "import h5py, pandas" 2>/dev/null || { echo "skipped: $PY lacks h5py/pandas"; exit 77; }

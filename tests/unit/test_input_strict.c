@@ -343,6 +343,23 @@ static void test_jsonl_table_columns(void **state) {
   free(path);
 }
 
+/* The replay engine's key_fn: counts the accepted lines; with a log, reports each key whose
+ * id is not in `known` as an unknown item (what the driver does) and returns what the report
+ * returned, so that strict input stops the load there. */
+typedef struct {
+  size_t n;
+  tl_inlog *log;
+  const char *known;
+} key_count;
+
+static int count_key(void *ctx, const tl_unit_key *key, const char *path, long line) {
+  key_count *c = ctx;
+  c->n++;
+  if (c->log && strcmp(key->id, c->known) != 0)
+    return tl_inlog_report(c->log, TL_IN_UNKNOWN_ITEM, path, line, "answer for unknown item '%s'", key->id) != TL_OK;
+  return 0;
+}
+
 static void test_loaders(void **state) {
   (void)state;
   const char *items = ITEM("2000", "")                       /* 1 ok */
@@ -378,8 +395,9 @@ static void test_loaders(void **state) {
   tl_replay_source src = {apath, "spatialeval", 0, NULL, 0, "reason", SE_VARIANTS};
   assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
   tl_replay *r;
-  assert_int_equal(tl_replay_open(&src, 1, 0, &log, &r, &err), TL_OK);
-  assert_int_equal(tl_replay_count(r), 2);
+  key_count kc = {0, NULL, NULL};
+  assert_int_equal(tl_replay_open(&src, 1, 0, &log, count_key, &kc, &r, &err), TL_OK);
+  assert_int_equal(kc.n, 2);
   assert_int_equal(log.total, 2);
   assert_string_equal(log_kind(&log, 0), "nul_escape");
   assert_int_equal(log_line(&log, 0), 2);
@@ -388,12 +406,54 @@ static void test_loaders(void **state) {
   assert_int_equal(log_line(&log, 1), 3);
   assert_non_null(strstr(log_msg(&log, 1), "duplicate key 'response'"));
   tl_engine *e = tl_replay_engine(r);
+  { /* the lines kept are read back whole: "\\u0000" is text, not an escape */
+    tl_eng_request q[2];
+    memset(q, 0, sizeof q);
+    static const char *const ID[] = {"a.1", "a.4"}, *const TEXT[] = {"R1", "ok \\u0000"};
+    for (int i = 0; i < 2; i++) {
+      q[i].tag = (uint64_t)i;
+      q[i].key = (tl_unit_key){"spatialeval", ID[i], "m", "reason", 0, 0, 0};
+      assert_int_equal(e->vt->submit(e, &q[i]), TL_OK);
+    }
+    tl_eng_reply rep[2];
+    assert_int_equal(e->vt->poll(e, rep, 2, 0), 2);
+    for (int i = 0; i < 2; i++) {
+      assert_string_equal(rep[i].text, TEXT[i]);
+      tl_eng_reply_release(&rep[i]);
+    }
+  }
   e->vt->free(e);
   tl_inlog_release(&log);
   assert_int_equal(tl_inlog_init(&log, NULL, 1), TL_OK); /* strict */
-  assert_int_equal(tl_replay_open(&src, 1, 0, &log, &r, &err), TL_EINPUT);
+  assert_int_equal(tl_replay_open(&src, 1, 0, &log, NULL, NULL, &r, &err), TL_EINPUT);
   assert_int_equal(log.total, 1);
   tl_inlog_release(&log);
+  /* strict input through key_fn: the first line for an unknown item stops the load there */
+  static const struct {
+    int strict;
+    tl_status st;
+    size_t nkeys;
+    long nlog;
+  } K[] = {{0, TL_OK, 2, 3}, {1, TL_EINPUT, 1, 1}};
+  for (size_t c = 0; c < sizeof K / sizeof K[0]; c++) {
+    assert_int_equal(tl_inlog_init(&log, NULL, K[c].strict), TL_OK);
+    kc = (key_count){0, &log, "a.4"};
+    r = NULL;
+    tl_status st = tl_replay_open(&src, 1, 0, &log, count_key, &kc, &r, &err);
+    /* not strict: line 2 nul_escape, line 3 duplicate_key, line 1 unknown item (in load order) */
+    if (st != K[c].st || kc.n != K[c].nkeys || log.total != K[c].nlog)
+      fail_msg("strict %d: status %d, %zu keys, %ld problems; want %d, %zu, %ld", K[c].strict, st, kc.n,
+               log.total, K[c].st, K[c].nkeys, K[c].nlog);
+    assert_string_equal(log_kind(&log, 0), "unknown_item");
+    assert_int_equal(log_line(&log, 0), 1);
+    if (st == TL_OK) {
+      e = tl_replay_engine(r);
+      e->vt->free(e);
+    } else {
+      assert_null(r);
+    }
+    tl_inlog_release(&log);
+  }
 
   char *tpath = write_tmp_str("{\"h\":1,\"m\":2}\n{\"h\":2,\"m\":3,\"m\":4}\n{\"h\":3,\"m\":\"x\\u0000\"}\n{\"h\":4,\"m\":5}\n", ".jsonl");
   assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
@@ -488,8 +548,10 @@ static void test_empty_sets(void **state) {
   tl_replay_source src[2] = {{empty, "spatialeval", 0, "m", 0, "reason", SE_VARIANTS},
                              {blank, "spatialeval", 0, "m", 0, "reason", SE_VARIANTS}};
   tl_replay *r;
-  assert_int_equal(tl_replay_open(src, 2, 0, &log, &r, &err), TL_OK);
-  assert_int_equal(tl_replay_count(r), 0);
+  key_count kc = {0, NULL, NULL};
+  assert_int_equal(tl_replay_open(src, 2, 0, &log, count_key, &kc, &r, &err), TL_OK);
+  assert_int_equal(kc.n, 0);
+  assert_int_equal(tl_replay_index_bytes(r), 0);
   tl_engine *e = tl_replay_engine(r);
   tl_eng_reply rep[2];
   assert_int_equal(e->vt->poll(e, rep, 2, 0), 0);

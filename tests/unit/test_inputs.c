@@ -1,6 +1,7 @@
 /* test_inputs.c - bad input is reported with file and line, counted, and loses nothing:
  * the JSONL reader, item loading, the replay engine, the resume journal and job validation. */
 #define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -151,8 +152,56 @@ static tl_eng_request rq(uint64_t tag, const char *bench, int stage, const char 
   return q;
 }
 
+/* What tl_replay_open hands its key_fn: every accepted line's key, copied. */
+typedef struct {
+  char *bench, *id, *model, *variant, *path;
+  int seed, stage;
+  uint32_t sub;
+  long line;
+} seen_key;
+
+typedef struct {
+  seen_key k[64];
+  size_t n;
+  size_t stop_at; /* return nonzero at the stop_at-th key (0 = never) */
+} seen_keys;
+
+static int record_key(void *ctx, const tl_unit_key *key, const char *path, long line) {
+  seen_keys *c = ctx;
+  assert_true(c->n < 64);
+  seen_key *o = &c->k[c->n++];
+  o->bench = strdup(key->bench);
+  o->id = strdup(key->id);
+  o->model = strdup(key->model);
+  o->variant = strdup(key->variant);
+  o->path = strdup(path);
+  o->seed = key->seed;
+  o->stage = key->stage;
+  o->sub = key->sub;
+  o->line = line;
+  return c->stop_at && c->n == c->stop_at;
+}
+
+static void seen_release(seen_keys *c) {
+  for (size_t i = 0; i < c->n; i++) {
+    free(c->k[i].bench);
+    free(c->k[i].id);
+    free(c->k[i].model);
+    free(c->k[i].variant);
+    free(c->k[i].path);
+  }
+  c->n = 0;
+}
+
+/* The forced collision of the tests: every key hashes to one value. */
+static uint64_t one_hash(const tl_unit_key *key) {
+  (void)key;
+  return 42;
+}
+
 static void test_replay(void **state) {
   (void)state;
+  tl_replay_test_hash(NULL);
   const char *content =
       "{\"id\":\"a.1\",\"model\":\"m\",\"seed\":1,\"response\":\"R1\"}\n"                 /* 1 */
       "{\"id\":\"a.2\",\"response\":\"R2\"}\n"                                          /* 2 default model */
@@ -168,8 +217,9 @@ static void test_replay(void **state) {
   assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
   tl_replay *r;
   tl_err err;
-  assert_int_equal(tl_replay_open(&src, 1, 0, &log, &r, &err), TL_OK);
-  assert_int_equal(tl_replay_count(r), 4);
+  seen_keys seen = {0};
+  assert_int_equal(tl_replay_open(&src, 1, 0, &log, record_key, &seen, &r, &err), TL_OK);
+  assert_int_equal(seen.n, 4);
   assert_int_equal(log.total, 4);
   assert_int_equal(log.counts[TL_IN_DUPLICATE], 1);
   assert_int_equal(log.counts[TL_IN_BAD_FIELD], 2);
@@ -185,20 +235,23 @@ static void test_replay(void **state) {
     assert_int_equal(log_line(&log, i), (long)i + 5);
     assert_string_equal(log_msg(&log, i), want);
   }
-  /* keys: the line's fields, else the source's defaults */
-  tl_unit_key key;
-  const char *where;
-  tl_replay_key(r, 0, &key, &where);
-  assert_string_equal(key.bench, "spatialeval");
-  assert_string_equal(key.id, "a.1");
-  assert_string_equal(key.model, "m");
-  assert_string_equal(key.variant, "letter");
-  assert_int_equal(key.seed, 1);
-  assert_int_equal(key.sub, 0);
-  assert_int_equal(key.stage, 0);
-  tl_replay_key(r, 1, &key, NULL);
-  assert_string_equal(key.model, "dflt");
-  assert_int_equal(key.seed, 7);
+  /* keys: the line's fields, else the source's defaults; in load order, with file and line */
+  static const long SEEN_LINE[] = {1, 2, 3, 4};
+  static const char *const SEEN_ID[] = {"a.1", "a.2", "a.3", "a.4"};
+  for (size_t i = 0; i < 4; i++) {
+    assert_string_equal(seen.k[i].id, SEEN_ID[i]);
+    assert_string_equal(seen.k[i].path, path);
+    assert_int_equal(seen.k[i].line, SEEN_LINE[i]);
+  }
+  assert_string_equal(seen.k[0].bench, "spatialeval");
+  assert_string_equal(seen.k[0].model, "m");
+  assert_string_equal(seen.k[0].variant, "letter");
+  assert_int_equal(seen.k[0].seed, 1);
+  assert_int_equal(seen.k[0].sub, 0);
+  assert_int_equal(seen.k[0].stage, 0);
+  assert_string_equal(seen.k[1].model, "dflt");
+  assert_int_equal(seen.k[1].seed, 7);
+  seen_release(&seen);
   tl_engine *e = tl_replay_engine(r);
   tl_eng_request q[] = {rq(10, "spatialeval", 0, "m", "letter", 1, "a.1", 0),
                         rq(11, "spatialeval", 0, "dflt", "letter", 7, "a.2", 0),
@@ -352,6 +405,31 @@ static const struct {
      2,
      {{SE, 0, "m", "reason", 0, "x", 0, "first", NULL},
       {SE, 0, "m", "reason", 0, "x", 2, "t2 first", NULL}}},
+    {"keys that differ in one field each are different keys",
+     "{\"id\":\"k\",\"model\":\"m\",\"response\":\"base\"}\n"
+     "{\"id\":\"k\",\"model\":\"m2\",\"response\":\"model\"}\n"
+     "{\"id\":\"k\",\"model\":\"m\",\"seed\":1,\"response\":\"seed\"}\n"
+     "{\"id\":\"k\",\"model\":\"m\",\"prompt_variant\":\"letter\",\"response\":\"variant\"}\n"
+     "{\"id\":\"k\",\"model\":\"m\",\"turn\":1,\"response\":\"turn\"}\n"
+     "{\"id\":\"k\",\"model\":\"m\",\"response\":\"again\"}\n"
+     "{\"id\":\"kk\",\"model\":\"m\",\"response\":\"id\"}\n",
+     0, SE_VARIANTS, "reason", 6, 0, 0, "reason", 1,
+     {{"duplicate", 6, "duplicate answer for id 'k', model 'm', seed 0, variant reason (the one at @:1 is kept)"}},
+     6,
+     {{SE, 0, "m", "reason", 0, "k", 0, "base", NULL},
+      {SE, 0, "m2", "reason", 0, "k", 0, "model", NULL},
+      {SE, 0, "m", "reason", 1, "k", 0, "seed", NULL},
+      {SE, 0, "m", "letter", 0, "k", 0, "variant", NULL},
+      {SE, 0, "m", "reason", 0, "k", 1, "turn", NULL},
+      {SE, 0, "m", "reason", 0, "kk", 0, "id", NULL}}},
+    {"fields split differently are other keys",
+     "{\"id\":\"ab\",\"model\":\"c\",\"response\":\"ab c\"}\n"
+     "{\"id\":\"a\",\"model\":\"bc\",\"response\":\"a bc\"}\n",
+     0, SE_VARIANTS, "reason", 2, 0, 0, "reason", 0, {{0}}, 4,
+     {{SE, 0, "c", "reason", 0, "ab", 0, "ab c", NULL},
+      {SE, 0, "bc", "reason", 0, "a", 0, "a bc", NULL},
+      {SE, 0, "b", "reason", 0, "ac", 0, NULL, NOANS},
+      {SE, 0, "", "reason", 0, "abc", 0, NULL, NOANS}}},
     {"duplicates of a judge's replies are duplicate judgments",
      "{\"id\":\"x\",\"model\":\"m\",\"seed\":3,\"response\":\"first\"}\n"
      "{\"id\":\"x\",\"model\":\"m\",\"seed\":3,\"response\":\"second\"}\n",
@@ -360,19 +438,25 @@ static const struct {
      1, {{SE, 1, "m", "letter", 3, "x", 0, "first", NULL}}},
 };
 
+/* Every case twice: with the real key hash, and with one hash for every key (each key then
+ * collides with every other: the engine must tell them apart by their real keys). */
 static void test_replay_keys(void **state) {
   (void)state;
-  for (size_t c = 0; c < sizeof RT / sizeof RT[0]; c++) {
-    const char *name = RT[c].name;
+  for (size_t run = 0; run < 2 * (sizeof RT / sizeof RT[0]); run++) {
+    size_t c = run % (sizeof RT / sizeof RT[0]);
+    int collide = run >= sizeof RT / sizeof RT[0];
+    char name[200];
+    snprintf(name, sizeof name, "%s%s", RT[c].name, collide ? " (every key one hash)" : "");
+    tl_replay_test_hash(collide ? one_hash : NULL);
     char *path = write_tmp(RT[c].lines, strlen(RT[c].lines));
     tl_replay_source src = {path, SE, RT[c].stage, NULL, 0, RT[c].variant, RT[c].variants};
     tl_inlog log;
     assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
     tl_replay *r;
     tl_err err;
-    if (tl_replay_open(&src, 1, 0, &log, &r, &err) != TL_OK) fail_msg("%s: %s", name, err.msg);
-    if (tl_replay_count(r) != RT[c].nrec)
-      fail_msg("%s: %zu replies, want %zu", name, tl_replay_count(r), RT[c].nrec);
+    seen_keys seen = {0};
+    if (tl_replay_open(&src, 1, 0, &log, record_key, &seen, &r, &err) != TL_OK) fail_msg("%s: %s", name, err.msg);
+    if (seen.n != RT[c].nrec) fail_msg("%s: %zu replies, want %zu", name, seen.n, RT[c].nrec);
     if (log.total != RT[c].nlog) {
       for (long i = 0; i < log.total; i++) print_message("  %ld: %s\n", log_line(&log, (size_t)i), log_msg(&log, (size_t)i));
       fail_msg("%s: %ld problems, want %d", name, log.total, RT[c].nlog);
@@ -386,12 +470,11 @@ static void test_replay_keys(void **state) {
                  log_kind(&log, (size_t)i), log_line(&log, (size_t)i), log_msg(&log, (size_t)i),
                  RT[c].log[i].kind, RT[c].log[i].line, want);
     }
-    tl_unit_key key;
-    tl_replay_key(r, 0, &key, NULL);
-    assert_string_equal(key.bench, SE);
-    if (key.sub != RT[c].sub0 || key.stage != RT[c].stage0 || strcmp(key.variant, RT[c].variant0))
-      fail_msg("%s: record 0 has turn %u, stage %d, variant %s; want %u, %d, %s", name, (unsigned)key.sub,
-               key.stage, key.variant, (unsigned)RT[c].sub0, RT[c].stage0, RT[c].variant0);
+    const seen_key *key = &seen.k[0];
+    assert_string_equal(key->bench, SE);
+    if (key->sub != RT[c].sub0 || key->stage != RT[c].stage0 || strcmp(key->variant, RT[c].variant0))
+      fail_msg("%s: record 0 has turn %u, stage %d, variant %s; want %u, %d, %s", name, (unsigned)key->sub,
+               key->stage, key->variant, (unsigned)RT[c].sub0, RT[c].stage0, RT[c].variant0);
     tl_engine *e = tl_replay_engine(r);
     for (int i = 0; i < RT[c].nreq; i++) {
       const want_reply *w = &RT[c].req[i];
@@ -414,10 +497,322 @@ static void test_replay_keys(void **state) {
       tl_eng_reply_release(&rep[i]);
     }
     e->vt->free(e);
+    tl_replay_test_hash(NULL);
+    seen_release(&seen);
     tl_inlog_release(&log);
     unlink(path);
     free(path);
   }
+}
+
+/* The key hash covers every field, each string with its length: keys that differ anywhere, or
+ * split their bytes differently between fields, hash differently (NULL and "" are one key). */
+static void test_replay_key_hash(void **state) {
+  (void)state;
+  static const struct {
+    tl_unit_key a, b;
+    int same;
+  } T[] = {
+      {{"b", "ab", "c", "v", 0, 0, 0}, {"b", "a", "bc", "v", 0, 0, 0}, 0},   /* id|model split */
+      {{"b", "i", "mv", "", 0, 0, 0}, {"b", "i", "m", "v", 0, 0, 0}, 0},    /* model|variant */
+      {{"xb", "i", "m", "v", 0, 0, 0}, {"x", "bi", "m", "v", 0, 0, 0}, 0},  /* bench|id */
+      {{"b", "i", "m", "v", 0, 0, 0}, {"b", "i", "m", "v", 0, 0, 1}, 0},    /* stage */
+      {{"b", "i", "m", "v", 0, 0, 0}, {"b", "i", "m", "v", 1, 0, 0}, 0},    /* seed */
+      {{"b", "i", "m", "v", -1, 0, 0}, {"b", "i", "m", "v", 0, 0, 0}, 0},
+      {{"b", "i", "m", "v", 0, 0, 0}, {"b", "i", "m", "v", 0, 1, 0}, 0},    /* sub */
+      {{"b", "i", "m", "v", 0, 1, 0}, {"b", "i", "m", "v", 1, 0, 0}, 0},    /* sub vs seed */
+      {{"b", "i", "m", "v", 0, 0, 0}, {"b", "i", "m", "w", 0, 0, 0}, 0},    /* variant */
+      {{"b", "i", NULL, "v", 0, 0, 0}, {"b", "i", "", "v", 0, 0, 0}, 1},    /* NULL = "" */
+      {{"b", "i", "m", "v", 7, 3, 1}, {"b", "i", "m", "v", 7, 3, 1}, 1},
+  };
+  for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
+    if ((tl_replay_key_hash(&T[i].a) == tl_replay_key_hash(&T[i].b)) != T[i].same)
+      fail_msg("case %zu: hashes %s", i, T[i].same ? "differ" : "are equal");
+  /* the low bits (the load table's slots) spread: 4096 ids over 8192 slots leave few empty */
+  static unsigned char used[8192];
+  memset(used, 0, sizeof used);
+  size_t n = 0;
+  for (int k = 0; k < 4096; k++) {
+    char id[32];
+    snprintf(id, sizeof id, "spatialmap.tqa.%d.0", k);
+    tl_unit_key key = {"spatialeval", id, "m", "reason", 0, 0, 0};
+    size_t slot = (size_t)(tl_replay_key_hash(&key) & 8191);
+    n += !used[slot];
+    used[slot] = 1;
+  }
+  /* expected distinct slots: 8192 * (1 - e^-0.5) = 3223 */
+  if (n < 3100 || n > 3350) fail_msg("4096 keys fill %zu of 8192 slots", n);
+}
+
+/* ---- replay: lines are read back from their files ---- */
+
+/* One request's reply, checked: text (NULL: none, then error must equal want_error, '@' = the
+ * path) and source "PATH:line" (line 0: no source). */
+static void check_reply(const char *name, const tl_eng_reply *rep, const char *path, const char *want_text,
+                        const char *want_error, long want_line) {
+  char err_want[4400] = "", src_want[4200] = "";
+  if (want_error) subst_path(want_error, path, err_want, sizeof err_want);
+  if (want_line) snprintf(src_want, sizeof src_want, "%s:%ld", path, want_line);
+  int ok = want_text ? rep->text && !strcmp(rep->text, want_text) && !rep->error
+                     : !rep->text && rep->error && !strcmp(rep->error, err_want);
+  ok = ok && (want_line ? rep->source && !strcmp(rep->source, src_want) : !rep->source);
+  if (!ok)
+    fail_msg("%s: text '%.60s' (%zu bytes), error '%s', source '%s'; want '%.60s', '%s', '%s'", name,
+             rep->text ? rep->text : "(null)", rep->text ? strlen(rep->text) : 0, rep->error ? rep->error : "(null)",
+             rep->source ? rep->source : "(null)", want_text ? want_text : "(null)", err_want, src_want);
+}
+
+/* Each line is read back from where it is: leading blanks, CRLF, runs of "\r", blank lines,
+ * line ends on each side of the reader's 64 KiB blocks, lines longer than a block, no final
+ * newline. */
+static void test_replay_line_positions(void **state) {
+  (void)state;
+  tl_replay_test_hash(NULL);
+  tl_buf b;
+  tl_buf_init(&b);
+  tl_buf_puts(&b, "  {\"id\":\"p.1\",\"model\":\"m\",\"response\":\"lead\"}\r\n"); /* 1 */
+  tl_buf_puts(&b, "\n   \t \n");                                                    /* 2, 3 blank */
+  tl_buf_puts(&b, "{\"id\":\"p.4\",\"model\":\"m\",\"response\":\"crcr\"}\r\r\n");  /* 4 */
+  /* 5: its text ends 30 bytes before the block boundary; 100 "\r" and a "\n" follow */
+  const char *head = "{\"id\":\"p.5\",\"model\":\"m\",\"response\":\"", *tail = "\"}";
+  size_t fill5 = 65536 - 30 - b.len - strlen(head) - strlen(tail);
+  char *t5 = malloc(fill5 + 1);
+  memset(t5, 'f', fill5);
+  t5[fill5] = 0;
+  tl_buf_printf(&b, "%s%s%s", head, t5, tail);
+  for (int i = 0; i < 100; i++) tl_buf_puts(&b, "\r");
+  tl_buf_puts(&b, "\n");
+  /* 6: its text ends at the block boundary; its "\n" starts the next block */
+  size_t fill6 = 2 * 65536 - b.len - strlen(head) - strlen(tail);
+  char *t6 = malloc(fill6 + 1);
+  memset(t6, 's', fill6);
+  t6[fill6] = 0;
+  tl_buf_printf(&b, "{\"id\":\"p.6\",\"model\":\"m\",\"response\":\"%s\"}\n", t6);
+  assert_int_equal(b.len, 2 * 65536 + 1);
+  /* 7: longer than a block */
+  char *t7 = malloc(150001);
+  memset(t7, 'L', 150000);
+  t7[150000] = 0;
+  tl_buf_printf(&b, "{\"id\":\"p.7\",\"model\":\"m\",\"response\":\"%s\"}\n", t7);
+  tl_buf_puts(&b, "{\"id\":\"p.8\",\"model\":\"m\",\"response\":\"last\"}"); /* 8, no newline */
+  char *path = write_tmp(b.data, b.len);
+  tl_buf_release(&b);
+  tl_replay_source src = {path, SE, 0, NULL, 0, "reason", SE_VARIANTS};
+  tl_inlog log;
+  assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
+  tl_replay *r;
+  tl_err err;
+  if (tl_replay_open(&src, 1, 0, &log, NULL, NULL, &r, &err) != TL_OK) fail_msg("%s", err.msg);
+  assert_int_equal(log.total, 0);
+  static const struct {
+    const char *id;
+    long line;
+  } Q[] = {{"p.1", 1}, {"p.4", 4}, {"p.5", 5}, {"p.6", 6}, {"p.7", 7}, {"p.8", 8}};
+  const char *want[] = {"lead", "crcr", t5, t6, t7, "last"};
+  tl_engine *e = tl_replay_engine(r);
+  for (size_t i = 0; i < 6; i++) {
+    tl_eng_request q = rq(i, SE, 0, "m", "reason", 0, Q[i].id, 0);
+    assert_int_equal(e->vt->submit(e, &q), TL_OK);
+  }
+  tl_eng_reply rep[8];
+  assert_int_equal(e->vt->poll(e, rep, 8, 0), 6);
+  for (size_t i = 0; i < 6; i++) {
+    check_reply(Q[i].id, &rep[i], path, want[i], NULL, Q[i].line);
+    tl_eng_reply_release(&rep[i]);
+  }
+  assert_true(tl_replay_index_bytes(r) <= 6 * 32);
+  e->vt->free(e);
+  tl_inlog_release(&log);
+  free(t5);
+  free(t6);
+  free(t7);
+  unlink(path);
+  free(path);
+}
+
+#define CHANGED "the answer file changed since it was read: @:"
+#define L1 "{\"id\":\"c.1\",\"model\":\"m\",\"response\":\"one\"}\n"
+#define L2 "{\"id\":\"c.2\",\"model\":\"m\",\"response\":\"two\"}\n"
+#define L3 "{\"id\":\"c.3\",\"model\":\"m\",\"response\":\"three\"}\n"
+
+/* A file changed after tl_replay_open: each request gets its text as loaded, or the error
+ * naming the line; never another text. */
+static void test_replay_file_changed(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    const char *now; /* the file's new content (written over the same file), NULL: removed */
+    long cut;        /* >= 0: then cut to this many bytes */
+    const char *want[3]; /* c.1, c.2, c.3: the text, or NULL: the error for that line */
+  } T[] = {
+      {"unchanged", L1 L2 L3, -1, {"one", "two", "three"}},
+      {"lines added at the end", L1 L2 L3 L1, -1, {"one", "two", "three"}},
+      {"removed (the open file is still read)", NULL, -1, {"one", "two", "three"}},
+      {"cut to nothing", L1 L2 L3, 0, {NULL, NULL, NULL}},
+      {"cut inside line 2", L1 L2 L3, (long)sizeof L1 - 1 + 10, {"one", NULL, NULL}},
+      {"cut just before line 3's newline", L1 L2 L3, (long)(sizeof L1 + sizeof L2 + sizeof L3 - 4), {"one", "two", "three"}},
+      {"another text of the same length", L1 "{\"id\":\"c.2\",\"model\":\"m\",\"response\":\"TWO\"}\n" L3, -1,
+       {"one", NULL, "three"}},
+      {"another key of the same length", L1 "{\"id\":\"c.9\",\"model\":\"m\",\"response\":\"two\"}\n" L3, -1,
+       {"one", NULL, "three"}},
+      {"lines 1 and 2 swapped", L2 L1 L3, -1, {NULL, NULL, "three"}},
+      {"a line shifted by one byte", " " L1 L2 L3, -1, {NULL, NULL, NULL}},
+      {"a line no longer JSON", L1 "{\"id\":\"c.2\",\"model\":\"m\",\"response\":\"two\"]\n" L3, -1,
+       {"one", NULL, "three"}},
+  };
+  for (size_t c = 0; c < sizeof T / sizeof T[0]; c++) {
+    for (int collide = 0; collide < 2; collide++) {
+      char name[160];
+      snprintf(name, sizeof name, "%s%s", T[c].name, collide ? " (every key one hash)" : "");
+      tl_replay_test_hash(collide ? one_hash : NULL);
+      const char *orig = L1 L2 L3;
+      char *path = write_tmp(orig, strlen(orig));
+      tl_replay_source src = {path, SE, 0, NULL, 0, "reason", SE_VARIANTS};
+      tl_inlog log;
+      assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
+      tl_replay *r;
+      tl_err err;
+      if (tl_replay_open(&src, 1, 0, &log, NULL, NULL, &r, &err) != TL_OK) fail_msg("%s: %s", name, err.msg);
+      assert_int_equal(log.total, 0);
+      if (T[c].now) {
+        FILE *f = fopen(path, "r+b"); /* the same file, written over */
+        assert_non_null(f);
+        assert_int_equal(fwrite(T[c].now, 1, strlen(T[c].now), f), strlen(T[c].now));
+        assert_int_equal(fclose(f), 0);
+        if (T[c].cut >= 0 || strlen(T[c].now) < strlen(orig))
+          assert_int_equal(truncate(path, T[c].cut >= 0 ? T[c].cut : (off_t)strlen(T[c].now)), 0);
+      } else {
+        assert_int_equal(unlink(path), 0);
+      }
+      tl_engine *e = tl_replay_engine(r);
+      static const char *const ID[] = {"c.1", "c.2", "c.3"};
+      for (size_t i = 0; i < 3; i++) {
+        tl_eng_request q = rq(i, SE, 0, "m", "reason", 0, ID[i], 0);
+        assert_int_equal(e->vt->submit(e, &q), TL_OK);
+      }
+      tl_eng_reply rep[4];
+      assert_int_equal(e->vt->poll(e, rep, 4, 0), 3);
+      for (size_t i = 0; i < 3; i++) {
+        char werr[64];
+        snprintf(werr, sizeof werr, CHANGED "%zu", i + 1);
+        char what[200];
+        snprintf(what, sizeof what, "%s: %s", name, ID[i]);
+        if (collide && !T[c].want[i] && rep[i].error) {
+          /* the lines of one hash that cannot be read back are all candidates: the error names
+           * the first of them (in file order) */
+          char pre[4200];
+          subst_path(CHANGED, path, pre, sizeof pre);
+          size_t n = strlen(pre);
+          long at = strncmp(rep[i].error, pre, n) == 0 ? atol(rep[i].error + n) : 0;
+          if (rep[i].text || rep[i].source || at < 1 || at > (long)i + 1)
+            fail_msg("%s: text '%s', error '%s'", what, rep[i].text ? rep[i].text : "(null)", rep[i].error);
+        } else {
+          check_reply(what, &rep[i], path, T[c].want[i], T[c].want[i] ? NULL : werr, T[c].want[i] ? (long)i + 1 : 0);
+        }
+        tl_eng_reply_release(&rep[i]);
+      }
+      e->vt->free(e);
+      tl_replay_test_hash(NULL);
+      tl_inlog_release(&log);
+      unlink(path);
+      free(path);
+    }
+  }
+}
+
+/* key_fn sees every accepted line in load order; a nonzero return stops loading right there
+ * (nothing after it is read or reported) and tl_replay_open returns TL_EINPUT. */
+static void test_replay_key_fn(void **state) {
+  (void)state;
+  tl_replay_test_hash(NULL);
+  const char *c1 = "{\"id\":\"f.1\",\"model\":\"m\",\"response\":\"a\"}\n"
+                   "{\"id\":\"f.2\",\"model\":\"m\",\"response\":\"b\"}\n"
+                   "{bad\n";
+  const char *c2 = "{\"id\":\"g.1\",\"model\":\"n\",\"response\":\"c\"}\n"
+                   "{\"id\":\"g.2\"}\n"
+                   "{\"id\":\"g.3\",\"model\":\"n\",\"response\":\"d\"}\n";
+  char *p1 = write_tmp(c1, strlen(c1));
+  char *p2 = write_tmp(c2, strlen(c2));
+  static const struct {
+    size_t stop_at;
+    tl_status st;
+    size_t nkeys;
+    long nlog;
+    int where_file; /* err names file 1 or 2 ... */
+    long where_line; /* ... at this line */
+  } T[] = {{0, TL_OK, 4, 2, 0, 0},
+           {1, TL_EINPUT, 1, 0, 1, 1},
+           {2, TL_EINPUT, 2, 0, 1, 2},
+           {3, TL_EINPUT, 3, 1, 2, 1},
+           {4, TL_EINPUT, 4, 2, 2, 3}};
+  static const char *const ID[] = {"f.1", "f.2", "g.1", "g.3"};
+  static const long LINE[] = {1, 2, 1, 3};
+  for (size_t c = 0; c < sizeof T / sizeof T[0]; c++) {
+    tl_replay_source src[2] = {{p1, SE, 0, NULL, 0, "reason", SE_VARIANTS}, {p2, SE, 0, NULL, 0, "reason", SE_VARIANTS}};
+    tl_inlog log;
+    assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
+    tl_replay *r = (tl_replay *)&log; /* must come back NULL on failure */
+    tl_err err;
+    seen_keys seen = {0};
+    seen.stop_at = T[c].stop_at;
+    tl_status st = tl_replay_open(src, 2, 0, &log, record_key, &seen, &r, &err);
+    if (st != T[c].st || seen.n != T[c].nkeys || log.total != T[c].nlog)
+      fail_msg("stop at %zu: status %d, %zu keys, %ld problems; want %d, %zu, %ld", T[c].stop_at, st, seen.n,
+               log.total, T[c].st, T[c].nkeys, T[c].nlog);
+    for (size_t i = 0; i < seen.n; i++) {
+      assert_string_equal(seen.k[i].id, ID[i]);
+      assert_string_equal(seen.k[i].path, i < 2 ? p1 : p2);
+      assert_int_equal(seen.k[i].line, LINE[i]);
+    }
+    if (st == TL_OK) {
+      tl_engine *e = tl_replay_engine(r);
+      e->vt->free(e);
+    } else {
+      assert_null(r);
+      char where[4200];
+      snprintf(where, sizeof where, "%s:%ld:", T[c].where_file == 1 ? p1 : p2, T[c].where_line);
+      if (!strstr(err.msg, where)) fail_msg("stop at %zu: '%s' does not name %s", T[c].stop_at, err.msg, where);
+    }
+    seen_release(&seen);
+    tl_inlog_release(&log);
+  }
+  /* a source that is not a regular file cannot be read back */
+  tl_replay_source dev = {"/dev/null", SE, 0, "m", 0, "reason", SE_VARIANTS};
+  tl_inlog log;
+  assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
+  tl_replay *r;
+  tl_err err;
+  assert_int_equal(tl_replay_open(&dev, 1, 0, &log, NULL, NULL, &r, &err), TL_EIO);
+  assert_non_null(strstr(err.msg, "'/dev/null' is not a regular file"));
+  assert_null(r);
+  /* "-": standard input, here a file already read up to its line 2: offsets are the file's */
+  char *p3 = write_tmp(L1 L2, strlen(L1 L2));
+  int saved = dup(0), fd = open(p3, O_RDONLY);
+  assert_true(saved >= 0 && fd >= 0);
+  assert_int_equal(lseek(fd, (off_t)strlen(L1), SEEK_SET), (off_t)strlen(L1));
+  assert_int_equal(dup2(fd, 0), 0);
+  close(fd);
+  tl_replay_source in = {"-", SE, 0, NULL, 0, "reason", SE_VARIANTS};
+  tl_status st = tl_replay_open(&in, 1, 0, &log, NULL, NULL, &r, &err);
+  assert_int_equal(dup2(saved, 0), 0);
+  close(saved);
+  if (st != TL_OK) fail_msg("stdin: %s", err.msg);
+  tl_engine *e = tl_replay_engine(r);
+  tl_eng_request q = rq(1, SE, 0, "m", "reason", 0, "c.2", 0);
+  assert_int_equal(e->vt->submit(e, &q), TL_OK);
+  tl_eng_reply rep;
+  assert_int_equal(e->vt->poll(e, &rep, 1, 0), 1);
+  check_reply("stdin", &rep, "<stdin>", "two", NULL, 1);
+  tl_eng_reply_release(&rep);
+  e->vt->free(e);
+  assert_int_equal(log.total, 0);
+  unlink(p3);
+  free(p3);
+  tl_inlog_release(&log);
+  unlink(p1);
+  unlink(p2);
+  free(p1);
+  free(p2);
 }
 
 /* ---- the resume journal: "t" and "st" round trip; lines without them read as 0 ---- */
@@ -493,13 +888,36 @@ static void test_journal_keys(void **state) {
   tl_journal j;
   tl_err err;
   assert_int_equal(tl_journal_open(&j, jdir, "a1", 0, hash, &err), TL_OK);
+  uint64_t off[8];
   for (size_t i = 0; i < nadd; i++) {
     tl_eng_reply rep = {0, (char *)ADD[i].text, (char *)ADD[i].prompt, (char *)ADD[i].source, NULL};
-    assert_int_equal(tl_journal_add(&j, &ADD[i].key, &rep, &err), TL_OK);
+    assert_int_equal(tl_journal_add(&j, &ADD[i].key, &rep, &off[i], &err), TL_OK);
   }
   assert_int_equal(tl_journal_sync(&j, &err), TL_OK);
   char *jpath = strdup(j.path);
   tl_journal_close(&j);
+  /* each record read back at its offset: the texts come back this way when tables are written */
+  tl_jfiles jf;
+  tl_jfiles_init(&jf);
+  int fi = -1;
+  assert_int_equal(tl_jfiles_add(&jf, jpath, &fi), TL_OK);
+  for (size_t i = 0; i < nadd; i++) {
+    tl_journal_rec rec;
+    cJSON *o = NULL;
+    assert_int_equal(tl_jfiles_read(&jf, fi, off[i], &rec, &o, &err), TL_OK);
+    assert_string_equal(rec.key.id, ADD[i].key.id);
+    assert_int_equal(rec.key.stage, ADD[i].key.stage);
+    if (ADD[i].text) assert_string_equal(rec.text, ADD[i].text);
+    else assert_null(rec.text);
+    cJSON_Delete(o);
+  }
+  { /* an offset inside a line is no record: an error, never a wrong text */
+    tl_journal_rec rec;
+    cJSON *o = NULL;
+    assert_int_equal(tl_jfiles_read(&jf, fi, off[0] + 3, &rec, &o, &err), TL_EIO);
+    assert_null(o);
+  }
+  tl_jfiles_release(&jf);
   /* "t" and "st" are written always */
   tl_buf text;
   tl_buf_init(&text);
@@ -653,6 +1071,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_jsonl_reader), cmocka_unit_test(test_items_bad_lines),
       cmocka_unit_test(test_replay),       cmocka_unit_test(test_replay_keys),
+      cmocka_unit_test(test_replay_line_positions), cmocka_unit_test(test_replay_file_changed),
+      cmocka_unit_test(test_replay_key_fn), cmocka_unit_test(test_replay_key_hash),
       cmocka_unit_test(test_journal_keys), cmocka_unit_test(test_job_validation),
       cmocka_unit_test(test_utf8),         cmocka_unit_test(test_paths),
   };

@@ -55,6 +55,7 @@ static long refill(tl_jsonl *r) {
  * stored). */
 static int read_line(tl_jsonl *r) {
   tl_buf_reset(&r->line);
+  r->line_off = r->pos;
   int got = 0, over = 0;
   for (;;) {
     long avail = refill(r);
@@ -73,6 +74,7 @@ static int read_line(tl_jsonl *r) {
       }
     }
     r->rpos += n;
+    r->pos += n;
     if (nl) break;
   }
   if (!got) return 0;

@@ -480,3 +480,95 @@ tl_status tl_tabin_numeric(const tl_tabin *t, int col, tl_inlog *log, double *ou
   }
   return st;
 }
+
+/* ---- joins ---- */
+
+/* The key of row r over columns cols[0 .. n-1]: the cells joined by \x1f. */
+static tl_status join_key(char *const *row, const int *cols, int n, tl_buf *k) {
+  tl_buf_reset(k);
+  if (tl_buf_append(k, "k", 1)) return TL_ENOMEM; /* never empty: k->data is set */
+  for (int i = 0; i < n; i++) {
+    if (tl_buf_append(k, "\x1f", 1)) return TL_ENOMEM;
+    if (tl_buf_puts(k, row[cols[i]])) return TL_ENOMEM;
+  }
+  return TL_OK;
+}
+
+tl_status tl_tabin_join(const tl_tabin *left, const tl_tabin *right, char *const *on, int non,
+                        tl_inlog *log, tl_tabin *out, size_t *unmatched, tl_err *err) {
+  memset(out, 0, sizeof *out);
+  *unmatched = 0;
+  int *lc = calloc((size_t)non + 1, sizeof *lc), *rc = calloc((size_t)non + 1, sizeof *rc);
+  int *rmap = calloc((size_t)right->ncols + 1, sizeof *rmap); /* right col -> out col, -1 = not kept */
+  tl_strmap idx;
+  tl_strmap_init(&idx);
+  tl_buf k;
+  tl_buf_init(&k);
+  tl_status st = TL_OK;
+  if (!lc || !rc || !rmap) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  for (int i = 0; i < non && !st; i++) {
+    lc[i] = tl_tabin_col(left, on[i]);
+    rc[i] = tl_tabin_col(right, on[i]);
+    if (lc[i] < 0 || rc[i] < 0)
+      st = tl_err_set(err, TL_EJOB, "join column '%s' is not in %s", on[i], lc[i] < 0 ? left->path : right->path);
+  }
+  /* the right table's rows by key; a key given twice is a problem (first kept) */
+  for (size_t r = 0; r < right->nrows && !st; r++) {
+    if ((st = join_key(right->cells[r], rc, non, &k))) break;
+    bool ins = false;
+    size_t prev = 0;
+    if ((st = tl_strmap_put(&idx, k.data, r, &ins, &prev))) break;
+    if (!ins && tl_inlog_report(log, TL_IN_DUPLICATE, right->path, right->line ? right->line[r] : 0,
+                                "a second row for the same join key (the row at line %ld is kept)",
+                                right->line ? right->line[prev] : 0L))
+      st = TL_EINPUT;
+  }
+  /* columns: every left column, then the right's that the left does not have */
+  int ncols = left->ncols;
+  for (int c = 0; c < right->ncols && !st; c++) rmap[c] = tl_tabin_col(left, right->colnames[c]) >= 0 ? -1 : ncols++;
+  if (!st) {
+    out->ncols = ncols;
+    out->colnames = calloc((size_t)ncols, sizeof *out->colnames);
+    out->cells = calloc(left->nrows ? left->nrows : 1, sizeof *out->cells);
+    out->line = calloc(left->nrows ? left->nrows : 1, sizeof *out->line);
+    tl_buf p;
+    tl_buf_init(&p);
+    tl_buf_printf(&p, "%s joined with %s", left->path ? left->path : "?", right->path ? right->path : "?");
+    out->path = tl_buf_detach(&p);
+    if (!out->colnames || !out->cells || !out->line || !out->path) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  }
+  for (int c = 0; c < left->ncols && !st; c++)
+    if (!(out->colnames[c] = tl_strdup(left->colnames[c]))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  for (int c = 0; c < right->ncols && !st; c++)
+    if (rmap[c] >= 0 && !(out->colnames[rmap[c]] = tl_strdup(right->colnames[c]))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  /* rows: the left's in order, those with a match */
+  for (size_t r = 0; r < left->nrows && !st; r++) {
+    if ((st = join_key(left->cells[r], lc, non, &k))) break;
+    size_t m;
+    if (!tl_strmap_get(&idx, k.data, &m)) {
+      (*unmatched)++;
+      continue;
+    }
+    char **row = calloc((size_t)ncols, sizeof *row);
+    if (!row) { st = tl_err_set(err, TL_ENOMEM, "out of memory"); break; }
+    out->cells[out->nrows] = row;
+    out->line[out->nrows] = left->line ? left->line[r] : (long)r + 1;
+    out->nrows++;
+    for (int c = 0; c < left->ncols && !st; c++)
+      if (!(row[c] = tl_strdup(left->cells[r][c]))) st = TL_ENOMEM;
+    for (int c = 0; c < right->ncols && !st; c++)
+      if (rmap[c] >= 0 && !(row[rmap[c]] = tl_strdup(right->cells[m][c]))) st = TL_ENOMEM;
+    for (int c = 0; st && c < ncols; c++)
+      if (!row[c]) row[c] = TABIN_EMPTY; /* so that release stays safe */
+    if (st) tl_err_set(err, st, "out of memory");
+  }
+  if (st && out->colnames) { /* names not set yet are NULL: release frees NULL */
+    tl_tabin_release(out);
+  }
+  tl_buf_release(&k);
+  tl_strmap_release(&idx);
+  free(lc);
+  free(rc);
+  free(rmap);
+  return st;
+}

@@ -348,8 +348,8 @@ static void load_study(problems *p, const cJSON *o, int si, const char *dir, tl_
     problem(p, where, "must be an object");
     return;
   }
-  static const char *const KEYS[] = {"name", "input", "human", "metrics", "group_by", "resamples",
-                                     "seed", "ci", "method", "permutation", "stats", NULL};
+  static const char *const KEYS[] = {"name", "input", "from", "join", "on", "human", "metrics", "group_by",
+                                     "resamples", "seed", "ci", "method", "permutation", "stats", NULL};
   check_keys(p, o, where, KEYS);
   char w2[128];
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "name");
@@ -363,8 +363,24 @@ static void load_study(problems *p, const cJSON *o, int si, const char *dir, tl_
     st->name = tl_strdup(v->valuestring);
   }
   v = cJSON_GetObjectItemCaseSensitive(o, "input");
-  if (!cJSON_IsString(v) || !*v->valuestring) problem(p, where, "missing \"input\" (a .csv, .tsv or .jsonl table)");
-  else st->input = tl_path_resolve(dir, v->valuestring);
+  const cJSON *from = cJSON_GetObjectItemCaseSensitive(o, "from");
+  if (v && from) problem(p, where, "give \"input\" (a table file) or \"from\" (a benchmark of this run), not both");
+  else if (from) {
+    if (!cJSON_IsString(from) || !*from->valuestring) problem(p, where, "\"from\" must name a benchmark of the job");
+    else st->from = tl_strdup(from->valuestring);
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, "join");
+    if (j && (!cJSON_IsString(j) || !*j->valuestring)) problem(p, where, "\"join\" must be a path (a .csv, .tsv or .jsonl table)");
+    else if (j) st->join = tl_path_resolve(dir, j->valuestring);
+    snprintf(w2, sizeof w2, "%s.on", where);
+    const cJSON *on = cJSON_GetObjectItemCaseSensitive(o, "on");
+    st->on = on ? get_names(p, on, w2, 1) : tl_strdup("id");
+  } else if (!cJSON_IsString(v) || !*v->valuestring) {
+    problem(p, where, "missing \"input\" (a .csv, .tsv or .jsonl table) or \"from\" (a benchmark of this run)");
+  } else {
+    st->input = tl_path_resolve(dir, v->valuestring);
+  }
+  if (!from && (cJSON_GetObjectItemCaseSensitive(o, "join") || cJSON_GetObjectItemCaseSensitive(o, "on")))
+    problem(p, where, "\"join\" and \"on\" go with \"from\"");
   v = cJSON_GetObjectItemCaseSensitive(o, "human");
   if (!cJSON_IsString(v) || !*v->valuestring) problem(p, where, "missing \"human\" (the human score column)");
   else st->human = tl_strdup(v->valuestring);
@@ -550,9 +566,19 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
     }
   }
   for (int i = 0; i < job->n_studies; i++) {
+    const tl_job_study *js = &job->studies[i];
     char what[160];
-    snprintf(what, sizeof what, "the input table of study '%s'", job->studies[i].name ? job->studies[i].name : "?");
-    if (job->studies[i].input) add_input(&p, job->studies[i].input, what);
+    snprintf(what, sizeof what, "the %s table of study '%s'", js->input ? "input" : "join", js->name ? js->name : "?");
+    if (js->input) add_input(&p, js->input, what);
+    if (js->join) add_input(&p, js->join, what);
+    int found = !js->from;
+    for (int b = 0; b < job->n_benches && !found; b++)
+      found = job->benches[b].benchmark && strcmp(job->benches[b].benchmark, js->from) == 0;
+    if (!found) {
+      char w[64];
+      snprintf(w, sizeof w, "studies[%d]", i);
+      problem(&p, w, "\"from\": '%s' is not a benchmark of this job", js->from);
+    }
   }
 done:
   cJSON_Delete(root);
@@ -592,6 +618,7 @@ void tl_job_release(tl_job *job) {
   for (int i = 0; i < job->n_studies; i++) {
     tl_job_study *st = &job->studies[i];
     free(st->name); free(st->input); free(st->human); free(st->metrics); free(st->group_by);
+    free(st->from); free(st->join); free(st->on);
   }
   free(job->studies);
   free(job->path);

@@ -6,6 +6,7 @@
 
 void tl_row_init(tl_row *r) {
   memset(r, 0, sizeof *r);
+  for (int s = 0; s < TL_MAX_STAGES; s++) r->ref[s] = TL_REF_NONE;
   for (int m = 0; m < TL_MAX_MODES; m++) tl_parsed_init(&r->res[m]);
 }
 
@@ -47,7 +48,8 @@ tl_status tl_row_pack(const tl_row *r, uint64_t unit, int nstages, int nmodes, t
   unsigned char d = r->done;
   if (!st) st = tl_buf_append(out, (const char *)&d, 1);
   for (int s = 0; s < nstages && !st; s++) {
-    st = put_bytes(out, r->text[s]);
+    st = tl_buf_append(out, (const char *)&r->ref[s], sizeof r->ref[s]);
+    if (!st) st = put_bytes(out, r->text[s]);
     if (!st) st = put_bytes(out, r->prompt[s]);
     if (!st) st = put_bytes(out, r->source[s]);
   }
@@ -70,9 +72,13 @@ tl_status tl_row_unpack(const char **p, const char *end, int nstages, int nmodes
   *p += sizeof *unit;
   r->done = (uint8_t)(unsigned char)**p;
   *p += 1;
-  for (int s = 0; s < nstages; s++)
+  for (int s = 0; s < nstages; s++) {
+    if ((size_t)(end - *p) < sizeof r->ref[s]) goto bad;
+    memcpy(&r->ref[s], *p, sizeof r->ref[s]);
+    *p += sizeof r->ref[s];
     if (get_bytes(p, end, &r->text[s]) || get_bytes(p, end, &r->prompt[s]) || get_bytes(p, end, &r->source[s]))
       goto bad;
+  }
   for (int m = 0; m < nmodes; m++) {
     tl_parsed *q = &r->res[m];
     if ((size_t)(end - *p) < 2 + sizeof q->value) goto bad;
