@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cli.h"
 #include "driver.h"
@@ -73,6 +74,13 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "version") && strcmp(argv[1], "--version") && tl_utf8_locale_check(&lerr) != TL_OK) {
     fprintf(stderr, "tally: %s (Debian: the C.UTF-8 locale ships with libc-bin; check LOCPATH)\n", lerr.msg);
     return 1;
+  }
+  /* The replay engine keeps one descriptor per answers file open for the whole run: take the
+   * hard limit of open files as the soft one (often 1024 -> 1048576), quietly, as far as allowed. */
+  struct rlimit nf;
+  if (getrlimit(RLIMIT_NOFILE, &nf) == 0 && nf.rlim_cur < nf.rlim_max) {
+    nf.rlim_cur = nf.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nf);
   }
   if (!strcmp(argv[1], "run")) return tl_cmd_run(argc - 1, argv + 1);
   if (!strcmp(argv[1], "parse")) return tl_cmd_parse(argc - 1, argv + 1);

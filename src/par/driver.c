@@ -38,6 +38,7 @@
 #include "tally/run.h"
 #include "tally/str.h"
 #include "writer.h"
+#include "tally_git.h" /* generated: TALLY_GIT_COMMIT */
 
 /* Collective. Every rank agrees on the code: the highest (worst) code of any rank. */
 static int agree(int rc, MPI_Comm comm) {
@@ -1683,6 +1684,7 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   tl_status st = w->vt->attr_str(w, "job", job->json, &err);
   if (!st) st = w->vt->attr_str(w, "job_name", job->name, &err);
   if (!st) st = w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err);
+  if (!st) st = w->vt->attr_str(w, "tally_commit", TALLY_GIT_COMMIT, &err);
   if (!st) st = w->vt->attr_str(w, "hdf5_version", h5v, &err);
   if (!st) st = w->vt->attr_str(w, "engine", job->engines[TL_ROLE_MODEL].type, &err);
   if (!st) {
@@ -1704,7 +1706,22 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   return TL_EXIT_OK;
 }
 
-int tl_run_job(const tl_run_opts *o, MPI_Comm comm) {
+/* The run on its own communicator (a duplicate of the caller's), so that its message tags
+ * never meet another library's on the caller's communicator. Collective. */
+static int run_job(const tl_run_opts *o, MPI_Comm comm);
+
+int tl_run_job(const tl_run_opts *o, MPI_Comm comm_in) {
+  MPI_Comm comm;
+  if (MPI_Comm_dup(comm_in, &comm) != MPI_SUCCESS) {
+    fprintf(o->log, "tally: MPI_Comm_dup failed\n");
+    return TL_EXIT_FAIL;
+  }
+  int rc = run_job(o, comm);
+  MPI_Comm_free(&comm);
+  return rc;
+}
+
+static int run_job(const tl_run_opts *o, MPI_Comm comm) {
   int rank = 0, nranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);

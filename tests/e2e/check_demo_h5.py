@@ -22,6 +22,12 @@ for p, h in sha.items():
     f = p if os.path.isabs(p) or os.path.exists(p) else os.path.join(src, "jobs", p)
     assert hashlib.sha256(open(f, "rb").read()).hexdigest() == h, (p, h)
 assert any(p.endswith("items.jsonl") for p in sha) and any(p.endswith("vqa_judgments.csv") for p in sha), sha
+# ... the build's git commit and every engine's settings
+import re  # noqa: E402
+assert re.fullmatch(r"([0-9a-f]{40}(-dirty)?|unknown)", attrs["tally_commit"]), attrs["tally_commit"]
+eng = json.loads(attrs["engines"])
+assert eng["model"]["type"] == "replay" and eng["judge"]["type"] == "replay", eng
+assert attrs["engine"] == "replay", attrs["engine"]
 tables = set(tally_h5.tables(path))
 for t in ["/items/spatialeval", "/metrics/spatialeval/strict", "/metrics/spatialeval/pr3",
           "/metrics/spatialeval/legacy", "/metrics/spatialeval/strict_across_seeds",
