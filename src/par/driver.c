@@ -47,6 +47,18 @@ static int agree(int rc, MPI_Comm comm) {
   return all;
 }
 
+/* ---- moving rows to their owners ---- */
+static uint64_t block_lo(uint64_t U, int q, int nranks) {
+  return (uint64_t)(((unsigned __int128)U * (unsigned)q) / (unsigned)nranks);
+}
+static int owner_of(uint64_t u, uint64_t U, int nranks) {
+  /* the q with block_lo(q) <= u < block_lo(q + 1) */
+  int q = (int)(((unsigned __int128)u * (unsigned)nranks) / U);
+  while (q + 1 < nranks && block_lo(U, q + 1, nranks) <= u) q++;
+  while (q > 0 && block_lo(U, q, nranks) > u) q--;
+  return q;
+}
+
 /* ---- signals: SIGTERM (SLURM preemption, scancel), SIGUSR1 (sbatch --signal), SIGINT ---- */
 static volatile sig_atomic_t g_stop = 0;
 static void on_signal(int sig) { g_stop = sig; }
@@ -143,6 +155,11 @@ typedef struct {
   tl_acc_block (*lay)[TL_MAX_ACC]; /* [nb] each benchmark's accumulator layout */
   int *nblk;                /* [nb] */
   int64_t *(*acc)[TL_MAX_ACC]; /* [nb][nblk] this rank's accumulators (units added as they finish) */
+  int rank, nranks;
+  uint64_t **strb;          /* [nb][nranks * nstr[b]]: bytes of each string column of the item
+                               table, of the units this rank finished, by the rank that owns them
+                               (so the table is written in one pass, window by window) */
+  int *nstr;                /* [nb] string columns of the item table */
   uint64_t finished, failed;/* units finished by this rank in this attempt; of which unanswered */
   uint64_t restored;        /* units whose every stage came from the journal */
   uint64_t resumed[TL_MAX_STAGES]; /* stages taken from the journal, by stage */
@@ -161,6 +178,9 @@ static void bench_run_release(bench_run *r) {
   free(r->found);
   for (size_t b = 0; r->acc && b < r->nb; b++)
     for (int k = 0; k < TL_MAX_ACC; k++) free(r->acc[b][k]);
+  for (size_t b = 0; r->strb && b < r->nb; b++) free(r->strb[b]);
+  free(r->strb);
+  free(r->nstr);
   free(r->acc);
   free(r->lay);
   free(r->nblk);
@@ -347,8 +367,10 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row);
 
 /* Collective-free part of the setup, run by every rank: items, replies, cfgs, units, pipeline.
  * Rank 0's log echoes problems; the others' logs are silent (same input, same problems). */
-static tl_status bench_setup(bench_run *r, const tl_job *job, tl_inlog *log, tl_err *err) {
+static tl_status bench_setup(bench_run *r, const tl_job *job, int rank, int nranks, tl_inlog *log, tl_err *err) {
   memset(r, 0, sizeof *r);
+  r->rank = rank;
+  r->nranks = nranks;
   tl_strmap_init(&r->rules);
   r->job = job;
   r->nb = (size_t)job->n_benches;
@@ -358,13 +380,15 @@ static tl_status bench_setup(bench_run *r, const tl_job *job, tl_inlog *log, tl_
   r->nblk = calloc(r->nb, sizeof *r->nblk);
   r->acc = calloc(r->nb, sizeof *r->acc);
   r->found = calloc(r->nb, sizeof *r->found);
+  r->strb = calloc(r->nb, sizeof *r->strb);
+  r->nstr = calloc(r->nb, sizeof *r->nstr);
   for (size_t b = 0; r->found && b < r->nb; b++) {
     tl_strmap_init(&r->found[b].seen);
     tl_strmap_init(&r->found[b].models);
     tl_buf_init(&r->found[b].model_list);
   }
   tl_jfiles_init(&r->jf);
-  if (!r->rbs || !r->held || !r->lay || !r->nblk || !r->acc || !r->found) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (!r->rbs || !r->held || !r->lay || !r->nblk || !r->acc || !r->found || !r->strb || !r->nstr) return tl_err_set(err, TL_ENOMEM, "out of memory");
   tl_status st;
   for (size_t b = 0; b < r->nb; b++) {
     const tl_job_bench *jb = &job->benches[b];
@@ -380,6 +404,12 @@ static tl_status bench_setup(bench_run *r, const tl_job *job, tl_inlog *log, tl_
     r->rbs[b].base = base;
     base += r->rbs[b].U;
     r->held[b].w = 1 + r->rbs[b].vt->nstages;
+    tl_table *schema = r->rbs[b].vt->items_table(r->rbs[b].b, r->rbs[b].cfgs, NULL, NULL, 0);
+    if (!schema) return tl_err_set(err, TL_ENOMEM, "out of memory");
+    for (int c = 0; c < schema->ncols; c++) r->nstr[b] += schema->cols[c].type == TL_COL_STR;
+    tl_table_free(schema);
+    if (!(r->strb[b] = calloc((size_t)r->nranks * (size_t)r->nstr[b] + 1, sizeof **r->strb)))
+      return tl_err_set(err, TL_ENOMEM, "out of memory");
     /* this rank's accumulators: units are added as they finish */
     r->nblk[b] = r->rbs[b].vt->acc_layout(r->rbs[b].b, r->rbs[b].ncfgs, r->lay[b]);
     for (int k = 0; k < r->nblk[b]; k++) {
@@ -419,6 +449,13 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   r->failed += row->text[0] == NULL;
   tl_unit u = tl_rb_unit(rb, g - rb->base);
   rb->vt->acc_add(rb->b, rb->ncfgs, &u, row, r->acc[b]);
+  /* the unit's share of the item table's string bytes, for its owner */
+  tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, &u, row, 1);
+  if (!t) return TL_ENOMEM;
+  uint64_t *sb = r->strb[b] + (size_t)owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->nstr[b];
+  for (int c = 0, k = 0; c < t->ncols; c++)
+    if (t->cols[c].type == TL_COL_STR) sb[k++] += strlen(t->cols[c].v.s[0]);
+  tl_table_free(t);
   return push_row(&r->held[b], row, g - rb->base);
 }
 
@@ -699,18 +736,6 @@ static tl_status drain_restored(bench_run *r, tl_err *err) {
     st = poll_engines(r, 50, 256, &k, err);
   }
   return st;
-}
-
-/* ---- moving rows to their owners ---- */
-static uint64_t block_lo(uint64_t U, int q, int nranks) {
-  return (uint64_t)(((unsigned __int128)U * (unsigned)q) / (unsigned)nranks);
-}
-static int owner_of(uint64_t u, uint64_t U, int nranks) {
-  /* the q with block_lo(q) <= u < block_lo(q + 1) */
-  int q = (int)(((unsigned __int128)u * (unsigned)nranks) / U);
-  while (q + 1 < nranks && block_lo(U, q + 1, nranks) <= u) q++;
-  while (q > 0 && block_lo(U, q, nranks) > u) q--;
-  return q;
 }
 
 /* Collective. Afterwards h holds exactly this rank's key block of benchmark rb, in key order
@@ -1012,16 +1037,6 @@ static tl_status reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *a
   return TL_OK;
 }
 
-/* Until the writer writes windows itself: the whole block as one window. */
-typedef tl_table *(*fill_fn)(void *ctx, uint64_t first, uint64_t n);
-static tl_status write_rows(tl_writer *w, const tl_table *schema, uint64_t offset, uint64_t nrows, uint64_t total,
-                            fill_fn fill, void *ctx, tl_err *err) {
-  tl_table *t = nrows ? fill(ctx, 0, nrows) : NULL;
-  tl_status st = w->vt->write_slice(w, t ? t : schema, t ? offset : 0, total, err);
-  tl_table_free(t);
-  return st;
-}
-
 /* The rows of one window of a rank's block, rebuilt for its item table: texts read back from
  * the journal and scored again (scoring is deterministic: the same results as when the unit
  * finished). The window's rows live until the next fill. */
@@ -1256,14 +1271,18 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
     }
   uint64_t lo = block_lo(rb->U, rank, nranks);
   if (!wc.sc) wc.st = tl_err_set(&wc.err, TL_ENOMEM, "out of memory");
-  /* the cells are collected in a pass of their own when there is a study over this benchmark
-   * (the writer may fill a window more than once) */
-  if (wc.nstudy) {
-    wc.collect = 1;
-    for (uint64_t f = 0; f < h->n && !wc.st; f += 65536) tl_table_free(window_fill(&wc, f, h->n - f < 65536 ? h->n - f : 65536));
-    wc.collect = 0;
+  /* this block's string bytes, summed over the ranks that finished its units: one pass */
+  uint64_t *sb = calloc((size_t)r->nstr[b] + 1, sizeof *sb);
+  if (agree(!sb, comm)) {
+    free(sb);
+    sb = NULL;
+    wc.st = tl_err_set(&wc.err, TL_ENOMEM, "out of memory"); /* fill fails: the write fails on every rank */
+  } else if (r->nstr[b]) {
+    MPI_Reduce_scatter_block(r->strb[b], sb, r->nstr[b], MPI_UINT64_T, MPI_SUM, comm);
   }
-  st = write_rows(w, schema, lo, h->n, rb->U, window_fill, &wc, &err);
+  wc.collect = 1; /* fill runs once per window */
+  st = w->vt->write_rows(w, schema, lo, h->n, rb->U, sb, window_fill, &wc, &err);
+  free(sb);
   if (wc.st) fprintf(o->log, "tally: rank %d: %s\n", rank, wc.err.msg);
   for (int k = 0; k < wc.nstudy && !st; k++) {
     st = gather_study(&wc.sc[k], schema, rb->vt->name, rb->U, comm, &stabs[wc.sc[k].study], &err);
@@ -1355,7 +1374,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   }
 
   /* 1. inputs and units, on every rank */
-  tl_status st = bench_setup(&r, job, &log, &err);
+  tl_status st = bench_setup(&r, job, rank, nranks, &log, &err);
   r.jn = &jn;
   if (!st && !(r.pipe = tl_pipe_new(r.rbs, r.nb, on_submit, on_unit_done, &r))) st = tl_err_set(&err, TL_ENOMEM, "out of memory");
   if (st == TL_EINPUT) {

@@ -12,6 +12,12 @@
  * global row order) and `c.offsets` (int64 [nrows], the global byte offset where each value
  * starts). The bytes of every dataset depend only on the global rows, never on the split.
  *
+ * write_rows writes the same datasets window by window (rows handed out by the caller's fill
+ * function), so a rank's memory is one window however many rows it holds: a first pass over the
+ * windows measures the string columns (each rank's blob offset depends on the bytes of the rows
+ * before its own), then every dataset is created and each window is written with one collective
+ * transfer per dataset, ranks with no window left joining with empty selections.
+ *
  * Failures are made collective: after each step the ranks agree (one MPI_Allreduce) and all
  * return the status and message of the lowest failing rank, so no rank is left waiting in a
  * collective call that the others skipped. */
@@ -29,6 +35,11 @@
 
 #define CHUNK_ABOVE 4096 /* datasets with more elements are chunked and deflated */
 #define CHUNK_MAX 65536
+#define WINDOW_DEFAULT 65536 /* rows per write_rows window: one chunk of a numeric column */
+
+static uint64_t g_window = WINDOW_DEFAULT;
+
+void tl_h5_parallel_set_window(uint64_t rows) { g_window = rows ? rows : WINDOW_DEFAULT; }
 
 typedef struct {
   tl_writer base;
@@ -166,10 +177,60 @@ static uint64_t schema_hash(const tl_table *t, uint64_t total) {
   return h;
 }
 
+/* Creates the group of a table (collective); returns the agreed status. */
+static tl_status create_group(h5p *w, const char *path, hid_t *g, tl_err *e) {
+  tl_status st = TL_OK;
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  H5Pset_obj_track_times(gcpl, 0);
+  H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+  *g = H5Gcreate2(w->file, path, lcpl, gcpl, H5P_DEFAULT);
+  H5Pclose(gcpl);
+  H5Pclose(lcpl);
+  if (*g < 0) st = tl_err_set(e, TL_EHDF5, "HDF5: cannot create group '%s'", path);
+  return agreed(w, st, e);
+}
+
 /* Orders (offset, nrows) pairs by offset. */
 static int cmp_slice(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
+}
+
+/* From every rank's (offset, nrows, bytes of each of the nstr string columns), `per` = 2 + nstr
+ * numbers a rank in `all`: checks that the non-empty slices tile [0, total) exactly, and sums
+ * each string column's bytes over all ranks (blob_total) and over the slices before this
+ * rank's, which starts at `offset` (blob_start: in row order, not rank order, so any assignment
+ * of slices to ranks gives the same file). slices: scratch of 2 * size. Every rank computes
+ * the same result from the same data, so the status needs no agreement. */
+static tl_status tile(h5p *w, const uint64_t *all, int per, int nstr, const char *path,
+                      uint64_t offset, uint64_t total, uint64_t *slices, uint64_t *blob_total,
+                      uint64_t *blob_start, tl_err *e) {
+  uint64_t covered = 0, cursor = 0;
+  int nslices = 0;
+  for (int r = 0; r < w->size; r++) {
+    const uint64_t *a = all + (size_t)r * (size_t)per;
+    covered += a[1];
+    if (a[1] > 0) {
+      slices[2 * nslices] = a[0];
+      slices[2 * nslices + 1] = a[1];
+      nslices++;
+    }
+    for (int k = 0; k < nstr; k++) {
+      blob_total[k] += a[2 + k];
+      if (a[1] > 0 && a[0] < offset) blob_start[k] += a[2 + k];
+    }
+  }
+  qsort(slices, (size_t)nslices, 2 * sizeof *slices, cmp_slice);
+  for (int q = 0; q < nslices && cursor != UINT64_MAX; q++)
+    cursor = slices[2 * q] == cursor ? cursor + slices[2 * q + 1] : UINT64_MAX;
+  if (cursor != total)
+    return tl_err_set(e, TL_EINTERNAL,
+                      "parallel writer: the ranks' slices of '%s' do not cover [0, %llu) exactly "
+                      "once (%llu rows given in all)",
+                      path, (unsigned long long)total, (unsigned long long)covered);
+  return TL_OK;
 }
 
 /* One string column's local part: the concatenated bytes and each row's global start. */
@@ -240,31 +301,8 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
     if (!blob_total || !blob_start || !slices) st = tl_err_set(&e, TL_ENOMEM, "out of memory");
     st = agreed(w, st, &e);
   }
-  if (st == TL_OK) {
-    uint64_t covered = 0, cursor = 0;
-    int nslices = 0;
-    for (int r = 0; r < w->size; r++) {
-      const uint64_t *a = all + (size_t)r * (size_t)per;
-      covered += a[1];
-      if (a[1] > 0) {
-        slices[2 * nslices] = a[0];
-        slices[2 * nslices + 1] = a[1];
-        nslices++;
-      }
-      for (int k = 0; k < nstr; k++) {
-        blob_total[k] += a[2 + k];
-        if (a[1] > 0 && a[0] < offset) blob_start[k] += a[2 + k];
-      }
-    }
-    qsort(slices, (size_t)nslices, 2 * sizeof *slices, cmp_slice);
-    for (int q = 0; q < nslices && cursor != UINT64_MAX; q++)
-      cursor = slices[2 * q] == cursor ? cursor + slices[2 * q + 1] : UINT64_MAX;
-    if (cursor != total)
-      st = tl_err_set(&e, TL_EINTERNAL,
-                      "parallel writer: the ranks' slices of '%s' do not cover [0, %llu) exactly "
-                      "once (%llu rows given in all)",
-                      t->path, (unsigned long long)total, (unsigned long long)covered);
-  }
+  if (st == TL_OK)
+    st = tile(w, all, per, nstr, t->path, offset, total, slices, blob_total, blob_start, &e);
 
   /* Fill the string parts. */
   for (int c = 0, k = 0; c < t->ncols && st == TL_OK; c++) {
@@ -282,18 +320,7 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
 
   /* The group, then the columns in order. */
   hid_t g = -1;
-  if (st == TL_OK) {
-    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-    H5Pset_create_intermediate_group(lcpl, 1);
-    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
-    H5Pset_obj_track_times(gcpl, 0);
-    H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
-    g = H5Gcreate2(w->file, t->path, lcpl, gcpl, H5P_DEFAULT);
-    H5Pclose(gcpl);
-    H5Pclose(lcpl);
-    if (g < 0) st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot create group '%s'", t->path);
-    st = agreed(w, st, &e);
-  }
+  if (st == TL_OK) st = create_group(w, t->path, &g, &e);
   tl_buf name;
   tl_buf_init(&name);
   for (int c = 0, k = 0; c < t->ncols && st == TL_OK; c++) {
@@ -335,6 +362,279 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
   free(blob_start);
   free(slices);
   return report(st, &e, err);
+}
+
+/* ---- write_rows: the same datasets as write_slice, window by window ---- */
+
+/* Windows end on global row multiples of win: the window starting at slice row `first` of a
+ * slice at global row `offset`, with `left` rows left, has this many rows. */
+static uint64_t window_len(uint64_t offset, uint64_t first, uint64_t left, uint64_t win) {
+  uint64_t room = win - (offset + first) % win;
+  return room < left ? room : left;
+}
+
+static uint64_t window_count(uint64_t offset, uint64_t nrows, uint64_t win) {
+  return nrows ? (offset + nrows - 1) / win - offset / win + 1 : 0;
+}
+
+/* Checks what fill returned for slice rows [first, first + n) against the schema. */
+static tl_status check_fill(const tl_table *s, const tl_table *t, uint64_t offset,
+                            uint64_t first, uint64_t n, tl_err *e) {
+  unsigned long long a = offset + first, b = offset + first + n;
+  if (!t)
+    return tl_err_set(e, TL_ENOMEM,
+                      "parallel writer: fill gave no table for rows [%llu, %llu) of '%s' "
+                      "(out of memory?)",
+                      a, b, s->path);
+  if (t->nrows != n || t->ncols != s->ncols)
+    return tl_err_set(e, TL_EINTERNAL,
+                      "parallel writer: fill gave %zu rows of %d columns for rows [%llu, %llu) "
+                      "of '%s', not %llu rows of %d columns",
+                      t->nrows, t->ncols, a, b, s->path, (unsigned long long)n, s->ncols);
+  for (int c = 0; c < s->ncols; c++)
+    if (t->cols[c].type != s->cols[c].type || strcmp(t->cols[c].name, s->cols[c].name) != 0)
+      return tl_err_set(e, TL_EINTERNAL,
+                        "parallel writer: fill gave column %d of '%s' as '%s' (type %d), the "
+                        "schema has '%s' (type %d)",
+                        c, s->path, t->cols[c].name, (int)t->cols[c].type, s->cols[c].name,
+                        (int)s->cols[c].type);
+  return TL_OK;
+}
+
+/* Grows *buf to at least n bytes; 0 when out of memory. */
+static int grow(void **buf, size_t *cap, size_t n) {
+  if (n <= *cap) return 1;
+  void *p = realloc(*buf, n);
+  if (!p) return 0;
+  *buf = p;
+  *cap = n;
+  return 1;
+}
+
+/* One dataset of a write_rows table: a numeric column, or a string column's bytes or offsets. */
+typedef enum { DS_I64, DS_F64, DS_BYTES, DS_OFFSETS } ds_kind;
+typedef struct {
+  ds_kind kind;
+  int col; /* column of the table */
+  int str; /* DS_BYTES, DS_OFFSETS: index among the string columns */
+  hid_t d;
+} rows_ds;
+
+static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, uint64_t nrows,
+                            uint64_t total, const uint64_t *str_bytes, tl_fill_fn fill, void *ctx,
+                            tl_err *err) {
+  h5p *w = (h5p *)w_;
+  tl_err e = {{0}};
+  tl_status st = TL_OK;
+  const uint64_t win = g_window;
+  if (!s || !fill)
+    st = tl_err_set(&e, TL_EINTERNAL,
+                    "parallel writer: write_rows called without a schema or a fill function");
+  else if (offset > total || nrows > total - offset)
+    st = tl_err_set(&e, TL_EINTERNAL,
+                    "parallel writer: rows [%llu, %llu) of '%s' lie outside [0, %llu)",
+                    (unsigned long long)offset, (unsigned long long)(offset + nrows), s->path,
+                    (unsigned long long)total);
+  if ((st = agreed(w, st, &e)) != TL_OK) return report(st, &e, err);
+
+  /* Same path, columns, types, docs, total and window on every rank. */
+  if (!same_everywhere(w->comm, fnv(schema_hash(s, total), &win, sizeof win))) {
+    st = tl_err_set(&e, TL_EINTERNAL,
+                    "parallel writer: the ranks passed different tables for '%s' (path, "
+                    "columns, types, docs, total rows or window differ)",
+                    s->path);
+    return report(agreed(w, st, &e), &e, err);
+  }
+
+  /* The datasets, in write_slice's order: a string column is its bytes, then its offsets. */
+  int nstr = 0;
+  for (int c = 0; c < s->ncols; c++) nstr += s->cols[c].type == TL_COL_STR;
+  const int per = 2 + nstr, nds = s->ncols + nstr;
+  uint64_t *mine = calloc((size_t)per, sizeof *mine);
+  uint64_t *all = calloc((size_t)per * (size_t)w->size, sizeof *all);
+  uint64_t *blob_total = calloc((size_t)nstr + 1, sizeof *blob_total);
+  uint64_t *blob_start = calloc((size_t)nstr + 1, sizeof *blob_start);
+  uint64_t *done = calloc((size_t)nstr + 1, sizeof *done); /* bytes written so far, per string */
+  uint64_t *slices = calloc(2 * (size_t)w->size, sizeof *slices);
+  rows_ds *ds = calloc((size_t)nds + 1, sizeof *ds);
+  if (!mine || !all || !blob_total || !blob_start || !done || !slices || !ds)
+    st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+  for (int c = 0, j = 0, k = 0; ds && c < s->ncols; c++) {
+    tl_col_type type = s->cols[c].type;
+    ds[j++] = (rows_ds){type == TL_COL_I64 ? DS_I64 : type == TL_COL_F64 ? DS_F64 : DS_BYTES,
+                        c, k, -1};
+    if (type == TL_COL_STR) ds[j++] = (rows_ds){DS_OFFSETS, c, k++, -1};
+  }
+
+  /* Pass 1 (local): this slice's bytes of each string column - given by the caller, or measured. */
+  const uint64_t nwin = window_count(offset, nrows, win);
+  for (int k = 0; str_bytes && mine && k < nstr; k++) mine[2 + k] = str_bytes[k];
+  for (uint64_t first = 0; !str_bytes && nstr > 0 && first < nrows && st == TL_OK;) {
+    uint64_t n = window_len(offset, first, nrows - first, win);
+    tl_table *t = fill(ctx, first, n);
+    st = check_fill(s, t, offset, first, n, &e);
+    for (int c = 0, k = 0; c < s->ncols && st == TL_OK; c++) {
+      if (s->cols[c].type != TL_COL_STR) continue;
+      for (size_t r = 0; r < t->nrows; r++) mine[2 + k] += strlen(t->cols[c].v.s[r]);
+      k++;
+    }
+    tl_table_free(t);
+    first += n;
+  }
+
+  /* Every rank's (offset, nrows, bytes per string column), checked as in write_slice. */
+  if (st == TL_OK) {
+    mine[0] = offset;
+    mine[1] = nrows;
+  }
+  if ((st = agreed(w, st, &e)) == TL_OK)
+    MPI_Allgather(mine, per, MPI_UINT64_T, all, per, MPI_UINT64_T, w->comm);
+  uint64_t maxwin = 0; /* collective rounds: the most windows of any rank */
+  if (st == TL_OK) {
+    st = tile(w, all, per, nstr, s->path, offset, total, slices, blob_total, blob_start, &e);
+    for (int r = 0; r < w->size; r++) {
+      const uint64_t *a = all + (size_t)r * (size_t)per;
+      uint64_t m = window_count(a[0], a[1], win);
+      if (m > maxwin) maxwin = m;
+    }
+  }
+
+  /* The group and every dataset with its doc, created as write_slice creates them. */
+  hid_t g = -1;
+  if (st == TL_OK) st = create_group(w, s->path, &g, &e);
+  tl_buf name;
+  tl_buf_init(&name);
+  for (int j = 0; j < nds && st == TL_OK; j++) {
+    const tl_col *col = &s->cols[ds[j].col];
+    static const char *const suffix[] = {"", "", ".bytes", ".offsets"};
+    tl_buf_reset(&name);
+    if (tl_buf_printf(&name, "%s%s", col->name, suffix[ds[j].kind]) != TL_OK)
+      st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+    if ((st = agreed(w, st, &e)) != TL_OK) break;
+    hid_t ft = ds[j].kind == DS_F64     ? H5T_IEEE_F64LE
+               : ds[j].kind == DS_BYTES ? H5T_STD_U8LE
+                                        : H5T_STD_I64LE;
+    hsize_t n = ds[j].kind == DS_BYTES ? blob_total[ds[j].str] : total;
+    ds[j].d = create_ds(g, name.data, ft, n, ds[j].kind != DS_BYTES);
+    if (ds[j].d < 0)
+      st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot create dataset '%s/%s'", s->path, name.data);
+    if ((st = agreed(w, st, &e)) != TL_OK) break;
+    if (col->doc && *col->doc) {
+      if (tl_h5_attr_str(ds[j].d, "doc", col->doc) != TL_OK)
+        st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot write attribute 'doc' of '%s/%s'", s->path,
+                        name.data);
+      st = agreed(w, st, &e);
+    }
+  }
+
+  /* Pass 2: window k of every rank in collective round k (a rank with no window k left joins
+   * with empty selections). A string column's window goes to the rank's blob start plus the
+   * bytes of its earlier windows; one scratch buffer serves every string column in turn. */
+  void *bytes_buf = NULL, *offs_buf = NULL;
+  size_t bytes_cap = 0, offs_cap = 0;
+  uint64_t first = 0;
+  for (uint64_t k = 0; k < maxwin && st == TL_OK; k++) {
+    tl_table *t = NULL;
+    uint64_t n = 0;
+    if (k < nwin) {
+      n = window_len(offset, first, nrows - first, win);
+      t = fill(ctx, first, n);
+      st = check_fill(s, t, offset, first, n, &e);
+      uint64_t most = 0;
+      for (int c = 0, q = 0; c < s->ncols && st == TL_OK; c++) {
+        if (s->cols[c].type != TL_COL_STR) continue;
+        uint64_t b = 0;
+        for (size_t r = 0; r < t->nrows; r++) b += strlen(t->cols[c].v.s[r]);
+        if (b > mine[2 + q] - done[q])
+          st = tl_err_set(&e, TL_EINTERNAL,
+                          "parallel writer: fill gave longer strings in column '%s' of '%s' "
+                          "when writing than when measuring (both passes must give the same "
+                          "rows)",
+                          s->cols[c].name, s->path);
+        if (b > most) most = b;
+        q++;
+      }
+      if (st == TL_OK && (!grow(&bytes_buf, &bytes_cap, most ? most : 1) ||
+                          (nstr > 0 && !grow(&offs_buf, &offs_cap, n * sizeof(int64_t)))))
+        st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+    }
+    if ((st = agreed(w, st, &e)) != TL_OK) {
+      tl_table_free(t);
+      break;
+    }
+    unsigned char *bytes = bytes_buf;
+    int64_t *offs = offs_buf;
+    int bad = -1; /* first dataset this rank could not write */
+    uint64_t at = 0;  /* the current string column's bytes in this window */
+    for (int j = 0; j < nds; j++) {
+      const tl_col *col = t ? &t->cols[ds[j].col] : NULL;
+      herr_t rc = 0;
+      switch (ds[j].kind) {
+      case DS_I64:
+        if (total > 0)
+          rc = write_part(w, ds[j].d, H5T_NATIVE_INT64, offset + first, n, col ? col->v.i : NULL);
+        break;
+      case DS_F64:
+        if (total > 0)
+          rc = write_part(w, ds[j].d, H5T_NATIVE_DOUBLE, offset + first, n,
+                          col ? col->v.f : NULL);
+        break;
+      case DS_BYTES: {
+        const uint64_t base = blob_start[ds[j].str] + done[ds[j].str];
+        at = 0;
+        for (size_t r = 0; col && r < t->nrows; r++) {
+          size_t len = strlen(col->v.s[r]);
+          offs[r] = (int64_t)(base + at);
+          memcpy(bytes + at, col->v.s[r], len);
+          at += len;
+        }
+        if (blob_total[ds[j].str] > 0)
+          rc = write_part(w, ds[j].d, H5T_NATIVE_UINT8, base, at, bytes);
+        break;
+      }
+      case DS_OFFSETS:
+        if (total > 0) rc = write_part(w, ds[j].d, H5T_NATIVE_INT64, offset + first, n, offs);
+        done[ds[j].str] += at;
+        break;
+      }
+      if (rc < 0 && bad < 0) bad = j;
+    }
+    if (bad >= 0) {
+      const tl_col *col = &s->cols[ds[bad].col];
+      const char *suffix = ds[bad].kind == DS_BYTES ? ".bytes"
+                           : ds[bad].kind == DS_OFFSETS ? ".offsets"
+                                                        : "";
+      st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot write dataset '%s/%s%s'", s->path, col->name,
+                      suffix);
+    }
+    tl_table_free(t);
+    st = agreed(w, st, &e);
+    first += n;
+  }
+  free(bytes_buf);
+  free(offs_buf);
+  /* Shorter strings in pass 2 would leave a gap in the blob. */
+  for (int q = 0; q < nstr && st == TL_OK; q++)
+    if (done[q] != mine[2 + q])
+      st = tl_err_set(&e, TL_EINTERNAL,
+                      "parallel writer: fill gave shorter strings in '%s' when writing than when "
+                      "measuring (both passes must give the same rows)",
+                      s->path);
+  st = agreed(w, st, &e);
+
+  for (int j = 0; ds && j < nds; j++)
+    if (ds[j].d >= 0 && H5Dclose(ds[j].d) < 0 && st == TL_OK)
+      st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot close a dataset of '%s'", s->path);
+  if (g >= 0) H5Gclose(g);
+  tl_buf_release(&name);
+  free(mine);
+  free(all);
+  free(blob_total);
+  free(blob_start);
+  free(done);
+  free(slices);
+  free(ds);
+  return report(agreed(w, st, &e), &e, err);
 }
 
 /* Rank 0's table schema (path, total rows, column names, types and docs), sent to all. */
@@ -506,7 +806,8 @@ static void abort_(tl_writer *w_) {
   destroy(w);
 }
 
-static const tl_writer_vtbl VT = {write_table, write_slice, attr_str, attr_i64, close_, abort_};
+static const tl_writer_vtbl VT = {write_table, write_slice, write_rows, attr_str, attr_i64, close_,
+                                   abort_};
 
 tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err) {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported by us, with names */

@@ -4,7 +4,8 @@
  * column: strings as variable-length UTF-8 (h5py: `.asstr()[()]`), int64 as <i8, double as <f8.
  * Columns of more than 4096 rows are chunked and deflate-compressed (level 4, shuffle for
  * numbers). Object modification times are not stored, so the same results give the same bytes.
- * Each dataset carries a "doc" attribute. */
+ * Each dataset carries a "doc" attribute. write_rows writes the same datasets window by window
+ * (65536 rows a window, each filled once) as hyperslabs of the same types. */
 #include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
@@ -27,64 +28,161 @@ static tl_status h5err(tl_err *err, const char *what, const char *name) {
 }
 
 
-static tl_status write_table(tl_writer *w_, const tl_table *t, tl_err *err) {
-  h5w *w = (h5w *)w_;
-  tl_status st = TL_OK;
+/* Creates the group of a table. */
+static hid_t create_group(h5w *w, const char *path) {
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
   H5Pset_create_intermediate_group(lcpl, 1);
   hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
   H5Pset_obj_track_times(gcpl, 0);
   H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
-  hid_t g = H5Gcreate2(w->file, t->path, lcpl, gcpl, H5P_DEFAULT);
+  hid_t g = H5Gcreate2(w->file, path, lcpl, gcpl, H5P_DEFAULT);
   H5Pclose(gcpl);
-  if (g < 0) {
-    H5Pclose(lcpl);
-    return h5err(err, "create group", t->path);
+  H5Pclose(lcpl);
+  return g;
+}
+
+/* Creates the dataset of column col, n rows, in g; *mt gets its memory type (caller closes it
+ * with H5Tclose; -1 when the dataset could not be created). */
+static hid_t create_col(hid_t g, const tl_col *col, hsize_t n, hid_t *mt) {
+  hid_t sp = H5Screate_simple(1, &n, NULL);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_obj_track_times(dcpl, 0);
+  if (n > 4096) {
+    hsize_t chunk = n < 65536 ? n : 65536;
+    H5Pset_chunk(dcpl, 1, &chunk);
+    if (col->type != TL_COL_STR) H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, 4);
   }
+  hid_t ft;
+  if (col->type == TL_COL_STR) {
+    ft = tl_h5_str_type();
+    *mt = H5Tcopy(ft);
+  } else if (col->type == TL_COL_I64) {
+    ft = H5Tcopy(H5T_STD_I64LE);
+    *mt = H5Tcopy(H5T_NATIVE_INT64);
+  } else {
+    ft = H5Tcopy(H5T_IEEE_F64LE);
+    *mt = H5Tcopy(H5T_NATIVE_DOUBLE);
+  }
+  hid_t d = H5Dcreate2(g, col->name, ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Tclose(ft);
+  H5Pclose(dcpl);
+  H5Sclose(sp);
+  if (d < 0) {
+    H5Tclose(*mt);
+    *mt = -1;
+  }
+  return d;
+}
+
+static const void *col_data(const tl_col *col) {
+  return col->type == TL_COL_STR ? (const void *)col->v.s
+         : col->type == TL_COL_I64 ? (const void *)col->v.i
+                                   : (const void *)col->v.f;
+}
+
+static tl_status write_table(tl_writer *w_, const tl_table *t, tl_err *err) {
+  h5w *w = (h5w *)w_;
+  tl_status st = TL_OK;
+  hid_t g = create_group(w, t->path);
+  if (g < 0) return h5err(err, "create group", t->path);
   hsize_t n = t->nrows;
   for (int c = 0; c < t->ncols && st == TL_OK; c++) {
     const tl_col *col = &t->cols[c];
-    hid_t sp = H5Screate_simple(1, &n, NULL);
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_obj_track_times(dcpl, 0);
-    if (n > 4096) {
-      hsize_t chunk = n < 65536 ? n : 65536;
-      H5Pset_chunk(dcpl, 1, &chunk);
-      if (col->type != TL_COL_STR) H5Pset_shuffle(dcpl);
-      H5Pset_deflate(dcpl, 4);
-    }
-    hid_t ft, mt;
-    const void *buf;
-    if (col->type == TL_COL_STR) {
-      ft = tl_h5_str_type();
-      mt = H5Tcopy(ft);
-      buf = col->v.s;
-    } else if (col->type == TL_COL_I64) {
-      ft = H5Tcopy(H5T_STD_I64LE);
-      mt = H5Tcopy(H5T_NATIVE_INT64);
-      buf = col->v.i;
-    } else {
-      ft = H5Tcopy(H5T_IEEE_F64LE);
-      mt = H5Tcopy(H5T_NATIVE_DOUBLE);
-      buf = col->v.f;
-    }
-    hid_t d = H5Dcreate2(g, col->name, ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    hid_t mt;
+    hid_t d = create_col(g, col, n, &mt);
     if (d < 0) {
       st = h5err(err, "create dataset", col->name);
     } else {
-      if (n > 0 && H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+      if (n > 0 && H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, col_data(col)) < 0)
         st = h5err(err, "write dataset", col->name);
       if (st == TL_OK && col->doc && *col->doc && tl_h5_attr_str(d, "doc", col->doc) != TL_OK)
         st = h5err(err, "write attribute of", col->name);
       H5Dclose(d);
+      H5Tclose(mt);
     }
-    H5Tclose(ft);
-    H5Tclose(mt);
-    H5Pclose(dcpl);
-    H5Sclose(sp);
   }
   H5Gclose(g);
-  H5Pclose(lcpl);
+  return st;
+}
+
+/* Writes rows [start, start + count) of d from buf (count > 0). */
+static herr_t write_part(hid_t d, hid_t mt, hsize_t start, hsize_t count, const void *buf) {
+  hid_t fs = H5Dget_space(d);
+  if (fs < 0) return -1;
+  hid_t ms = H5Screate_simple(1, &count, NULL);
+  herr_t rc = ms < 0 ? -1 : H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
+  if (rc >= 0) rc = H5Dwrite(d, mt, ms, fs, H5P_DEFAULT, buf);
+  if (ms >= 0) H5Sclose(ms);
+  H5Sclose(fs);
+  return rc;
+}
+
+#define WINDOW 65536 /* rows per write_rows window */
+
+/* The serial write_rows: every dataset is created as write_table creates it, then each window
+ * is filled once and written as one hyperslab per column (strings stay variable-length). */
+static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, uint64_t nrows,
+                            uint64_t total, const uint64_t *str_bytes, tl_fill_fn fill, void *ctx, tl_err *err) {
+  h5w *w = (h5w *)w_;
+  if (!s || !fill)
+    return tl_err_set(err, TL_EINTERNAL,
+                      "serial writer: write_rows called without a schema or a fill function");
+  if (offset != 0 || nrows != total)
+    return tl_err_set(err, TL_EINTERNAL, "the serial writer takes whole tables only ('%s')",
+                      s->path);
+  tl_status st = TL_OK;
+  hid_t g = create_group(w, s->path);
+  if (g < 0) return h5err(err, "create group", s->path);
+  hid_t *d = malloc(((size_t)s->ncols + 1) * sizeof *d);
+  hid_t *mt = malloc(((size_t)s->ncols + 1) * sizeof *mt);
+  if (!d || !mt) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  int made = 0;
+  for (int c = 0; c < s->ncols && st == TL_OK; c++, made++) {
+    const tl_col *col = &s->cols[c];
+    d[c] = create_col(g, col, nrows, &mt[c]);
+    if (d[c] < 0) st = h5err(err, "create dataset", col->name);
+    else if (col->doc && *col->doc && tl_h5_attr_str(d[c], "doc", col->doc) != TL_OK)
+      st = h5err(err, "write attribute of", col->name);
+    if (d[c] < 0) break;
+  }
+  for (uint64_t first = 0; first < nrows && st == TL_OK;) {
+    uint64_t n = nrows - first < WINDOW ? nrows - first : WINDOW;
+    tl_table *t = fill(ctx, first, n);
+    if (!t) {
+      st = tl_err_set(err, TL_ENOMEM,
+                      "serial writer: fill gave no table for rows [%llu, %llu) of '%s' "
+                      "(out of memory?)",
+                      (unsigned long long)first, (unsigned long long)(first + n), s->path);
+    } else if (t->nrows != n || t->ncols != s->ncols) {
+      st = tl_err_set(err, TL_EINTERNAL,
+                      "serial writer: fill gave %zu rows of %d columns for rows [%llu, %llu) "
+                      "of '%s', not %llu rows of %d columns",
+                      t->nrows, t->ncols, (unsigned long long)first,
+                      (unsigned long long)(first + n), s->path, (unsigned long long)n, s->ncols);
+    }
+    for (int c = 0; c < s->ncols && st == TL_OK; c++) {
+      const tl_col *col = &t->cols[c];
+      if (col->type != s->cols[c].type || strcmp(col->name, s->cols[c].name) != 0)
+        st = tl_err_set(err, TL_EINTERNAL,
+                        "serial writer: fill gave column %d of '%s' as '%s' (type %d), the "
+                        "schema has '%s' (type %d)",
+                        c, s->path, col->name, (int)col->type, s->cols[c].name,
+                        (int)s->cols[c].type);
+      else if (write_part(d[c], mt[c], first, n, col_data(col)) < 0)
+        st = h5err(err, "write dataset", col->name);
+    }
+    tl_table_free(t);
+    first += n;
+  }
+  for (int c = 0; c < made; c++) {
+    if (d[c] < 0) continue;
+    H5Dclose(d[c]);
+    H5Tclose(mt[c]);
+  }
+  free(d);
+  free(mt);
+  H5Gclose(g);
   return st;
 }
 
@@ -137,7 +235,8 @@ static void abort_(tl_writer *w_) {
   destroy(w);
 }
 
-static const tl_writer_vtbl VT = {write_table, write_slice, attr_str, attr_i64, close_, abort_};
+static const tl_writer_vtbl VT = {write_table, write_slice, write_rows, attr_str, attr_i64, close_,
+                                   abort_};
 
 tl_writer *tl_h5_serial_open(const char *path, tl_err *err) {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported by us, with names */
