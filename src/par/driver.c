@@ -1343,6 +1343,62 @@ typedef struct {
   uint64_t chunks;
 } run_counts;
 
+/* Collective: this attempt's journal (a new file per rank, named by rank 0's time and pid), and
+ * every rank's file of it added to r->jf (the texts are read back from them when the tables are
+ * written). Returns an exit code, the same on every rank. */
+static int open_attempt(const tl_run_opts *o, bench_run *r, tl_journal *jn, const char *jdir, const char *jhash,
+                        MPI_Comm comm) {
+  int rank, nranks, rc = TL_EXIT_OK;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  tl_err err = {{0}};
+  char attempt[64] = "";
+  if (rank == 0) {
+    time_t t = time(NULL);
+    struct tm tmv;
+    gmtime_r(&t, &tmv);
+    char ts[32];
+    strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tmv);
+    snprintf(attempt, sizeof attempt, "%s-%ld", ts, (long)getpid());
+  }
+  MPI_Bcast(attempt, sizeof attempt, MPI_CHAR, 0, comm);
+  if (rank == 0 && mkdir_p_journal(jdir, o->log)) rc = TL_EXIT_FAIL;
+  if ((rc = agree(rc, comm))) return rc;
+  if (tl_journal_open(jn, jdir, attempt, rank, jhash, &err) != TL_OK) {
+    fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
+    rc = TL_EXIT_FAIL;
+  }
+  int first = r->jf.n;
+  for (int q = 0; q < nranks && !rc; q++) {
+    char *path = tl_journal_path(jdir, attempt, q);
+    if (!path || tl_jfiles_add(&r->jf, path, NULL)) rc = TL_EXIT_FAIL;
+    free(path);
+  }
+  r->jf_mine = first + rank;
+  return agree(rc, comm);
+}
+
+/* Collective: the engine calls of this attempt, the stages taken from the journal and the stages
+ * skipped, per stage, summed over ranks, into rcnt (every rank). */
+static void sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm) {
+  uint64_t mine[3 * TL_MAX_STAGES], all[3 * TL_MAX_STAGES];
+  for (int s = 0; s < TL_MAX_STAGES; s++) {
+    mine[s] = tl_pipe_calls(r->pipe, s);
+    mine[TL_MAX_STAGES + s] = r->resumed[s];
+    mine[2 * TL_MAX_STAGES + s] = tl_pipe_skips(r->pipe, s);
+  }
+  MPI_Allreduce(mine, all, 3 * TL_MAX_STAGES, MPI_UINT64_T, MPI_SUM, comm);
+  rcnt->units = r->U;
+  rcnt->nstages = 1;
+  for (size_t b = 0; b < r->nb; b++)
+    if (r->rbs[b].vt->nstages > rcnt->nstages) rcnt->nstages = r->rbs[b].vt->nstages;
+  for (int s = 0; s < TL_MAX_STAGES; s++) {
+    rcnt->calls[s] = all[s];
+    rcnt->resumed[s] = all[TL_MAX_STAGES + s];
+    rcnt->skips[s] = all[2 * TL_MAX_STAGES + s];
+  }
+}
+
 /* Collective: the benchmarks of the job, distributed; tables written through w (collective);
  * rank 0 prints the summary. */
 static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output,
@@ -1414,35 +1470,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   if (rc) goto done;
   if (o->resume && (rc = resume_read(o, &r, jdir, jhash, done, comm))) goto done;
   /* 3. this attempt's journal and the pending units */
-  {
-    char attempt[64] = "";
-    if (rank == 0) {
-      time_t t = time(NULL);
-      struct tm tmv;
-      gmtime_r(&t, &tmv);
-      char ts[32];
-      strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tmv);
-      snprintf(attempt, sizeof attempt, "%s-%ld", ts, (long)getpid());
-    }
-    MPI_Bcast(attempt, sizeof attempt, MPI_CHAR, 0, comm);
-    if (rank == 0 && mkdir_p_journal(jdir, o->log)) rc = TL_EXIT_FAIL;
-    rc = agree(rc, comm);
-    if (rc) goto done;
-    if (tl_journal_open(&jn, jdir, attempt, rank, jhash, &err) != TL_OK) {
-      fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
-      rc = TL_EXIT_FAIL;
-    }
-    /* every rank's file of this attempt, for reading the texts back when tables are written */
-    int first = r.jf.n;
-    for (int q = 0; q < nranks && !rc; q++) {
-      char *path = tl_journal_path(jdir, attempt, q);
-      if (!path || tl_jfiles_add(&r.jf, path, NULL)) rc = TL_EXIT_FAIL;
-      free(path);
-    }
-    r.jf_mine = first + rank;
-    rc = agree(rc, comm);
-    if (rc) goto done;
-  }
+  if ((rc = open_attempt(o, &r, &jn, jdir, jhash, comm))) goto done;
   uint64_t P = 0;
   pending = malloc((r.U ? r.U : 1) * sizeof *pending);
   if (agree(pending == NULL, comm)) {
@@ -1494,25 +1522,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   restore_signals();
   if (rc) goto done;
   t_scored = now_s();
-  /* engine calls made in this attempt and stages resumed, per stage, summed over ranks */
-  {
-    uint64_t mine[3 * TL_MAX_STAGES], all[3 * TL_MAX_STAGES];
-    for (int s = 0; s < TL_MAX_STAGES; s++) {
-      mine[s] = tl_pipe_calls(r.pipe, s);
-      mine[TL_MAX_STAGES + s] = r.resumed[s];
-      mine[2 * TL_MAX_STAGES + s] = tl_pipe_skips(r.pipe, s);
-    }
-    MPI_Allreduce(mine, all, 3 * TL_MAX_STAGES, MPI_UINT64_T, MPI_SUM, comm);
-    rcnt->units = r.U;
-    rcnt->nstages = 1;
-    for (size_t b = 0; b < r.nb; b++)
-      if (r.rbs[b].vt->nstages > rcnt->nstages) rcnt->nstages = r.rbs[b].vt->nstages;
-    for (int s = 0; s < TL_MAX_STAGES; s++) {
-      rcnt->calls[s] = all[s];
-      rcnt->resumed[s] = all[TL_MAX_STAGES + s];
-      rcnt->skips[s] = all[2 * TL_MAX_STAGES + s];
-    }
-  }
+  sum_counts(&r, rcnt, comm);
   /* 5. per benchmark: rows to their owners, counts reduced, tables written */
   tl_buf modes;
   tl_buf_init(&modes);
