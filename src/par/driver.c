@@ -1,19 +1,23 @@
-/* driver.c - `tally run` (see driver.h).
+/* driver.c - `tally run` (see driver.h). It names no benchmark: every benchmark is a module
+ * (tally/bench.h) and units go through their stages in the core pipeline (tally/run.h).
  *
- * Flow of the benchmarks part (collective over comm):
- *  1. every rank loads the items and the replay answers itself and builds the same units
- *     (cfg-major, items by id: key order); only rank 0 reports input problems;
- *  2. rank 0 reads the journals of earlier attempts (--resume) and broadcasts which units are
- *     done; their rows are rebuilt from the journal (re-parsed, no engine call);
+ * Flow of the benchmarks part (collective over comm, a duplicate of the caller's):
+ *  1. every rank loads every benchmark's items and opens the replay engine of each role (an
+ *     index of the answer lines, not their texts) and builds the same cfgs and units (key
+ *     order); only rank 0 reports input problems;
+ *  2. with --resume every rank reads the journals of earlier attempts and restores the units of
+ *     its own key blocks: fully journaled ones are scored, half-done ones (generated, not
+ *     judged) start at their next stage; the done flags are combined;
  *  3. the pending units are dealt in chunks on demand: workers ask rank 0 for the next chunk
- *     when they finish one (answer times are uneven once engines are real). Rank 0 works too:
- *     it answers requests between its own engine polls, so no core idles on a small node and a
- *     worker waits for at most one poll interval. Every finished unit goes to the rank's
- *     journal (fsync per chunk);
- *  4. rows move to their owners - rank q owns the contiguous key block [U q / N, U (q+1) / N) -
- *     with one MPI_Alltoallv; each rank writes its block of the item table collectively
- *     (parallel HDF5 hyperslabs) and adds its integer counts; MPI_Reduce sums them on rank 0,
- *     which computes every float from the integers in key order and writes the metric tables.
+ *     when they finish one. Rank 0 works too: it answers requests between its own engine polls,
+ *     so no core idles on a small node. Every stage's reply is journaled before it is used
+ *     (fsync at most every 0.5 s); a finished unit is added to the accumulators and kept only
+ *     as where its replies are journaled;
+ *  4. per benchmark, those records move to their owners - rank q owns the key block
+ *     [U q / N, U (q+1) / N) - with one MPI_Alltoallv; each rank writes its block of the item
+ *     table window by window (texts read back from the journal, rows scored again), and the
+ *     accumulators are reduced to rank 0 (sum, min, max), which builds the metric tables from
+ *     the integers in key order.
  * So the datasets do not depend on the rank count or on who scored what. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -148,7 +152,6 @@ typedef struct {
     tl_buf model_list;      /* the first 8, quoted, for messages */
   } *found;
   tl_inlog *log;            /* for the replay's discovery callback */
-  tl_strmap rules;          /* interned rule names of rows received from other ranks */
   tl_journal *jn;           /* this attempt's journal (scheduling) */
   tl_jfiles jf;             /* every journal file of the run: earlier attempts', then one per rank */
   int jf_mine;              /* the index of this rank's file of this attempt */
@@ -189,7 +192,6 @@ static void bench_run_release(bench_run *r) {
   free(r->rbs);
   for (int k = 0; k < TL_ROLE__N; k++)
     if (r->replay[k]) tl_replay_engine(r->replay[k])->vt->free(tl_replay_engine(r->replay[k]));
-  tl_strmap_release(&r->rules);
 }
 
 /* Keeps unit u (local index) of a finished row: its journal refs only. */
@@ -371,7 +373,6 @@ static tl_status bench_setup(bench_run *r, const tl_job *job, int rank, int nran
   memset(r, 0, sizeof *r);
   r->rank = rank;
   r->nranks = nranks;
-  tl_strmap_init(&r->rules);
   r->job = job;
   r->nb = (size_t)job->n_benches;
   r->rbs = calloc(r->nb, sizeof *r->rbs);
@@ -1413,7 +1414,6 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   tl_inlog log;
   bench_run r;
   memset(&r, 0, sizeof r);
-  tl_strmap_init(&r.rules);
   uint8_t *done = NULL;
   uint64_t *pending = NULL;
   char *jdir = tl_journal_dir(output);
@@ -1425,7 +1425,6 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   if (agree(tl_inlog_init(&log, rank == 0 ? o->log : NULL, o->strict_input) != TL_OK, comm)) {
     free(jdir);
     tl_inlog_release(&log);
-    tl_strmap_release(&r.rules);
     return TL_EXIT_FAIL;
   }
 
