@@ -62,4 +62,13 @@ tl_status tl_inlog_report(tl_inlog *l, tl_in_kind kind, const char *file, long l
  * Same returns as tl_inlog_report. */
 tl_status tl_inlog_report_bad_line(tl_inlog *l, const tl_jsonl *r);
 
+/* One record of a JSONL file: obj is borrowed (freed after the call); r says where it is
+ * (path, line_no, line_off). TL_OK goes on; anything else stops the file with that status. */
+typedef tl_status (*tl_record_fn)(void *ctx, const cJSON *obj, const tl_jsonl *r);
+/* Reads every record of the open reader r into fn, the one loop of every JSONL loader: a read
+ * error is TL_EIO (err says it); a bad line is reported, and under strict input stops with
+ * TL_EINPUT ("PATH:LINE: bad line (strict input)" in err); a file with no line at all is
+ * reported as "no <what> in this file" (TL_EINPUT when strict). The caller opens and closes r. */
+tl_status tl_inlog_each(tl_inlog *l, tl_jsonl *r, const char *what, tl_record_fn fn, void *ctx, tl_err *err);
+
 #endif

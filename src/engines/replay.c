@@ -484,7 +484,7 @@ static tl_status add_source(tl_replay *r, const tl_replay_source *s, const char 
 
 /* Indexes one line (o, parsed from jl's current line, with key v): a duplicate is reported,
  * anything else is added and handed to key_fn. */
-static tl_status add_line(tl_replay *r, tl_jsonl *jl, size_t f, const line_view *v, tl_inlog *log,
+static tl_status add_line(tl_replay *r, const tl_jsonl *jl, size_t f, const line_view *v, tl_inlog *log,
                           tl_replay_key_fn key_fn, void *key_ctx, tl_err *err) {
   /* the line's text starts where its physical line does (the reader drops only the "\r"s and
    * "\n" after it) */
@@ -540,6 +540,27 @@ static tl_status add_line(tl_replay *r, tl_jsonl *jl, size_t f, const line_view 
 }
 
 /* Reads source f into r. */
+/* The loader's state for one source, for tl_inlog_each. */
+typedef struct {
+  tl_replay *r;
+  size_t f;
+  tl_inlog *log;
+  tl_replay_key_fn key_fn;
+  void *key_ctx;
+  tl_err *err;
+} line_load;
+
+/* One answer line: checked, then indexed. */
+static tl_status answer_line(void *vctx, const cJSON *o, const tl_jsonl *jl) {
+  line_load *c = vctx;
+  line_view v;
+  tl_in_kind kind;
+  char msg[512];
+  if (read_answer(o, &c->r->src[c->f], &v, &kind, msg, sizeof msg) != 0)
+    return tl_inlog_report(c->log, kind, jl->path, jl->line_no, "%s", msg) ? TL_EINPUT : TL_OK;
+  return add_line(c->r, jl, c->f, &v, c->log, c->key_fn, c->key_ctx, c->err);
+}
+
 static tl_status load_source(tl_replay *r, const tl_replay_source *src, size_t max_line, tl_inlog *log,
                              tl_replay_key_fn key_fn, void *key_ctx, tl_err *err) {
   if (!src->bench || !src->variant)
@@ -567,30 +588,8 @@ static tl_status load_source(tl_replay *r, const tl_replay_source *src, size_t m
   if (add_source(r, src, jl.path, fd) != TL_OK) st = tl_err_set(err, TL_ENOMEM, "out of memory");
   if (base < 0 && st == TL_OK) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", jl.path, strerror(errno));
   r->src[f].base = base > 0 ? (uint64_t)base : 0;
-  cJSON *o;
-  tl_jl_result res;
-  tl_err e;
-  while (st == TL_OK && (res = tl_jsonl_next(&jl, &o, &e)) != TL_JL_EOF) {
-    if (res == TL_JL_IOERR) {
-      st = tl_err_set(err, TL_EIO, "%s", e.msg);
-      break;
-    }
-    if (res == TL_JL_BAD) {
-      if (tl_inlog_report_bad_line(log, &jl)) st = TL_EINPUT;
-      continue;
-    }
-    line_view v;
-    tl_in_kind kind;
-    char msg[512];
-    if (read_answer(o, &r->src[f], &v, &kind, msg, sizeof msg) != 0) {
-      if (tl_inlog_report(log, kind, jl.path, jl.line_no, "%s", msg)) st = TL_EINPUT;
-    } else {
-      st = add_line(r, &jl, f, &v, log, key_fn, key_ctx, err);
-    }
-    cJSON_Delete(o);
-  }
-  if (st == TL_OK && jl.n_records == 0 && jl.n_bad == 0)
-    if (tl_inlog_report(log, TL_IN_EMPTY_FILE, jl.path, 0, "no answers in this file")) st = TL_EINPUT;
+  line_load c = {r, f, log, key_fn, key_ctx, err};
+  if (st == TL_OK) st = tl_inlog_each(log, &jl, "answers", answer_line, &c, err);
   tl_jsonl_close(&jl);
   return st;
 }

@@ -59,3 +59,24 @@ tl_status tl_inlog_report(tl_inlog *l, tl_in_kind kind, const char *file, long l
   tl_table_set_i64(l->table, r, 2, line);
   return l->strict ? TL_EINPUT : TL_OK;
 }
+
+tl_status tl_inlog_each(tl_inlog *l, tl_jsonl *r, const char *what, tl_record_fn fn, void *ctx, tl_err *err) {
+  tl_status st = TL_OK;
+  cJSON *obj;
+  tl_jl_result res;
+  tl_err e;
+  while (st == TL_OK && (res = tl_jsonl_next(r, &obj, &e)) != TL_JL_EOF) {
+    if (res == TL_JL_IOERR) return tl_err_set(err, TL_EIO, "%s", e.msg);
+    if (res == TL_JL_BAD) {
+      if ((st = tl_inlog_report_bad_line(l, r)) == TL_EINPUT)
+        tl_err_set(err, TL_EINPUT, "%s:%ld: bad line (strict input)", r->path, r->line_no);
+      continue;
+    }
+    st = fn(ctx, obj, r);
+    cJSON_Delete(obj);
+  }
+  if (st == TL_OK && r->n_records == 0 && r->n_bad == 0 &&
+      (st = tl_inlog_report(l, TL_IN_EMPTY_FILE, r->path, 0, "no %s in this file", what)) == TL_EINPUT)
+    tl_err_set(err, TL_EINPUT, "%s: no %s (strict input)", r->path, what);
+  return st;
+}

@@ -14,71 +14,67 @@ static int item_cmp(const void *a, const void *b) {
   return strcmp(((const tl_se_item *)a)->id, ((const tl_se_item *)b)->id);
 }
 
+/* The items loader's state, for tl_inlog_each. */
+typedef struct {
+  tl_se_itemset *s;
+  size_t cap;
+  tl_inlog *log;
+  tl_err *err;
+} item_load;
+
+/* One item line: checked, kept unless its id was seen (the first is kept). */
+static tl_status item_line(void *vctx, const cJSON *obj, const tl_jsonl *r) {
+  item_load *c = vctx;
+  tl_se_itemset *s = c->s;
+  tl_se_item it;
+  tl_err e;
+  tl_status ist = tl_se_item_from_json(obj, &it, &e);
+  if (ist == TL_OK && it.qid > TL_SE_MAX_QID) {
+    snprintf(e.msg, sizeof e.msg, "id '%s': question id %d is larger than %d", it.id, it.qid, TL_SE_MAX_QID);
+    tl_se_item_release(&it);
+    ist = TL_EINPUT;
+  }
+  if (ist == TL_ENOMEM) return tl_err_set(c->err, TL_ENOMEM, "out of memory");
+  if (ist != TL_OK) {
+    tl_in_kind k = strstr(e.msg, "missing field") ? TL_IN_MISSING_FIELD
+                   : strncmp(e.msg, "id ", 3) == 0 ? TL_IN_BAD_ID : TL_IN_BAD_FIELD;
+    return tl_inlog_report(c->log, k, r->path, r->line_no, "item %s", e.msg) ? TL_EINPUT : TL_OK;
+  }
+  size_t prev;
+  bool inserted;
+  if (tl_strmap_put(&s->by_id, it.id, s->n, &inserted, &prev) != TL_OK) {
+    tl_se_item_release(&it);
+    return tl_err_set(c->err, TL_ENOMEM, "out of memory");
+  }
+  if (!inserted) {
+    tl_se_item_release(&it);
+    return tl_inlog_report(c->log, TL_IN_DUPLICATE, r->path, r->line_no, "duplicate item id '%s' (the first one is kept)",
+                           s->items[prev].id) ? TL_EINPUT : TL_OK;
+  }
+  if (s->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 256;
+    tl_se_item *p = realloc(s->items, cap * sizeof *p);
+    if (!p) {
+      tl_se_item_release(&it);
+      return tl_err_set(c->err, TL_ENOMEM, "out of memory");
+    }
+    s->items = p;
+    c->cap = cap;
+  }
+  s->items[s->n++] = it;
+  return TL_OK;
+}
+
 tl_status tl_se_itemset_load(tl_se_itemset *s, char *const *paths, int npaths, size_t max_line,
                              tl_inlog *log, tl_err *err) {
   memset(s, 0, sizeof *s);
   tl_strmap_init(&s->by_id);
-  size_t cap = 0;
+  item_load c = {s, 0, log, err};
   tl_status st = TL_OK;
   for (int f = 0; f < npaths && st == TL_OK; f++) {
     tl_jsonl r;
     if ((st = tl_jsonl_open(&r, paths[f], max_line, err)) != TL_OK) break;
-    cJSON *obj;
-    tl_jl_result res;
-    tl_err e;
-    while (st == TL_OK && (res = tl_jsonl_next(&r, &obj, &e)) != TL_JL_EOF) {
-      if (res == TL_JL_IOERR) {
-        st = tl_err_set(err, TL_EIO, "%s", e.msg);
-        break;
-      }
-      if (res == TL_JL_BAD) {
-        if (tl_inlog_report_bad_line(log, &r)) st = TL_EINPUT;
-        continue;
-      }
-      tl_se_item it;
-      tl_status ist = tl_se_item_from_json(obj, &it, &e);
-      cJSON_Delete(obj);
-      if (ist == TL_OK && it.qid > TL_SE_MAX_QID) {
-        snprintf(e.msg, sizeof e.msg, "id '%s': question id %d is larger than %d", it.id, it.qid,
-                 TL_SE_MAX_QID);
-        tl_se_item_release(&it);
-        ist = TL_EINPUT;
-      }
-      if (ist != TL_OK) {
-        tl_in_kind k = strstr(e.msg, "missing field") ? TL_IN_MISSING_FIELD
-                       : strncmp(e.msg, "id ", 3) == 0 ? TL_IN_BAD_ID : TL_IN_BAD_FIELD;
-        if (ist == TL_ENOMEM) st = tl_err_set(err, TL_ENOMEM, "out of memory");
-        else if (tl_inlog_report(log, k, r.path, r.line_no, "item %s", e.msg)) st = TL_EINPUT;
-        continue;
-      }
-      size_t prev;
-      bool inserted;
-      if (tl_strmap_put(&s->by_id, it.id, s->n, &inserted, &prev) != TL_OK) {
-        tl_se_item_release(&it);
-        st = tl_err_set(err, TL_ENOMEM, "out of memory");
-        break;
-      }
-      if (!inserted) {
-        if (tl_inlog_report(log, TL_IN_DUPLICATE, r.path, r.line_no,
-                            "duplicate item id '%s' (the first one is kept)", it.id))
-          st = TL_EINPUT;
-        tl_se_item_release(&it);
-        continue;
-      }
-      if (s->n == cap) {
-        cap = cap ? cap * 2 : 256;
-        tl_se_item *p = realloc(s->items, cap * sizeof *p);
-        if (!p) {
-          tl_se_item_release(&it);
-          st = tl_err_set(err, TL_ENOMEM, "out of memory");
-          break;
-        }
-        s->items = p;
-      }
-      s->items[s->n++] = it;
-    }
-    if (st == TL_OK && r.n_records == 0 && r.n_bad == 0)
-      if (tl_inlog_report(log, TL_IN_EMPTY_FILE, r.path, 0, "no items in this file")) st = TL_EINPUT;
+    st = tl_inlog_each(log, &r, "items", item_line, &c, err);
     tl_jsonl_close(&r);
   }
   if (st != TL_OK) {

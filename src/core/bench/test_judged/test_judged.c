@@ -160,13 +160,57 @@ static int item_from_json(const cJSON *o, tj_item *it, char *msg, size_t msgsz) 
   return 0;
 }
 
-/* tl_inlog_report's return for a problem at path:line (line 0: the whole file) -> ours:
- * TL_EINPUT (strict) or TL_ENOMEM stop the load. */
+/* tl_inlog_report's return for a problem at path:line -> ours: TL_EINPUT (strict) or TL_ENOMEM
+ * stop the load. */
 static tl_status logged(tl_status st, const char *path, long line, tl_err *err) {
   if (st == TL_OK) return TL_OK;
   if (st == TL_ENOMEM) return tl_err_set(err, TL_ENOMEM, "out of memory");
-  if (line > 0) return tl_err_set(err, TL_EINPUT, "%s:%ld: bad item line (strict input)", path, line);
-  return tl_err_set(err, TL_EINPUT, "%s: no items (strict input)", path);
+  return tl_err_set(err, TL_EINPUT, "%s:%ld: bad item line (strict input)", path, line);
+}
+
+/* The loader's state, for tl_inlog_each. */
+typedef struct {
+  tl_bench *b;
+  size_t *cap;
+  tl_inlog *log;
+  tl_err *err;
+} tj_loading;
+
+/* One item line: checked, kept unless its id was seen (the first is kept). */
+static tl_status item_line(void *vctx, const cJSON *obj, const tl_jsonl *r) {
+  tj_loading *c = vctx;
+  tl_bench *b = c->b;
+  tj_item it;
+  char msg[512];
+  int kind = item_from_json(obj, &it, msg, sizeof msg);
+  if (kind < 0) return tl_err_set(c->err, TL_ENOMEM, "out of memory");
+  if (kind > 0)
+    return logged(tl_inlog_report(c->log, (tl_in_kind)kind, r->path, r->line_no, "%s", msg), r->path, r->line_no, c->err);
+  tl_status st = TL_OK;
+  bool inserted = false;
+  if (tl_strmap_put(&b->by_id, it.id, b->n, &inserted, NULL)) {
+    st = tl_err_set(c->err, TL_ENOMEM, "out of memory");
+  } else if (!inserted) {
+    st = logged(tl_inlog_report(c->log, TL_IN_DUPLICATE, r->path, r->line_no,
+                                "duplicate item id '%.200s' (the first one is kept)", it.id),
+                r->path, r->line_no, c->err);
+  } else if (b->n == *c->cap) {
+    size_t nc = *c->cap ? *c->cap * 2 : 64;
+    tj_item *p = realloc(b->items, nc * sizeof *p);
+    if (!p) {
+      st = tl_err_set(c->err, TL_ENOMEM, "out of memory");
+    } else {
+      b->items = p;
+      *c->cap = nc;
+    }
+  }
+  if (st || !inserted) {
+    free(it.id);
+    free(it.question);
+    return st;
+  }
+  b->items[b->n++] = it;
+  return TL_OK;
 }
 
 static tl_status load_file(tl_bench *b, const char *path, size_t *cap, size_t max_line,
@@ -174,58 +218,8 @@ static tl_status load_file(tl_bench *b, const char *path, size_t *cap, size_t ma
   tl_jsonl r;
   tl_status st = tl_jsonl_open(&r, path, max_line, err); /* TL_EIO naming the path */
   if (st) return st;
-  cJSON *obj;
-  tl_jl_result res;
-  tl_err e;
-  while (st == TL_OK && (res = tl_jsonl_next(&r, &obj, &e)) != TL_JL_EOF) {
-    if (res == TL_JL_IOERR) {
-      st = tl_err_set(err, TL_EIO, "%s", e.msg);
-      break;
-    }
-    if (res == TL_JL_BAD) {
-      st = logged(tl_inlog_report_bad_line(log, &r), r.path, r.line_no, err);
-      continue;
-    }
-    tj_item it;
-    char msg[512];
-    int kind = item_from_json(obj, &it, msg, sizeof msg);
-    cJSON_Delete(obj);
-    if (kind < 0) {
-      st = tl_err_set(err, TL_ENOMEM, "out of memory");
-      break;
-    }
-    if (kind > 0) {
-      st = logged(tl_inlog_report(log, (tl_in_kind)kind, r.path, r.line_no, "%s", msg), r.path,
-                  r.line_no, err);
-      continue;
-    }
-    bool inserted = false;
-    if (tl_strmap_put(&b->by_id, it.id, b->n, &inserted, NULL)) {
-      st = tl_err_set(err, TL_ENOMEM, "out of memory");
-    } else if (!inserted) {
-      st = logged(tl_inlog_report(log, TL_IN_DUPLICATE, r.path, r.line_no,
-                                  "duplicate item id '%.200s' (the first one is kept)", it.id),
-                  r.path, r.line_no, err);
-    } else if (b->n == *cap) {
-      size_t nc = *cap ? *cap * 2 : 64;
-      tj_item *p = realloc(b->items, nc * sizeof *p);
-      if (!p) {
-        st = tl_err_set(err, TL_ENOMEM, "out of memory");
-      } else {
-        b->items = p;
-        *cap = nc;
-      }
-    }
-    if (st || !inserted) {
-      free(it.id);
-      free(it.question);
-      continue;
-    }
-    b->items[b->n++] = it;
-  }
-  if (st == TL_OK && r.n_records == 0 && r.n_bad == 0)
-    st = logged(tl_inlog_report(log, TL_IN_EMPTY_FILE, r.path, 0, "no items in this file"), r.path,
-                0, err);
+  tj_loading c = {b, cap, log, err};
+  st = tl_inlog_each(log, &r, "items", item_line, &c, err);
   tl_jsonl_close(&r);
   return st;
 }
