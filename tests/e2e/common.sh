@@ -10,3 +10,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 need_python() {
   "$PY" -c "import h5py, pandas" 2>/dev/null || { echo "skipped: $PY lacks h5py/pandas"; exit 77; }
 }
+
+# Kills a whole job started with `setsid mpirun ...` (its pid SID leads a session holding every
+# rank; the ranks get process groups of their own, so the session id finds them, never a name).
+kill_session() {
+  kill -9 -- "-$1" 2>/dev/null || true
+  for p in $(ps -o pid= -s "$1" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+  sleep 0.5
+}

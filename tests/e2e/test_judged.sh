@@ -46,11 +46,10 @@ job "$WORK/out.h5" 200 > "$WORK/job.json"
 grep -q "test_judged: model-a" "$WORK/ref.txt" || fail "no test_judged summary"
 
 stage_lines() { cat "$WORK"/out.h5.journal/*.jsonl 2>/dev/null | grep -c "\"st\":$1," || true; }
-killall_job() { kill -9 -- "-$1" 2>/dev/null || true; pkill -9 -s "$1" 2>/dev/null || true; sleep 0.5; }
 setsid mpirun -n 2 --oversubscribe "$TALLY_BIN" run "$WORK/job.json" --quiet > /dev/null 2>&1 &
 PG=$!
 for _ in $(seq 100); do [ "$(stage_lines 1)" -ge 10 ] && break; sleep 0.2; done
-killall_job "$PG"
+kill_session "$PG"
 g=$(stage_lines 0); j=$(stage_lines 1)
 echo "killed with $g generations and $j judgments journaled"
 [ "$j" -ge 10 ] || fail "no judgments were journaled within 20 s"

@@ -18,12 +18,6 @@ JOB
 sed -e 's/"latency_ms": 300/"latency_ms": 0/' -e "s#$WORK/out.h5#$WORK/ref.h5#" "$WORK/job.json" > "$WORK/ref.json"
 "$TALLY_BIN" run "$WORK/ref.json" --quiet > /dev/null || fail "reference run failed"
 
-killall_job() { # the whole job: mpirun started by setsid leads a session that holds every rank
-  # (the ranks get process groups of their own, so the session id, not a name, finds them all)
-  kill -9 -- "-$1" 2>/dev/null || true
-  pkill -9 -s "$1" 2>/dev/null || true
-  sleep 0.5
-}
 journaled() { cat "$WORK"/out.h5.journal/*.jsonl 2>/dev/null | grep -c '"id"' || true; }
 wait_journal() { # until at least 20 units are journaled (at most 20 s), so the kill lands midway
   for _ in $(seq 100); do [ "$(journaled)" -ge 20 ] && return 0; sleep 0.2; done
@@ -48,7 +42,7 @@ PY
 setsid mpirun -n 2 --oversubscribe "$TALLY_BIN" run "$WORK/job.json" --quiet > /dev/null 2>&1 &
 PG=$!
 wait_journal
-killall_job "$PG"
+kill_session "$PG"
 [ ! -e "$WORK/out.h5" ] || fail "the killed run left a final output"
 n=$(journaled)
 [ "$n" -lt 252 ] || fail "the run finished before the kill: nothing to resume"
