@@ -55,6 +55,8 @@ typedef struct {
   char *text[TL_MAX_STAGES];   /* owned; the reply of each stage, NULL = none obtained */
   char *prompt[TL_MAX_STAGES]; /* owned; the prompt recorded with a replayed reply, or NULL */
   char *source[TL_MAX_STAGES]; /* owned; "file:line" (replay) or a request id, or NULL */
+  char *meta[TL_MAX_STAGES];   /* owned; the engine's evidence of the reply (tl_eng_reply.meta), or NULL */
+  char *error[TL_MAX_STAGES];  /* owned; set when the engine gave up on the stage: why */
   uint64_t ref[TL_MAX_STAGES]; /* where each stage's reply is journaled (the caller's encoding),
                                   TL_REF_NONE when it is not: the texts can be dropped and read
                                   back from there later */

@@ -57,6 +57,10 @@ typedef struct {
   char *prompt;  /* owned; the prompt recorded with the reply (replay), NULL when none */
   char *source;  /* owned; where the reply came from ("file:line", a request id), NULL when none */
   char *error;   /* owned; why there is no reply, NULL when fine */
+  char *meta;    /* owned; the reply's evidence as one JSON object (finish_reason, usage, latency,
+                    attempts, served model, request id, cached, raw text), NULL when none (replay) */
+  int failed;    /* 1: the engine gave up (retries spent, or a request the server refused):
+                    `error` says why; the stage's status is engine_error, and --resume asks again */
 } tl_eng_reply;
 
 typedef struct tl_engine tl_engine;

@@ -41,10 +41,42 @@ typedef struct {
   int n_seeds;
 } tl_job_bench;
 
+/* The settings of an "openai" engine (an OpenAI-compatible server; docs/JOBS.md). Unset
+ * numbers are NaN / -1. URLs may hold {local_rank} and {port} (= port_base + local rank); the
+ * engine fills them in on each rank. */
+typedef struct {
+  char **urls;           /* base URLs ending in the API root, e.g. "http://127.0.0.1:{port}/v1" */
+  int nurls;             /* 1 (a template) or a list spread over the ranks of a node */
+  int port_base;         /* {port} = port_base + local rank; default 8000 */
+  int completions;       /* "api": 0 = /chat/completions (default), 1 = /completions (base models) */
+  char *model;           /* "model": the served name; NULL = the cfg's model name */
+  char *api_key_env;     /* "api_key_env": the variable holding the key; NULL = no key. The key
+                            itself is read by the engine and never stored */
+  /* "sampling": each set field is sent explicitly (servers apply their own defaults otherwise) */
+  double temperature, top_p;   /* NaN = unset (temperature then from the benchmark, else 0) */
+  int max_tokens, n, logprobs, top_logprobs; /* -1 = unset */
+  int send_seed;         /* 1 (default): "seed" = the unit's seed; 0: no seed sent */
+  char **stop;           /* up to 4 stop strings */
+  int nstop;
+  char *extra_json;      /* "extra": an object merged into every request body (top_k, ...), or NULL */
+  int conc_initial, conc_min, conc_max; /* "concurrency": requests in flight per endpoint */
+  double connect_timeout_s, request_timeout_s; /* "timeouts" */
+  int max_retries;       /* "retries".max */
+  double backoff_s, backoff_max_s;
+  char *health_path;     /* "health".path, against the server root (the URL less its last
+                            "/v1"); default "/health" */
+  double health_wait_s;  /* "health".wait_s: how long to wait for every endpoint; default 600 */
+  int think_keep;        /* "think": 0 = "strip" (default: scoring sees the text after </think>),
+                            1 = "keep" */
+  int cache_unseeded;    /* "cache_unseeded": serve replies sampled with temperature > 0 and no
+                            seed from the cache too (default false) */
+} tl_http_cfg;
+
 /* An engine of a role. */
 typedef struct {
-  char *type;        /* "replay" */
+  char *type;        /* "replay" | "openai" */
   int latency_ms;    /* replay: simulated per-request latency (tests, scheduling benchmarks) */
+  tl_http_cfg http;  /* openai */
   char *json;        /* its settings as JSON (for the output; never API keys) */
 } tl_job_engine;
 

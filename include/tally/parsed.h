@@ -23,7 +23,10 @@ typedef enum {
   TL_PS_MISSING = 8,     /* no response was obtained for this unit */
   TL_PS_PARSE_LIMIT = 9, /* a regex resource limit (rx.h) stopped the parse: no answer, counted
                             wrong; rule "parse_limit". A property of the response, not an error */
-  TL_PS__COUNT = 10
+  TL_PS_ENGINE_ERROR = 10,/* the engine gave up on a stage of the unit (retries spent, or a request
+                            the server refused): no reply to score. Counted, never scored wrong:
+                            accuracies leave these units out of their denominators */
+  TL_PS__COUNT = 11
 } tl_pstatus;
 
 /* Stable lower-case names used in outputs: "ok", "no_answer", ... Never NULL. */

@@ -39,6 +39,20 @@ uint64_t tl_rb_index(const tl_run_bench *rb, const tl_unit *x);
 /* The benchmark holding global unit g (benches sorted by base). */
 size_t tl_rb_find(const tl_run_bench *rbs, size_t n, uint64_t g);
 
+/* Scores a finished row with the module (vt->score), then marks every mode of a row on which
+ * the engine gave up (row->error[s] set for some stage) engine_error: no answer, rule
+ * "engine_error", not correct. Every scoring of a row goes through here. */
+tl_status tl_rb_score(const tl_run_bench *rb, const tl_unit *u, tl_row *row, tl_err *err);
+
+/* The engine's evidence of each reply, appended as columns to an item table of n rows (rows[i]
+ * is row i; rows NULL with n 0: the columns only, for a schema). For each stage s in
+ * stage_mask (bit s), the columns engine_error, finish_reason, prompt_tokens, completion_tokens,
+ * latency_ms, attempts, cached, served_model, request_id, endpoint and raw_response, prefixed
+ * "judge_" for stage 1, read from row->meta[s] and row->error[s] (src/core/run/evidence.c
+ * documents each). A job adds them for the stages its HTTP engines answer, so the tables of a
+ * replay job are what they were. */
+tl_status tl_evidence_cols(tl_table *t, const tl_row *rows, size_t n, unsigned stage_mask);
+
 /* ---- cfgs ---- */
 /* Sorts cfgs into key order (model, variant index, seed). */
 void tl_cfgs_sort(tl_cfg *cfgs, size_t n);

@@ -37,7 +37,8 @@ typedef struct {
 
 tl_table *tl_table_new(const char *path);
 void tl_table_free(tl_table *t);
-/* Adds a column (before any row is added). Returns its index, -1 on allocation failure. */
+/* Adds a column; on a table with rows already, their cells of it are empty ("" / 0 / NaN).
+ * Returns its index, -1 on allocation failure. */
 int tl_table_add_col(tl_table *t, const char *name, tl_col_type type, const char *doc);
 /* Index of a column by name, -1 when absent. */
 int tl_table_col(const tl_table *t, const char *name);

@@ -105,6 +105,14 @@ tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_rep
   put_field(b, "text", rep->text, 0);
   put_field(b, "prompt", rep->prompt, 0);
   put_field(b, "source", rep->source, 0);
+  if (rep->meta) { /* one JSON object on one line (the engine prints it unformatted) */
+    tl_buf_append(b, ",\"meta\":", 8);
+    tl_buf_append(b, rep->meta, strlen(rep->meta));
+  }
+  if (rep->failed) {
+    put_field(b, "error", rep->error ? rep->error : "the engine gave up", 0);
+    tl_buf_append(b, ",\"failed\":1", 11);
+  }
   tl_buf_append(b, "}\n", 2);
   if (fwrite(b->data, 1, b->len, j->fp) != b->len)
     return tl_err_set(err, TL_EIO, "cannot write journal '%s': %s", j->path, strerror(errno));
@@ -191,6 +199,14 @@ static int parse_rec(const cJSON *o, tl_journal_rec *rec) {
   rec->text = str_or_null(o, "text", &bad);
   rec->prompt = str_or_null(o, "prompt", &bad);
   rec->source = str_or_null(o, "source", &bad);
+  rec->meta = cJSON_GetObjectItemCaseSensitive(o, "meta");
+  if (rec->meta && !cJSON_IsObject(rec->meta)) bad = 1;
+  const cJSON *er = cJSON_GetObjectItemCaseSensitive(o, "error");
+  if (er && !cJSON_IsString(er)) bad = 1;
+  rec->error = cJSON_IsString(er) ? er->valuestring : NULL;
+  const cJSON *fl = cJSON_GetObjectItemCaseSensitive(o, "failed");
+  if (fl && !tl_json_is_int(fl, 0, 1)) bad = 1;
+  rec->failed = fl ? (int)fl->valuedouble : 0;
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "s");
   if (!tl_json_is_int(s, INT_MIN, INT_MAX)) bad = 1;
   else rec->key.seed = (int)s->valuedouble;

@@ -5,7 +5,8 @@
  * a header {"tally_journal": 1, "job": "<hash of the job JSON>", "rank": r, "attempt": "..."};
  * then one line per finished stage of a unit:
  *   {"b": benchmark, "m": model, "v": variant, "s": seed, "id": item id, "t": sub-unit,
- *    "st": stage, "text": reply|null, "prompt": str|null, "source": str|null}
+ *    "st": stage, "text": reply|null, "prompt": str|null, "source": str|null,
+ *    "meta": {the engine's evidence}?, "error": str?, "failed": 1?}
  * ("t" and "st" are 0 when absent, as in the lines of earlier versions).
  * Lines are buffered; after each batch of replies (one engine poll) they are flushed and
  * fsync'ed when the last sync is TL_JOURNAL_SYNC_S seconds or more ago (an fsync per tiny batch
@@ -63,6 +64,9 @@ void tl_journal_close(tl_journal *j);
 typedef struct {
   tl_unit_key key;
   const char *text, *prompt, *source;
+  const cJSON *meta; /* the reply's evidence object, or NULL */
+  const char *error; /* why the engine gave up, when failed */
+  int failed;        /* 1: the engine gave up on this stage (resume asks again) */
   int file;          /* tl_journal_read_all: index in tl_journal_list's order; tl_jfiles_read: its own */
   uint64_t offset;   /* byte offset of the line in that file */
 } tl_journal_rec;

@@ -860,10 +860,14 @@ static void test_journal_keys(void **state) {
   /* what tl_journal_add writes, then lines written by hand */
   static const struct {
     tl_unit_key key;
-    const char *text, *prompt, *source;
+    const char *text, *prompt, *source, *meta, *error;
+    int failed;
   } ADD[] = {
-      {{"spatialeval", "a.1", "m", "letter", -3, 2, 1}, "J \"x\"\n", NULL, "f.jsonl:1"},
-      {{"mtbench", "q.7", "m2", "single", 0, 4294967295u, 0}, NULL, "P", NULL},
+      {{"spatialeval", "a.1", "m", "letter", -3, 2, 1}, "J \"x\"\n", NULL, "f.jsonl:1", NULL, NULL, 0},
+      {{"mtbench", "q.7", "m2", "single", 0, 4294967295u, 0}, NULL, "P", NULL, NULL, NULL, 0},
+      /* an HTTP engine's reply: its evidence object; and one it gave up on */
+      {{"spatialeval", "a.9", "m", "letter", 0, 0, 0}, "A", NULL, "req-1", "{\"attempts\":2,\"cached\":false}", NULL, 0},
+      {{"spatialeval", "a.8", "m", "letter", 0, 0, 0}, NULL, NULL, NULL, "{\"attempts\":7}", "HTTP 500 (7 attempts)", 1},
   };
   static const struct {
     const char *line;
@@ -889,8 +893,10 @@ static void test_journal_keys(void **state) {
   tl_err err;
   assert_int_equal(tl_journal_open(&j, jdir, "a1", 0, hash, &err), TL_OK);
   uint64_t off[8];
+  assert_true(nadd <= 8);
   for (size_t i = 0; i < nadd; i++) {
-    tl_eng_reply rep = {0, (char *)ADD[i].text, (char *)ADD[i].prompt, (char *)ADD[i].source, NULL};
+    tl_eng_reply rep = {0, (char *)ADD[i].text, (char *)ADD[i].prompt, (char *)ADD[i].source,
+                        (char *)ADD[i].error, (char *)ADD[i].meta, ADD[i].failed};
     assert_int_equal(tl_journal_add(&j, &ADD[i].key, &rep, &off[i], &err), TL_OK);
   }
   assert_int_equal(tl_journal_sync(&j, &err), TL_OK);
@@ -909,6 +915,16 @@ static void test_journal_keys(void **state) {
     assert_int_equal(rec.key.stage, ADD[i].key.stage);
     if (ADD[i].text) assert_string_equal(rec.text, ADD[i].text);
     else assert_null(rec.text);
+    assert_int_equal(rec.failed, ADD[i].failed);
+    if (ADD[i].error) assert_string_equal(rec.error, ADD[i].error);
+    else assert_null(rec.error);
+    if (ADD[i].meta) {
+      char *m = cJSON_PrintUnformatted(rec.meta);
+      assert_string_equal(m, ADD[i].meta);
+      free(m);
+    } else {
+      assert_null(rec.meta);
+    }
     cJSON_Delete(o);
   }
   { /* an offset inside a line is no record: an error, never a wrong text */
@@ -998,7 +1014,11 @@ static void test_job_validation(void **state) {
       {"{\"output\":\"o.h5\",\"engines\":{\"model\":{\"type\":\"replay\",\"latency_ms\":5},\"judge\":\"replay\"},\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\"}]}", 0, NULL},
       {"{\"output\":\"o.h5\",\"studies\":[{\"name\":\"s1\",\"input\":\"t.csv\",\"human\":\"h\",\"metrics\":[\"a\",\"b\"],\"method\":\"percentile\",\"permutation\":true}]}", 0, NULL},
       {"{\"output\":\"o.h5\",\"studies\":[{\"name\":\"s 1\",\"human\":\"h\",\"metrics\":[],\"method\":\"x\",\"ci\":2,\"resamples\":1},{\"name\":\"s 1\"}]}", 10, "method"},
-      {"{\"output\":\"o.h5\",\"engine\":\"openai\",\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":[{\"model\":1}],\"seeds\":[1.5],\"prompt_variant\":\"x\"}]}", 4, "engine 'openai'"},
+      {"{\"output\":\"o.h5\",\"engine\":\"vllm\",\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":[{\"model\":1}],\"seeds\":[1.5],\"prompt_variant\":\"x\"}]}", 4, "unknown engine 'vllm' (known: replay, openai)"},
+      /* the openai engine: a valid one; then its problems, every one */
+      {"{\"output\":\"o.h5\",\"engines\":{\"model\":{\"type\":\"openai\",\"url\":\"http://127.0.0.1:{port}/v1\",\"sampling\":{\"temperature\":0,\"max_tokens\":64,\"stop\":[\"\\n\\n\"]},\"extra\":{\"top_k\":20},\"concurrency\":{\"max\":64}}},\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"models\":[\"m\"]}]}", 0, NULL},
+      {"{\"output\":\"o.h5\",\"engines\":{\"model\":{\"type\":\"openai\",\"url\":\"localhost:8000\",\"api\":\"responses\",\"sampling\":{\"temperature\":-1,\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"],\"best_of\":2},\"extra\":{\"seed\":1},\"concurrency\":{\"min\":8,\"max\":4},\"api_key\":\"sk-x\"}},\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\"}]}", 10, "may not set \"seed\""},
+
   };
   for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
     char *path = write_tmp(T[i].json, strlen(T[i].json));

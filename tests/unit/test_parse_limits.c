@@ -341,8 +341,11 @@ static void test_5mb_memory(void **state) {
 
 static void test_status_names(void **state) {
   (void)state;
-  assert_int_equal(TL_PS__COUNT, 10);
+  assert_int_equal(TL_PS__COUNT, 11);
   assert_int_equal(TL_PS_PARSE_LIMIT, 9);
+  assert_int_equal(TL_PS_ENGINE_ERROR, 10); /* appended */
+  assert_string_equal(tl_pstatus_name(TL_PS_ENGINE_ERROR), "engine_error");
+  assert_int_equal(tl_pstatus_from_name("engine_error"), TL_PS_ENGINE_ERROR);
   assert_string_equal(tl_pstatus_name(TL_PS_PARSE_LIMIT), "parse_limit");
   assert_int_equal(tl_pstatus_from_name("parse_limit"), TL_PS_PARSE_LIMIT);
   assert_int_equal(TL_PS_MISSING, 8); /* the old numbers stay */

@@ -41,7 +41,6 @@ void tl_table_free(tl_table *t) {
 }
 
 int tl_table_add_col(tl_table *t, const char *name, tl_col_type type, const char *doc) {
-  if (t->nrows) return -1;
   tl_col *c = realloc(t->cols, (size_t)(t->ncols + 1) * sizeof *c);
   if (!c) return -1;
   t->cols = c;
@@ -50,7 +49,26 @@ int tl_table_add_col(tl_table *t, const char *name, tl_col_type type, const char
   col->name = tl_strdup(name);
   col->doc = tl_strdup(doc ? doc : "");
   col->type = type;
-  if (!col->name || !col->doc) return -1;
+  if (!col->name || !col->doc) {
+    free(col->name);
+    free(col->doc);
+    return -1;
+  }
+  if (t->cap) { /* rows exist already: the new column's cells start empty */
+    void *p = calloc(t->cap, col->type == TL_COL_STR ? sizeof(char *) : 8);
+    if (!p) {
+      free(col->name);
+      free(col->doc);
+      return -1;
+    }
+    if (type == TL_COL_STR) col->v.s = p;
+    else if (type == TL_COL_I64) col->v.i = p;
+    else col->v.f = p;
+    for (size_t r = 0; r < t->nrows; r++) {
+      if (type == TL_COL_STR) col->v.s[r] = EMPTY;
+      else if (type == TL_COL_F64) col->v.f[r] = NAN;
+    }
+  }
   return t->ncols++;
 }
 

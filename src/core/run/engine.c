@@ -9,6 +9,7 @@ void tl_eng_reply_release(tl_eng_reply *r) {
   free(r->prompt);
   free(r->source);
   free(r->error);
+  free(r->meta);
   memset(r, 0, sizeof *r);
 }
 

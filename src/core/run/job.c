@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,13 +271,25 @@ static void load_bench(problems *p, const cJSON *b, int bi, tl_job_bench *jb) {
   char w2[128];
   snprintf(w2, sizeof w2, "%s.answers", where);
   const cJSON *ans = cJSON_GetObjectItemCaseSensitive(b, "answers");
-  if (!ans || (cJSON_IsArray(ans) && cJSON_GetArraySize(ans) == 0))
+  const char *mtype = p->job->engines[TL_ROLE_MODEL].type;
+  const int model_http = mtype && strcmp(mtype, "replay") != 0;
+  if (model_http && ans)
+    problem(p, w2, "the model engine is '%s': answers come from the server (drop \"answers\", or use the "
+            "replay engine to score answer files)", mtype);
+  else if (!model_http && (!ans || (cJSON_IsArray(ans) && cJSON_GetArraySize(ans) == 0)))
     problem(p, w2, "missing (a path, an object {path, model, seed, prompt_variant}, or a list of them)");
-  get_sources(p, vt, ans, w2, "an answers file", &jb->answers, &jb->n_answers);
+  else if (ans)
+    get_sources(p, vt, ans, w2, "an answers file", &jb->answers, &jb->n_answers);
+  if (model_http && !cJSON_GetObjectItemCaseSensitive(b, "models"))
+    problem(p, where, "the model engine is '%s': list the models under test in \"models\" (and the "
+            "seeds in \"seeds\"; default [0])", mtype);
   const cJSON *jd = cJSON_GetObjectItemCaseSensitive(b, "judgments");
   snprintf(w2, sizeof w2, "%s.judgments", where);
   if (jd && vt && vt->nstages < 2)
     problem(p, w2, "benchmark '%s' has no judge stage", vt->name);
+  else if (jd && p->job->engines[TL_ROLE_JUDGE].type && strcmp(p->job->engines[TL_ROLE_JUDGE].type, "replay"))
+    problem(p, w2, "the judge engine is '%s': judgments come from the server (drop \"judgments\")",
+            p->job->engines[TL_ROLE_JUDGE].type);
   else if (jd)
     get_sources(p, vt, jd, w2, "a judgments file", &jb->judgments, &jb->n_judgments);
 
@@ -308,6 +321,9 @@ static void load_bench(problems *p, const cJSON *b, int bi, tl_job_bench *jb) {
         else jb->seeds[jb->n_seeds++] = (int)e->valuedouble;
       }
     }
+  } else if (model_http) { /* the server is asked with seed 0 */
+    jb->seeds = calloc(1, sizeof *jb->seeds);
+    if (jb->seeds) jb->n_seeds = 1;
   }
 }
 
@@ -422,13 +438,205 @@ static void load_study(problems *p, const cJSON *o, int si, const char *dir, tl_
   job->n_studies++;
 }
 
-/* One engine of a role: "replay", or an object {"type": "replay", "latency_ms": ms}; absent =
- * replay. Its settings JSON (for the output) is kept. */
+/* A number at o.key into *out when present: TL problems for a non-number or one out of [lo, hi]. */
+static void num_in(problems *p, const cJSON *o, const char *key, const char *where, double lo, double hi,
+                   int integer, double *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!v) return;
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
+      (integer && !tl_json_is_int(v, lo, hi))) {
+    char w[160];
+    snprintf(w, sizeof w, "%s.%s", where, key);
+    if (integer) problem(p, w, "must be a whole number in [%g, %g]", lo, hi);
+    else problem(p, w, "must be a number in [%g, %g]", lo, hi);
+    return;
+  }
+  *out = v->valuedouble;
+}
+static void int_in(problems *p, const cJSON *o, const char *key, const char *where, int lo, int hi, int *out) {
+  double d = NAN;
+  num_in(p, o, key, where, lo, hi, 1, &d);
+  if (d == d) *out = (int)d;
+}
+static void bool_in(problems *p, const cJSON *o, const char *key, const char *where, int *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!v) return;
+  if (!cJSON_IsBool(v)) problem(p, where, "\"%s\" must be true or false", key);
+  else *out = cJSON_IsTrue(v);
+}
+/* The object at o.key, or NULL (a problem when present and not an object; its keys checked). */
+static const cJSON *sub_obj(problems *p, const cJSON *o, const char *key, const char *where,
+                            const char *const *keys) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!v) return NULL;
+  char w[160];
+  snprintf(w, sizeof w, "%s.%s", where, key);
+  if (!cJSON_IsObject(v)) {
+    problem(p, w, "must be an object");
+    return NULL;
+  }
+  if (keys) check_keys(p, v, w, keys);
+  return v;
+}
+
+/* The body fields tally sets itself: "extra" may not set them. */
+static const char *const HTTP_OWN[] = {"model", "messages", "prompt", "temperature", "top_p", "max_tokens",
+                                       "seed", "n", "stop", "logprobs", "top_logprobs", "stream", NULL};
+
+/* An "openai" engine's settings (tl_http_cfg). */
+static void load_http(problems *p, const cJSON *v, const char *where, tl_http_cfg *h) {
+  static const char *const K[] = {"type", "url", "urls", "port_base", "api", "model", "api_key_env", "sampling",
+                                  "extra", "concurrency", "timeouts", "retries", "health", "think",
+                                  "cache_unseeded", NULL};
+  check_keys(p, v, where, K);
+  h->port_base = 8000;
+  h->temperature = h->top_p = NAN;
+  h->max_tokens = h->n = h->logprobs = h->top_logprobs = -1;
+  h->send_seed = 1;
+  h->conc_initial = 16;
+  h->conc_min = 1;
+  h->conc_max = 256;
+  h->connect_timeout_s = 10;
+  h->request_timeout_s = 600;
+  h->max_retries = 6;
+  h->backoff_s = 0.5;
+  h->backoff_max_s = 60;
+  h->health_wait_s = 600;
+  char w[160];
+  const cJSON *url = cJSON_GetObjectItemCaseSensitive(v, "url"), *urls = cJSON_GetObjectItemCaseSensitive(v, "urls");
+  if (url && urls) problem(p, where, "give \"url\" (a template) or \"urls\" (a list), not both");
+  else if (!url && !urls) problem(p, where, "\"url\" is missing (e.g. \"http://127.0.0.1:{port}/v1\")");
+  const cJSON *list = urls ? urls : url;
+  if (list && cJSON_IsString(list) && urls) list = NULL;
+  if (url && !cJSON_IsString(url)) problem(p, where, "\"url\" must be a string");
+  else if (urls && (!cJSON_IsArray(urls) || cJSON_GetArraySize(urls) == 0))
+    problem(p, where, "\"urls\" must be a non-empty list of strings");
+  else if (list) {
+    int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : 1;
+    h->urls = calloc((size_t)n, sizeof *h->urls);
+    for (int i = 0; h->urls && i < n; i++) {
+      const cJSON *u = cJSON_IsArray(list) ? cJSON_GetArrayItem(list, i) : list;
+      if (!cJSON_IsString(u) || (strncmp(u->valuestring, "http://", 7) && strncmp(u->valuestring, "https://", 8)))
+        problem(p, where, "URL %d must be a string starting with http:// or https://", i);
+      else h->urls[h->nurls++] = tl_strdup(u->valuestring);
+    }
+  }
+  int_in(p, v, "port_base", where, 1, 65535, &h->port_base);
+  const cJSON *api = cJSON_GetObjectItemCaseSensitive(v, "api");
+  if (api && (!cJSON_IsString(api) || (strcmp(api->valuestring, "chat") && strcmp(api->valuestring, "completions"))))
+    problem(p, where, "\"api\" must be \"chat\" (/chat/completions) or \"completions\" (/completions, base models)");
+  else if (api) h->completions = strcmp(api->valuestring, "completions") == 0;
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(v, "model");
+  if (m && (!cJSON_IsString(m) || !*m->valuestring)) problem(p, where, "\"model\" must be the served model's name");
+  else if (m) h->model = tl_strdup(m->valuestring);
+  const cJSON *ke = cJSON_GetObjectItemCaseSensitive(v, "api_key_env");
+  if (ke && (!cJSON_IsString(ke) || !*ke->valuestring))
+    problem(p, where, "\"api_key_env\" must name an environment variable (the key itself never goes in a job)");
+  else if (ke) h->api_key_env = tl_strdup(ke->valuestring);
+  static const char *const SK[] = {"temperature", "top_p", "max_tokens", "seed", "n", "stop", "logprobs",
+                                   "top_logprobs", NULL};
+  snprintf(w, sizeof w, "%s.sampling", where);
+  const cJSON *smp = sub_obj(p, v, "sampling", where, SK);
+  if (smp) {
+    num_in(p, smp, "temperature", w, 0, 100, 0, &h->temperature);
+    num_in(p, smp, "top_p", w, 0, 1, 0, &h->top_p);
+    int_in(p, smp, "max_tokens", w, 1, 100000000, &h->max_tokens);
+    int_in(p, smp, "n", w, 1, 128, &h->n);
+    int_in(p, smp, "top_logprobs", w, 0, 20, &h->top_logprobs);
+    bool_in(p, smp, "seed", w, &h->send_seed);
+    bool_in(p, smp, "logprobs", w, &h->logprobs);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(smp, "stop");
+    if (st) {
+      int n = cJSON_IsArray(st) ? cJSON_GetArraySize(st) : 1;
+      if (!(cJSON_IsString(st) || cJSON_IsArray(st)) || n < 1 || n > 4) {
+        problem(p, w, "\"stop\" must be a string or a list of 1 to 4 strings");
+      } else {
+        h->stop = calloc((size_t)n, sizeof *h->stop);
+        for (int i = 0; h->stop && i < n; i++) {
+          const cJSON *e = cJSON_IsArray(st) ? cJSON_GetArrayItem(st, i) : st;
+          if (!cJSON_IsString(e) || !*e->valuestring) problem(p, w, "\"stop\" entries must be non-empty strings");
+          else h->stop[h->nstop++] = tl_strdup(e->valuestring);
+        }
+      }
+    }
+  }
+  const cJSON *ex = sub_obj(p, v, "extra", where, NULL);
+  if (ex) {
+    for (const cJSON *c = ex->child; c; c = c->next)
+      for (const char *const *o = HTTP_OWN; *o; o++)
+        if (strcmp(c->string, *o) == 0)
+          problem(p, where, "\"extra\" may not set \"%s\": tally sets it (give it in \"sampling\" or leave it)", *o);
+    h->extra_json = cJSON_PrintUnformatted(ex);
+  }
+  static const char *const CK[] = {"initial", "min", "max", NULL};
+  snprintf(w, sizeof w, "%s.concurrency", where);
+  const cJSON *cc = sub_obj(p, v, "concurrency", where, CK);
+  if (cc) {
+    int_in(p, cc, "min", w, 1, 65536, &h->conc_min);
+    int_in(p, cc, "max", w, 1, 65536, &h->conc_max);
+    if (!cJSON_GetObjectItemCaseSensitive(cc, "initial")) h->conc_initial = h->conc_initial < h->conc_min ? h->conc_min : h->conc_initial > h->conc_max ? h->conc_max : h->conc_initial;
+    int_in(p, cc, "initial", w, 1, 65536, &h->conc_initial);
+  }
+  if (h->conc_min > h->conc_max || h->conc_initial < h->conc_min || h->conc_initial > h->conc_max)
+    problem(p, w, "needs min <= initial <= max (now %d, %d, %d)", h->conc_min, h->conc_initial, h->conc_max);
+  static const char *const TK[] = {"connect_s", "request_s", NULL};
+  snprintf(w, sizeof w, "%s.timeouts", where);
+  const cJSON *to = sub_obj(p, v, "timeouts", where, TK);
+  if (to) {
+    num_in(p, to, "connect_s", w, 0.001, 3600, 0, &h->connect_timeout_s);
+    num_in(p, to, "request_s", w, 0.001, 86400, 0, &h->request_timeout_s);
+  }
+  static const char *const RK[] = {"max", "backoff_s", "backoff_max_s", NULL};
+  snprintf(w, sizeof w, "%s.retries", where);
+  const cJSON *rt = sub_obj(p, v, "retries", where, RK);
+  if (rt) {
+    int_in(p, rt, "max", w, 0, 100, &h->max_retries);
+    num_in(p, rt, "backoff_s", w, 0, 3600, 0, &h->backoff_s);
+    num_in(p, rt, "backoff_max_s", w, 0, 86400, 0, &h->backoff_max_s);
+  }
+  static const char *const HK[] = {"path", "wait_s", NULL};
+  snprintf(w, sizeof w, "%s.health", where);
+  const cJSON *hl = sub_obj(p, v, "health", where, HK);
+  const cJSON *hp = hl ? cJSON_GetObjectItemCaseSensitive(hl, "path") : NULL;
+  if (hp && (!cJSON_IsString(hp) || hp->valuestring[0] != '/'))
+    problem(p, w, "\"path\" must start with / (e.g. \"/health\" or \"/v1/models\")");
+  h->health_path = tl_strdup(cJSON_IsString(hp) && hp->valuestring[0] == '/' ? hp->valuestring : "/health");
+  if (hl) num_in(p, hl, "wait_s", w, 0, 86400, 0, &h->health_wait_s);
+  const cJSON *th = cJSON_GetObjectItemCaseSensitive(v, "think");
+  if (th && (!cJSON_IsString(th) || (strcmp(th->valuestring, "strip") && strcmp(th->valuestring, "keep"))))
+    problem(p, where, "\"think\" must be \"strip\" (scoring sees the text after </think>) or \"keep\"");
+  else if (th) h->think_keep = strcmp(th->valuestring, "keep") == 0;
+  bool_in(p, v, "cache_unseeded", where, &h->cache_unseeded);
+}
+
+static void http_release(tl_http_cfg *h) {
+  for (int i = 0; i < h->nurls; i++) free(h->urls[i]);
+  free(h->urls);
+  for (int i = 0; i < h->nstop; i++) free(h->stop[i]);
+  free(h->stop);
+  free(h->model);
+  free(h->api_key_env);
+  free(h->extra_json);
+  free(h->health_path);
+  memset(h, 0, sizeof *h);
+}
+
+/* One engine of a role: "replay", or an object {"type": "replay", "latency_ms": ms} or
+ * {"type": "openai", ...}; absent = replay. Its settings JSON (for the output) is kept: the
+ * job's own object (it names an API key's variable, never a key). */
 static void load_engine(problems *p, const cJSON *v, const char *where, tl_job_engine *e) {
   const char *type = "replay";
   if (v) {
     const cJSON *t = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "type") : v;
-    if (cJSON_IsObject(v)) {
+    if (!cJSON_IsString(t)) {
+      problem(p, where, "must be \"replay\", {\"type\": \"replay\"} or {\"type\": \"openai\", \"url\": ...}");
+    } else if (strcmp(t->valuestring, "openai") == 0) {
+      type = "openai";
+      if (!cJSON_IsObject(v)) problem(p, where, "an openai engine is an object with at least \"type\" and \"url\"");
+      else load_http(p, v, where, &e->http);
+    } else if (strcmp(t->valuestring, "replay") != 0) {
+      problem(p, where, "unknown engine '%s' (known: replay, openai)", t->valuestring);
+    } else if (cJSON_IsObject(v)) {
       static const char *const EK[] = {"type", "latency_ms", NULL};
       check_keys(p, v, where, EK);
       const cJSON *lat = cJSON_GetObjectItemCaseSensitive(v, "latency_ms");
@@ -438,15 +646,17 @@ static void load_engine(problems *p, const cJSON *v, const char *where, tl_job_e
         problem(p, w, "must be a number of milliseconds in [0, 600000]");
       else if (lat) e->latency_ms = (int)lat->valuedouble;
     }
-    if (!cJSON_IsString(t)) problem(p, where, "must be \"replay\" or {\"type\": \"replay\"}");
-    else if (strcmp(t->valuestring, "replay") != 0)
-      problem(p, where, "engine '%s' is not available yet (available: replay)", t->valuestring);
-    else type = t->valuestring;
   }
   e->type = tl_strdup(type);
   tl_buf j;
   tl_buf_init(&j);
-  tl_buf_printf(&j, "{\"type\":\"%s\",\"latency_ms\":%d}", type, e->latency_ms);
+  if (strcmp(type, "openai") == 0) {
+    char *js = cJSON_PrintUnformatted(v);
+    tl_buf_puts(&j, js ? js : "{}");
+    free(js);
+  } else {
+    tl_buf_printf(&j, "{\"type\":\"%s\",\"latency_ms\":%d}", type, e->latency_ms);
+  }
   e->json = tl_buf_detach(&j);
 }
 
@@ -627,6 +837,7 @@ void tl_job_release(tl_job *job) {
   for (int r = 0; r < TL_ROLE__N; r++) {
     free(job->engines[r].type);
     free(job->engines[r].json);
+    http_release(&job->engines[r].http);
   }
   for (int i = 0; i < job->n_inputs; i++) {
     free(job->inputs[i].path);

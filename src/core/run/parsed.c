@@ -6,7 +6,7 @@
 
 static const char *const NAMES[TL_PS__COUNT] = {
     "ok", "no_answer", "ambiguous", "conflict", "out_of_range",
-    "unterminated_think", "skipped", "no_options", "missing", "parse_limit"};
+    "unterminated_think", "skipped", "no_options", "missing", "parse_limit", "engine_error"};
 
 const char *tl_pstatus_name(tl_pstatus st) {
   return (st >= 0 && st < TL_PS__COUNT) ? NAMES[st] : "unknown";

@@ -126,6 +126,11 @@ static tl_status advance(tl_pipe *p, uint64_t g, tl_row *row, tl_err *err) {
   tl_status st = TL_OK;
   while (row->done < vt->nstages) {
     int s = row->done;
+    if (s > 0 && row->error[s - 1]) { /* the engine gave up on the stage before: nothing to go on */
+      p->skips[s]++;
+      row->done++;
+      continue;
+    }
     tl_bench_req q;
     memset(&q, 0, sizeof q);
     q.temperature = -1;
@@ -166,7 +171,7 @@ static tl_status advance(tl_pipe *p, uint64_t g, tl_row *row, tl_err *err) {
     }
     return TL_OK;
   }
-  st = vt->score(rb->b, rb->cfgs, &u, row, err);
+  st = tl_rb_score(rb, &u, row, err);
   if (!st) st = p->done(p->ctx, bi, g, row);
 fail:
   tl_row_release(row);
@@ -204,8 +209,14 @@ tl_status tl_pipe_reply(tl_pipe *p, tl_eng_reply *rep, uint64_t ref, tl_err *err
   row->text[s] = rep->text;
   row->prompt[s] = rep->prompt;
   row->source[s] = rep->source;
+  row->meta[s] = rep->meta;
   row->ref[s] = ref;
-  rep->text = rep->prompt = rep->source = NULL;
+  if (rep->failed) {
+    row->error[s] = rep->error ? rep->error : tl_strdup("the engine gave up");
+    rep->error = NULL;
+    if (!row->error[s]) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  }
+  rep->text = rep->prompt = rep->source = rep->meta = NULL;
   row->done++;
   return advance(p, g, row, err);
 }

@@ -105,3 +105,17 @@ void tl_cfgs_free(tl_cfg *cfgs, size_t n) {
   for (size_t i = 0; i < n; i++) free(cfgs[i].model);
   free(cfgs);
 }
+
+tl_status tl_rb_score(const tl_run_bench *rb, const tl_unit *u, tl_row *row, tl_err *err) {
+  tl_status st = rb->vt->score(rb->b, rb->cfgs, u, row, err);
+  if (st) return st;
+  int failed = 0;
+  for (int s = 0; s < rb->vt->nstages; s++) failed |= row->error[s] != NULL;
+  if (!failed) return TL_OK;
+  for (int m = 0; m < rb->nmodes; m++) {
+    tl_parsed_release(&row->res[m]);
+    row->res[m].status = TL_PS_ENGINE_ERROR;
+    row->res[m].rule = "engine_error";
+  }
+  return TL_OK;
+}

@@ -220,6 +220,7 @@ void tl_se_counts_add(int64_t *c, const tl_se_itemset *s, size_t ncfgs, const tl
         g[1] += p->correct;
         g[2 + p->status]++;
       }
+    if (r->res[0].status == TL_PS_ENGINE_ERROR) continue; /* no reply: not in the parser audit */
     int aslots[2] = {(int)it->task, TL_SE__NTASKS};
     for (int k = 0; k < 2; k++) {
       int64_t *a = audit + (size_t)aslots[k] * aw;
@@ -259,9 +260,9 @@ tl_status tl_se_metric_tables(const int64_t *c, const tl_cfg *cfgs, size_t ncfgs
   COL(t, "task", TL_COL_STR, "task");
   COL(t, "qid", TL_COL_I64, "question id; -1 = all questions of the task");
   COL(t, "seed", TL_COL_I64, "seed");
-  COL(t, "n", TL_COL_I64, "units in the group (missing answers included)");
+  COL(t, "n", TL_COL_I64, "units in the group (missing answers and engine errors included)");
   COL(t, "correct", TL_COL_I64, "units scored correct");
-  COL(t, "accuracy", TL_COL_F64, "correct / n");
+  COL(t, "accuracy", TL_COL_F64, "correct / (n - n_engine_error); NaN when every unit is an engine error");
   for (int k = 0; k < TL_PS__COUNT; k++) {
     char name[64];
     snprintf(name, sizeof name, "n_%s", tl_pstatus_name((tl_pstatus)k));
@@ -273,8 +274,8 @@ tl_status tl_se_metric_tables(const int64_t *c, const tl_cfg *cfgs, size_t ncfgs
   COL(a, "prompt_variant", TL_COL_STR, "reason | letter");
   COL(a, "task", TL_COL_STR, "task");
   COL(a, "qid", TL_COL_I64, "question id; -1 = all questions of the task");
-  COL(a, "n_seeds", TL_COL_I64, "seeds with at least one unit");
-  COL(a, "n", TL_COL_I64, "units over all seeds");
+  COL(a, "n_seeds", TL_COL_I64, "seeds with at least one scored unit");
+  COL(a, "n", TL_COL_I64, "units scored over all seeds (engine errors left out)");
   COL(a, "correct", TL_COL_I64, "correct units over all seeds");
   COL(a, "mean", TL_COL_F64, "mean of per-seed accuracies (summed in seed order)");
   COL(a, "std", TL_COL_F64, "population std (ddof=0) of per-seed accuracies");
@@ -306,10 +307,13 @@ tl_status tl_se_metric_tables(const int64_t *c, const tl_cfg *cfgs, size_t ncfgs
           tl_table_set_i64(t, row, 4, cfgs[ci].seed);
           tl_table_set_i64(t, row, 5, g[0]);
           tl_table_set_i64(t, row, 6, g[1]);
-          tl_table_set_f64(t, row, 7, (double)g[1] / (double)g[0]);
+          /* units on which the engine gave up are counted, never scored wrong */
+          const int64_t scored = g[0] - g[2 + TL_PS_ENGINE_ERROR];
+          tl_table_set_f64(t, row, 7, scored ? (double)g[1] / (double)scored : NAN);
           for (int st = 0; st < TL_PS__COUNT; st++) tl_table_set_i64(t, row, 8 + st, g[2 + st]);
-          acc[k++] = (double)g[1] / (double)g[0];
-          tn += g[0];
+          if (!scored) continue; /* no accuracy of this seed to summarise */
+          acc[k++] = (double)g[1] / (double)scored;
+          tn += scored;
           tc += g[1];
         }
         if (!k) continue;
