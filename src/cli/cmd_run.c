@@ -12,7 +12,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: tally run JOB.json [--out FILE.h5] [--resume] [--strict-input] [--quiet] [--keep-journal]\n"
-          "                          [--break-lock]\n"
+          "                          [--break-lock] [--cache DIR] [--dry-run[=FILE]]\n"
           "  --out FILE      write here instead of the job's \"output\"\n"
           "  --strict-input  stop at the first bad input line (exit 3, nothing written)\n"
           "  --quiet         no progress messages\n"
@@ -20,6 +20,11 @@ static void usage(FILE *f) {
           "                  units are not asked again; any rank count\n"
           "  --keep-journal  keep the journal after a successful run\n"
           "  --break-lock    take over the lock (FILE.h5.lock) of an earlier run that is gone\n"
+          "  --cache DIR     keep every reply of an HTTP engine (openai) in DIR, shared by ranks and jobs;\n"
+          "                  a request whose reply is there is not sent again\n"
+          "  --dry-run[=FILE]  write every request the job would send as JSONL to FILE (default\n"
+          "                  OUTPUT.requests.jsonl: to the model, and to the judge where the answers are\n"
+          "                  known), send none, write no output\n"
           "exit codes: 0 ok (bad input lines, if any, were reported and counted), 1 runtime failure,\n"
           "            2 usage or invalid job (nothing run), 3 bad input with --strict-input,\n"
           "            4 interrupted by SIGTERM/SIGUSR1/SIGINT (run again with --resume)\n");
@@ -32,11 +37,12 @@ int tl_cmd_run(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   o.out = stdout;
   o.log = stderr;
-  enum { O_OUT = 1, O_STRICT, O_QUIET, O_RESUME, O_KEEP, O_BREAK, O_HELP };
+  enum { O_OUT = 1, O_STRICT, O_QUIET, O_RESUME, O_KEEP, O_BREAK, O_CACHE, O_DRY, O_HELP };
   static const struct option LONG[] = {
       {"out", required_argument, NULL, O_OUT},       {"strict-input", no_argument, NULL, O_STRICT},
       {"quiet", no_argument, NULL, O_QUIET},         {"resume", no_argument, NULL, O_RESUME},
       {"keep-journal", no_argument, NULL, O_KEEP},   {"break-lock", no_argument, NULL, O_BREAK},
+      {"cache", required_argument, NULL, O_CACHE},   {"dry-run", optional_argument, NULL, O_DRY},
       {"help", no_argument, NULL, O_HELP},           {NULL, 0, NULL, 0}};
   optind = 1;
   opterr = 0;
@@ -49,6 +55,11 @@ int tl_cmd_run(int argc, char **argv) {
     case O_RESUME: o.resume = 1; break;
     case O_KEEP: o.keep_journal = 1; break;
     case O_BREAK: o.break_lock = 1; break;
+    case O_CACHE: o.cache_dir = optarg; break;
+    case O_DRY:
+      o.dry_run = 1;
+      o.dry_path = optarg;
+      break;
     case 'h':
     case O_HELP: usage(stdout); return 0;
     default:
@@ -64,6 +75,18 @@ int tl_cmd_run(int argc, char **argv) {
     return TL_EXIT_USAGE;
   }
   o.job_path = argv[optind];
+  if (o.cache_dir && !o.cache_dir[0]) {
+    fprintf(stderr, "tally run: --cache needs a folder\n");
+    return TL_EXIT_USAGE;
+  }
+  if (o.dry_run && o.dry_path && !o.dry_path[0]) {
+    fprintf(stderr, "tally run: --dry-run=FILE needs a file path\n");
+    return TL_EXIT_USAGE;
+  }
+  if (o.dry_run && o.resume) {
+    fprintf(stderr, "tally run: --dry-run writes no output and --resume continues one: give one of them\n");
+    return TL_EXIT_USAGE;
+  }
   if (o.out_override && !o.out_override[0]) {
     fprintf(stderr, "tally run: --out needs a file path\n");
     return TL_EXIT_USAGE;

@@ -32,6 +32,7 @@
 
 #include "correlate.h"
 #include "driver.h"
+#include "http_run.h"
 #include "journal.h"
 #include "outsafe.h"
 #include "provenance.h"
@@ -142,6 +143,11 @@ typedef struct {
   size_t nb;
   uint64_t U;               /* units of every benchmark */
   tl_replay *replay[TL_ROLE__N]; /* NULL: no replay files for the role */
+  tl_openai *http[TL_ROLE__N];   /* the role's HTTP engine, NULL when it has none */
+  tl_engine *eng[TL_ROLE__N];    /* the engine that answers the role: http's, else replay's */
+  unsigned evidence;             /* bit s: stage s is answered by an HTTP engine, so the item
+                                    tables get its evidence columns (tl_evidence_cols) */
+  int dry;                       /* a dry run: nothing journaled */
   tl_pipe *pipe;
   held_rows *held;          /* [nb] */
   struct found {            /* [nb] what the answers (stage 0) hold, seen as the replay loads */
@@ -190,8 +196,23 @@ static void bench_run_release(bench_run *r) {
   tl_jfiles_release(&r->jf);
   for (size_t b = 0; r->rbs && b < r->nb; b++) tl_rb_release(&r->rbs[b]);
   free(r->rbs);
-  for (int k = 0; k < TL_ROLE__N; k++)
+  for (int k = 0; k < TL_ROLE__N; k++) {
     if (r->replay[k]) tl_replay_engine(r->replay[k])->vt->free(tl_replay_engine(r->replay[k]));
+    if (r->http[k]) tl_openai_engine(r->http[k])->vt->free(tl_openai_engine(r->http[k]));
+  }
+}
+
+/* Benchmark b's item table of n rows (units[i], rows[i]; n = 0 and NULL: the schema): the
+ * module's columns, then the evidence of the stages HTTP engines answer. */
+static tl_table *items_table(const bench_run *r, size_t b, const tl_unit *units, const tl_row *rows, size_t n) {
+  const tl_run_bench *rb = &r->rbs[b];
+  tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, units, rows, n);
+  unsigned mask = r->evidence & ((1u << rb->vt->nstages) - 1);
+  if (t && mask && tl_evidence_cols(t, rows, n, mask) != TL_OK) {
+    tl_table_free(t);
+    t = NULL;
+  }
+  return t;
 }
 
 /* Keeps unit u (local index) of a finished row: its journal refs only. */
@@ -398,14 +419,19 @@ static tl_status bench_setup(bench_run *r, const tl_job *job, int rank, int nran
     if ((st = jb->vt->load(jb->mod, job->max_line, log, err))) return st;
   }
   if ((st = open_replays(r, log, err))) return st;
+  for (int k = 0; k < TL_ROLE__N; k++) {
+    if (r->replay[k]) r->eng[k] = tl_replay_engine(r->replay[k]);
+    if (job->engines[k].type && strcmp(job->engines[k].type, "replay")) r->evidence |= 1u << (k == TL_ROLE_MODEL ? 0 : 1);
+  }
+  const int model_http = r->evidence & 1u; /* the cfgs are the job's models x seeds */
   uint64_t base = 0;
   for (size_t b = 0; b < r->nb; b++) {
-    if ((st = check_filters(r, b, err))) return st;
+    if (!model_http && (st = check_filters(r, b, err))) return st;
     if ((st = build_cfgs(r, b)) || (st = tl_rb_units(&r->rbs[b]))) return tl_err_set(err, st, "out of memory");
     r->rbs[b].base = base;
     base += r->rbs[b].U;
     r->held[b].w = 1 + r->rbs[b].vt->nstages;
-    tl_table *schema = r->rbs[b].vt->items_table(r->rbs[b].b, r->rbs[b].cfgs, NULL, NULL, 0);
+    tl_table *schema = items_table(r, b, NULL, NULL, 0);
     if (!schema) return tl_err_set(err, TL_ENOMEM, "out of memory");
     for (int c = 0; c < schema->ncols; c++) r->nstr[b] += schema->cols[c].type == TL_COL_STR;
     tl_table_free(schema);
@@ -437,8 +463,8 @@ static tl_unit_key unit_key(const bench_run *r, uint64_t g, int s) {
 /* Pipeline callbacks: requests to the role's engine; finished rows kept by this rank. */
 static tl_status on_submit(void *ctx, tl_role role, const tl_eng_request *rq) {
   bench_run *r = ctx;
-  if (!r->replay[role]) return TL_EINTERNAL; /* the job loader requires judgments for a replay judge */
-  tl_engine *e = tl_replay_engine(r->replay[role]);
+  tl_engine *e = r->eng[role];
+  if (!e) return TL_EINTERNAL; /* the job loader requires judgments for a replay judge */
   return e->vt->submit(e, rq);
 }
 
@@ -451,7 +477,7 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   tl_unit u = tl_rb_unit(rb, g - rb->base);
   rb->vt->acc_add(rb->b, rb->ncfgs, &u, row, r->acc[b]);
   /* the unit's share of the item table's string bytes, for its owner */
-  tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, &u, row, 1);
+  tl_table *t = items_table(r, b, &u, row, 1);
   if (!t) return TL_ENOMEM;
   uint64_t *sb = r->strb[b] + (size_t)owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->nstr[b];
   for (int c = 0, k = 0; c < t->ncols; c++)
@@ -486,6 +512,7 @@ static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
               k->sub < rb->vt->n_subs(rb->b, item);
   tl_buf_release(&kb);
   if (!known) return TL_OK; /* not a unit of this job any more: ignored */
+  if (rec->failed) return TL_OK; /* the engine gave up on it: asked again */
   tl_unit x = {(uint32_t)cfg, (uint32_t)item, k->sub};
   uint64_t u = tl_rb_index(rb, &x);
   c->done[rb->base + u] = 1;
@@ -498,7 +525,9 @@ static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   row->text[s] = rec->text ? tl_strdup(rec->text) : NULL;
   row->prompt[s] = rec->prompt ? tl_strdup(rec->prompt) : NULL;
   row->source[s] = rec->source ? tl_strdup(rec->source) : NULL;
-  if ((rec->text && !row->text[s]) || (rec->prompt && !row->prompt[s]) || (rec->source && !row->source[s]))
+  row->meta[s] = rec->meta ? cJSON_PrintUnformatted(rec->meta) : NULL;
+  if ((rec->text && !row->text[s]) || (rec->prompt && !row->prompt[s]) || (rec->source && !row->source[s]) ||
+      (rec->meta && !row->meta[s]))
     return TL_ENOMEM;
   row->ref[s] = jref(rec->file, rec->offset);
   c->mask[b][i] |= (uint8_t)(1u << s);
@@ -574,9 +603,8 @@ static tl_status poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nre
   tl_status st = TL_OK;
   *nrep = 0;
   for (int role = 0; role < TL_ROLE__N; role++) {
-    if (!r->replay[role]) continue;
-    tl_engine *eng = tl_replay_engine(r->replay[role]);
-    if (!eng->vt->in_flight(eng)) continue;
+    tl_engine *eng = r->eng[role];
+    if (!eng || !eng->vt->in_flight(eng)) continue;
     tl_eng_reply rep[256];
     int k = eng->vt->poll(eng, rep, maxrep < 256 ? maxrep : 256, timeout_ms);
     for (int i = 0; i < k; i++) {
@@ -584,7 +612,7 @@ static tl_status poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nre
       int s = tl_tag_stage(rep[i].tag);
       tl_unit_key key = unit_key(r, g, s);
       uint64_t off = 0;
-      if (st == TL_OK) st = tl_journal_add(r->jn, &key, &rep[i], &off, err);
+      if (st == TL_OK && !r->dry) st = tl_journal_add(r->jn, &key, &rep[i], &off, err);
       if (st == TL_OK) {
         char src[512];
         snprintf(src, sizeof src, "%s", rep[i].source ? rep[i].source : "no source");
@@ -597,7 +625,7 @@ static tl_status poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nre
     }
     *nrep += k;
   }
-  if (st == TL_OK && *nrep > 0) st = tl_journal_batch_done(r->jn, err); /* fsync at most every 0.5 s */
+  if (st == TL_OK && *nrep > 0 && !r->dry) st = tl_journal_batch_done(r->jn, err); /* fsync at most every 0.5 s */
   return st;
 }
 
@@ -1203,16 +1231,19 @@ static tl_table *window_fill(void *vctx, uint64_t first, uint64_t n) {
         row->text[s] = rec.text ? tl_strdup(rec.text) : NULL;
         row->prompt[s] = rec.prompt ? tl_strdup(rec.prompt) : NULL;
         row->source[s] = rec.source ? tl_strdup(rec.source) : NULL;
-        if ((rec.text && !row->text[s]) || (rec.prompt && !row->prompt[s]) || (rec.source && !row->source[s]))
+        row->meta[s] = rec.meta ? cJSON_PrintUnformatted(rec.meta) : NULL;
+        row->error[s] = rec.failed ? tl_strdup(rec.error ? rec.error : "the engine gave up") : NULL;
+        if ((rec.text && !row->text[s]) || (rec.prompt && !row->prompt[s]) || (rec.source && !row->source[s]) ||
+            (rec.meta && !row->meta[s]) || (rec.failed && !row->error[s]))
           c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory");
       }
       cJSON_Delete(o);
     }
     row->done = (uint8_t)ns;
-    if (!c->st) c->st = rb->vt->score(rb->b, rb->cfgs, &c->units[i], row, &c->err);
+    if (!c->st) c->st = tl_rb_score(rb, &c->units[i], row, &c->err);
   }
   if (c->st) return NULL;
-  tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, c->units, c->rows, (size_t)n);
+  tl_table *t = items_table(c->r, (size_t)(rb - c->r->rbs), c->units, c->rows, (size_t)n);
   if (!t) c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory building the item table");
   else if (c->collect) collect_cells(c, t);
   return t;
@@ -1249,7 +1280,7 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
   int ok = 1;
   if (rank == 0) ok = rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs) == TL_OK;
   /* the item table's schema: its columns, from a table of no rows */
-  tl_table *schema = rb->vt->items_table(rb->b, rb->cfgs, NULL, NULL, 0);
+  tl_table *schema = items_table(r, b, NULL, NULL, 0);
   ok = ok && schema;
   if (agree(!ok, comm)) {
     if (rank == 0) fprintf(o->log, "tally: out of memory building result tables\n");
@@ -1445,6 +1476,10 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   }
   rc = agree(rc, comm);
   if (rc) goto done;
+  /* the HTTP engines: opened on every rank, their endpoints healthy before any work starts */
+  if ((rc = tl_http_open(job, o->cache_dir, NULL, comm, o->log, r.http))) goto done;
+  for (int k = 0; k < TL_ROLE__N; k++)
+    if (r.http[k]) r.eng[k] = tl_openai_engine(r.http[k]);
   {
     uint64_t mine[2] = {r.U, 0}, lo[2], hi[2];
     for (size_t b = 0; b < r.nb; b++) mine[1] += r.rbs[b].ncfgs;
@@ -1558,6 +1593,11 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
     goto done;
   }
   if (rank == 0) print_input_problems(o->out, &log);
+  if (tl_http_report(r.http, w, comm, o->log, o->quiet, &err) != TL_OK) {
+    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
+    rc = TL_EXIT_FAIL;
+    goto done;
+  }
   rcnt->load_s = t_loaded - t_start;
   rcnt->score_s = t_scored - t_loaded;
   rcnt->write_s = now_s() - t_scored;
@@ -1734,6 +1774,97 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   return TL_EXIT_OK;
 }
 
+/* `--dry-run`: rank 0 builds every request the job would send - to models, and to judges where
+ * the answers are known (replay files, the cache) - and writes them as JSONL to the dry-run file
+ * (written as FILE.part, then renamed), sending none; no output, no journal. The other ranks
+ * only wait. Returns an exit code (the same on every rank). */
+static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, MPI_Comm comm) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  int rc = TL_EXIT_OK;
+  if (rank != 0) return agree(rc, comm);
+  tl_buf path, part;
+  tl_buf_init(&path);
+  tl_buf_init(&part);
+  if (o->dry_path && *o->dry_path) tl_buf_puts(&path, o->dry_path);
+  else tl_buf_printf(&path, "%s.requests.jsonl", output);
+  tl_buf_printf(&part, "%s.part", path.data);
+  /* never over an input of the job, and only where it can be written */
+  tl_path_role *in = NULL;
+  int k = job_inputs(o, job, &in);
+  tl_err perr = {{0}};
+  if (k < 0 || tl_out_check_inputs(path.data, "the dry-run file", in, k, &perr) || tl_out_check_place(path.data, &perr)) {
+    fprintf(o->log, "tally: %s\n", k < 0 ? "out of memory" : perr.msg);
+    rc = TL_EXIT_USAGE;
+  }
+  free(in);
+  FILE *f = NULL;
+  if (!rc && !(f = fopen(part.data, "w"))) {
+    fprintf(o->log, "tally: cannot write the dry-run file '%s': %s\n", part.data, strerror(errno));
+    rc = TL_EXIT_FAIL;
+  }
+  tl_inlog log;
+  bench_run r;
+  memset(&r, 0, sizeof r);
+  tl_err err = {{0}};
+  int log_ok = !rc && tl_inlog_init(&log, o->log, o->strict_input) == TL_OK;
+  if (!rc && !log_ok) rc = TL_EXIT_FAIL;
+  tl_status st = TL_OK;
+  if (!rc) {
+    st = bench_setup(&r, job, 0, 1, &log, &err);
+    if (!st && !(r.pipe = tl_pipe_new(r.rbs, r.nb, on_submit, on_unit_done, &r))) st = tl_err_set(&err, TL_ENOMEM, "out of memory");
+    if (st) {
+      fprintf(o->log, "tally: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
+      rc = st == TL_EINPUT ? TL_EXIT_BAD_INPUT : st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
+    }
+  }
+  if (!rc && (rc = tl_http_open(job, o->cache_dir, f, MPI_COMM_SELF, o->log, r.http)) == 0)
+    for (int q = 0; q < TL_ROLE__N; q++)
+      if (r.http[q]) r.eng[q] = tl_openai_engine(r.http[q]);
+  r.dry = 1;
+  /* the units in key order, 1024 at a time: each one's stages as far as known replies go */
+  for (uint64_t g0 = 0; !rc && g0 < r.U && !g_stop; g0 += 1024) {
+    uint64_t g1 = g0 + 1024 < r.U ? g0 + 1024 : r.U;
+    for (uint64_t g = g0; g < g1 && !st; g++) st = tl_pipe_start(r.pipe, g, NULL, &err);
+    while (!st && tl_pipe_in_flight(r.pipe)) {
+      int nrep;
+      st = poll_engines(&r, 50, 256, &nrep, &err);
+    }
+    if (st) {
+      fprintf(o->log, "tally: %s\n", err.msg);
+      rc = TL_EXIT_FAIL;
+    }
+  }
+  if (!rc && g_stop) rc = TL_EXIT_INTERRUPTED;
+  uint64_t calls[TL_MAX_STAGES] = {0}, hits = 0;
+  for (int s = 0; r.pipe && s < TL_MAX_STAGES; s++) calls[s] = tl_pipe_calls(r.pipe, s);
+  for (int q = 0; q < TL_ROLE__N; q++)
+    if (r.http[q]) {
+      tl_openai_stats hs;
+      tl_openai_stats_get(r.http[q], &hs);
+      hits += hs.cache_hits;
+    }
+  if (f && (fclose(f) != 0) && !rc) {
+    fprintf(o->log, "tally: cannot write the dry-run file '%s': %s\n", part.data, strerror(errno));
+    rc = TL_EXIT_FAIL;
+  }
+  if (f && !rc && rename(part.data, path.data) != 0) {
+    fprintf(o->log, "tally: cannot rename '%s' to '%s': %s\n", part.data, path.data, strerror(errno));
+    rc = TL_EXIT_FAIL;
+  }
+  if (f && rc) unlink(part.data);
+  if (!rc)
+    fprintf(o->out, "dry run: %llu units; %llu requests to the model, %llu to the judge (%llu of them answered "
+                    "from the cache, sent by neither); nothing was sent\nwrote %s\n",
+            (unsigned long long)r.U, (unsigned long long)calls[0], (unsigned long long)calls[1], (unsigned long long)hits,
+            path.data);
+  bench_run_release(&r);
+  if (log_ok) tl_inlog_release(&log);
+  tl_buf_release(&path);
+  tl_buf_release(&part);
+  return agree(rc, comm);
+}
+
 /* The run on its own communicator (a duplicate of the caller's), so that its message tags
  * never meet another library's on the caller's communicator. Collective. */
 static int run_job(const tl_run_opts *o, MPI_Comm comm);
@@ -1782,6 +1913,12 @@ static int run_job(const tl_run_opts *o, MPI_Comm comm) {
     return rc;
   }
   const char *output = o->out_override ? o->out_override : job.output;
+  if (o->dry_run) {
+    rc = job.n_benches ? run_dry(o, &job, output, comm) : TL_EXIT_OK;
+    if (!job.n_benches && rank == 0) fprintf(o->log, "tally: the job has no benchmarks: no request to write\n");
+    tl_job_release(&job);
+    return rc;
+  }
   tl_out_lock lock = {NULL, -1, 0};
   int nothing = 0;
   if (rank == 0) rc = prepare_output(o, &job, output, &lock, &nothing);

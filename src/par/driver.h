@@ -31,6 +31,9 @@ typedef struct {
   int resume;               /* --resume: continue from the journal of an earlier attempt */
   int keep_journal;         /* --keep-journal: keep it after a successful run */
   int break_lock;           /* --break-lock: take over a stale output lock (outsafe.h) */
+  const char *cache_dir;    /* --cache DIR: the HTTP engines' reply cache, or NULL */
+  int dry_run;              /* --dry-run[=FILE]: write the requests, send none, write no output */
+  const char *dry_path;     /* its FILE, or NULL: <output>.requests.jsonl */
   FILE *out;                /* summary (stdout) */
   FILE *log;                /* messages (stderr) */
 } tl_run_opts;

@@ -1,0 +1,1034 @@
+/* openai.c - the OpenAI-compatible HTTP engine (see openai.h). One curl multi handle; requests
+ * wait in a FIFO until an endpoint has room, then become transfers; finished transfers are
+ * classified (reply, retry later, give up) inside poll(). Easy handles are kept and reused, so
+ * connections stay open (keep-alive) across requests. */
+#define _POSIX_C_SOURCE 200809L
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/evp.h>
+
+#include "openai.h"
+#include "tally/str.h"
+
+/* ---- small helpers ---- */
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t splitmix(uint64_t *s) { /* for the backoff jitter */
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* Replaces every "{name}" in tmpl by val. malloc'd. */
+static char *subst(const char *tmpl, const char *name, const char *val) {
+  tl_buf b;
+  tl_buf_init(&b);
+  size_t nl = strlen(name);
+  for (const char *p = tmpl; *p;) {
+    const char *q = strstr(p, name);
+    if (!q) {
+      tl_buf_puts(&b, p);
+      break;
+    }
+    tl_buf_append(&b, p, (size_t)(q - p));
+    tl_buf_puts(&b, val);
+    p = q + nl;
+  }
+  return tl_buf_detach(&b);
+}
+
+/* ---- endpoints ---- */
+typedef struct {
+  char *base;          /* e.g. http://127.0.0.1:8001/v1 */
+  char *url;           /* base + /chat/completions or /completions */
+  char *health;        /* root + health path */
+  double limit;        /* requests in flight allowed (fractional: additive growth) */
+  int in_flight;
+  double paused_until; /* after a 429: no new request before this */
+  double lat_min;      /* the fastest reply seen (s); 0 = none yet */
+  int backed_off;      /* 1 after the first 429: growth is additive */
+} endpoint;
+
+/* ---- requests ---- */
+typedef struct req {
+  uint64_t tag;
+  tl_unit_key key;          /* strings owned (kbuf) */
+  char *kbuf;
+  char *body;               /* the JSON body; NULL for a request failed before sending */
+  size_t body_len;
+  char *key_hdr;            /* "X-Tally-Key: ..." */
+  char hash[65];            /* cache key, "" = not cacheable */
+  int cache_read;           /* may be answered from the cache */
+  int attempts;
+  double t_first, t_sent, not_before;
+  char *last_err;           /* why the last attempt failed */
+  int ep;                   /* endpoint of the attempt in flight, -1 */
+  CURL *h;
+  struct curl_slist *hdrs;
+  tl_buf resp;              /* the reply body */
+  char reqid[128];          /* x-request-id header */
+  double retry_after;       /* seconds, from a 429 */
+  struct req *next;         /* in the FIFO or the retry list */
+  struct req *aprev, *anext;/* in the list of transfers */
+} req;
+
+struct tl_openai {
+  tl_engine base;
+  tl_http_cfg cfg;          /* copied scalars; strings below */
+  char *model, *extra_json, *api_key_hdr, **stop;
+  cJSON *extra;             /* parsed "extra" (keys sorted) */
+  tl_role role;
+  endpoint *ep;
+  int nep;
+  CURLM *multi;
+  CURL **idle;              /* easy handles kept for reuse */
+  int nidle, capidle;
+  req *q_head, *q_tail;     /* waiting for room, FIFO */
+  req *retry;               /* waiting for their backoff to pass (unordered) */
+  req *active;              /* transfers (doubly linked) */
+  size_t nactive;           /* transfers */
+  size_t nwait;             /* in the FIFO and the retry list */
+  tl_eng_reply *ready;      /* replies not yet polled: ready[rhead .. nready) */
+  size_t rhead, nready, rcap;
+  char *cache_dir;
+  FILE *dry;
+  tl_openai_stats st;
+  tl_openai_change *hist;
+  size_t nhist, caphist;
+  double t0;
+  uint64_t rng;
+  tl_buf tmp;
+};
+
+#define MAX_HISTORY 100000
+
+static void note_limit(tl_openai *o, int e, char why) {
+  if (o->nhist >= MAX_HISTORY) return;
+  if (o->nhist == o->caphist) {
+    size_t cap = o->caphist ? o->caphist * 2 : 64;
+    tl_openai_change *h = realloc(o->hist, cap * sizeof *h);
+    if (!h) return;
+    o->hist = h;
+    o->caphist = cap;
+  }
+  o->hist[o->nhist++] = (tl_openai_change){now_s() - o->t0, e, (int)o->ep[e].limit, why};
+}
+
+static void set_limit(tl_openai *o, int e, double v, char why) {
+  endpoint *p = &o->ep[e];
+  if (v < o->cfg.conc_min) v = o->cfg.conc_min;
+  if (v > o->cfg.conc_max) v = o->cfg.conc_max;
+  int before = (int)p->limit;
+  p->limit = v;
+  if ((int)v != before) note_limit(o, e, why);
+}
+
+/* ---- replies out ---- */
+static tl_status push_reply(tl_openai *o, tl_eng_reply *r) {
+  if (o->nready == o->rcap) {
+    if (o->rhead) { /* slide down before growing */
+      memmove(o->ready, o->ready + o->rhead, (o->nready - o->rhead) * sizeof *o->ready);
+      o->nready -= o->rhead;
+      o->rhead = 0;
+    }
+    if (o->nready == o->rcap) {
+      size_t cap = o->rcap ? o->rcap * 2 : 256;
+      tl_eng_reply *p = realloc(o->ready, cap * sizeof *p);
+      if (!p) {
+        tl_eng_reply_release(r);
+        return TL_ENOMEM;
+      }
+      o->ready = p;
+      o->rcap = cap;
+    }
+  }
+  o->ready[o->nready++] = *r;
+  memset(r, 0, sizeof *r);
+  return TL_OK;
+}
+
+static void req_free(tl_openai *o, req *q) {
+  if (!q) return;
+  if (q->h) {
+    curl_multi_remove_handle(o->multi, q->h);
+    if (o->nidle < o->capidle) o->idle[o->nidle++] = q->h;
+    else curl_easy_cleanup(q->h);
+  }
+  curl_slist_free_all(q->hdrs);
+  free(q->kbuf);
+  free(q->body);
+  free(q->key_hdr);
+  free(q->last_err);
+  tl_buf_release(&q->resp);
+  free(q);
+}
+
+/* A permanent failure of q: a reply with failed = 1 and the reason. Frees q. */
+static tl_status give_up(tl_openai *o, req *q, const char *why) {
+  tl_eng_reply r;
+  memset(&r, 0, sizeof r);
+  r.tag = q->tag;
+  r.failed = 1;
+  tl_buf b;
+  tl_buf_init(&b);
+  if (q->attempts > 1) tl_buf_printf(&b, "%s (gave up after %d attempts)", why, q->attempts);
+  else tl_buf_puts(&b, why);
+  r.error = tl_buf_detach(&b);
+  cJSON *m = cJSON_CreateObject();
+  cJSON_AddNumberToObject(m, "attempts", q->attempts);
+  cJSON_AddBoolToObject(m, "cached", 0);
+  if (q->attempts) cJSON_AddNumberToObject(m, "latency_ms", floor(1e6 * (now_s() - q->t_first) + 0.5) / 1e3);
+  if (q->ep >= 0 && q->ep < o->nep) cJSON_AddStringToObject(m, "endpoint", o->ep[q->ep].base);
+  r.meta = m ? cJSON_PrintUnformatted(m) : NULL;
+  cJSON_Delete(m);
+  o->st.failed++;
+  req_free(o, q);
+  return push_reply(o, &r);
+}
+
+/* ---- the cache ---- */
+static void sha256_hex(const char *a, size_t na, const char *b, size_t nb, char out[65]) {
+  unsigned char md[32];
+  unsigned int mdl = 0;
+  EVP_MD_CTX *c = EVP_MD_CTX_new();
+  if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) || !EVP_DigestUpdate(c, a, na) ||
+      !EVP_DigestUpdate(c, b, nb) || !EVP_DigestFinal_ex(c, md, &mdl)) {
+    out[0] = 0;
+  } else {
+    for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+  }
+  EVP_MD_CTX_free(c);
+}
+
+static char *cache_path(const tl_openai *o, const char *hash, int dir_only) {
+  tl_buf b;
+  tl_buf_init(&b);
+  if (dir_only) tl_buf_printf(&b, "%s/%.2s", o->cache_dir, hash);
+  else tl_buf_printf(&b, "%s/%.2s/%s.json", o->cache_dir, hash, hash);
+  return tl_buf_detach(&b);
+}
+
+/* The stored reply of hash, parsed ({"v":1,"request":...,"reply":{...}}), or NULL. */
+static cJSON *cache_get(tl_openai *o, const char *hash) {
+  char *path = cache_path(o, hash, 0);
+  FILE *f = path ? fopen(path, "rb") : NULL;
+  free(path);
+  if (!f) return NULL;
+  tl_buf_reset(&o->tmp);
+  char chunk[65536];
+  size_t k;
+  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(&o->tmp, chunk, k);
+  fclose(f);
+  cJSON *j = cJSON_ParseWithLength(o->tmp.data, o->tmp.len);
+  cJSON *rep = j ? cJSON_GetObjectItemCaseSensitive(j, "reply") : NULL;
+  if (!cJSON_IsObject(rep)) { /* a torn or foreign file: not a hit (it is rewritten) */
+    cJSON_Delete(j);
+    return NULL;
+  }
+  return j;
+}
+
+/* Stores the reply object under hash: a temporary file in the same folder, then rename. */
+static void cache_put(tl_openai *o, const req *q, const cJSON *reply) {
+  char *dir = cache_path(o, q->hash, 1), *path = cache_path(o, q->hash, 0);
+  if (!dir || !path) goto out;
+  mkdir(o->cache_dir, 0777);
+  mkdir(dir, 0777);
+  tl_buf tmp;
+  tl_buf_init(&tmp);
+  tl_buf_printf(&tmp, "%s/.%s.%ld.%llx.tmp", dir, q->hash, (long)getpid(), (unsigned long long)splitmix(&o->rng));
+  char *rj = cJSON_PrintUnformatted(reply);
+  FILE *f = rj ? fopen(tmp.data, "wb") : NULL;
+  int ok = 0;
+  if (f) {
+    ok = fprintf(f, "{\"v\":1,\"role\":\"%s\",\"stage\":%d,\"reply\":%s,\"request\":", tl_role_name(o->role),
+                 q->key.stage, rj) > 0 &&
+         fwrite(q->body, 1, q->body_len, f) == q->body_len && fputs("}\n", f) >= 0;
+    ok = fclose(f) == 0 && ok;
+  }
+  if (ok && rename(tmp.data, path) == 0) o->st.cache_writes++;
+  else if (f) unlink(tmp.data);
+  free(rj);
+  tl_buf_release(&tmp);
+out:
+  free(dir);
+  free(path);
+}
+
+/* ---- building a request ---- */
+static const char *b64_tab = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* The file at path as a data URL (base64). NULL with *why set when it cannot be read. */
+static char *image_url(const char *path, char *why, size_t whysz) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(why, whysz, "cannot read the image '%s': %s", path, strerror(errno));
+    return NULL;
+  }
+  tl_buf raw;
+  tl_buf_init(&raw);
+  char chunk[65536];
+  size_t k;
+  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(&raw, chunk, k);
+  int err = ferror(f);
+  fclose(f);
+  if (err) {
+    snprintf(why, whysz, "cannot read the image '%s'", path);
+    tl_buf_release(&raw);
+    return NULL;
+  }
+  const char *ext = strrchr(path, '.');
+  const char *mime = "image/png";
+  if (ext && (!strcasecmp(ext, ".jpg") || !strcasecmp(ext, ".jpeg"))) mime = "image/jpeg";
+  else if (ext && !strcasecmp(ext, ".gif")) mime = "image/gif";
+  else if (ext && !strcasecmp(ext, ".webp")) mime = "image/webp";
+  tl_buf b;
+  tl_buf_init(&b);
+  tl_buf_printf(&b, "data:%s;base64,", mime);
+  const unsigned char *s = (const unsigned char *)raw.data;
+  for (size_t i = 0; i < raw.len; i += 3) {
+    unsigned v = (unsigned)s[i] << 16 | (i + 1 < raw.len ? (unsigned)s[i + 1] << 8 : 0) | (i + 2 < raw.len ? s[i + 2] : 0);
+    char o4[4] = {b64_tab[v >> 18 & 63], b64_tab[v >> 12 & 63], i + 1 < raw.len ? b64_tab[v >> 6 & 63] : '=',
+                  i + 2 < raw.len ? b64_tab[v & 63] : '='};
+    tl_buf_append(&b, o4, 4);
+  }
+  tl_buf_release(&raw);
+  return tl_buf_detach(&b);
+}
+
+/* Adds every item of src (an object) to dst. */
+static void add_all(cJSON *dst, const cJSON *src) {
+  for (const cJSON *c = src ? src->child : NULL; c; c = c->next) cJSON_AddItemToObject(dst, c->string, cJSON_Duplicate(c, 1));
+}
+
+static int cmp_items(const void *a, const void *b) {
+  return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
+}
+/* Sorts the keys of every object in j, recursively (the canonical form the cache hashes). */
+static void sort_keys(cJSON *j) {
+  if (!j) return;
+  int n = 0;
+  for (cJSON *c = j->child; c; c = c->next) {
+    sort_keys(c);
+    n++;
+  }
+  if (!cJSON_IsObject(j) || n < 2) return;
+  cJSON **v = malloc((size_t)n * sizeof *v);
+  if (!v) return;
+  int i = 0;
+  for (cJSON *c = j->child; c; c = c->next) v[i++] = c;
+  qsort(v, (size_t)n, sizeof *v, cmp_items);
+  for (i = 0; i < n; i++) {
+    v[i]->prev = i ? v[i - 1] : v[n - 1]; /* cJSON: the first item's prev is the last */
+    v[i]->next = i + 1 < n ? v[i + 1] : NULL;
+  }
+  j->child = v[0];
+  free(v);
+}
+
+/* Percent-encodes what a header value may not hold. */
+static void hdr_put(tl_buf *b, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    if (*p < 0x20 || *p >= 0x7f || *p == '%' || *p == '/') tl_buf_printf(b, "%%%02X", *p);
+    else tl_buf_append(b, (const char *)p, 1);
+  }
+}
+
+/* Builds q's body from the request. Returns 0, or -1 with why set (the request cannot be made:
+ * a permanent failure, e.g. an unreadable image). */
+static int build_body(tl_openai *o, const tl_eng_request *rq, req *q, char *why, size_t whysz) {
+  const tl_http_cfg *c = &o->cfg;
+  cJSON *body = cJSON_CreateObject();
+  if (!body) goto oom;
+  cJSON_AddStringToObject(body, "model", o->model ? o->model : rq->key.model);
+  /* the image parts go with the last user message */
+  int img_msg = -1;
+  for (int i = 0; i < rq->nmsg; i++)
+    if (rq->msgs[i].role && !strcmp(rq->msgs[i].role, "user")) img_msg = i;
+  if (c->completions) {
+    tl_buf p;
+    tl_buf_init(&p);
+    for (int i = 0; i < rq->nmsg; i++) tl_buf_printf(&p, "%s%s", i ? "\n\n" : "", rq->msgs[i].content ? rq->msgs[i].content : "");
+    cJSON_AddStringToObject(body, "prompt", p.data);
+    tl_buf_release(&p);
+    if (rq->nimages) {
+      snprintf(why, whysz, "the completions API takes no images: use \"api\": \"chat\"");
+      cJSON_Delete(body);
+      return -1;
+    }
+  } else {
+    cJSON *msgs = cJSON_AddArrayToObject(body, "messages");
+    for (int i = 0; i < rq->nmsg; i++) {
+      cJSON *m = cJSON_CreateObject();
+      cJSON_AddItemToArray(msgs, m);
+      if (i == img_msg && rq->nimages > 0) {
+        cJSON *parts = cJSON_AddArrayToObject(m, "content");
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "text", rq->msgs[i].content ? rq->msgs[i].content : "");
+        cJSON_AddStringToObject(t, "type", "text");
+        cJSON_AddItemToArray(parts, t);
+        for (int k = 0; k < rq->nimages; k++) {
+          char *url = image_url(rq->images[k], why, whysz);
+          if (!url) {
+            cJSON_Delete(body);
+            return -1;
+          }
+          cJSON *im = cJSON_CreateObject(), *iu = cJSON_CreateObject();
+          cJSON_AddStringToObject(iu, "url", url);
+          free(url);
+          cJSON_AddItemToObject(im, "image_url", iu);
+          cJSON_AddStringToObject(im, "type", "image_url");
+          cJSON_AddItemToArray(parts, im);
+        }
+      } else {
+        cJSON_AddStringToObject(m, "content", rq->msgs[i].content ? rq->msgs[i].content : "");
+      }
+      cJSON_AddStringToObject(m, "role", rq->msgs[i].role ? rq->msgs[i].role : "user");
+    }
+  }
+  double temp = !isnan(c->temperature) ? c->temperature : rq->temperature >= 0 ? rq->temperature : 0.0;
+  cJSON_AddNumberToObject(body, "temperature", temp);
+  if (!isnan(c->top_p)) cJSON_AddNumberToObject(body, "top_p", c->top_p);
+  int mt = c->max_tokens > 0 ? c->max_tokens : rq->max_tokens > 0 ? rq->max_tokens : -1;
+  if (mt > 0) cJSON_AddNumberToObject(body, "max_tokens", mt);
+  if (c->send_seed) cJSON_AddNumberToObject(body, "seed", rq->key.seed);
+  if (c->n > 0) cJSON_AddNumberToObject(body, "n", c->n);
+  if (c->nstop) {
+    cJSON *s = cJSON_AddArrayToObject(body, "stop");
+    for (int i = 0; i < c->nstop; i++) cJSON_AddItemToArray(s, cJSON_CreateString(o->stop[i]));
+  }
+  if (c->logprobs >= 0) cJSON_AddBoolToObject(body, "logprobs", c->logprobs);
+  if (c->top_logprobs >= 0) cJSON_AddNumberToObject(body, "top_logprobs", c->top_logprobs);
+  add_all(body, o->extra);
+  sort_keys(body);
+  q->body = cJSON_PrintUnformatted(body);
+  cJSON_Delete(body);
+  if (!q->body) goto oom;
+  q->body_len = strlen(q->body);
+  /* the cache key: role, stage, body; reads only when the reply is reproducible */
+  if (o->cache_dir) {
+    char pre[64];
+    int np = snprintf(pre, sizeof pre, "tally-cache-v1\n%s\n%d\n", tl_role_name(o->role), rq->key.stage);
+    sha256_hex(pre, (size_t)np, q->body, q->body_len, q->hash);
+    q->cache_read = temp == 0 || c->send_seed || c->cache_unseeded;
+  }
+  return 0;
+oom:
+  snprintf(why, whysz, "out of memory");
+  return -1;
+}
+
+/* ---- replies in ---- */
+/* The text scoring sees: with think stripping, what follows the last </think> (leading
+ * whitespace dropped). *stripped = 1 when that is not the whole content. */
+static const char *answer_part(const tl_openai *o, const char *content, int *stripped) {
+  *stripped = 0;
+  if (o->cfg.think_keep || !content) return content;
+  const char *end = NULL;
+  for (const char *p = strstr(content, "</think>"); p; p = strstr(p + 1, "</think>")) end = p;
+  if (!end) return content;
+  end += strlen("</think>");
+  while (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t') end++;
+  *stripped = 1;
+  return end;
+}
+
+/* Turns a reply object (ours: {"content", "reasoning", "finish_reason", "prompt_tokens",
+ * "completion_tokens", "model", "request_id", "n_choices", "content_null"}) into q's reply. */
+static tl_status emit(tl_openai *o, req *q, const cJSON *rep, int cached, double latency, int ep) {
+  tl_eng_reply r;
+  memset(&r, 0, sizeof r);
+  r.tag = q->tag;
+  const cJSON *content = cJSON_GetObjectItemCaseSensitive(rep, "content");
+  const cJSON *reasoning = cJSON_GetObjectItemCaseSensitive(rep, "reasoning");
+  const char *ctext = cJSON_IsString(content) ? content->valuestring : "";
+  int stripped = 0;
+  const char *ans = answer_part(o, ctext, &stripped);
+  r.text = tl_strdup(ans);
+  const cJSON *rid = cJSON_GetObjectItemCaseSensitive(rep, "request_id");
+  if (cJSON_IsString(rid) && rid->valuestring[0]) r.source = tl_strdup(rid->valuestring);
+  cJSON *m = cJSON_CreateObject();
+  if (!m || !r.text) {
+    cJSON_Delete(m);
+    tl_eng_reply_release(&r);
+    return TL_ENOMEM;
+  }
+  static const char *const COPY[] = {"finish_reason", "prompt_tokens", "completion_tokens", "model", "request_id",
+                                     "n_choices", "content_null", NULL};
+  for (const char *const *k = COPY; *k; k++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(rep, *k);
+    if (v && !cJSON_IsNull(v)) cJSON_AddItemToObject(m, *k, cJSON_Duplicate(v, 1));
+  }
+  cJSON_AddNumberToObject(m, "attempts", cached ? 0 : q->attempts);
+  cJSON_AddBoolToObject(m, "cached", cached);
+  if (!cached) cJSON_AddNumberToObject(m, "latency_ms", floor(1e6 * latency + 0.5) / 1e3);
+  if (ep >= 0) cJSON_AddStringToObject(m, "endpoint", o->ep[ep].base);
+  if (cJSON_IsString(reasoning) || stripped) {
+    tl_buf raw;
+    tl_buf_init(&raw);
+    if (cJSON_IsString(reasoning)) tl_buf_printf(&raw, "<think>%s</think>\n\n", reasoning->valuestring);
+    tl_buf_puts(&raw, ctext);
+    cJSON_AddStringToObject(m, "raw", raw.data);
+    tl_buf_release(&raw);
+  }
+  r.meta = cJSON_PrintUnformatted(m);
+  cJSON_Delete(m);
+  if (cached) o->st.cache_hits++;
+  else o->st.replies++;
+  return push_reply(o, &r);
+}
+
+/* Parses a server's completion reply into our reply object; NULL when it is not one. */
+static cJSON *parse_reply(const tl_openai *o, const req *q, char *why, size_t whysz) {
+  cJSON *j = cJSON_ParseWithLength(q->resp.data, q->resp.len);
+  const cJSON *ch = j ? cJSON_GetObjectItemCaseSensitive(j, "choices") : NULL;
+  const cJSON *c0 = cJSON_IsArray(ch) ? cJSON_GetArrayItem(ch, 0) : NULL;
+  const cJSON *msg = c0 ? cJSON_GetObjectItemCaseSensitive(c0, o->cfg.completions ? "text" : "message") : NULL;
+  const cJSON *content = o->cfg.completions ? msg : msg ? cJSON_GetObjectItemCaseSensitive(msg, "content") : NULL;
+  if (!c0 || !msg || (o->cfg.completions ? !cJSON_IsString(msg) : !cJSON_IsObject(msg)) ||
+      (content && !cJSON_IsString(content) && !cJSON_IsNull(content))) {
+    if (j) snprintf(why, whysz, "the reply is not a completion (no choices[0] with a %s)", o->cfg.completions ? "text" : "message");
+    else snprintf(why, whysz, "the reply is not JSON (%zu bytes)", q->resp.len);
+    cJSON_Delete(j);
+    return NULL;
+  }
+  cJSON *r = cJSON_CreateObject();
+  if (cJSON_IsString(content)) cJSON_AddStringToObject(r, "content", content->valuestring);
+  else cJSON_AddBoolToObject(r, "content_null", 1);
+  const cJSON *rs = msg && !o->cfg.completions ? cJSON_GetObjectItemCaseSensitive(msg, "reasoning_content") : NULL;
+  if (!cJSON_IsString(rs) && msg && !o->cfg.completions) rs = cJSON_GetObjectItemCaseSensitive(msg, "reasoning");
+  if (cJSON_IsString(rs)) cJSON_AddStringToObject(r, "reasoning", rs->valuestring);
+  const cJSON *fr = cJSON_GetObjectItemCaseSensitive(c0, "finish_reason");
+  if (cJSON_IsString(fr)) cJSON_AddStringToObject(r, "finish_reason", fr->valuestring);
+  const cJSON *us = cJSON_GetObjectItemCaseSensitive(j, "usage");
+  const cJSON *pt = us ? cJSON_GetObjectItemCaseSensitive(us, "prompt_tokens") : NULL;
+  const cJSON *ct = us ? cJSON_GetObjectItemCaseSensitive(us, "completion_tokens") : NULL;
+  if (cJSON_IsNumber(pt)) cJSON_AddNumberToObject(r, "prompt_tokens", pt->valuedouble);
+  if (cJSON_IsNumber(ct)) cJSON_AddNumberToObject(r, "completion_tokens", ct->valuedouble);
+  const cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "model");
+  if (cJSON_IsString(md)) cJSON_AddStringToObject(r, "model", md->valuestring);
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
+  if (q->reqid[0]) cJSON_AddStringToObject(r, "request_id", q->reqid);
+  else if (cJSON_IsString(id)) cJSON_AddStringToObject(r, "request_id", id->valuestring);
+  if (cJSON_GetArraySize(ch) > 1) cJSON_AddNumberToObject(r, "n_choices", cJSON_GetArraySize(ch));
+  cJSON_Delete(j);
+  return r;
+}
+
+/* ---- transfers ---- */
+static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
+  req *q = ud;
+  return tl_buf_append(&q->resp, p, sz * n) == TL_OK ? sz * n : 0;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud) {
+  req *q = ud;
+  size_t len = sz * n;
+  if (len > 13 && !strncasecmp(p, "x-request-id:", 13)) {
+    const char *v = p + 13;
+    while (*v == ' ') v++;
+    size_t k = (size_t)(p + len - v);
+    while (k && (v[k - 1] == '\r' || v[k - 1] == '\n' || v[k - 1] == ' ')) k--;
+    if (k >= sizeof q->reqid) k = sizeof q->reqid - 1;
+    memcpy(q->reqid, v, k);
+    q->reqid[k] = 0;
+  } else if (len > 12 && !strncasecmp(p, "retry-after:", 12)) {
+    q->retry_after = atof(p + 12); /* seconds (an HTTP date reads as 0: the backoff applies) */
+  }
+  return len;
+}
+
+/* The endpoint with the most room now, or -1. */
+static int pick_endpoint(const tl_openai *o, double t) {
+  int best = -1;
+  double room = 0;
+  for (int e = 0; e < o->nep; e++) {
+    const endpoint *p = &o->ep[e];
+    if (p->paused_until > t) continue;
+    double r = floor(p->limit) - p->in_flight;
+    if (r >= 1 && r > room) {
+      room = r;
+      best = e;
+    }
+  }
+  return best;
+}
+
+static tl_status start(tl_openai *o, req *q, int e) {
+  CURL *h = o->nidle ? o->idle[--o->nidle] : curl_easy_init();
+  if (!h) return TL_ENOMEM;
+  curl_easy_reset(h);
+  q->h = h;
+  q->ep = e;
+  q->attempts++;
+  q->t_sent = now_s();
+  if (q->attempts == 1) q->t_first = q->t_sent;
+  q->retry_after = 0;
+  q->reqid[0] = 0;
+  tl_buf_reset(&q->resp);
+  if (!q->hdrs) {
+    struct curl_slist *l = curl_slist_append(NULL, "Content-Type: application/json");
+    l = l ? curl_slist_append(l, "Expect:") : NULL; /* no 100-continue round trip */
+    l = l && q->key_hdr ? curl_slist_append(l, q->key_hdr) : l;
+    l = l && o->api_key_hdr ? curl_slist_append(l, o->api_key_hdr) : l;
+    if (!l) return TL_ENOMEM;
+    q->hdrs = l;
+  }
+  curl_easy_setopt(h, CURLOPT_URL, o->ep[e].url);
+  curl_easy_setopt(h, CURLOPT_POST, 1L);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, q->body);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_len);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, q->hdrs);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, q);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, q);
+  curl_easy_setopt(h, CURLOPT_PRIVATE, q);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(1e3 * o->cfg.connect_timeout_s));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(1e3 * o->cfg.request_timeout_s));
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+  curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+  if (curl_multi_add_handle(o->multi, h) != CURLM_OK) return TL_ENGINE;
+  q->aprev = NULL;
+  q->anext = o->active;
+  if (o->active) o->active->aprev = q;
+  o->active = q;
+  o->ep[e].in_flight++;
+  o->nactive++;
+  o->st.sent++;
+  if (q->attempts > 1) o->st.retries++;
+  return TL_OK;
+}
+
+/* Moves due retries to the front of the FIFO, then starts requests while an endpoint has room. */
+static tl_status start_ready(tl_openai *o) {
+  double t = now_s();
+  for (req **pp = &o->retry; *pp;) {
+    req *q = *pp;
+    if (q->not_before <= t) {
+      *pp = q->next;
+      q->next = o->q_head; /* retries go first: they are the oldest */
+      o->q_head = q;
+      if (!o->q_tail) o->q_tail = q;
+    } else {
+      pp = &q->next;
+    }
+  }
+  while (o->q_head) {
+    int e = pick_endpoint(o, t);
+    if (e < 0) break;
+    req *q = o->q_head;
+    o->q_head = q->next;
+    if (!o->q_head) o->q_tail = NULL;
+    q->next = NULL;
+    o->nwait--;
+    tl_status st = start(o, q, e);
+    if (st) {
+      tl_status s2 = give_up(o, q, "cannot start the HTTP transfer");
+      return s2 ? s2 : st;
+    }
+  }
+  return TL_OK;
+}
+
+/* Seconds until the next retry or pause end (<= cap). */
+static double next_event(const tl_openai *o, double cap) {
+  double t = now_s(), w = cap;
+  for (const req *q = o->retry; q; q = q->next)
+    if (q->not_before - t < w) w = q->not_before - t;
+  if (o->q_head)
+    for (int e = 0; e < o->nep; e++)
+      if (o->ep[e].paused_until > t && o->ep[e].paused_until - t < w) w = o->ep[e].paused_until - t;
+  return w < 0 ? 0 : w;
+}
+
+/* One finished transfer. */
+static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
+  double t = now_s(), lat = t - q->t_sent;
+  int e = q->ep;
+  endpoint *p = &o->ep[e];
+  long code = 0;
+  curl_easy_getinfo(q->h, CURLINFO_RESPONSE_CODE, &code);
+  if (q->aprev) q->aprev->anext = q->anext;
+  else o->active = q->anext;
+  if (q->anext) q->anext->aprev = q->aprev;
+  q->aprev = q->anext = NULL;
+  curl_multi_remove_handle(o->multi, q->h);
+  if (o->nidle < o->capidle) o->idle[o->nidle++] = q->h;
+  else curl_easy_cleanup(q->h);
+  q->h = NULL;
+  p->in_flight--;
+  o->nactive--;
+  char why[512];
+  int retry = 1;
+  if (rc != CURLE_OK) {
+    if (rc == CURLE_OPERATION_TIMEDOUT) o->st.timeouts++;
+    else o->st.conn_errors++;
+    snprintf(why, sizeof why, "%s: %s", p->base, curl_easy_strerror(rc));
+  } else if (code == 200) {
+    cJSON *rep = parse_reply(o, q, why, sizeof why);
+    if (rep) {
+      /* grow while fast and in use; the fastest reply is the endpoint's floor */
+      if (p->lat_min == 0 || lat < p->lat_min) p->lat_min = lat;
+      if (lat <= 2 * p->lat_min && p->in_flight + 1 >= (int)p->limit)
+        set_limit(o, e, p->limit + (p->backed_off ? 1.0 / p->limit : 1.0), 'g');
+      if (o->cache_dir && q->hash[0]) cache_put(o, q, rep);
+      tl_status st = emit(o, q, rep, 0, t - q->t_first, e);
+      cJSON_Delete(rep);
+      req_free(o, q);
+      return st;
+    }
+    o->st.malformed++;
+  } else if (code == 429) {
+    o->st.http_429++;
+    p->backed_off = 1;
+    set_limit(o, e, p->limit / 2, 's');
+    if (q->retry_after > 0) p->paused_until = t + (q->retry_after < 600 ? q->retry_after : 600);
+    snprintf(why, sizeof why, "%s: HTTP 429 (rate limited)", p->base);
+  } else if (code == 408 || code >= 500) {
+    o->st.http_5xx += code >= 500;
+    snprintf(why, sizeof why, "%s: HTTP %ld", p->base, code);
+  } else {
+    /* refused: a retry would get the same answer */
+    retry = 0;
+    cJSON *j = cJSON_ParseWithLength(q->resp.data, q->resp.len);
+    const cJSON *er = j ? cJSON_GetObjectItemCaseSensitive(j, "error") : NULL;
+    const cJSON *msg = cJSON_IsObject(er) ? cJSON_GetObjectItemCaseSensitive(er, "message") : er;
+    snprintf(why, sizeof why, "%s: HTTP %ld: %.300s", p->base, code,
+             cJSON_IsString(msg) ? msg->valuestring : q->resp.len ? q->resp.data : "(no body)");
+    cJSON_Delete(j);
+  }
+  free(q->last_err);
+  q->last_err = tl_strdup(why);
+  if (!retry || q->attempts > o->cfg.max_retries) return give_up(o, q, why);
+  /* backoff: base * 2^(k-1), capped, times a jitter in [0.5, 1); never before Retry-After */
+  double d = o->cfg.backoff_s * pow(2.0, q->attempts - 1);
+  if (d > o->cfg.backoff_max_s) d = o->cfg.backoff_max_s;
+  d *= 0.5 + 0.5 * (double)(splitmix(&o->rng) >> 11) / 9007199254740992.0;
+  if (q->retry_after > d) d = q->retry_after;
+  q->not_before = t + d;
+  q->next = o->retry;
+  o->retry = q;
+  o->nwait++;
+  return TL_OK;
+}
+
+static tl_status drain(tl_openai *o) {
+  CURLMsg *m;
+  int left;
+  tl_status st = TL_OK;
+  while ((m = curl_multi_info_read(o->multi, &left))) {
+    if (m->msg != CURLMSG_DONE) continue;
+    req *q = NULL;
+    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&q);
+    CURLcode rc = m->data.result;
+    tl_status s2 = q ? finish(o, q, rc) : TL_OK;
+    if (!st) st = s2;
+  }
+  return st;
+}
+
+/* ---- the engine interface ---- */
+static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
+  tl_openai *o = (tl_openai *)eng;
+  req *q = calloc(1, sizeof *q);
+  if (!q) return TL_ENOMEM;
+  q->tag = rq->tag;
+  q->ep = -1;
+  tl_buf_init(&q->resp);
+  /* the key, for the header */
+  tl_buf kb;
+  tl_buf_init(&kb);
+  tl_buf_puts(&kb, "X-Tally-Key: ");
+  const char *parts[4] = {rq->key.bench, rq->key.id, rq->key.model, rq->key.variant};
+  for (int i = 0; i < 4; i++) {
+    hdr_put(&kb, parts[i]);
+    tl_buf_puts(&kb, "/");
+  }
+  tl_buf_printf(&kb, "%d/%u/%d", rq->key.seed, (unsigned)rq->key.sub, rq->key.stage);
+  q->key_hdr = tl_buf_detach(&kb);
+  q->key = rq->key;
+  char why[512];
+  if (build_body(o, rq, q, why, sizeof why) != 0) {
+    if (!strcmp(why, "out of memory")) {
+      req_free(o, q);
+      return TL_ENOMEM;
+    }
+    return give_up(o, q, why);
+  }
+  if (o->cache_dir && q->hash[0] && q->cache_read) {
+    cJSON *j = cache_get(o, q->hash);
+    if (j) {
+      tl_status st = TL_OK;
+      if (o->dry) {
+        fprintf(o->dry, "{\"role\":\"%s\",\"key\":\"%s\",\"url\":\"%s\",\"cached\":true,\"body\":%s}\n",
+                tl_role_name(o->role), q->key_hdr + 13, o->nep ? o->ep[0].url : "", q->body);
+      }
+      st = emit(o, q, cJSON_GetObjectItemCaseSensitive(j, "reply"), 1, 0, -1);
+      cJSON_Delete(j);
+      req_free(o, q);
+      return st;
+    }
+  }
+  if (o->dry) {
+    fprintf(o->dry, "{\"role\":\"%s\",\"key\":\"%s\",\"url\":\"%s\",\"cached\":false,\"body\":%s}\n",
+            tl_role_name(o->role), q->key_hdr + 13, o->nep ? o->ep[0].url : "", q->body);
+    tl_eng_reply r;
+    memset(&r, 0, sizeof r);
+    r.tag = q->tag;
+    r.error = tl_strdup("dry run: not sent");
+    req_free(o, q);
+    return push_reply(o, &r);
+  }
+  if (o->q_tail) o->q_tail->next = q;
+  else o->q_head = q;
+  o->q_tail = q;
+  o->nwait++;
+  return TL_OK;
+}
+
+static int poll_(tl_engine *eng, tl_eng_reply *out, int max, int timeout_ms) {
+  tl_openai *o = (tl_openai *)eng;
+  double deadline = now_s() + timeout_ms / 1e3;
+  for (;;) {
+    if (start_ready(o)) break;
+    int running = 0;
+    curl_multi_perform(o->multi, &running);
+    if (drain(o)) break;
+    if (o->nready > o->rhead) break;
+    double left = deadline - now_s();
+    if (left <= 0 || (o->nactive == 0 && o->nwait == 0)) break;
+    double w = next_event(o, left);
+    int ms = (int)(w * 1e3) + (w > 0 ? 1 : 0);
+    if (o->nactive) curl_multi_poll(o->multi, NULL, 0, ms, NULL);
+    else if (ms > 0) {
+      struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+  }
+  start_ready(o); /* the slots just freed start at once, while the caller works */
+  int k = 0;
+  while (k < max && o->rhead < o->nready) out[k++] = o->ready[o->rhead++];
+  if (o->rhead == o->nready) o->rhead = o->nready = 0;
+  return k;
+}
+
+static size_t in_flight(const tl_engine *eng) {
+  const tl_openai *o = (const tl_openai *)eng;
+  return o->nactive + o->nwait + (o->nready - o->rhead);
+}
+
+static void free_(tl_engine *eng) {
+  tl_openai *o = (tl_openai *)eng;
+  if (!o) return;
+  /* transfers in flight: their handles are removed and freed with them */
+  for (req *q = o->active, *n; q; q = n) {
+    n = q->anext;
+    req_free(o, q);
+  }
+  for (req *q = o->q_head, *n; q; q = n) {
+    n = q->next;
+    req_free(o, q);
+  }
+  for (req *q = o->retry, *n; q; q = n) {
+    n = q->next;
+    req_free(o, q);
+  }
+  for (size_t i = o->rhead; i < o->nready; i++) tl_eng_reply_release(&o->ready[i]);
+  free(o->ready);
+  for (int i = 0; i < o->nidle; i++) curl_easy_cleanup(o->idle[i]);
+  free(o->idle);
+  if (o->multi) curl_multi_cleanup(o->multi);
+  for (int e = 0; e < o->nep; e++) {
+    free(o->ep[e].base);
+    free(o->ep[e].url);
+    free(o->ep[e].health);
+  }
+  free(o->ep);
+  for (int i = 0; i < o->cfg.nstop; i++) free(o->stop[i]);
+  free(o->stop);
+  free(o->model);
+  free(o->api_key_hdr);
+  cJSON_Delete(o->extra);
+  free(o->cache_dir);
+  free(o->hist);
+  tl_buf_release(&o->tmp);
+  free(o);
+}
+
+static const tl_engine_vtbl VT = {"openai", submit, poll_, in_flight, free_};
+
+tl_engine *tl_openai_engine(tl_openai *o) { return &o->base; }
+
+static tl_status add_endpoint(tl_openai *o, const char *tmpl, int local_rank) {
+  char lr[16], port[16];
+  snprintf(lr, sizeof lr, "%d", local_rank);
+  snprintf(port, sizeof port, "%d", o->cfg.port_base + local_rank);
+  char *a = subst(tmpl, "{local_rank}", lr);
+  char *base = a ? subst(a, "{port}", port) : NULL;
+  free(a);
+  if (!base) return TL_ENOMEM;
+  size_t n = strlen(base);
+  while (n && base[n - 1] == '/') base[--n] = 0;
+  endpoint *p = &o->ep[o->nep++];
+  memset(p, 0, sizeof *p);
+  p->base = base;
+  tl_buf b;
+  tl_buf_init(&b);
+  tl_buf_printf(&b, "%s%s", base, o->cfg.completions ? "/completions" : "/chat/completions");
+  p->url = tl_buf_detach(&b);
+  size_t rootlen = n >= 3 && !strcmp(base + n - 3, "/v1") ? n - 3 : n;
+  tl_buf_init(&b);
+  tl_buf_append(&b, base, rootlen);
+  tl_buf_puts(&b, o->cfg.health_path ? o->cfg.health_path : "/health");
+  p->health = tl_buf_detach(&b);
+  p->limit = o->cfg.conc_initial;
+  if (!p->url || !p->health) return TL_ENOMEM;
+  note_limit(o, o->nep - 1, 'i');
+  return TL_OK;
+}
+
+tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err) {
+  *out = NULL;
+  static int curl_ready = 0;
+  if (!curl_ready) {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return tl_err_set(err, TL_ENGINE, "libcurl cannot start");
+    curl_ready = 1;
+  }
+  const tl_http_cfg *c = op->cfg;
+  tl_openai *o = calloc(1, sizeof *o);
+  if (!o) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  o->base.vt = &VT;
+  o->cfg = *c;
+  o->cfg.urls = NULL;
+  o->cfg.stop = NULL;
+  o->cfg.model = o->cfg.api_key_env = o->cfg.extra_json = NULL;
+  o->cfg.health_path = NULL;
+  o->role = op->role;
+  o->dry = op->dry;
+  o->t0 = now_s();
+  o->rng = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(o->t0 * 1e9);
+  tl_buf_init(&o->tmp);
+  tl_status st = TL_OK;
+  o->model = c->model ? tl_strdup(c->model) : NULL;
+  if (c->nstop) {
+    o->stop = calloc((size_t)c->nstop, sizeof *o->stop);
+    for (int i = 0; o->stop && i < c->nstop; i++) o->stop[i] = tl_strdup(c->stop[i]);
+  }
+  if (c->extra_json) {
+    o->extra = cJSON_Parse(c->extra_json);
+    sort_keys(o->extra);
+  }
+  if (op->cache_dir) o->cache_dir = tl_strdup(op->cache_dir);
+  if (c->api_key_env) {
+    const char *k = getenv(c->api_key_env);
+    if (!k || !*k) {
+      free_(&o->base);
+      return tl_err_set(err, TL_EJOB, "engines.%s.api_key_env names '%s', which is not set in the environment",
+                        tl_role_name(op->role), c->api_key_env);
+    }
+    tl_buf b;
+    tl_buf_init(&b);
+    tl_buf_printf(&b, "Authorization: Bearer %s", k);
+    o->api_key_hdr = tl_buf_detach(&b);
+  }
+  /* this rank's endpoints */
+  int ls = op->local_size > 0 ? op->local_size : 1, lr = op->local_rank >= 0 ? op->local_rank : 0;
+  o->ep = calloc((size_t)(c->nurls > 0 ? c->nurls : 1), sizeof *o->ep);
+  o->capidle = c->conc_max * (c->nurls > 0 ? c->nurls : 1) + 16;
+  o->idle = calloc((size_t)o->capidle, sizeof *o->idle);
+  o->multi = curl_multi_init();
+  if (!o->ep || !o->idle || !o->multi || (c->extra_json && !o->extra) || (op->cache_dir && !o->cache_dir)) st = TL_ENOMEM;
+  if (!st && c->nurls == 1) {
+    st = add_endpoint(o, c->urls[0], lr);
+  } else if (!st) {
+    for (int i = 0; i < c->nurls && !st; i++)
+      if (c->nurls >= ls ? i % ls == lr : i == lr % c->nurls) st = add_endpoint(o, c->urls[i], lr);
+  }
+  if (st) {
+    free_(&o->base);
+    return tl_err_set(err, st, "out of memory");
+  }
+  curl_multi_setopt(o->multi, CURLMOPT_MAXCONNECTS, (long)o->capidle);
+  *out = o;
+  return TL_OK;
+}
+
+static size_t discard(char *p, size_t sz, size_t n, void *ud) {
+  (void)p;
+  (void)ud;
+  return sz * n;
+}
+
+tl_status tl_openai_wait_healthy(tl_openai *o, tl_err *err) {
+  if (o->dry) return TL_OK;
+  double deadline = now_s() + o->cfg.health_wait_s;
+  CURL *h = curl_easy_init();
+  if (!h) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  tl_status st = TL_OK;
+  for (int e = 0; e < o->nep && !st; e++) {
+    char last[256] = "no answer";
+    for (;;) {
+      curl_easy_reset(h);
+      curl_easy_setopt(h, CURLOPT_URL, o->ep[e].health);
+      curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+      curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+      curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+      curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+      if (o->api_key_hdr) {
+        struct curl_slist *l = curl_slist_append(NULL, o->api_key_hdr);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, l);
+        CURLcode rc = curl_easy_perform(h);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+        curl_slist_free_all(l);
+        long code = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        if (rc == CURLE_OK && code == 200) break;
+        if (rc != CURLE_OK) snprintf(last, sizeof last, "%s", curl_easy_strerror(rc));
+        else snprintf(last, sizeof last, "HTTP %ld", code);
+      } else {
+        CURLcode rc = curl_easy_perform(h);
+        long code = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        if (rc == CURLE_OK && code == 200) break;
+        if (rc != CURLE_OK) snprintf(last, sizeof last, "%s", curl_easy_strerror(rc));
+        else snprintf(last, sizeof last, "HTTP %ld", code);
+      }
+      if (now_s() >= deadline) {
+        st = tl_err_set(err, TL_ENGINE, "the %s endpoint %s did not come up within %.0f s (GET %s: %s)",
+                        tl_role_name(o->role), o->ep[e].base, o->cfg.health_wait_s, o->ep[e].health, last);
+        break;
+      }
+      struct timespec ts = {0, 500000000L};
+      nanosleep(&ts, NULL);
+    }
+  }
+  curl_easy_cleanup(h);
+  return st;
+}
+
+void tl_openai_stats_get(const tl_openai *o, tl_openai_stats *st) { *st = o->st; }
+const tl_openai_change *tl_openai_history(const tl_openai *o, size_t *n) {
+  *n = o->nhist;
+  return o->hist;
+}
+int tl_openai_n_endpoints(const tl_openai *o) { return o->nep; }
+const char *tl_openai_endpoint(const tl_openai *o, int i) { return i >= 0 && i < o->nep ? o->ep[i].base : NULL; }
