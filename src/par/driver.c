@@ -646,6 +646,13 @@ static int chunk_done(const bench_run *r, const chunk_state *cs) {
   return tl_pipe_in_flight(r->pipe) == 0 && cs->next_submit == cs->b;
 }
 
+/* Room for the next chunk: the current one is all submitted and fewer than C units are in
+ * flight. So a rank holds at most two chunks, and its engines never run dry between them (an
+ * HTTP engine keeps its requests in flight across the chunk boundary). */
+static int chunk_room(const bench_run *r, const chunk_state *cs, uint64_t C) {
+  return cs->next_submit == cs->b && tl_pipe_in_flight(r->pipe) < C;
+}
+
 /* Chunk size: about 8 chunks per rank (load balance at the end of the run), at least 1, at
  * most 1024 units (one request per 1024 units keeps the scheduling cost per unit small). */
 static uint64_t chunk_size(uint64_t P, int nranks) {
@@ -702,7 +709,7 @@ static tl_status schedule(bench_run *r, const uint64_t *pending, uint64_t P, pro
         if (as[1]) (*nchunks)++;
         if (!as[1]) active--;
       }
-      if (chunk_done(r, &cs) && next < P && !remote_stop) { /* rank 0's own next chunk */
+      if (chunk_room(r, &cs, C) && next < P && !remote_stop) { /* rank 0's own next chunk */
         cs.a = cs.next_submit = next;
         cs.b = next + (P - next < C ? P - next : C);
         next = cs.b;
@@ -748,8 +755,10 @@ static tl_status schedule(bench_run *r, const uint64_t *pending, uint64_t P, pro
       if (flag) continue; /* told to stop only by the next answer: take no more work */
       cs.a = cs.next_submit = as[0];
       cs.b = as[0] + as[1];
-      while (!chunk_done(r, &cs) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, 50, 256, err);
+      while (!chunk_room(r, &cs, C) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, 50, 256, err);
     }
+    /* no more work: finish what is in flight */
+    while (!chunk_done(r, &cs) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, 50, 256, err);
     if (g_stop) *interrupted = 1;
   }
   tl_err e2;

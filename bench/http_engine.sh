@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# HTTP engine benchmark: `tally run` with the openai engine on one rank against the project's test
+# server (tools/testserver) answering every request after a fixed latency (50 ms), with the
+# endpoint's concurrency pinned at IN_FLIGHT (64, then 256). The job is the SpatialEval demo's 36
+# items x S seeds of one model: S x 36 units, one request each, all scored.
+#
+# Reported per IN_FLIGHT:
+#  - requests/s over tally's score phase (its own log line) and that as a fraction of the ideal,
+#    IN_FLIGHT / latency: a client that always has IN_FLIGHT requests outstanding;
+#  - tally's CPU time per request: the process's user+sys (GNU time) minus that of the same job
+#    answered by the replay engine (the same units scored, written and summarised, no HTTP), over
+#    the requests; and the whole process's CPU per request, an upper bound;
+#  - the server's CPU per request (from /proc/PID/stat) and the most requests it held at once (its
+#    stats): it was not the limit when it held IN_FLIGHT requests and its CPU is a small part of
+#    its wall time.
+# usage: bench/http_engine.sh [SECONDS_PER_POINT]    (default 12: units = 1.2 x in_flight/latency x s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS="${1:-12}"
+LAT_MS=50
+BUILD="${BUILD:-build}"
+cmake -S . -B "$BUILD" > /dev/null && cmake --build "$BUILD" -j"$(nproc)" --target tally tally-testserver > /dev/null
+T="$(mktemp -d)"; SRVPID=""
+trap '[ -n "$SRVPID" ] && kill -9 "$SRVPID" 2>/dev/null; rm -rf "$T"' EXIT
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); latency ${LAT_MS} ms"
+TCK=$(getconf CLK_TCK)
+cpu_of() { awk -v t="$TCK" '{printf "%.3f", ($14 + $15) / t}' "/proc/$1/stat"; }
+for IN in 64 256; do
+  S=$(awk -v i="$IN" -v l="$LAT_MS" -v s="$SECS" 'BEGIN{printf "%d", i / (l / 1000) * s / 36 + 1}')
+  U=$((S * 36))
+  seeds=$(seq -s, 0 $((S - 1)))
+  "$BUILD/tally-testserver" --port 0 --latency-ms "$LAT_MS" --stats "$T/stats.json" > "$T/srv.out" 2> "$T/srv.err" &
+  SRVPID=$!
+  for _ in $(seq 100); do grep -q listening "$T/srv.out" && break; sleep 0.05; done
+  PORT=$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/srv.out")
+  cat > "$T/http.json" <<JOB
+{"name": "bench", "output": "$T/http.h5",
+ "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:$PORT/v1",
+   "sampling": {"temperature": 0, "max_tokens": 64},
+   "concurrency": {"initial": $IN, "min": $IN, "max": $IN}, "timeouts": {"request_s": 30}}},
+ "benchmarks": [{"benchmark": "spatialeval", "items": "$PWD/demo/spatialeval/items.jsonl",
+                 "models": ["toy-vlm-a"], "seeds": [$seeds]}]}
+JOB
+  # the replay twin: the server's deterministic answers are not needed, any answer per unit is
+  /usr/bin/python3 - "$PWD/demo/spatialeval/items.jsonl" "$T/answers.jsonl" "$S" <<'PY'
+import json, sys
+ids = [json.loads(l)["id"] for l in open(sys.argv[1])]
+with open(sys.argv[2], "w") as f:
+    for s in range(int(sys.argv[3])):
+        for i in ids:
+            f.write(json.dumps({"id": i, "model": "toy-vlm-a", "seed": s, "prompt_variant": "reason",
+                                "response": "Answer: C."}) + "\n")
+PY
+  cat > "$T/replay.json" <<JOB
+{"name": "bench", "output": "$T/replay.h5",
+ "benchmarks": [{"benchmark": "spatialeval", "items": "$PWD/demo/spatialeval/items.jsonl",
+                 "answers": "$T/answers.jsonl"}]}
+JOB
+  c0=$(cpu_of "$SRVPID")
+  /usr/bin/time -f "%U %S" -o "$T/time.http" "$BUILD/tally" run "$T/http.json" > /dev/null 2> "$T/http.err" ||
+    { cat "$T/http.err"; exit 1; }
+  c1=$(cpu_of "$SRVPID")
+  kill -TERM "$SRVPID"; wait "$SRVPID" 2>/dev/null || true; SRVPID=""
+  /usr/bin/time -f "%U %S" -o "$T/time.replay" "$BUILD/tally" run "$T/replay.json" > /dev/null 2> "$T/replay.err" ||
+    { cat "$T/replay.err"; exit 1; }
+  score=$(sed -n 's/.*score \([0-9.]*\) s.*/\1/p' "$T/http.err")
+  maxin=$(/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["max_in_flight"], s["requests"])' "$T/stats.json")
+  read -r hu hs < "$T/time.http"; read -r ru rs < "$T/time.replay"
+  awk -v u="$U" -v sc="$score" -v in_="$IN" -v l="$LAT_MS" -v hu="$hu" -v hs="$hs" -v ru="$ru" -v rs="$rs" \
+      -v c0="$c0" -v c1="$c1" -v mx="$maxin" 'BEGIN{
+    rps = u / sc; ideal = in_ / (l / 1000.0); split(mx, m, " ");
+    printf "in flight %d: %d requests in %.2f s = %.0f req/s, %.1f%% of the ideal %.0f req/s\n", in_, u, sc, rps, 100 * rps / ideal, ideal;
+    printf "  tally CPU per request: %.1f us over the replay twin (%.1f us for the whole process)\n", 1e6 * ((hu + hs) - (ru + rs)) / u, 1e6 * (hu + hs) / u;
+    printf "  test server: %.1f us CPU per request (%.1f%% of the score phase), at most %d requests held at once (%d received)\n", 1e6 * (c1 - c0) / m[2], 100 * (c1 - c0) / sc, m[1], m[2] }'
+done
