@@ -1737,6 +1737,10 @@ int main(int argc, char **argv)
         }
     }
     signal(SIGPIPE, SIG_IGN);
+    /* a shell may start background jobs with SIGINT ignored; ignored signals
+     * are discarded even while blocked, so restore the default first */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     raise_nofile();
 
     sigset_t set;
