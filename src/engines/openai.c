@@ -747,6 +747,13 @@ static tl_status drain(tl_openai *o) {
 }
 
 /* ---- the engine interface ---- */
+/* A dry run's line for q: role, unit key (as in the X-Tally-Key header), URL, cached, body. */
+static void dry_line(tl_openai *o, const req *q, int cached) {
+  fprintf(o->dry, "{\"role\":\"%s\",\"key\":\"%s\",\"url\":\"%s\",\"cached\":%s,\"body\":%s}\n",
+          tl_role_name(o->role), q->key_hdr + strlen("X-Tally-Key: "), o->nep ? o->ep[0].url : "",
+          cached ? "true" : "false", q->body);
+}
+
 static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
   tl_openai *o = (tl_openai *)eng;
   req *q = calloc(1, sizeof *q);
@@ -778,10 +785,7 @@ static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
     cJSON *j = cache_get(o, q->hash);
     if (j) {
       tl_status st = TL_OK;
-      if (o->dry) {
-        fprintf(o->dry, "{\"role\":\"%s\",\"key\":\"%s\",\"url\":\"%s\",\"cached\":true,\"body\":%s}\n",
-                tl_role_name(o->role), q->key_hdr + 13, o->nep ? o->ep[0].url : "", q->body);
-      }
+      if (o->dry) dry_line(o, q, 1);
       st = emit(o, q, cJSON_GetObjectItemCaseSensitive(j, "reply"), 1, 0, -1);
       cJSON_Delete(j);
       req_free(o, q);
@@ -789,8 +793,7 @@ static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
     }
   }
   if (o->dry) {
-    fprintf(o->dry, "{\"role\":\"%s\",\"key\":\"%s\",\"url\":\"%s\",\"cached\":false,\"body\":%s}\n",
-            tl_role_name(o->role), q->key_hdr + 13, o->nep ? o->ep[0].url : "", q->body);
+    dry_line(o, q, 0);
     tl_eng_reply r;
     memset(&r, 0, sizeof r);
     r.tag = q->tag;
@@ -993,25 +996,16 @@ tl_status tl_openai_wait_healthy(tl_openai *o, tl_err *err) {
       curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
       curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
       curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-      if (o->api_key_hdr) {
-        struct curl_slist *l = curl_slist_append(NULL, o->api_key_hdr);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, l);
-        CURLcode rc = curl_easy_perform(h);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-        curl_slist_free_all(l);
-        long code = 0;
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-        if (rc == CURLE_OK && code == 200) break;
-        if (rc != CURLE_OK) snprintf(last, sizeof last, "%s", curl_easy_strerror(rc));
-        else snprintf(last, sizeof last, "HTTP %ld", code);
-      } else {
-        CURLcode rc = curl_easy_perform(h);
-        long code = 0;
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-        if (rc == CURLE_OK && code == 200) break;
-        if (rc != CURLE_OK) snprintf(last, sizeof last, "%s", curl_easy_strerror(rc));
-        else snprintf(last, sizeof last, "HTTP %ld", code);
-      }
+      struct curl_slist *l = o->api_key_hdr ? curl_slist_append(NULL, o->api_key_hdr) : NULL;
+      curl_easy_setopt(h, CURLOPT_HTTPHEADER, l);
+      CURLcode rc = curl_easy_perform(h);
+      curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+      curl_slist_free_all(l);
+      long code = 0;
+      curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+      if (rc == CURLE_OK && code == 200) break;
+      if (rc != CURLE_OK) snprintf(last, sizeof last, "%s", curl_easy_strerror(rc));
+      else snprintf(last, sizeof last, "HTTP %ld", code);
       if (now_s() >= deadline) {
         st = tl_err_set(err, TL_ENGINE, "the %s endpoint %s did not come up within %.0f s (GET %s: %s)",
                         tl_role_name(o->role), o->ep[e].base, o->cfg.health_wait_s, o->ep[e].health, last);
