@@ -12,14 +12,18 @@
 #    the requests; and the whole process's CPU per request, an upper bound;
 #  - the server's CPU per request (from /proc/PID/stat) and the most requests it held at once (its
 #    stats): it was not the limit when it held IN_FLIGHT requests and its CPU is a small part of
-#    its wall time.
+#    its wall time;
+#  - the floor: bench/http_floor.c, a bare libcurl client with tally's event loop, POSTing the
+#    same request body (the job's first, from --dry-run) the same number of times at the same
+#    IN_FLIGHT against a fresh server, its CPU per request (libcurl + the kernel's loopback TCP,
+#    nothing else), and tally's CPU over the replay twin as a multiple of it.
 # usage: bench/http_engine.sh [SECONDS_PER_POINT]    (default 12: units = 1.2 x in_flight/latency x s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS="${1:-12}"
 LAT_MS=50
 BUILD="${BUILD:-build}"
-cmake -S . -B "$BUILD" > /dev/null && cmake --build "$BUILD" -j"$(nproc)" --target tally tally-testserver > /dev/null
+cmake -S . -B "$BUILD" > /dev/null && cmake --build "$BUILD" -j"$(nproc)" --target tally tally-testserver http_floor > /dev/null
 T="$(mktemp -d)"; SRVPID=""
 trap '[ -n "$SRVPID" ] && kill -9 "$SRVPID" 2>/dev/null; rm -rf "$T"' EXIT
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); latency ${LAT_MS} ms"
@@ -56,6 +60,9 @@ PY
  "benchmarks": [{"benchmark": "spatialeval", "items": "$PWD/demo/spatialeval/items.jsonl",
                  "answers": "$T/answers.jsonl"}]}
 JOB
+  "$BUILD/tally" run "$T/http.json" --dry-run="$T/dry.jsonl" > /dev/null 2>&1
+  /usr/bin/python3 -c 'import json,sys; l=open(sys.argv[1]).readline(); sys.stdout.write(json.dumps(json.loads(l)["body"], separators=(",", ":"), sort_keys=True))' \
+    "$T/dry.jsonl" > "$T/body.json"
   c0=$(cpu_of "$SRVPID")
   /usr/bin/time -f "%U %S" -o "$T/time.http" "$BUILD/tally" run "$T/http.json" > /dev/null 2> "$T/http.err" ||
     { cat "$T/http.err"; exit 1; }
@@ -63,13 +70,22 @@ JOB
   kill -TERM "$SRVPID"; wait "$SRVPID" 2>/dev/null || true; SRVPID=""
   /usr/bin/time -f "%U %S" -o "$T/time.replay" "$BUILD/tally" run "$T/replay.json" > /dev/null 2> "$T/replay.err" ||
     { cat "$T/replay.err"; exit 1; }
+  "$BUILD/tally-testserver" --port 0 --latency-ms "$LAT_MS" > "$T/srv.out" 2> "$T/srv.err" &
+  SRVPID=$!
+  for _ in $(seq 100); do grep -q listening "$T/srv.out" && break; sleep 0.05; done
+  PORT=$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/srv.out")
+  floor=$("$BUILD/bench/http_floor" "http://127.0.0.1:$PORT/v1/chat/completions" "$U" "$IN" "$T/body.json" |
+          sed -n 's/.*CPU \([0-9.]*\) us per request/\1/p')
+  kill -TERM "$SRVPID"; wait "$SRVPID" 2>/dev/null || true; SRVPID=""
   score=$(sed -n 's/.*score \([0-9.]*\) s.*/\1/p' "$T/http.err")
   maxin=$(/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["max_in_flight"], s["requests"])' "$T/stats.json")
   read -r hu hs < "$T/time.http"; read -r ru rs < "$T/time.replay"
   awk -v u="$U" -v sc="$score" -v in_="$IN" -v l="$LAT_MS" -v hu="$hu" -v hs="$hs" -v ru="$ru" -v rs="$rs" \
-      -v c0="$c0" -v c1="$c1" -v mx="$maxin" 'BEGIN{
+      -v c0="$c0" -v c1="$c1" -v mx="$maxin" -v fl="$floor" 'BEGIN{
     rps = u / sc; ideal = in_ / (l / 1000.0); split(mx, m, " ");
     printf "in flight %d: %d requests in %.2f s = %.0f req/s, %.1f%% of the ideal %.0f req/s\n", in_, u, sc, rps, 100 * rps / ideal, ideal;
     printf "  tally CPU per request: %.1f us over the replay twin (%.1f us for the whole process)\n", 1e6 * ((hu + hs) - (ru + rs)) / u, 1e6 * (hu + hs) / u;
+    over = 1e6 * ((hu + hs) - (ru + rs)) / u;
+    printf "  libcurl floor (bench/http_floor, same body, same in flight): %.1f us CPU per request; tally over its replay twin = %.2f x the floor, %.1f us above it\n", fl, over / fl, over - fl;
     printf "  test server: %.1f us CPU per request (%.1f%% of the score phase), at most %d requests held at once (%d received)\n", 1e6 * (c1 - c0) / m[2], 100 * (c1 - c0) / sc, m[1], m[2] }'
 done

@@ -1,7 +1,13 @@
 /* openai.c - the OpenAI-compatible HTTP engine (see openai.h). One curl multi handle; requests
  * wait in a FIFO until an endpoint has room, then become transfers; finished transfers are
  * classified (reply, retry later, give up) inside poll(). Easy handles are kept and reused, so
- * connections stay open (keep-alive) across requests. */
+ * connections stay open (keep-alive) across requests.
+ *
+ * Event loop: libcurl's socket interface. libcurl tells us which sockets it waits on
+ * (CURLMOPT_SOCKETFUNCTION: they go into one epoll set) and when it wants a timeout
+ * (CURLMOPT_TIMERFUNCTION); poll() waits in epoll_wait and hands libcurl only the sockets that
+ * are ready (curl_multi_socket_action), so the cost per wake-up follows the transfers that
+ * moved, not the transfers in flight (curl_multi_perform + curl_multi_poll walk all of them). */
 #define _POSIX_C_SOURCE 200809L
 #include <curl/curl.h>
 #include <errno.h>
@@ -11,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,6 +104,8 @@ struct tl_openai {
   endpoint *ep;
   int nep;
   CURLM *multi;
+  int epfd;                 /* the sockets libcurl waits on (-1 before open) */
+  double timer_due;         /* when libcurl wants CURL_SOCKET_TIMEOUT (now_s clock); < 0: never */
   CURL **idle;              /* easy handles kept for reuse */
   int nidle, capidle;
   req *q_head, *q_tail;     /* waiting for room, FIFO */
@@ -808,24 +817,62 @@ static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
   return TL_OK;
 }
 
+/* libcurl's socket callback: keeps the epoll set equal to what libcurl waits on. socketp is
+ * non-NULL once the socket is in the set (curl_multi_assign). */
+static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *socketp) {
+  (void)e;
+  tl_openai *o = ud;
+  if (what == CURL_POLL_REMOVE) {
+    if (socketp) epoll_ctl(o->epfd, EPOLL_CTL_DEL, s, NULL);
+    curl_multi_assign(o->multi, s, NULL);
+    return 0;
+  }
+  struct epoll_event ev = {0};
+  ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
+  ev.data.fd = s;
+  if (epoll_ctl(o->epfd, socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0 && errno == ENOENT)
+    epoll_ctl(o->epfd, EPOLL_CTL_ADD, s, &ev); /* a socket libcurl reused after closing */
+  if (!socketp) curl_multi_assign(o->multi, s, o);
+  return 0;
+}
+
+/* libcurl's timer callback: when to call curl_multi_socket_action(CURL_SOCKET_TIMEOUT). */
+static int on_timer(CURLM *m, long timeout_ms, void *ud) {
+  (void)m;
+  tl_openai *o = ud;
+  o->timer_due = timeout_ms < 0 ? -1 : now_s() + timeout_ms / 1e3;
+  return 0;
+}
+
+static void socket_timeout(tl_openai *o) {
+  int running = 0;
+  o->timer_due = -1; /* the call sets the next one */
+  curl_multi_socket_action(o->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+}
+
 static int poll_(tl_engine *eng, tl_eng_reply *out, int max, int timeout_ms) {
   tl_openai *o = (tl_openai *)eng;
   double deadline = now_s() + timeout_ms / 1e3;
+  struct epoll_event evs[64];
   for (;;) {
     if (start_ready(o)) break;
-    int running = 0;
-    curl_multi_perform(o->multi, &running);
+    if (o->timer_due >= 0 && o->timer_due <= now_s()) socket_timeout(o);
     if (drain(o)) break;
     if (o->nready > o->rhead) break;
-    double left = deadline - now_s();
+    double t = now_s(), left = deadline - t;
     if (left <= 0 || (o->nactive == 0 && o->nwait == 0)) break;
     double w = next_event(o, left);
+    if (o->timer_due >= 0 && o->timer_due - t < w) w = o->timer_due - t;
+    if (w < 0) w = 0;
     int ms = (int)(w * 1e3) + (w > 0 ? 1 : 0);
-    if (o->nactive) curl_multi_poll(o->multi, NULL, 0, ms, NULL);
-    else if (ms > 0) {
-      struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-      nanosleep(&ts, NULL);
+    int n = epoll_wait(o->epfd, evs, (int)(sizeof evs / sizeof *evs), ms);
+    for (int i = 0; i < n; i++) {
+      int mask = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (evs[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+                 (evs[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+      int running = 0;
+      curl_multi_socket_action(o->multi, evs[i].data.fd, mask, &running);
     }
+    if (n == 0 && o->timer_due >= 0 && o->timer_due <= now_s()) socket_timeout(o);
   }
   start_ready(o); /* the slots just freed start at once, while the caller works */
   int k = 0;
@@ -860,6 +907,7 @@ static void free_(tl_engine *eng) {
   for (int i = 0; i < o->nidle; i++) curl_easy_cleanup(o->idle[i]);
   free(o->idle);
   if (o->multi) curl_multi_cleanup(o->multi);
+  if (o->epfd >= 0) close(o->epfd);
   for (int e = 0; e < o->nep; e++) {
     free(o->ep[e].base);
     free(o->ep[e].url);
@@ -920,6 +968,8 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
   tl_openai *o = calloc(1, sizeof *o);
   if (!o) return tl_err_set(err, TL_ENOMEM, "out of memory");
   o->base.vt = &VT;
+  o->epfd = -1;
+  o->timer_due = -1;
   o->cfg = *c;
   o->cfg.urls = NULL;
   o->cfg.stop = NULL;
@@ -959,6 +1009,11 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
   o->capidle = c->conc_max * (c->nurls > 0 ? c->nurls : 1) + 16;
   o->idle = calloc((size_t)o->capidle, sizeof *o->idle);
   o->multi = curl_multi_init();
+  o->epfd = epoll_create1(EPOLL_CLOEXEC);
+  if (o->epfd < 0 && !st) {
+    free_(&o->base);
+    return tl_err_set(err, TL_ENGINE, "epoll_create1: %s", strerror(errno));
+  }
   if (!o->ep || !o->idle || !o->multi || (c->extra_json && !o->extra) || (op->cache_dir && !o->cache_dir)) st = TL_ENOMEM;
   if (!st && c->nurls == 1) {
     st = add_endpoint(o, c->urls[0], lr);
@@ -971,6 +1026,10 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
     return tl_err_set(err, st, "out of memory");
   }
   curl_multi_setopt(o->multi, CURLMOPT_MAXCONNECTS, (long)o->capidle);
+  curl_multi_setopt(o->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+  curl_multi_setopt(o->multi, CURLMOPT_SOCKETDATA, o);
+  curl_multi_setopt(o->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+  curl_multi_setopt(o->multi, CURLMOPT_TIMERDATA, o);
   *out = o;
   return TL_OK;
 }

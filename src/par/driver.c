@@ -477,12 +477,15 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   tl_unit u = tl_rb_unit(rb, g - rb->base);
   rb->vt->acc_add(rb->b, rb->ncfgs, &u, row, r->acc[b]);
   /* the unit's share of the item table's string bytes, for its owner */
-  tl_table *t = items_table(r, b, &u, row, 1);
+  tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, &u, row, 1); /* the module's columns */
   if (!t) return TL_ENOMEM;
   uint64_t *sb = r->strb[b] + (size_t)owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->nstr[b];
-  for (int c = 0, k = 0; c < t->ncols; c++)
+  int k = 0;
+  for (int c = 0; c < t->ncols; c++)
     if (t->cols[c].type == TL_COL_STR) sb[k++] += strlen(t->cols[c].v.s[0]);
   tl_table_free(t);
+  unsigned mask = r->evidence & ((1u << rb->vt->nstages) - 1); /* then items_table()'s evidence columns */
+  if (mask) tl_evidence_str_bytes(row, mask, sb + k);
   return push_row(&r->held[b], row, g - rb->base);
 }
 

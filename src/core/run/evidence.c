@@ -26,6 +26,25 @@ static const struct {
 };
 #define NCOLS (sizeof COLS / sizeof COLS[0])
 
+/* The value of string column c of stage s of row r ("" when none); m is the parsed meta. */
+static const char *str_val(const tl_row *r, int s, size_t c, const cJSON *m) {
+  if (!COLS[c].key) return r->error[s] ? r->error[s] : "";
+  const cJSON *v = m ? cJSON_GetObjectItemCaseSensitive(m, COLS[c].key) : NULL;
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+int tl_evidence_str_bytes(const tl_row *r, unsigned stage_mask, uint64_t *sb) {
+  int k = 0;
+  for (int s = 0; s < TL_MAX_STAGES; s++) {
+    if (!(stage_mask & (1u << s))) continue;
+    cJSON *m = r->meta[s] ? cJSON_Parse(r->meta[s]) : NULL;
+    for (size_t c = 0; c < NCOLS; c++)
+      if (COLS[c].type == TL_COL_STR) sb[k++] += strlen(str_val(r, s, c, m));
+    cJSON_Delete(m);
+  }
+  return k;
+}
+
 tl_status tl_evidence_cols(tl_table *t, const tl_row *rows, size_t n, unsigned stage_mask) {
   for (int s = 0; s < TL_MAX_STAGES; s++) {
     if (!(stage_mask & (1u << s))) continue;
@@ -47,8 +66,7 @@ tl_status tl_evidence_cols(tl_table *t, const tl_row *rows, size_t n, unsigned s
         tl_status st = TL_OK;
         switch (COLS[c].type) {
         case TL_COL_STR:
-          if (!COLS[c].key) st = tl_table_set_str(t, i, k, r->error[s] ? r->error[s] : "");
-          else if (cJSON_IsString(v)) st = tl_table_set_str(t, i, k, v->valuestring);
+          if (!COLS[c].key || cJSON_IsString(v)) st = tl_table_set_str(t, i, k, str_val(r, s, c, m));
           break;
         case TL_COL_I64:
           if (cJSON_IsBool(v)) tl_table_set_i64(t, i, k, cJSON_IsTrue(v));
