@@ -1,8 +1,14 @@
 /* cmd_parse.c - `tally parse`: the inspection tool for one parser.
  *
- * Reads JSONL lines {"item": {...}, "response": "...", "model": "...", "prompt": "..."?} and
- * writes, in order, one JSONL line per input line:
+ * SpatialEval answer parsers (spatialeval-*): reads JSONL lines {"item": {...}, "response":
+ * "...", "model": "...", "prompt": "..."?} and writes, in order, one JSONL line per input line:
  *   {"answer": <string|null>, "correct": 0|1, "status": "...", "rule": "..."}
+ * MT-Bench-101 judge-rating parsers (mtbench101-rating = mode "mtbench101", ours;
+ * mtbench101-opencompass; fastchat; judgearena: mtb_rating.h): reads {"response": "<judge
+ * output>"|null} ("item" is not needed and ignored whatever it holds; "model" and "prompt", when
+ * present, are checked as for spatialeval and otherwise ignored) and writes
+ *   {"answer": <string|null>, "rating": <number|null>, "status": "...", "rule": "..."}
+ * where "rating" is the exact decimal rating (7, 8.5) when the status is ok, else null.
  * A bad input line gets {"error": "..."} in its place (and a message on stderr), so output line
  * N always answers input line N (blank lines excepted). */
 #define _POSIX_C_SOURCE 200809L
@@ -18,13 +24,21 @@
 #include "outsafe.h"
 #include "tally/jsonl.h"
 #include "spatialeval.h"
+#include "mtb_rating.h"
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: tally parse --parser NAME [--input FILE] [--output FILE] [--strict-input]\n"
-          "  NAME: spatialeval-strict | spatialeval-pr3 | spatialeval-legacy\n"
-          "  input lines:  {\"item\": {...benchmark row...}, \"response\": \"...\", \"model\": \"...\", \"prompt\": \"...\"?}\n"
-          "  output lines: {\"answer\": ..., \"correct\": 0|1, \"status\": \"...\", \"rule\": \"...\"}\n"
+          "  NAME: spatialeval-strict | spatialeval-pr3 | spatialeval-legacy (answer parsers)\n"
+          "      | mtbench101-rating | mtbench101-opencompass | fastchat | judgearena (judge ratings)\n"
+          "  spatialeval-*:\n"
+          "    input lines:  {\"item\": {...benchmark row...}, \"response\": \"...\", \"model\": \"...\", \"prompt\": \"...\"?}\n"
+          "    output lines: {\"answer\": ..., \"correct\": 0|1, \"status\": \"...\", \"rule\": \"...\"}\n"
+          "  judge ratings (MT-Bench-101; mtbench101-rating is ours, the others reproduce OpenCompass,\n"
+          "  FastChat and JudgeArena):\n"
+          "    input lines:  {\"response\": \"<judge output>\"|null} (\"item\" ignored; \"model\", \"prompt\" checked, ignored)\n"
+          "    output lines: {\"answer\": \"7\"|null, \"rating\": 7|8.5|null, \"status\": \"...\", \"rule\": \"...\"}\n"
+          "                  (rating: the exact decimal rating when status is ok, else null)\n"
           "  FILE defaults to stdin/stdout. Exit: 0 ok, 1 failure, 2 usage, 3 bad input with --strict-input.\n");
 }
 
@@ -46,9 +60,45 @@ static int emit_error(FILE *out, char *msg) {
   return ok;
 }
 
+/* One judge-rating output line; 0 when it cannot be written. The rating is written as exact
+ * decimal text from the thousandths (a double would round 16-digit ratings). */
+static int emit_rating(FILE *out, const tl_parsed *pr) {
+  cJSON *w = cJSON_CreateObject();
+  if (!w) return 0;
+  if (pr->answer) cJSON_AddStringToObject(w, "answer", pr->answer);
+  else cJSON_AddNullToObject(w, "answer");
+  if (pr->status == TL_PS_OK) {
+    char num[48];
+    long long v = (long long)pr->value; /* >= 0: ratings are never negative */
+    int k = snprintf(num, sizeof num, "%lld", v / TL_MTB_RATING_SCALE);
+    long long f = v % TL_MTB_RATING_SCALE;
+    if (f) {
+      snprintf(num + k, sizeof num - (size_t)k, ".%03lld", f);
+      size_t e = strlen(num);
+      while (num[e - 1] == '0') num[--e] = 0;
+    }
+    cJSON_AddRawToObject(w, "rating", num);
+  } else {
+    cJSON_AddNullToObject(w, "rating");
+  }
+  cJSON_AddStringToObject(w, "status", tl_pstatus_name(pr->status));
+  cJSON_AddStringToObject(w, "rule", pr->rule);
+  char *s = cJSON_PrintUnformatted(w);
+  int ok = s && fprintf(out, "%s\n", s) >= 0;
+  free(s);
+  cJSON_Delete(w);
+  return ok;
+}
+
 int tl_cmd_parse(int argc, char **argv) {
   static const char *const CMD = "tally parse";
-  static const char *const PARSERS[] = {"spatialeval-strict", "spatialeval-pr3", "spatialeval-legacy"};
+  static const char *const PARSERS[] = {"spatialeval-strict", "spatialeval-pr3", "spatialeval-legacy",
+                                        "mtbench101-rating",  "mtbench101-opencompass", "fastchat",
+                                        "judgearena"};
+  enum { N_PARSERS = sizeof PARSERS / sizeof PARSERS[0], FIRST_RATER = 3 };
+  /* the rating modes of PARSERS[FIRST_RATER..] */
+  static const tl_mtb_rate_mode RATE_MODES[] = {TL_MTB_RATE_STRICT, TL_MTB_RATE_OPENCOMPASS,
+                                                TL_MTB_RATE_FASTCHAT, TL_MTB_RATE_JUDGEARENA};
   const char *in = "-", *outp = NULL;
   int strict_input = 0, pi = -1;
   enum { O_PARSER = 1, O_INPUT, O_OUTPUT, O_STRICT, O_HELP };
@@ -64,7 +114,7 @@ int tl_cmd_parse(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, ":h", LONG, NULL)) != -1) {
     switch (c) {
     case O_PARSER:
-      if ((pi = tl_opt_choice(CMD, "--parser", optarg, PARSERS, 3)) < 0) return 2;
+      if ((pi = tl_opt_choice(CMD, "--parser", optarg, PARSERS, N_PARSERS)) < 0) return 2;
       break;
     case O_INPUT: in = optarg; break;
     case O_OUTPUT: outp = optarg; break;
@@ -83,7 +133,10 @@ int tl_cmd_parse(int argc, char **argv) {
     return 2;
   }
   if (pi < 0) {
-    fprintf(stderr, "%s: --parser is required: spatialeval-strict, spatialeval-pr3 or spatialeval-legacy\n", CMD);
+    fprintf(stderr,
+            "%s: --parser is required: spatialeval-strict, spatialeval-pr3, spatialeval-legacy, "
+            "mtbench101-rating, mtbench101-opencompass, fastchat or judgearena\n",
+            CMD);
     return 2;
   }
   tl_err err = {{0}};
@@ -96,8 +149,12 @@ int tl_cmd_parse(int argc, char **argv) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return cst == TL_EUSAGE ? 2 : 1;
   }
-  tl_se_parser *p = tl_se_parser_new((tl_se_mode)tl_se_mode_from_name(PARSERS[pi] + 12), &err);
-  if (!p) {
+  const int rating = pi >= FIRST_RATER;
+  tl_se_parser *p = NULL;
+  tl_mtb_rater *rater = NULL;
+  if (rating) rater = tl_mtb_rater_new(RATE_MODES[pi - FIRST_RATER], &err);
+  else p = tl_se_parser_new((tl_se_mode)tl_se_mode_from_name(PARSERS[pi] + 12), &err);
+  if (!p && !rater) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return 1;
   }
@@ -121,6 +178,7 @@ int tl_cmd_parse(int argc, char **argv) {
     if (fd < 0) {
       fprintf(stderr, "%s: cannot create a temporary file beside '%s': %s\n", CMD, outp, strerror(errno));
       tl_se_parser_free(p);
+      tl_mtb_rater_free(rater);
       tl_buf_release(&tmp);
       return 1;
     }
@@ -129,6 +187,7 @@ int tl_cmd_parse(int argc, char **argv) {
   if (tl_jsonl_open(&r, in, 0, &err) != TL_OK) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     tl_se_parser_free(p);
+    tl_mtb_rater_free(rater);
     if (outp) {
       fclose(out);
       unlink(tmp.data);
@@ -159,7 +218,7 @@ int tl_cmd_parse(int argc, char **argv) {
       const cJSON *jp = cJSON_GetObjectItemCaseSensitive(o, "prompt");
       tl_se_item it;
       tl_se_item_init(&it);
-      if (!ji) snprintf(msg, sizeof msg, "%s:%ld: missing field 'item'", r.path, r.line_no);
+      if (!ji && !rating) snprintf(msg, sizeof msg, "%s:%ld: missing field 'item'", r.path, r.line_no);
       else if (!jr) snprintf(msg, sizeof msg, "%s:%ld: missing field 'response'", r.path, r.line_no);
       else if (!cJSON_IsString(jr) && !cJSON_IsNull(jr))
         snprintf(msg, sizeof msg, "%s:%ld: field 'response' is not a string or null", r.path, r.line_no);
@@ -167,9 +226,16 @@ int tl_cmd_parse(int argc, char **argv) {
         snprintf(msg, sizeof msg, "%s:%ld: field 'model' is not a string", r.path, r.line_no);
       else if (jp && !cJSON_IsString(jp) && !cJSON_IsNull(jp))
         snprintf(msg, sizeof msg, "%s:%ld: field 'prompt' is not a string", r.path, r.line_no);
-      else if (tl_se_item_from_json(ji, &it, &err) != TL_OK)
+      else if (!rating && tl_se_item_from_json(ji, &it, &err) != TL_OK)
         snprintf(msg, sizeof msg, "%s:%ld: item: %s", r.path, r.line_no, err.msg);
-      if (!msg[0]) {
+      if (!msg[0] && rating) {
+        tl_status st = tl_mtb_rate(rater, cJSON_IsString(jr) ? jr->valuestring : NULL, &pr);
+        if (st != TL_OK) {
+          snprintf(msg, sizeof msg, "%s:%ld: parser failed: %s", r.path, r.line_no, tl_strerror(st));
+        } else if (!emit_rating(out, &pr)) {
+          wfail = 1;
+        }
+      } else if (!msg[0]) {
         tl_status st = tl_se_parse(p, &it, cJSON_IsString(jp) ? jp->valuestring : NULL,
                                    cJSON_IsString(jr) ? jr->valuestring : NULL,
                                    jm ? jm->valuestring : NULL, &pr);
@@ -205,6 +271,7 @@ int tl_cmd_parse(int argc, char **argv) {
   tl_parsed_release(&pr);
   tl_jsonl_close(&r);
   tl_se_parser_free(p);
+  tl_mtb_rater_free(rater);
   if (fflush(out) != 0 || ferror(out)) wfail = 1;
   if (wfail) {
     fprintf(stderr, "%s: cannot write %s: %s\n", CMD, outp ? tmp.data : "standard output", strerror(errno));

@@ -46,6 +46,7 @@
 #include "tally/rx.h"
 #include "spatialeval.h"
 #include "tally/str.h"
+#include "tally/think.h"
 
 /* The explicit-answer markers, one alternation so that one left-to-right pass sees them in text
  * order (IGNORECASE, MULTILINE). Groups:
@@ -1020,93 +1021,6 @@ static int line_start(const char *s, size_t m0) {
   return m0 == 0 || s[m0 - 1] == '\n';
 }
 
-/* ---- reasoning blocks ------------------------------------------------------------------------ */
-
-static const char *find_ci(const char *s, size_t n, size_t from, const char *w) {
-  size_t k = strlen(w);
-  for (size_t i = from; i + k <= n;) {
-    const char *lt = memchr(s + i, '<', n - k + 1 - i);
-    if (!lt) return NULL;
-    i = (size_t)(lt - s);
-    if (ci_prefix(s + i, n - i, w)) return lt;
-    i++;
-  }
-  return NULL;
-}
-
-/* find_ci() through a cache, for searches whose `from` never decreases: the hit found from an
- * earlier `from` (or its absence) stays the answer while it is not behind `from`, so each byte
- * is scanned once per tag. (Searching afresh at every tag was quadratic: 1 MB of "</think>"
- * re-read the rest of the text for "<think>" after each one.) */
-typedef struct {
-  int on;
-  const char *hit;
-} tag_cache;
-
-static const char *find_ci_c(tag_cache *tc, const char *s, size_t n, size_t from, const char *w) {
-  if (!tc->on || (tc->hit && (size_t)(tc->hit - s) < from)) {
-    tc->hit = find_ci(s, n, from, w);
-    tc->on = 1;
-  }
-  return tc->hit;
-}
-
-/* Drops <think>...</think> blocks and everything before an orphan </think>. The visible text is
- * either a slice of the response (*v,*vl) or, when several slices survive, their concatenation
- * in `buf`. Returns 1 when a <think> is never closed, -1 on out of memory, else 0. Linear: the
- * searches only move forward. */
-static int strip_think(const char *r, size_t n, nbuf *buf, const char **v, size_t *vl) {
-  size_t pos = 0;
-  size_t seg_s[2] = {0, 0}, seg_e[2] = {0, 0};
-  int nseg = 0, in_buf = 0;
-  tag_cache open_c = {0, NULL}, close_c = {0, NULL};
-  buf->len = 0;
-  buf->p[0] = 0;
-  for (;;) {
-    const char *o = find_ci_c(&open_c, r, n, pos, "<think>");
-    const char *cl = find_ci_c(&close_c, r, n, pos, "</think>");
-    if (cl && (!o || cl < o)) { /* orphan close (R1-style templates): drop all before it */
-      nseg = 0;
-      in_buf = 0;
-      buf->len = 0;
-      pos = (size_t)(cl - r) + 8;
-      continue;
-    }
-    size_t stop = o ? (size_t)(o - r) : n;
-    if (stop > pos) {
-      if (nseg < 2 && !in_buf) {
-        seg_s[nseg] = pos;
-        seg_e[nseg] = stop;
-        nseg++;
-      }
-      if (nseg == 2 && !in_buf) { /* two slices: fall back to concatenation */
-        buf->len = 0;
-        if (nb_append(buf, r + seg_s[0], seg_e[0] - seg_s[0]) ||
-            nb_append(buf, r + seg_s[1], seg_e[1] - seg_s[1]))
-          return -1;
-        in_buf = 1;
-      } else if (in_buf && nb_append(buf, r + pos, stop - pos)) {
-        return -1;
-      }
-    }
-    if (!o) break;
-    const char *c2 = find_ci_c(&close_c, r, n, (size_t)(o - r) + 7, "</think>");
-    if (!c2) return 1;
-    pos = (size_t)(c2 - r) + 8;
-  }
-  if (in_buf) {
-    *v = buf->p;
-    *vl = buf->len;
-  } else if (nseg == 1) {
-    *v = r + seg_s[0];
-    *vl = seg_e[0] - seg_s[0];
-  } else {
-    *v = r + n;
-    *vl = 0;
-  }
-  return 0;
-}
-
 /* Every marker contains "answer" or "boxed" (any case): without either, the marker pattern
  * cannot match and the search is skipped (most short answers). */
 static int may_have_marker(const char *s, size_t n) {
@@ -1162,8 +1076,8 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
   c.idx.ev = NULL;
   c.idx.nev = c.idx.evcap = 0;
   nb_init(&c.idx.z);
-  nbuf vis;
-  nb_init(&vis);
+  tl_buf vis; /* the visible text when reasoning blocks split it (tally/think.h) */
+  tl_buf_init(&vis);
   tl_status ret = TL_OK;
 
   for (int i = 0; i < c.n; i++) {
@@ -1176,9 +1090,9 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
 
   const char *v;
   size_t vl;
-  int th = strip_think(response, strlen(response), &vis, &v, &vl);
-  if (th < 0) goto oom;
-  if (th > 0) {
+  int th = tl_think_strip(response, strlen(response), &vis, &v, &vl);
+  if (th == TL_THINK_NOMEM) goto oom;
+  if (th == TL_THINK_UNTERMINATED) {
     finish(item, TL_PS_UNTERMINATED, "unterminated_think", 0, out);
     goto done;
   }
@@ -1291,6 +1205,6 @@ done:
   nb_free(&c.opts);
   nb_free(&c.span);
   cidx_free(&c.idx);
-  nb_free(&vis);
+  tl_buf_release(&vis);
   return ret;
 }
