@@ -1,0 +1,1172 @@
+/* module.c - MT-Bench-101 as a benchmark module (tally/bench.h): golden-context generation, a
+ * task-specific LLM judge, rating parsers, exact rank-invariant aggregation and model
+ * comparison (../shared/spec/mtbench101.md; docs/MTBENCH101.md).
+ *
+ * Items are dialogues (sorted by their numeric id; the item id is its decimal text), units are
+ * judged turns: sub j of a dialogue is turn first_judged + j (turn 0 of FR CR AR SA SC CM is
+ * context only), so the benchmark file gives 3,615 units per (model, variant, seed).
+ *
+ * Stages: 0 = the model answers turn t given the golden turns before it as chat messages (never
+ * its own earlier answers); 1 = the judge grades that answer (system prompt = preamble + task
+ * rubric + score format; user prompt by concatenation, mtb_prompt.h). The evaluated model's
+ * reasoning blocks are dropped before judging (strip_reasoning, default on); an answer whose
+ * <think> never closes is not judged (status unterminated, rule "unterminated_answer").
+ *
+ * Modes: the job's rating parsers (mtb_rating.h), the first the primary.
+ *
+ * Aggregates, per mode k (blocks 2k and 2k+1):
+ *   MIN [cfg][dialogue]: the least rating (thousandths) over the turns that parsed (INT64_MAX:
+ *       none);
+ *   SUM [cfg][dialogue][2] = (turns rated, turns not rated), then [cfg][TL_PS__COUNT] status
+ *       counts.
+ * Every score is a function of these integers (rank 0, in key order), so the tables are the same
+ * on any number of ranks. Dialogue score = min over its turns; two policies for a turn without a
+ * rating: "exclude" (it leaves the minimum, as the peers do) and "fail" (the dialogue has no
+ * score). Task score = mean of its dialogues' scores; overall = unweighted mean of the task
+ * scores (the paper's Avg); ability and domain = mean of their task scores (ours: the paper
+ * reports none). Model comparison (an addition to the protocol): per dialogue
+ * pref = sigmoid(0.3 (min_B - min_A)), wins/losses/ties for A, win rate with ties as half, soft
+ * win rate mean(1 - pref), paired bootstrap CIs over dialogues (tl_boot_counts: resamples keyed
+ * by (seed, r), so any split gives the same draws). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtb_data.h"
+#include "mtb_prompt.h"
+#include "mtb_rating.h"
+#include "tally/bench.h"
+#include "tally/boot.h"
+#include "tally/jsonl.h"
+#include "tally/think.h"
+
+static const char *const VARIANTS[] = {"golden", NULL};
+static const char *const KEYS[] = {"items", "tasks", "dialogues", "reference", "prompt_text", "system_prompt",
+                                   "max_message_chars", "max_tokens", "strip_reasoning", "judge_temperature",
+                                   "parsers", "comparison", NULL};
+enum { NM_MAX = 4 };
+#define NTASK TL_MTB__NTASKS
+#define NABIL TL_MTB__NABILITIES
+#define NDOM TL_MTB__NDOMAINS
+#define NGROUPS (1 + NTASK + NABIL + NDOM) /* overall, tasks, abilities, domains */
+
+struct tl_bench {
+  char **paths;
+  int npaths;
+  bool task_on[NTASK];    /* "tasks" (all when absent) */
+  bool task_filter;       /* "tasks" was given */
+  int64_t *want_ids;      /* "dialogues" (NULL: all), sorted */
+  size_t nwant;
+  tl_mtb_ref ref;
+  tl_mtb_text text;
+  char *system_prompt;    /* generation system prompt, NULL = none */
+  int max_msg_chars;      /* 0 = no cap */
+  int max_tokens;         /* generation; 0 = the engine's default */
+  bool strip_reasoning;
+  double judge_temp;
+  int modes[NM_MAX], nmodes;
+  tl_mtb_rater *raters[NM_MAX];
+  uint64_t boot_B, boot_seed;
+  double level;
+  /* after load: dialogues sorted by id */
+  tl_mtb_dialogue *d;
+  char **ids;             /* [n] decimal ids */
+  size_t n;
+  tl_strmap by_id;
+};
+
+static void dialogues_release(tl_bench *b) {
+  for (size_t i = 0; i < b->n; i++) {
+    tl_mtb_dialogue_release(&b->d[i]);
+    free(b->ids[i]);
+  }
+  free(b->d);
+  free(b->ids);
+  b->d = NULL;
+  b->ids = NULL;
+  b->n = 0;
+  tl_strmap_release(&b->by_id);
+  tl_strmap_init(&b->by_id);
+}
+
+static void mtb_free(tl_bench *b) {
+  if (!b) return;
+  dialogues_release(b);
+  for (int i = 0; i < b->npaths; i++) free(b->paths[i]);
+  free(b->paths);
+  free(b->want_ids);
+  free(b->system_prompt);
+  for (int k = 0; k < NM_MAX; k++) tl_mtb_rater_free(b->raters[k]);
+  free(b);
+}
+
+#define PROBLEM(...)                \
+  do {                              \
+    tl_job_problem(c, __VA_ARGS__); \
+    bad++;                          \
+  } while (0)
+
+static int cmp_i64(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
+}
+
+static tl_bench *mtb_create(tl_job_ctx *c, const cJSON *e, const char *where) {
+  tl_bench *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  tl_strmap_init(&b->by_id);
+  int bad = 0;
+  char w[200];
+  for (int t = 0; t < NTASK; t++) b->task_on[t] = true;
+  b->strip_reasoning = true;
+  b->judge_temp = 0.6;
+  b->boot_B = 1000;
+  b->level = 0.95;
+  b->modes[0] = TL_MTB_RATE_STRICT;
+  b->nmodes = 1;
+
+  snprintf(w, sizeof w, "%s.items", where);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "items");
+  if (!v) PROBLEM(w, "missing (the MT-Bench-101 file: mtbench101.jsonl, or a list of files)");
+  else bad += tl_job_paths(c, v, w, "an items file", &b->paths, &b->npaths);
+
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "tasks"))) {
+    snprintf(w, sizeof w, "%s.tasks", where);
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0) {
+      PROBLEM(w, "must be a non-empty list of task codes (%s)", tl_mtb_task_codes());
+    } else {
+      for (int t = 0; t < NTASK; t++) b->task_on[t] = false;
+      b->task_filter = true;
+      const cJSON *x;
+      cJSON_ArrayForEach(x, v) {
+        int t = cJSON_IsString(x) ? tl_mtb_task_from_code(x->valuestring) : -1;
+        if (t < 0) PROBLEM(w, "unknown task %s%s%s (known: %s)", cJSON_IsString(x) ? "'" : "",
+                           cJSON_IsString(x) ? x->valuestring : "(not a string)", cJSON_IsString(x) ? "'" : "",
+                           tl_mtb_task_codes());
+        else if (b->task_on[t]) PROBLEM(w, "task '%s' listed twice", x->valuestring);
+        else b->task_on[t] = true;
+      }
+    }
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "dialogues"))) {
+    snprintf(w, sizeof w, "%s.dialogues", where);
+    int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+    if (n == 0) {
+      PROBLEM(w, "must be a non-empty list of dialogue ids (integers)");
+    } else if (!(b->want_ids = malloc((size_t)n * sizeof *b->want_ids))) {
+      PROBLEM(w, "out of memory");
+    } else {
+      const cJSON *x;
+      cJSON_ArrayForEach(x, v) {
+        if (!tl_json_is_int(x, 1, 9007199254740992.0)) PROBLEM(w, "dialogue ids are positive integers");
+        else b->want_ids[b->nwant++] = (int64_t)x->valuedouble;
+      }
+      qsort(b->want_ids, b->nwant, sizeof *b->want_ids, cmp_i64);
+      for (size_t i = 1; i < b->nwant; i++)
+        if (b->want_ids[i] == b->want_ids[i - 1]) PROBLEM(w, "dialogue %" PRId64 " listed twice", b->want_ids[i]);
+    }
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "reference"))) {
+    snprintf(w, sizeof w, "%s.reference", where);
+    int r = cJSON_IsString(v) ? tl_mtb_ref_from_name(v->valuestring) : -1;
+    if (r >= 0) b->ref = (tl_mtb_ref)r;
+    else PROBLEM(w, "must be \"golden\" (the current turn's golden answer) or \"opencompass\" (upstream's repr of the dialogue)");
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "prompt_text"))) {
+    snprintf(w, sizeof w, "%s.prompt_text", where);
+    int t = cJSON_IsString(v) ? tl_mtb_text_from_name(v->valuestring) : -1;
+    if (t < 0) PROBLEM(w, "must be \"verbatim\" (upstream's strings) or \"clean\" (typos fixed)");
+    else b->text = (tl_mtb_text)t;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "system_prompt")) && !cJSON_IsNull(v)) {
+    snprintf(w, sizeof w, "%s.system_prompt", where);
+    if (!cJSON_IsString(v)) PROBLEM(w, "must be a string (the generation system prompt) or null");
+    else if (!(b->system_prompt = tl_strdup(v->valuestring))) PROBLEM(w, "out of memory");
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "max_message_chars"))) {
+    snprintf(w, sizeof w, "%s.max_message_chars", where);
+    if (!tl_json_is_int(v, 0, 1e9)) PROBLEM(w, "must be an integer >= 0 (0: no cap)");
+    else b->max_msg_chars = (int)v->valuedouble;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "max_tokens"))) {
+    snprintf(w, sizeof w, "%s.max_tokens", where);
+    if (!tl_json_is_int(v, 0, 1e9)) PROBLEM(w, "must be an integer >= 0 (0: the engine's default)");
+    else b->max_tokens = (int)v->valuedouble;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "strip_reasoning"))) {
+    snprintf(w, sizeof w, "%s.strip_reasoning", where);
+    if (!cJSON_IsBool(v)) PROBLEM(w, "must be true or false");
+    else b->strip_reasoning = cJSON_IsTrue(v);
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "judge_temperature"))) {
+    snprintf(w, sizeof w, "%s.judge_temperature", where);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 2)) PROBLEM(w, "must be a number from 0 to 2");
+    else b->judge_temp = v->valuedouble;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "parsers"))) {
+    snprintf(w, sizeof w, "%s.parsers", where);
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0 || cJSON_GetArraySize(v) > NM_MAX) {
+      PROBLEM(w, "must be a list of 1 to 4 of \"mtbench101\", \"mtbench101-opencompass\", \"fastchat\", \"judgearena\"");
+    } else {
+      b->nmodes = 0;
+      const cJSON *x;
+      cJSON_ArrayForEach(x, v) {
+        int m = cJSON_IsString(x) ? tl_mtb_rate_mode_from_name(x->valuestring) : -1;
+        int dup = 0;
+        for (int k = 0; k < b->nmodes; k++) dup |= b->modes[k] == m;
+        if (m < 0) PROBLEM(w, "unknown parser %s%s%s (want mtbench101, mtbench101-opencompass, fastchat or judgearena)",
+                           cJSON_IsString(x) ? "'" : "", cJSON_IsString(x) ? x->valuestring : "(not a string)",
+                           cJSON_IsString(x) ? "'" : "");
+        else if (dup) PROBLEM(w, "parser '%s' listed twice", x->valuestring);
+        else b->modes[b->nmodes++] = m;
+      }
+    }
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "comparison"))) {
+    snprintf(w, sizeof w, "%s.comparison", where);
+    const cJSON *x;
+    if (!cJSON_IsObject(v)) {
+      PROBLEM(w, "must be an object {\"resamples\", \"seed\", \"level\"}");
+    } else {
+      cJSON_ArrayForEach(x, v) {
+        if (!strcmp(x->string, "resamples")) {
+          if (!tl_json_is_int(x, 0, 1e7)) PROBLEM(w, "resamples must be an integer from 0 to 10000000");
+          else b->boot_B = (uint64_t)x->valuedouble;
+        } else if (!strcmp(x->string, "seed")) {
+          if (!tl_json_is_int(x, 0, 9007199254740992.0)) PROBLEM(w, "seed must be an integer >= 0");
+          else b->boot_seed = (uint64_t)x->valuedouble;
+        } else if (!strcmp(x->string, "level")) {
+          if (!cJSON_IsNumber(x) || !(x->valuedouble > 0 && x->valuedouble < 1)) PROBLEM(w, "level must be in (0, 1)");
+          else b->level = x->valuedouble;
+        } else {
+          PROBLEM(w, "unknown key '%s' (known: resamples, seed, level)", x->string);
+        }
+      }
+    }
+  }
+  if (bad) {
+    mtb_free(b);
+    return NULL;
+  }
+  return b;
+}
+
+static int mtb_default_variant(const tl_bench *b) {
+  (void)b;
+  return 0;
+}
+
+/* ---- loading ---- */
+
+typedef struct {
+  tl_bench *b;
+  size_t cap;
+  tl_inlog *log;
+  tl_err *err;
+  tl_strmap seen; /* id -> 1 */
+} loading;
+
+static tl_status logged(tl_status st, tl_err *err) {
+  if (st == TL_ENOMEM) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  return st; /* TL_EINPUT under strict input (the log holds the message) */
+}
+
+static bool wanted(const tl_bench *b, const tl_mtb_dialogue *d) {
+  if (!b->task_on[d->task]) return false;
+  return !b->want_ids || bsearch(&d->id, b->want_ids, b->nwant, sizeof *b->want_ids, cmp_i64) != NULL;
+}
+
+static tl_status dialogue_line(void *vctx, const cJSON *o, const tl_jsonl *r) {
+  loading *c = vctx;
+  tl_bench *b = c->b;
+  tl_mtb_dialogue d;
+  tl_mtb_dialogue_init(&d);
+  tl_err e = {{0}};
+  tl_status st = tl_mtb_dialogue_from_json(o, &d, &e);
+  if (st == TL_ENOMEM) return tl_err_set(c->err, TL_ENOMEM, "out of memory");
+  if (st == TL_OK) st = tl_mtb_dialogue_check(&d, &e);
+  if (st) {
+    tl_mtb_dialogue_release(&d);
+    return logged(tl_inlog_report(c->log, TL_IN_BAD_FIELD, r->path, r->line_no, "%s", e.msg), c->err);
+  }
+  char id[32], uid[64];
+  snprintf(id, sizeof id, "%" PRId64, d.id);
+  tl_mtb_dialogue_uid(&d, uid, sizeof uid);
+  bool inserted = false;
+  if (tl_strmap_put(&c->seen, id, 1, &inserted, NULL)) {
+    tl_mtb_dialogue_release(&d);
+    return tl_err_set(c->err, TL_ENOMEM, "out of memory");
+  }
+  if (!inserted) {
+    tl_mtb_dialogue_release(&d);
+    return logged(tl_inlog_report(c->log, TL_IN_DUPLICATE, r->path, r->line_no,
+                                  "duplicate dialogue id %s (%s; the first one is kept)", id, uid),
+                  c->err);
+  }
+  if (!wanted(b, &d)) {
+    tl_mtb_dialogue_release(&d);
+    return TL_OK;
+  }
+  if (b->n == c->cap) {
+    size_t nc = c->cap ? 2 * c->cap : 256;
+    tl_mtb_dialogue *nd = realloc(b->d, nc * sizeof *nd);
+    if (nd) b->d = nd;
+    char **ni = nd ? realloc(b->ids, nc * sizeof *ni) : NULL;
+    if (ni) b->ids = ni;
+    if (!nd || !ni) {
+      tl_mtb_dialogue_release(&d);
+      return tl_err_set(c->err, TL_ENOMEM, "out of memory");
+    }
+    c->cap = nc;
+  }
+  b->d[b->n] = d;
+  b->ids[b->n] = NULL;
+  b->n++;
+  return TL_OK;
+}
+
+static int cmp_dialogue(const void *x, const void *y) {
+  const tl_mtb_dialogue *a = x, *b = y;
+  return (a->id > b->id) - (a->id < b->id);
+}
+
+static tl_status mtb_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *err) {
+  dialogues_release(b);
+  loading c = {b, 0, log, err, {0}};
+  tl_strmap_init(&c.seen);
+  tl_status st = TL_OK;
+  for (int f = 0; f < b->npaths && !st; f++) {
+    tl_jsonl r;
+    if ((st = tl_jsonl_open(&r, b->paths[f], max_line, err))) break;
+    st = tl_inlog_each(log, &r, "dialogues", dialogue_line, &c, err);
+    tl_jsonl_close(&r);
+  }
+  tl_strmap_release(&c.seen);
+  if (!st && b->n > 1) qsort(b->d, b->n, sizeof *b->d, cmp_dialogue);
+  for (size_t i = 0; !st && i < b->n; i++) {
+    char id[32];
+    snprintf(id, sizeof id, "%" PRId64, b->d[i].id);
+    if (!(b->ids[i] = tl_strdup(id)) || tl_strmap_put(&b->by_id, id, i, NULL, NULL))
+      st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  }
+  /* a dialogue the job names that no file holds is the user's typo, never an empty result */
+  for (size_t k = 0; !st && b->want_ids && k < b->nwant; k++) {
+    char id[32];
+    snprintf(id, sizeof id, "%" PRId64, b->want_ids[k]);
+    size_t i;
+    if (!tl_strmap_get(&b->by_id, id, &i))
+      st = tl_err_set(err, TL_EJOB, "\"dialogues\" names dialogue %s, which the items files do not hold%s", id,
+                      b->task_filter ? " (or whose task \"tasks\" leaves out)" : "");
+  }
+  if (!st && b->n == 0) st = tl_err_set(err, TL_EJOB, "no MT-Bench-101 dialogue to run (the items files hold none%s)",
+                                        b->want_ids ? " of the dialogues named" : " of the tasks named");
+  for (int k = 0; !st && k < b->nmodes; k++)
+    if (!(b->raters[k] = tl_mtb_rater_new((tl_mtb_rate_mode)b->modes[k], err))) st = TL_EINTERNAL;
+  if (st) dialogues_release(b);
+  return st;
+}
+
+static size_t mtb_n_items(const tl_bench *b) { return b->n; }
+static const char *mtb_item_id(const tl_bench *b, size_t i) { return i < b->n ? b->ids[i] : NULL; }
+static int mtb_item_find(const tl_bench *b, const char *id, size_t *i) {
+  size_t k;
+  if (!tl_strmap_get(&b->by_id, id, &k)) return 0;
+  if (i) *i = k;
+  return 1;
+}
+static uint32_t mtb_n_subs(const tl_bench *b, size_t i) { return i < b->n ? tl_mtb_judged_turns(&b->d[i]) : 0; }
+static int mtb_n_modes(const tl_bench *b) { return b->nmodes; }
+static const char *mtb_mode_name(const tl_bench *b, int k) {
+  return k >= 0 && k < b->nmodes ? tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]) : NULL;
+}
+
+/* ---- requests ---- */
+
+/* Appends s (cut to max_chars code points when max_chars > 0) and its NUL; returns its offset. */
+static tl_status put_capped(tl_buf *a, const char *s, int max_chars, size_t *off) {
+  *off = a->len;
+  size_t n = strlen(s);
+  if (max_chars > 0) {
+    size_t i = 0;
+    int k = 0;
+    while (i < n && k < max_chars) {
+      uint32_t cp;
+      size_t l = tl_utf8_decode(s + i, n - i, &cp);
+      i += l ? l : 1;
+      k++;
+    }
+    n = i;
+  }
+  tl_status st = tl_buf_append(a, s, n);
+  return st ? st : tl_buf_append(a, "", 1);
+}
+
+/* The prediction the judge sees: the answer with its reasoning blocks dropped (malloc'd), or
+ * NULL with *unterminated = 1 when a <think> never closes. */
+static char *prediction(const tl_bench *b, const char *answer, int *unterminated, int *oom) {
+  *unterminated = *oom = 0;
+  if (!b->strip_reasoning) {
+    char *p = tl_strdup(answer);
+    *oom = !p;
+    return p;
+  }
+  tl_buf buf;
+  tl_buf_init(&buf);
+  const char *v = NULL;
+  size_t vl = 0;
+  int th = tl_think_strip(answer, strlen(answer), &buf, &v, &vl);
+  char *p = NULL;
+  if (th == TL_THINK_UNTERMINATED) *unterminated = 1;
+  else if (th == TL_THINK_NOMEM || !(p = tl_strndup(v, vl))) *oom = 1;
+  tl_buf_release(&buf);
+  return p;
+}
+
+static tl_status mtb_request(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *u, int s, const tl_row *r,
+                             tl_buf *arena, tl_bench_req *out, tl_err *err) {
+  (void)cfgs;
+  memset(out, 0, sizeof *out);
+  out->temperature = -1;
+  if (u->item >= b->n || u->sub >= tl_mtb_judged_turns(&b->d[u->item]))
+    return tl_err_set(err, TL_EINTERNAL, "mtbench101: unit (item %" PRIu32 ", sub %" PRIu32 ") out of range", u->item,
+                      u->sub);
+  const tl_mtb_dialogue *d = &b->d[u->item];
+  const uint32_t t = tl_mtb_first_judged(d->task) + u->sub;
+  if (s == 0) {
+    /* system?, then user/assistant golden pairs of turns < t, then user t */
+    int nmsg = (b->system_prompt ? 1 : 0) + 2 * (int)t + 1;
+    if (nmsg > TL_MAX_MSGS)
+      return tl_err_set(err, TL_EINPUT, "mtbench101: dialogue %s turn %u needs %d chat messages (at most %d)",
+                        b->ids[u->item], t + 1, nmsg, TL_MAX_MSGS);
+    size_t off[TL_MAX_MSGS];
+    const char *txt[TL_MAX_MSGS], *role[TL_MAX_MSGS];
+    int k = 0;
+    if (b->system_prompt) {
+      role[k] = "system";
+      txt[k++] = b->system_prompt;
+    }
+    for (uint32_t i = 0; i < t; i++) {
+      role[k] = "user";
+      txt[k++] = d->turns[i].user;
+      role[k] = "assistant";
+      txt[k++] = d->turns[i].bot;
+    }
+    role[k] = "user";
+    txt[k++] = d->turns[t].user;
+    for (int i = 0; i < k; i++) {
+      out->msgs[i].role = role[i];
+      if (b->max_msg_chars <= 0) {
+        out->msgs[i].content = txt[i]; /* the module's own strings */
+      } else if (put_capped(arena, txt[i], b->max_msg_chars, &off[i])) {
+        return tl_err_set(err, TL_ENOMEM, "out of memory");
+      }
+    }
+    if (b->max_msg_chars > 0) /* pointers only now: the arena moves while it grows */
+      for (int i = 0; i < k; i++) out->msgs[i].content = arena->data + off[i];
+    out->nmsg = k;
+    out->role = TL_ROLE_MODEL;
+    out->max_tokens = b->max_tokens;
+    return TL_OK;
+  }
+  if (s != 1) return tl_err_set(err, TL_EINTERNAL, "mtbench101: no stage %d", s);
+  if (!r->text[0]) {
+    out->skip = 1; /* no answer: nothing to judge */
+    return TL_OK;
+  }
+  int unterminated, oom;
+  char *pred = prediction(b, r->text[0], &unterminated, &oom);
+  if (oom) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (unterminated) {
+    out->skip = 1; /* the answer never left its reasoning: scored unterminated, not judged */
+    return TL_OK;
+  }
+  size_t off = arena->len;
+  tl_status st = tl_mtb_judge_user(d, t, pred, b->ref, b->text, arena);
+  free(pred);
+  if (!st) st = tl_buf_append(arena, "", 1);
+  if (st) return tl_err_set(err, st, "mtbench101: judge prompt of dialogue %s turn %u: %s", b->ids[u->item], t + 1,
+                            tl_strerror(st));
+  out->role = TL_ROLE_JUDGE;
+  out->msgs[0].role = "system";
+  out->msgs[0].content = tl_mtb_judge_system(d->task, b->text);
+  out->msgs[1].role = "user";
+  out->msgs[1].content = arena->data + off;
+  out->nmsg = 2;
+  out->temperature = b->judge_temp;
+  return TL_OK;
+}
+
+/* ---- scoring ---- */
+
+static tl_status mtb_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *u, tl_row *r, tl_err *err) {
+  (void)cfgs;
+  int unterminated = 0, oom = 0;
+  if (r->text[0] && b->strip_reasoning) free(prediction(b, r->text[0], &unterminated, &oom));
+  if (oom) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  for (int k = 0; k < b->nmodes; k++) {
+    tl_parsed *p = &r->res[k];
+    tl_parsed_release(p);
+    if (!r->text[0]) {
+      p->status = TL_PS_MISSING;
+      p->rule = "";
+    } else if (unterminated) {
+      p->status = TL_PS_UNTERMINATED;
+      p->rule = "unterminated_answer";
+    } else if (!r->text[1]) {
+      p->status = TL_PS_MISSING;
+      p->rule = "no_judgment";
+    } else {
+      tl_status st = tl_mtb_rate(b->raters[k], r->text[1], p);
+      if (st) return tl_err_set(err, st, "mtbench101: rating dialogue %s failed: %s", b->ids[u->item], tl_strerror(st));
+    }
+  }
+  return TL_OK;
+}
+
+/* ---- aggregates ---- */
+
+static size_t sum_len(const tl_bench *b, size_t ncfgs) { return ncfgs * b->n * 2 + ncfgs * TL_PS__COUNT; }
+
+static int mtb_acc_layout(const tl_bench *b, size_t ncfgs, tl_acc_block *out) {
+  for (int k = 0; k < b->nmodes; k++) {
+    out[2 * k] = (tl_acc_block){ncfgs * b->n, TL_ACC_MIN, INT64_MAX};
+    out[2 * k + 1] = (tl_acc_block){sum_len(b, ncfgs), TL_ACC_SUM, 0};
+  }
+  return 2 * b->nmodes;
+}
+
+static void mtb_acc_add(const tl_bench *b, size_t ncfgs, const tl_unit *u, const tl_row *r, int64_t *const *acc) {
+  if (u->cfg >= ncfgs || u->item >= b->n) return;
+  for (int k = 0; k < b->nmodes; k++) {
+    const tl_parsed *p = &r->res[k];
+    size_t di = (size_t)u->cfg * b->n + u->item;
+    int64_t *sum = acc[2 * k + 1];
+    if (p->status == TL_PS_OK) {
+      if (p->value < acc[2 * k][di]) acc[2 * k][di] = p->value;
+      sum[2 * di]++;
+    } else {
+      sum[2 * di + 1]++;
+    }
+    if (p->status >= 0 && p->status < TL_PS__COUNT) sum[ncfgs * b->n * 2 + (size_t)u->cfg * TL_PS__COUNT + p->status]++;
+  }
+}
+
+/* Dialogue scores of one cfg under one mode: sc[2][n] (policy 0 exclude, 1 fail; NaN: none). */
+static void dialogue_scores(const tl_bench *b, size_t ncfgs, int64_t *const *acc, int k, size_t cfg, double *ex,
+                            double *fa) {
+  const int64_t *mn = acc[2 * k], *sum = acc[2 * k + 1];
+  (void)ncfgs;
+  for (size_t i = 0; i < b->n; i++) {
+    size_t di = cfg * b->n + i;
+    int64_t ok = sum[2 * di], no = sum[2 * di + 1];
+    double v = ok > 0 && mn[di] != INT64_MAX ? (double)mn[di] / TL_MTB_RATING_SCALE : NAN;
+    ex[i] = v;
+    fa[i] = no == 0 ? v : NAN;
+  }
+}
+
+/* Group g of NGROUPS: 0 overall, 1.. tasks, then abilities, then domains. */
+static const char *group_level(int g) {
+  return g == 0 ? "overall" : g <= NTASK ? "task" : g <= NTASK + NABIL ? "ability" : "domain";
+}
+static const char *group_name(int g) {
+  if (g == 0) return "all";
+  if (g <= NTASK) return tl_mtb_task_code(g - 1);
+  if (g <= NTASK + NABIL) return tl_mtb_ability_name(g - 1 - NTASK);
+  return tl_mtb_domain_name(g - 1 - NTASK - NABIL);
+}
+static bool task_in_group(int task, int g) {
+  if (g == 0) return true;
+  if (g <= NTASK) return task == g - 1;
+  if (g <= NTASK + NABIL) return tl_mtb_task_ability(task) == g - 1 - NTASK;
+  return tl_mtb_task_domain(task) == g - 1 - NTASK - NABIL;
+}
+
+/* Scores of every group from dialogue scores ds[n] (one policy): the mean of the dialogues of
+ * each task (tscore), then overall/ability/domain = mean of the defined task scores in them.
+ * gs[NGROUPS]; ndlg[NGROUPS] dialogues in the group, nsc[NGROUPS] of them with a score. */
+static void group_scores(const tl_bench *b, const double *ds, double *gs, int64_t *ndlg, int64_t *nsc) {
+  double tsum[NTASK] = {0};
+  int64_t tn[NTASK] = {0}, tall[NTASK] = {0};
+  for (size_t i = 0; i < b->n; i++) {
+    int t = b->d[i].task;
+    tall[t]++;
+    if (!isnan(ds[i])) {
+      tsum[t] += ds[i];
+      tn[t]++;
+    }
+  }
+  for (int g = 0; g < NGROUPS; g++) {
+    double s = 0;
+    int m = 0;
+    ndlg[g] = nsc[g] = 0;
+    for (int t = 0; t < NTASK; t++) {
+      if (!task_in_group(t, g)) continue;
+      ndlg[g] += tall[t];
+      nsc[g] += tn[t];
+      if (tn[t]) {
+        s += tsum[t] / (double)tn[t];
+        m++;
+      }
+    }
+    gs[g] = m ? s / m : NAN;
+  }
+}
+
+typedef struct {
+  const char *name;
+  tl_col_type type;
+  const char *doc;
+} col_spec;
+
+static int add_cols(tl_table *t, const col_spec *c, int n) {
+  for (int i = 0; i < n; i++)
+    if (tl_table_add_col(t, c[i].name, c[i].type, c[i].doc) < 0) return -1;
+  return 0;
+}
+
+static const char *policy_name(int p) { return p == 0 ? "exclude" : "fail"; }
+
+/* ---- the item table: one row per judged turn ---- */
+
+static const col_spec TURN_COLS[] = {
+    {"model", TL_COL_STR, "model under test"},
+    {"prompt_variant", TL_COL_STR, "prompt variant (golden: the golden history as context)"},
+    {"seed", TL_COL_I64, "sampling seed of the model under test"},
+    {"id", TL_COL_STR, "dialogue id (the benchmark's, as text)"},
+    {"task", TL_COL_STR, "task code (CM SI AR TS CC CR FR SC SA MR GR IC PI)"},
+    {"ability", TL_COL_STR, "ability of the task"},
+    {"domain", TL_COL_STR, "domain of the task"},
+    {"turn", TL_COL_I64, "turn of the dialogue, 1-based (upstream's turn_id); the unit's sub is the judged-turn index"},
+    {"response", TL_COL_STR, "the model's answer to the turn (\"\" when none was obtained)"},
+    {"judgment", TL_COL_STR, "the judge's reply (\"\" when none, or not asked)"},
+};
+enum { TC_MODEL, TC_VARIANT, TC_SEED, TC_ID, TC_TASK, TC_ABIL, TC_DOM, TC_TURN, TC_RESP, TC_JUDG, TC__N };
+
+static tl_table *mtb_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *units, const tl_row *rows,
+                                 size_t n) {
+  tl_table *t = tl_table_new("/items/mtbench101");
+  if (!t || add_cols(t, TURN_COLS, TC__N)) goto fail;
+  int base = TC__N;
+  for (int k = 0; k < b->nmodes; k++) {
+    char nm[96], doc[200];
+    const char *mn = tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]);
+    char pre[64];
+    if (k == 0) pre[0] = 0;
+    else {
+      snprintf(pre, sizeof pre, "%s_", mn);
+      for (char *p = pre; *p; p++)
+        if (*p == '-') *p = '_';
+    }
+    snprintf(nm, sizeof nm, "%srating", pre);
+    snprintf(doc, sizeof doc, "the rating the %s parser read (NaN when it read none: see status)", mn);
+    if (tl_table_add_col(t, nm, TL_COL_F64, doc) < 0) goto fail;
+    snprintf(nm, sizeof nm, "%sstatus", pre);
+    snprintf(doc, sizeof doc, "parse status under %s (ok, no_answer, out_of_range, unterminated_think, missing, ...)", mn);
+    if (tl_table_add_col(t, nm, TL_COL_STR, doc) < 0) goto fail;
+    snprintf(nm, sizeof nm, "%srule", pre);
+    snprintf(doc, sizeof doc, "the %s rule that fired", mn);
+    if (tl_table_add_col(t, nm, TL_COL_STR, doc) < 0) goto fail;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const tl_unit *u = &units[i];
+    const tl_row *r = &rows[i];
+    const tl_cfg *c = &cfgs[u->cfg];
+    const tl_mtb_dialogue *d = &b->d[u->item];
+    size_t k = tl_table_add_row(t);
+    if (k == (size_t)-1 || tl_table_set_str(t, k, TC_MODEL, c->model) ||
+        tl_table_set_str(t, k, TC_VARIANT, VARIANTS[0]) || tl_table_set_str(t, k, TC_ID, b->ids[u->item]) ||
+        tl_table_set_str(t, k, TC_TASK, tl_mtb_task_code(d->task)) ||
+        tl_table_set_str(t, k, TC_ABIL, tl_mtb_ability_name(tl_mtb_task_ability(d->task))) ||
+        tl_table_set_str(t, k, TC_DOM, tl_mtb_domain_name(tl_mtb_task_domain(d->task))))
+      goto fail;
+    tl_table_set_i64(t, k, TC_SEED, c->seed);
+    tl_table_set_i64(t, k, TC_TURN, tl_mtb_first_judged(d->task) + u->sub + 1);
+    tl_table_ref_str(t, k, TC_RESP, r->text[0] ? r->text[0] : "");
+    tl_table_ref_str(t, k, TC_JUDG, r->text[1] ? r->text[1] : "");
+    for (int m = 0; m < b->nmodes; m++) {
+      const tl_parsed *p = &r->res[m];
+      tl_table_set_f64(t, k, base + 3 * m, p->status == TL_PS_OK ? (double)p->value / TL_MTB_RATING_SCALE : NAN);
+      if (tl_table_set_str(t, k, base + 3 * m + 1, tl_pstatus_name(p->status)) ||
+          tl_table_set_str(t, k, base + 3 * m + 2, p->rule ? p->rule : ""))
+        goto fail;
+    }
+  }
+  return t;
+fail:
+  tl_table_free(t);
+  return NULL;
+}
+
+/* ---- metric tables ---- */
+
+static const col_spec DLG_COLS[] = {
+    {"model", TL_COL_STR, "model under test"},
+    {"prompt_variant", TL_COL_STR, "prompt variant"},
+    {"seed", TL_COL_I64, "sampling seed"},
+    {"id", TL_COL_STR, "dialogue id"},
+    {"task", TL_COL_STR, "task code"},
+    {"n_turns", TL_COL_I64, "judged turns of the dialogue"},
+    {"n_rated", TL_COL_I64, "judged turns with a rating (primary parser)"},
+    {"n_unrated", TL_COL_I64, "judged turns without one (no answer, no judgment, no rating, out of range, ...)"},
+    {"score_exclude", TL_COL_F64, "least rating over the rated turns (policy exclude); NaN when none is rated"},
+    {"score_fail", TL_COL_F64, "least rating when every turn is rated (policy fail); NaN otherwise"},
+};
+
+static const col_spec GRP_COLS[] = {
+    {"parser", TL_COL_STR, "rating parser (the first is the job's primary)"},
+    {"model", TL_COL_STR, "model under test"},
+    {"prompt_variant", TL_COL_STR, "prompt variant"},
+    {"seed", TL_COL_I64, "sampling seed"},
+    {"group", TL_COL_STR, "task code, ability or domain name; \"all\" for overall"},
+    {"n_dialogues", TL_COL_I64, "dialogues in the group"},
+    {"n_unrated_turns", TL_COL_I64, "judged turns in the group without a rating"},
+    {"n_scored_exclude", TL_COL_I64, "dialogues with a score under policy exclude (at least one rated turn)"},
+    {"n_unscored_fail", TL_COL_I64, "dialogues left without a score under policy fail (some turn unrated)"},
+    {"score_exclude", TL_COL_F64,
+     "task: mean of the dialogue scores; overall/ability/domain: mean of the task scores (policy exclude)"},
+    {"score_fail", TL_COL_F64, "the same under policy fail"},
+};
+enum { GC_PARSER, GC_MODEL, GC_VARIANT, GC_SEED, GC_GROUP, GC_NDLG, GC_NUNR, GC_NSCX, GC_NUNF, GC_SCX, GC_SCF, GC__N };
+
+static const col_spec SEED_COLS[] = {
+    {"parser", TL_COL_STR, "rating parser"},
+    {"model", TL_COL_STR, "model under test"},
+    {"prompt_variant", TL_COL_STR, "prompt variant"},
+    {"policy", TL_COL_STR, "exclude or fail (a turn without a rating)"},
+    {"level", TL_COL_STR, "overall, task, ability or domain"},
+    {"group", TL_COL_STR, "task code, ability or domain name; \"all\""},
+    {"n_seeds", TL_COL_I64, "seeds with a defined score"},
+    {"mean", TL_COL_F64, "mean over seeds"},
+    {"std", TL_COL_F64, "standard deviation over seeds (ddof 1; NaN for one seed)"},
+    {"se", TL_COL_F64, "standard error of the mean, std / sqrt(n_seeds)"},
+};
+
+static const col_spec CMP_COLS[] = {
+    {"model_a", TL_COL_STR, "model A"},
+    {"model_b", TL_COL_STR, "model B"},
+    {"prompt_variant", TL_COL_STR, "prompt variant"},
+    {"seed", TL_COL_I64, "sampling seed (the same for both)"},
+    {"policy", TL_COL_STR, "dialogue scores under exclude or fail"},
+    {"level", TL_COL_STR, "overall, task, ability or domain"},
+    {"group", TL_COL_STR, "task code, ability or domain name; \"all\""},
+    {"n_dialogues", TL_COL_I64, "dialogues in the group"},
+    {"wins", TL_COL_I64, "dialogues where A's score beats B's (pref < 0.5)"},
+    {"losses", TL_COL_I64, "dialogues where B's beats A's"},
+    {"ties", TL_COL_I64, "equal scores"},
+    {"missing", TL_COL_I64, "dialogues where either model has no score"},
+    {"win_rate", TL_COL_F64, "(wins + ties/2) / (wins + losses + ties); NaN when none"},
+    {"win_rate_lo", TL_COL_F64, "lower end of the paired bootstrap CI of win_rate (percentile, over dialogues)"},
+    {"win_rate_hi", TL_COL_F64, "upper end"},
+    {"soft_win_rate", TL_COL_F64, "mean of 1 - pref, pref = sigmoid(0.3 (score_B - score_A)), over scored dialogues"},
+    {"soft_win_rate_lo", TL_COL_F64, "lower end of its paired bootstrap CI"},
+    {"soft_win_rate_hi", TL_COL_F64, "upper end"},
+};
+enum { CC_A, CC_B, CC_VAR, CC_SEED, CC_POL, CC_LEVEL, CC_GROUP, CC_N, CC_W, CC_L, CC_T, CC_M, CC_WR, CC_WRLO, CC_WRHI,
+       CC_SW, CC_SWLO, CC_SWHI, CC__N };
+
+/* Win rate and soft win rate of A over B on dialogues idx[0..m) with counts w (NULL = 1 each). */
+static void win_rates(const double *sa, const double *sb, const size_t *idx, size_t m, const int32_t *w, double *wr,
+                      double *sw, int64_t *cnt /* [4] W L T M, when w is NULL */) {
+  double W = 0, L = 0, T = 0, soft = 0, N = 0;
+  int64_t miss = 0;
+  for (size_t j = 0; j < m; j++) {
+    size_t i = idx[j];
+    double c = w ? w[j] : 1;
+    if (c == 0) continue;
+    if (isnan(sa[i]) || isnan(sb[i])) {
+      miss++;
+      continue;
+    }
+    double pref = 1.0 / (1.0 + exp(-0.3 * (sb[i] - sa[i])));
+    if (pref < 0.5) W += c;
+    else if (pref > 0.5) L += c;
+    else T += c;
+    soft += c * (1.0 - pref);
+    N += c;
+  }
+  *wr = N > 0 ? (W + 0.5 * T) / N : NAN;
+  *sw = N > 0 ? soft / N : NAN;
+  if (cnt) {
+    cnt[0] = (int64_t)W;
+    cnt[1] = (int64_t)L;
+    cnt[2] = (int64_t)T;
+    cnt[3] = miss;
+  }
+}
+
+static int cmp_dbl(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+/* Percentile CI of the defined values v[0..n) (sorted here). */
+static void ci(double *v, size_t n, double level, double *lo, double *hi) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!isnan(v[i])) v[k++] = v[i];
+  if (!k) {
+    *lo = *hi = NAN;
+    return;
+  }
+  qsort(v, k, sizeof *v, cmp_dbl);
+  *lo = tl_quantile_sorted(v, k, (1 - level) / 2);
+  *hi = tl_quantile_sorted(v, k, 1 - (1 - level) / 2);
+}
+
+static tl_status comparisons(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc, tl_table *t) {
+  size_t n = b->n;
+  double *sa = malloc(2 * n * sizeof *sa), *sb = malloc(2 * n * sizeof *sb);
+  size_t *idx = malloc((n ? n : 1) * sizeof *idx);
+  int32_t *w = malloc((n ? n : 1) * sizeof *w);
+  double *bw = malloc((b->boot_B ? b->boot_B : 1) * sizeof *bw), *bs = malloc((b->boot_B ? b->boot_B : 1) * sizeof *bs);
+  tl_status st = (!sa || !sb || !idx || !w || !bw || !bs) ? TL_ENOMEM : TL_OK;
+  for (size_t a = 0; !st && a < ncfgs; a++)
+    for (size_t c = a + 1; !st && c < ncfgs; c++) {
+      if (cfgs[a].variant != cfgs[c].variant || cfgs[a].seed != cfgs[c].seed || !strcmp(cfgs[a].model, cfgs[c].model))
+        continue;
+      dialogue_scores(b, ncfgs, acc, 0, a, sa, sa + n);
+      dialogue_scores(b, ncfgs, acc, 0, c, sb, sb + n);
+      for (int pol = 0; pol < 2 && !st; pol++)
+        for (int g = 0; g < NGROUPS && !st; g++) {
+          size_t m = 0;
+          for (size_t i = 0; i < n; i++)
+            if (task_in_group(b->d[i].task, g)) idx[m++] = i;
+          if (!m) continue;
+          const double *A = sa + (size_t)pol * n, *B = sb + (size_t)pol * n;
+          double wr, sw, lo1 = NAN, hi1 = NAN, lo2 = NAN, hi2 = NAN;
+          int64_t cnt[4];
+          win_rates(A, B, idx, m, NULL, &wr, &sw, cnt);
+          for (uint64_t r = 0; r < b->boot_B; r++) {
+            tl_boot_counts(b->boot_seed, r, (uint32_t)m, w);
+            win_rates(A, B, idx, m, w, &bw[r], &bs[r], NULL);
+          }
+          if (b->boot_B) {
+            ci(bw, b->boot_B, b->level, &lo1, &hi1);
+            ci(bs, b->boot_B, b->level, &lo2, &hi2);
+          }
+          size_t k = tl_table_add_row(t);
+          if (k == (size_t)-1 || tl_table_set_str(t, k, CC_A, cfgs[a].model) ||
+              tl_table_set_str(t, k, CC_B, cfgs[c].model) || tl_table_set_str(t, k, CC_VAR, VARIANTS[0]) ||
+              tl_table_set_str(t, k, CC_POL, policy_name(pol)) || tl_table_set_str(t, k, CC_LEVEL, group_level(g)) ||
+              tl_table_set_str(t, k, CC_GROUP, group_name(g))) {
+            st = TL_ENOMEM;
+            break;
+          }
+          tl_table_set_i64(t, k, CC_SEED, cfgs[a].seed);
+          tl_table_set_i64(t, k, CC_N, (int64_t)m);
+          for (int q = 0; q < 4; q++) tl_table_set_i64(t, k, CC_W + q, cnt[q]);
+          tl_table_set_f64(t, k, CC_WR, wr);
+          tl_table_set_f64(t, k, CC_WRLO, lo1);
+          tl_table_set_f64(t, k, CC_WRHI, hi1);
+          tl_table_set_f64(t, k, CC_SW, sw);
+          tl_table_set_f64(t, k, CC_SWLO, lo2);
+          tl_table_set_f64(t, k, CC_SWHI, hi2);
+        }
+    }
+  free(sa);
+  free(sb);
+  free(idx);
+  free(w);
+  free(bw);
+  free(bs);
+  return st;
+}
+
+/* Tables, in this order: dialogues (primary parser), overall, tasks, abilities, domains (every
+ * parser), across_seeds, summary (the paper's layout), comparisons, then the parser audit. */
+enum { T_DLG, T_OVERALL, T_TASKS, T_ABIL, T_DOM, T_SEEDS, T_SUMMARY, T_CMP, T_AUDIT, T__N };
+
+static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc, tl_table ***out,
+                            int *nout) {
+  static const char *const PATHS[T__N] = {
+      "/metrics/mtbench101/dialogues", "/metrics/mtbench101/overall", "/metrics/mtbench101/tasks",
+      "/metrics/mtbench101/abilities", "/metrics/mtbench101/domains", "/metrics/mtbench101/across_seeds",
+      "/metrics/mtbench101/summary",   "/metrics/mtbench101/comparisons", "/audit/mtbench101/parsers"};
+  tl_table **t = calloc(T__N, sizeof *t);
+  size_t n = b->n;
+  double *ex = malloc((n ? n : 1) * sizeof *ex), *fa = malloc((n ? n : 1) * sizeof *fa);
+  /* per mode, cfg, policy, group */
+  size_t ng = (size_t)b->nmodes * ncfgs * 2 * NGROUPS;
+  double *gs = malloc((ng ? ng : 1) * sizeof *gs);
+  tl_status st = (!t || !ex || !fa || !gs) ? TL_ENOMEM : TL_OK;
+  for (int i = 0; !st && i < T__N; i++)
+    if (!(t[i] = tl_table_new(PATHS[i]))) st = TL_ENOMEM;
+  if (!st && (add_cols(t[T_DLG], DLG_COLS, 10) || add_cols(t[T_OVERALL], GRP_COLS, GC__N) ||
+              add_cols(t[T_TASKS], GRP_COLS, GC__N) || add_cols(t[T_ABIL], GRP_COLS, GC__N) ||
+              add_cols(t[T_DOM], GRP_COLS, GC__N) || add_cols(t[T_SEEDS], SEED_COLS, 10) ||
+              add_cols(t[T_CMP], CMP_COLS, CC__N)))
+    st = TL_ENOMEM;
+  /* the summary, in the paper's layout: model, variant, policy, seeds, Avg, then the 13 tasks */
+  static const col_spec SUM_COLS[] = {{"model", TL_COL_STR, "model under test"},
+                                      {"prompt_variant", TL_COL_STR, "prompt variant"},
+                                      {"policy", TL_COL_STR, "exclude or fail (a turn without a rating)"},
+                                      {"n_seeds", TL_COL_I64, "seeds with a defined overall score"},
+                                      {"Avg", TL_COL_F64, "overall score (mean of the task scores), mean over seeds"}};
+  if (!st && add_cols(t[T_SUMMARY], SUM_COLS, 5)) st = TL_ENOMEM;
+  for (int g = 1; !st && g <= NTASK; g++) {
+    char doc[96];
+    snprintf(doc, sizeof doc, "%s (%s) task score, mean over seeds; NaN when not run", tl_mtb_task_code(g - 1),
+             tl_mtb_task_name(g - 1));
+    if (tl_table_add_col(t[T_SUMMARY], tl_mtb_task_code(g - 1), TL_COL_F64, doc) < 0) st = TL_ENOMEM;
+  }
+  /* dialogues (primary) and group scores (every mode) */
+  for (int k = 0; !st && k < b->nmodes; k++) {
+    const char *pn = tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]);
+    const int64_t *sum = acc[2 * k + 1];
+    for (size_t c = 0; !st && c < ncfgs; c++) {
+      dialogue_scores(b, ncfgs, acc, k, c, ex, fa);
+      if (k == 0)
+        for (size_t i = 0; !st && i < n; i++) {
+          size_t di = c * n + i, r = tl_table_add_row(t[T_DLG]);
+          if (r == (size_t)-1 || tl_table_set_str(t[T_DLG], r, 0, cfgs[c].model) ||
+              tl_table_set_str(t[T_DLG], r, 1, VARIANTS[0]) || tl_table_set_str(t[T_DLG], r, 3, b->ids[i]) ||
+              tl_table_set_str(t[T_DLG], r, 4, tl_mtb_task_code(b->d[i].task))) {
+            st = TL_ENOMEM;
+            break;
+          }
+          tl_table_set_i64(t[T_DLG], r, 2, cfgs[c].seed);
+          tl_table_set_i64(t[T_DLG], r, 5, sum[2 * di] + sum[2 * di + 1]);
+          tl_table_set_i64(t[T_DLG], r, 6, sum[2 * di]);
+          tl_table_set_i64(t[T_DLG], r, 7, sum[2 * di + 1]);
+          tl_table_set_f64(t[T_DLG], r, 8, ex[i]);
+          tl_table_set_f64(t[T_DLG], r, 9, fa[i]);
+        }
+      double gx[NGROUPS], gf[NGROUPS];
+      int64_t nd[NGROUPS], nsx[NGROUPS], nsf[NGROUPS], nunr[NGROUPS] = {0};
+      group_scores(b, ex, gx, nd, nsx);
+      group_scores(b, fa, gf, nd, nsf);
+      for (size_t i = 0; i < n; i++)
+        for (int g = 0; g < NGROUPS; g++)
+          if (task_in_group(b->d[i].task, g)) nunr[g] += sum[2 * (c * n + i) + 1];
+      for (int g = 0; g < NGROUPS; g++) {
+        gs[(((size_t)k * ncfgs + c) * 2 + 0) * NGROUPS + g] = gx[g];
+        gs[(((size_t)k * ncfgs + c) * 2 + 1) * NGROUPS + g] = gf[g];
+        if (!nd[g]) continue; /* no dialogue of the group in this run */
+        tl_table *tt = t[g == 0 ? T_OVERALL : g <= NTASK ? T_TASKS : g <= NTASK + NABIL ? T_ABIL : T_DOM];
+        size_t r = tl_table_add_row(tt);
+        if (r == (size_t)-1 || tl_table_set_str(tt, r, GC_PARSER, pn) || tl_table_set_str(tt, r, GC_MODEL, cfgs[c].model) ||
+            tl_table_set_str(tt, r, GC_VARIANT, VARIANTS[0]) || tl_table_set_str(tt, r, GC_GROUP, group_name(g))) {
+          st = TL_ENOMEM;
+          break;
+        }
+        tl_table_set_i64(tt, r, GC_SEED, cfgs[c].seed);
+        tl_table_set_i64(tt, r, GC_NDLG, nd[g]);
+        tl_table_set_i64(tt, r, GC_NUNR, nunr[g]);
+        tl_table_set_i64(tt, r, GC_NSCX, nsx[g]);
+        tl_table_set_i64(tt, r, GC_NUNF, nd[g] - nsf[g]);
+        tl_table_set_f64(tt, r, GC_SCX, gx[g]);
+        tl_table_set_f64(tt, r, GC_SCF, gf[g]);
+      }
+    }
+  }
+  /* across seeds: cfgs are sorted by (model, variant, seed), so a model's seeds are adjacent */
+  for (int k = 0; !st && k < b->nmodes; k++)
+    for (size_t c0 = 0; !st && c0 < ncfgs;) {
+      size_t c1 = c0;
+      while (c1 < ncfgs && !strcmp(cfgs[c1].model, cfgs[c0].model) && cfgs[c1].variant == cfgs[c0].variant) c1++;
+      for (int pol = 0; pol < 2 && !st; pol++)
+        for (int g = 0; g < NGROUPS && !st; g++) {
+          double s = 0, s2 = 0;
+          int64_t m = 0;
+          bool present = false;
+          for (size_t i = 0; i < n; i++) present |= task_in_group(b->d[i].task, g);
+          if (!present) continue;
+          for (size_t c = c0; c < c1; c++) {
+            double v = gs[(((size_t)k * ncfgs + c) * 2 + pol) * NGROUPS + g];
+            if (!isnan(v)) {
+              s += v;
+              m++;
+            }
+          }
+          double mean = m ? s / m : NAN;
+          for (size_t c = c0; c < c1; c++) {
+            double v = gs[(((size_t)k * ncfgs + c) * 2 + pol) * NGROUPS + g];
+            if (!isnan(v)) s2 += (v - mean) * (v - mean);
+          }
+          double sd = m > 1 ? sqrt(s2 / (double)(m - 1)) : NAN;
+          tl_table *tt = t[T_SEEDS];
+          size_t r = tl_table_add_row(tt);
+          if (r == (size_t)-1 || tl_table_set_str(tt, r, 0, tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k])) ||
+              tl_table_set_str(tt, r, 1, cfgs[c0].model) || tl_table_set_str(tt, r, 2, VARIANTS[0]) ||
+              tl_table_set_str(tt, r, 3, policy_name(pol)) || tl_table_set_str(tt, r, 4, group_level(g)) ||
+              tl_table_set_str(tt, r, 5, group_name(g))) {
+            st = TL_ENOMEM;
+            break;
+          }
+          tl_table_set_i64(tt, r, 6, m);
+          tl_table_set_f64(tt, r, 7, mean);
+          tl_table_set_f64(tt, r, 8, sd);
+          tl_table_set_f64(tt, r, 9, m > 1 ? sd / sqrt((double)m) : NAN);
+          /* the paper's layout: primary parser, one row per model and policy */
+          if (k == 0) {
+            tl_table *sm = t[T_SUMMARY];
+            if (g == 0) {
+              size_t q = tl_table_add_row(sm);
+              if (q == (size_t)-1 || tl_table_set_str(sm, q, 0, cfgs[c0].model) ||
+                  tl_table_set_str(sm, q, 1, VARIANTS[0]) || tl_table_set_str(sm, q, 2, policy_name(pol))) {
+                st = TL_ENOMEM;
+                break;
+              }
+              tl_table_set_i64(sm, q, 3, m);
+            }
+            if (g <= NTASK) tl_table_set_f64(sm, sm->nrows - 1, 4 + g, mean);
+          }
+        }
+      c0 = c1;
+    }
+  if (!st) st = comparisons(b, cfgs, ncfgs, acc, t[T_CMP]);
+  /* parser audit: per parser and cfg, the overall scores and the statuses */
+  if (!st) {
+    tl_table *a = t[T_AUDIT];
+    static const col_spec AC[] = {{"parser", TL_COL_STR, "rating parser"},
+                                  {"model", TL_COL_STR, "model under test"},
+                                  {"prompt_variant", TL_COL_STR, "prompt variant"},
+                                  {"seed", TL_COL_I64, "sampling seed"},
+                                  {"n_turns", TL_COL_I64, "judged turns"},
+                                  {"n_rated", TL_COL_I64, "turns with a rating under this parser"},
+                                  {"avg_exclude", TL_COL_F64, "overall score (policy exclude)"},
+                                  {"avg_fail", TL_COL_F64, "overall score (policy fail)"}};
+    if (add_cols(a, AC, 8)) st = TL_ENOMEM;
+    int sbase = a->ncols;
+    for (int s = 0; !st && s < TL_PS__COUNT; s++) {
+      char nm[64], doc[96];
+      snprintf(nm, sizeof nm, "n_%s", tl_pstatus_name((tl_pstatus)s));
+      snprintf(doc, sizeof doc, "turns with parse status %s", tl_pstatus_name((tl_pstatus)s));
+      if (tl_table_add_col(a, nm, TL_COL_I64, doc) < 0) st = TL_ENOMEM;
+    }
+    for (int k = 0; !st && k < b->nmodes; k++)
+      for (size_t c = 0; !st && c < ncfgs; c++) {
+        const int64_t *sum = acc[2 * k + 1], *sc = sum + ncfgs * n * 2 + c * TL_PS__COUNT;
+        int64_t tot = 0;
+        for (int s = 0; s < TL_PS__COUNT; s++) tot += sc[s];
+        size_t r = tl_table_add_row(a);
+        if (r == (size_t)-1 || tl_table_set_str(a, r, 0, tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k])) ||
+            tl_table_set_str(a, r, 1, cfgs[c].model) || tl_table_set_str(a, r, 2, VARIANTS[0])) {
+          st = TL_ENOMEM;
+          break;
+        }
+        tl_table_set_i64(a, r, 3, cfgs[c].seed);
+        tl_table_set_i64(a, r, 4, tot);
+        tl_table_set_i64(a, r, 5, sc[TL_PS_OK]);
+        tl_table_set_f64(a, r, 6, gs[(((size_t)k * ncfgs + c) * 2 + 0) * NGROUPS]);
+        tl_table_set_f64(a, r, 7, gs[(((size_t)k * ncfgs + c) * 2 + 1) * NGROUPS]);
+        for (int s = 0; s < TL_PS__COUNT; s++) tl_table_set_i64(a, r, sbase + s, sc[s]);
+      }
+  }
+  free(ex);
+  free(fa);
+  free(gs);
+  if (st) {
+    for (int i = 0; t && i < T__N; i++) tl_table_free(t[i]);
+    free(t);
+    return st;
+  }
+  *out = t;
+  *nout = T__N;
+  return TL_OK;
+}
+
+static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint64_t units, tl_table *const *tables,
+                        int n, int64_t *const *acc, FILE *out) {
+  (void)cfgs;
+  if (n != T__N) return;
+  fprintf(out, "mtbench101: %zu dialogues, %llu judged turns over %zu model/seed configs; reference %s, prompts %s, "
+               "judge temperature %.2f; parsers:",
+          b->n, (unsigned long long)units, ncfgs, tl_mtb_ref_name(b->ref),
+          tl_mtb_text_name(b->text), b->judge_temp);
+  for (int k = 0; k < b->nmodes; k++)
+    fprintf(out, " %s%s", tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]), k ? "" : " (primary)");
+  fprintf(out, "\n\nscores (1-10), mean over seeds; dialogue = min over its turns, task = mean of dialogues, "
+               "Avg = mean of the tasks\n");
+  const tl_table *sm = tables[T_SUMMARY];
+  fprintf(out, "%-20s %-8s %5s %6s", "model", "policy", "seeds", "Avg");
+  for (int t = 0; t < NTASK; t++) fprintf(out, " %5s", tl_mtb_task_code(t));
+  fprintf(out, "\n");
+  for (size_t r = 0; r < sm->nrows; r++) {
+    fprintf(out, "%-20s %-8s %5lld %6.3f", sm->cols[0].v.s[r], sm->cols[2].v.s[r], (long long)sm->cols[3].v.i[r],
+            sm->cols[4].v.f[r]);
+    for (int t = 0; t < NTASK; t++) {
+      double v = sm->cols[5 + t].v.f[r];
+      if (isnan(v)) fprintf(out, " %5s", "-");
+      else fprintf(out, " %5.2f", v);
+    }
+    fprintf(out, "\n");
+  }
+  /* unrated turns and unscored dialogues, primary parser */
+  const int64_t *sum = acc[1];
+  int64_t unr = 0, tot = 0, unsc = 0;
+  for (size_t i = 0; i < ncfgs * b->n; i++) {
+    tot += sum[2 * i] + sum[2 * i + 1];
+    unr += sum[2 * i + 1];
+    unsc += sum[2 * i + 1] > 0;
+  }
+  fprintf(out, "turns without a rating: %lld of %lld; dialogues without a score under policy fail: %lld of %zu\n",
+          (long long)unr, (long long)tot, (long long)unsc, ncfgs * b->n);
+  int64_t stc[TL_PS__COUNT] = {0};
+  for (size_t c = 0; c < ncfgs; c++)
+    for (int s = 0; s < TL_PS__COUNT; s++) stc[s] += sum[ncfgs * b->n * 2 + c * TL_PS__COUNT + s];
+  fprintf(out, "%s parse statuses:", tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[0]));
+  for (int s = 0; s < TL_PS__COUNT; s++)
+    if (stc[s]) fprintf(out, " %s=%lld", tl_pstatus_name((tl_pstatus)s), (long long)stc[s]);
+  fprintf(out, "\n");
+  const tl_table *cm = tables[T_CMP];
+  if (cm->nrows) {
+    fprintf(out, "\nmodel comparison (beyond the original protocol), policy exclude, %.0f%% paired bootstrap CIs over "
+                 "dialogues (%llu resamples, seed %llu)\n",
+            100 * b->level, (unsigned long long)b->boot_B, (unsigned long long)b->boot_seed);
+    fprintf(out, "%-16s %-16s %4s %-8s %4s %4s %4s %4s %4s  %-22s %-22s\n", "model A", "model B", "seed", "group", "n",
+            "W", "L", "T", "miss", "win rate [CI]", "soft win rate [CI]");
+    for (size_t r = 0; r < cm->nrows; r++) {
+      if (strcmp(cm->cols[CC_POL].v.s[r], "exclude")) continue;
+      const char *lv = cm->cols[CC_LEVEL].v.s[r];
+      if (strcmp(lv, "overall") && strcmp(lv, "domain")) continue;
+      char a[40], s[40];
+      snprintf(a, sizeof a, "%.3f [%.3f, %.3f]", cm->cols[CC_WR].v.f[r], cm->cols[CC_WRLO].v.f[r],
+               cm->cols[CC_WRHI].v.f[r]);
+      snprintf(s, sizeof s, "%.3f [%.3f, %.3f]", cm->cols[CC_SW].v.f[r], cm->cols[CC_SWLO].v.f[r],
+               cm->cols[CC_SWHI].v.f[r]);
+      fprintf(out, "%-16s %-16s %4lld %-8.8s %4lld %4lld %4lld %4lld %4lld  %-22s %-22s\n", cm->cols[CC_A].v.s[r],
+              cm->cols[CC_B].v.s[r], (long long)cm->cols[CC_SEED].v.i[r], cm->cols[CC_GROUP].v.s[r],
+              (long long)cm->cols[CC_N].v.i[r], (long long)cm->cols[CC_W].v.i[r], (long long)cm->cols[CC_L].v.i[r],
+              (long long)cm->cols[CC_T].v.i[r], (long long)cm->cols[CC_M].v.i[r], a, s);
+    }
+    fprintf(out, "(by task and ability: /metrics/mtbench101/comparisons)\n");
+  }
+  if (b->nmodes > 1) {
+    const tl_table *a = tables[T_AUDIT];
+    fprintf(out, "\nparser audit: overall score (exclude / fail) and rated turns per parser\n");
+    for (size_t r = 0; r < a->nrows; r++)
+      fprintf(out, "%-24s %-16s seed %-3lld %6.3f / %6.3f  rated %lld of %lld\n", a->cols[0].v.s[r], a->cols[1].v.s[r],
+              (long long)a->cols[3].v.i[r], a->cols[6].v.f[r], a->cols[7].v.f[r], (long long)a->cols[5].v.i[r],
+              (long long)a->cols[4].v.i[r]);
+  }
+}
+
+const tl_bench_vt tl_bench_mtbench101 = {
+    .name = "mtbench101",
+    .about = "MT-Bench-101: multi-turn dialogues on golden context, graded 1-10 by an LLM judge",
+    .nstages = 2,
+    .variants = VARIANTS,
+    .keys = KEYS,
+    .create = mtb_create,
+    .free = mtb_free,
+    .default_variant = mtb_default_variant,
+    .load = mtb_load,
+    .n_items = mtb_n_items,
+    .item_id = mtb_item_id,
+    .item_find = mtb_item_find,
+    .n_subs = mtb_n_subs,
+    .n_modes = mtb_n_modes,
+    .mode_name = mtb_mode_name,
+    .request = mtb_request,
+    .score = mtb_score,
+    .acc_layout = mtb_acc_layout,
+    .acc_add = mtb_acc_add,
+    .items_table = mtb_items_table,
+    .tables = mtb_tables,
+    .summary = mtb_summary,
+};
