@@ -53,6 +53,9 @@ assert st[("demo-chat-a", 0, "1", 2)][2] == 3.0, st[("demo-chat-a", 0, "1", 2)] 
 assert st[("demo-chat-a", 1, "12", 1)][2] == 9.0                                  # the judge's reasoning is dropped
 assert st[("demo-chat-b", 1, "19", 2)][2] == 7.0                                  # Rating: [[n]] beats a later bare [[n]]
 assert st[("demo-chat-a", 0, "22", 2)][2] == 8.0                                  # [[ 8 ]]
+s = tally_h5.read_table(sys.argv[1], "/metrics/mtbench101/settings")
+kv = dict(zip(s["key"], s["value"]))
+assert kv["judge_temperature"] == "0.6" and kv["reference"] == "golden" and kv["system_prompt"] == "", kv
 print("demo failure cases: ok")
 PY
 

@@ -878,14 +878,45 @@ static tl_status comparisons(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs
 
 /* Tables, in this order: dialogues (primary parser), overall, tasks, abilities, domains (every
  * parser), across_seeds, summary (the paper's layout), comparisons, then the parser audit. */
-enum { T_DLG, T_OVERALL, T_TASKS, T_ABIL, T_DOM, T_SEEDS, T_SUMMARY, T_CMP, T_AUDIT, T__N };
+enum { T_DLG, T_OVERALL, T_TASKS, T_ABIL, T_DOM, T_SEEDS, T_SUMMARY, T_CMP, T_AUDIT, T_SETTINGS, T__N };
+
+/* The settings of the run, recorded: one (key, value) row each, values as text. */
+static tl_status settings_table(const tl_bench *b, tl_table *t) {
+  static const col_spec SC[] = {{"key", TL_COL_STR, "setting"}, {"value", TL_COL_STR, "its value, as text"}};
+  if (add_cols(t, SC, 2)) return TL_ENOMEM;
+  char num[3][64];
+  snprintf(num[0], sizeof num[0], "%d", b->max_msg_chars);
+  snprintf(num[1], sizeof num[1], "%d", b->max_tokens);
+  snprintf(num[2], sizeof num[2], "%.15g", b->judge_temp);
+  tl_buf parsers;
+  tl_buf_init(&parsers);
+  for (int k = 0; k < b->nmodes; k++)
+    tl_buf_printf(&parsers, "%s%s", k ? "," : "", tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]));
+  const char *kv[][2] = {{"reference", tl_mtb_ref_name(b->ref)},
+                         {"prompt_text", tl_mtb_text_name(b->text)},
+                         {"system_prompt", b->system_prompt ? b->system_prompt : ""},
+                         {"max_message_chars", num[0]},
+                         {"max_tokens", num[1]},
+                         {"strip_reasoning", b->strip_reasoning ? "true" : "false"},
+                         {"judge_temperature", num[2]},
+                         {"parsers", parsers.data},
+                         {"prompt_strings_source", tl_mtb_strings_source}};
+  tl_status st = TL_OK;
+  for (size_t i = 0; !st && i < sizeof kv / sizeof *kv; i++) {
+    size_t r = tl_table_add_row(t);
+    if (r == (size_t)-1 || tl_table_set_str(t, r, 0, kv[i][0]) || tl_table_set_str(t, r, 1, kv[i][1])) st = TL_ENOMEM;
+  }
+  tl_buf_release(&parsers);
+  return st;
+}
 
 static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc, tl_table ***out,
                             int *nout) {
   static const char *const PATHS[T__N] = {
       "/metrics/mtbench101/dialogues", "/metrics/mtbench101/overall", "/metrics/mtbench101/tasks",
       "/metrics/mtbench101/abilities", "/metrics/mtbench101/domains", "/metrics/mtbench101/across_seeds",
-      "/metrics/mtbench101/summary",   "/metrics/mtbench101/comparisons", "/audit/mtbench101/parsers"};
+      "/metrics/mtbench101/summary",   "/metrics/mtbench101/comparisons", "/audit/mtbench101/parsers",
+      "/metrics/mtbench101/settings"};
   tl_table **t = calloc(T__N, sizeof *t);
   size_t n = b->n;
   double *ex = malloc((n ? n : 1) * sizeof *ex), *fa = malloc((n ? n : 1) * sizeof *fa);
@@ -1019,6 +1050,7 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
       c0 = c1;
     }
   if (!st) st = comparisons(b, cfgs, ncfgs, acc, t[T_CMP]);
+  if (!st) st = settings_table(b, t[T_SETTINGS]);
   /* parser audit: per parser and cfg, the overall scores and the statuses */
   if (!st) {
     tl_table *a = t[T_AUDIT];
