@@ -40,6 +40,14 @@ void tl_table_free(tl_table *t);
 /* Adds a column; on a table with rows already, their cells of it are empty ("" / 0 / NaN).
  * Returns its index, -1 on allocation failure. */
 int tl_table_add_col(tl_table *t, const char *name, tl_col_type type, const char *doc);
+/* A column's declaration, for tables whose columns are a static list. */
+typedef struct {
+  const char *name;
+  tl_col_type type;
+  const char *doc;
+} tl_col_spec;
+/* Adds the n columns of spec, in order (tl_table_add_col each). 0, or -1 on allocation failure. */
+int tl_table_add_cols(tl_table *t, const tl_col_spec *spec, int n);
 /* Index of a column by name, -1 when absent. */
 int tl_table_col(const tl_table *t, const char *name);
 /* Appends an empty row; returns its index, or (size_t)-1 on allocation failure. */

@@ -72,6 +72,12 @@ int tl_table_add_col(tl_table *t, const char *name, tl_col_type type, const char
   return t->ncols++;
 }
 
+int tl_table_add_cols(tl_table *t, const tl_col_spec *spec, int n) {
+  for (int i = 0; i < n; i++)
+    if (tl_table_add_col(t, spec[i].name, spec[i].type, spec[i].doc) < 0) return -1;
+  return 0;
+}
+
 int tl_table_col(const tl_table *t, const char *name) {
   for (int c = 0; c < t->ncols; c++)
     if (strcmp(t->cols[c].name, name) == 0) return c;

@@ -503,9 +503,17 @@ static tl_status mtb_request(const tl_bench *b, const tl_cfg *cfgs, const tl_uni
 
 static tl_status mtb_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *u, tl_row *r, tl_err *err) {
   (void)cfgs;
-  int unterminated = 0, oom = 0;
-  if (r->text[0] && b->strip_reasoning) free(prediction(b, r->text[0], &unterminated, &oom));
-  if (oom) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  int unterminated = 0;
+  if (r->text[0] && b->strip_reasoning) {
+    tl_buf buf;
+    tl_buf_init(&buf);
+    const char *v;
+    size_t vl;
+    int th = tl_think_strip(r->text[0], strlen(r->text[0]), &buf, &v, &vl);
+    tl_buf_release(&buf);
+    if (th == TL_THINK_NOMEM) return tl_err_set(err, TL_ENOMEM, "out of memory");
+    unterminated = th == TL_THINK_UNTERMINATED;
+  }
   for (int k = 0; k < b->nmodes; k++) {
     tl_parsed *p = &r->res[k];
     tl_parsed_release(p);
@@ -555,10 +563,8 @@ static void mtb_acc_add(const tl_bench *b, size_t ncfgs, const tl_unit *u, const
 }
 
 /* Dialogue scores of one cfg under one mode: sc[2][n] (policy 0 exclude, 1 fail; NaN: none). */
-static void dialogue_scores(const tl_bench *b, size_t ncfgs, int64_t *const *acc, int k, size_t cfg, double *ex,
-                            double *fa) {
+static void dialogue_scores(const tl_bench *b, int64_t *const *acc, int k, size_t cfg, double *ex, double *fa) {
   const int64_t *mn = acc[2 * k], *sum = acc[2 * k + 1];
-  (void)ncfgs;
   for (size_t i = 0; i < b->n; i++) {
     size_t di = cfg * b->n + i;
     int64_t ok = sum[2 * di], no = sum[2 * di + 1];
@@ -616,23 +622,12 @@ static void group_scores(const tl_bench *b, const double *ds, double *gs, int64_
   }
 }
 
-typedef struct {
-  const char *name;
-  tl_col_type type;
-  const char *doc;
-} col_spec;
-
-static int add_cols(tl_table *t, const col_spec *c, int n) {
-  for (int i = 0; i < n; i++)
-    if (tl_table_add_col(t, c[i].name, c[i].type, c[i].doc) < 0) return -1;
-  return 0;
-}
 
 static const char *policy_name(int p) { return p == 0 ? "exclude" : "fail"; }
 
 /* ---- the item table: one row per judged turn ---- */
 
-static const col_spec TURN_COLS[] = {
+static const tl_col_spec TURN_COLS[] = {
     {"model", TL_COL_STR, "model under test"},
     {"prompt_variant", TL_COL_STR, "prompt variant (golden: the golden history as context)"},
     {"seed", TL_COL_I64, "sampling seed of the model under test"},
@@ -649,7 +644,7 @@ enum { TC_MODEL, TC_VARIANT, TC_SEED, TC_ID, TC_TASK, TC_ABIL, TC_DOM, TC_TURN, 
 static tl_table *mtb_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *units, const tl_row *rows,
                                  size_t n) {
   tl_table *t = tl_table_new("/items/mtbench101");
-  if (!t || add_cols(t, TURN_COLS, TC__N)) goto fail;
+  if (!t || tl_table_add_cols(t, TURN_COLS, TC__N)) goto fail;
   int base = TC__N;
   for (int k = 0; k < b->nmodes; k++) {
     char nm[96], doc[200];
@@ -703,7 +698,7 @@ fail:
 
 /* ---- metric tables ---- */
 
-static const col_spec DLG_COLS[] = {
+static const tl_col_spec DLG_COLS[] = {
     {"model", TL_COL_STR, "model under test"},
     {"prompt_variant", TL_COL_STR, "prompt variant"},
     {"seed", TL_COL_I64, "sampling seed"},
@@ -716,7 +711,7 @@ static const col_spec DLG_COLS[] = {
     {"score_fail", TL_COL_F64, "least rating when every turn is rated (policy fail); NaN otherwise"},
 };
 
-static const col_spec GRP_COLS[] = {
+static const tl_col_spec GRP_COLS[] = {
     {"parser", TL_COL_STR, "rating parser (the first is the job's primary)"},
     {"model", TL_COL_STR, "model under test"},
     {"prompt_variant", TL_COL_STR, "prompt variant"},
@@ -732,7 +727,7 @@ static const col_spec GRP_COLS[] = {
 };
 enum { GC_PARSER, GC_MODEL, GC_VARIANT, GC_SEED, GC_GROUP, GC_NDLG, GC_NUNR, GC_NSCX, GC_NUNF, GC_SCX, GC_SCF, GC__N };
 
-static const col_spec SEED_COLS[] = {
+static const tl_col_spec SEED_COLS[] = {
     {"parser", TL_COL_STR, "rating parser"},
     {"model", TL_COL_STR, "model under test"},
     {"prompt_variant", TL_COL_STR, "prompt variant"},
@@ -745,7 +740,7 @@ static const col_spec SEED_COLS[] = {
     {"se", TL_COL_F64, "standard error of the mean, std / sqrt(n_seeds)"},
 };
 
-static const col_spec CMP_COLS[] = {
+static const tl_col_spec CMP_COLS[] = {
     {"model_a", TL_COL_STR, "model A"},
     {"model_b", TL_COL_STR, "model B"},
     {"prompt_variant", TL_COL_STR, "prompt variant"},
@@ -828,8 +823,8 @@ static tl_status comparisons(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs
     for (size_t c = a + 1; !st && c < ncfgs; c++) {
       if (cfgs[a].variant != cfgs[c].variant || cfgs[a].seed != cfgs[c].seed || !strcmp(cfgs[a].model, cfgs[c].model))
         continue;
-      dialogue_scores(b, ncfgs, acc, 0, a, sa, sa + n);
-      dialogue_scores(b, ncfgs, acc, 0, c, sb, sb + n);
+      dialogue_scores(b, acc, 0, a, sa, sa + n);
+      dialogue_scores(b, acc, 0, c, sb, sb + n);
       for (int pol = 0; pol < 2 && !st; pol++)
         for (int g = 0; g < NGROUPS && !st; g++) {
           size_t m = 0;
@@ -882,8 +877,8 @@ enum { T_DLG, T_OVERALL, T_TASKS, T_ABIL, T_DOM, T_SEEDS, T_SUMMARY, T_CMP, T_AU
 
 /* The settings of the run, recorded: one (key, value) row each, values as text. */
 static tl_status settings_table(const tl_bench *b, tl_table *t) {
-  static const col_spec SC[] = {{"key", TL_COL_STR, "setting"}, {"value", TL_COL_STR, "its value, as text"}};
-  if (add_cols(t, SC, 2)) return TL_ENOMEM;
+  static const tl_col_spec SC[] = {{"key", TL_COL_STR, "setting"}, {"value", TL_COL_STR, "its value, as text"}};
+  if (tl_table_add_cols(t, SC, 2)) return TL_ENOMEM;
   char num[3][64];
   snprintf(num[0], sizeof num[0], "%d", b->max_msg_chars);
   snprintf(num[1], sizeof num[1], "%d", b->max_tokens);
@@ -926,18 +921,18 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   tl_status st = (!t || !ex || !fa || !gs) ? TL_ENOMEM : TL_OK;
   for (int i = 0; !st && i < T__N; i++)
     if (!(t[i] = tl_table_new(PATHS[i]))) st = TL_ENOMEM;
-  if (!st && (add_cols(t[T_DLG], DLG_COLS, 10) || add_cols(t[T_OVERALL], GRP_COLS, GC__N) ||
-              add_cols(t[T_TASKS], GRP_COLS, GC__N) || add_cols(t[T_ABIL], GRP_COLS, GC__N) ||
-              add_cols(t[T_DOM], GRP_COLS, GC__N) || add_cols(t[T_SEEDS], SEED_COLS, 10) ||
-              add_cols(t[T_CMP], CMP_COLS, CC__N)))
+  if (!st && (tl_table_add_cols(t[T_DLG], DLG_COLS, 10) || tl_table_add_cols(t[T_OVERALL], GRP_COLS, GC__N) ||
+              tl_table_add_cols(t[T_TASKS], GRP_COLS, GC__N) || tl_table_add_cols(t[T_ABIL], GRP_COLS, GC__N) ||
+              tl_table_add_cols(t[T_DOM], GRP_COLS, GC__N) || tl_table_add_cols(t[T_SEEDS], SEED_COLS, 10) ||
+              tl_table_add_cols(t[T_CMP], CMP_COLS, CC__N)))
     st = TL_ENOMEM;
   /* the summary, in the paper's layout: model, variant, policy, seeds, Avg, then the 13 tasks */
-  static const col_spec SUM_COLS[] = {{"model", TL_COL_STR, "model under test"},
+  static const tl_col_spec SUM_COLS[] = {{"model", TL_COL_STR, "model under test"},
                                       {"prompt_variant", TL_COL_STR, "prompt variant"},
                                       {"policy", TL_COL_STR, "exclude or fail (a turn without a rating)"},
                                       {"n_seeds", TL_COL_I64, "seeds with a defined overall score"},
                                       {"Avg", TL_COL_F64, "overall score (mean of the task scores), mean over seeds"}};
-  if (!st && add_cols(t[T_SUMMARY], SUM_COLS, 5)) st = TL_ENOMEM;
+  if (!st && tl_table_add_cols(t[T_SUMMARY], SUM_COLS, 5)) st = TL_ENOMEM;
   for (int g = 1; !st && g <= NTASK; g++) {
     char doc[96];
     snprintf(doc, sizeof doc, "%s (%s) task score, mean over seeds; NaN when not run", tl_mtb_task_code(g - 1),
@@ -949,7 +944,7 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
     const char *pn = tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]);
     const int64_t *sum = acc[2 * k + 1];
     for (size_t c = 0; !st && c < ncfgs; c++) {
-      dialogue_scores(b, ncfgs, acc, k, c, ex, fa);
+      dialogue_scores(b, acc, k, c, ex, fa);
       if (k == 0)
         for (size_t i = 0; !st && i < n; i++) {
           size_t di = c * n + i, r = tl_table_add_row(t[T_DLG]);
@@ -1054,7 +1049,7 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   /* parser audit: per parser and cfg, the overall scores and the statuses */
   if (!st) {
     tl_table *a = t[T_AUDIT];
-    static const col_spec AC[] = {{"parser", TL_COL_STR, "rating parser"},
+    static const tl_col_spec AC[] = {{"parser", TL_COL_STR, "rating parser"},
                                   {"model", TL_COL_STR, "model under test"},
                                   {"prompt_variant", TL_COL_STR, "prompt variant"},
                                   {"seed", TL_COL_I64, "sampling seed"},
@@ -1062,7 +1057,7 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
                                   {"n_rated", TL_COL_I64, "turns with a rating under this parser"},
                                   {"avg_exclude", TL_COL_F64, "overall score (policy exclude)"},
                                   {"avg_fail", TL_COL_F64, "overall score (policy fail)"}};
-    if (add_cols(a, AC, 8)) st = TL_ENOMEM;
+    if (tl_table_add_cols(a, AC, 8)) st = TL_ENOMEM;
     int sbase = a->ncols;
     for (int s = 0; !st && s < TL_PS__COUNT; s++) {
       char nm[64], doc[96];

@@ -417,19 +417,8 @@ static const char *variant_name(const tl_cfg *c) {
   return c->variant == 0 ? VARIANTS[0] : "?";
 }
 
-/* Adds columns {name, type, doc}[n] to t; 0, or -1 when out of memory. */
-typedef struct {
-  const char *name;
-  tl_col_type type;
-  const char *doc;
-} col_spec;
-static int add_cols(tl_table *t, const col_spec *c, int n) {
-  for (int i = 0; i < n; i++)
-    if (tl_table_add_col(t, c[i].name, c[i].type, c[i].doc) != i) return -1;
-  return 0;
-}
 
-static const col_spec ITEM_COLS[] = {
+static const tl_col_spec ITEM_COLS[] = {
     {"id", TL_COL_STR, "item id"},
     {"turn", TL_COL_I64, "dialogue turn, 0-based (the unit's sub)"},
     {"model", TL_COL_STR, "model under test"},
@@ -447,7 +436,7 @@ enum { IC_ID, IC_TURN, IC_MODEL, IC_SEED, IC_VARIANT, IC_ANSWER, IC_JUDGMENT, IC
 static tl_table *tj_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *units,
                                 const tl_row *rows, size_t n) {
   tl_table *t = tl_table_new("/items/test_judged");
-  if (!t || add_cols(t, ITEM_COLS, IC__N)) goto fail;
+  if (!t || tl_table_add_cols(t, ITEM_COLS, IC__N)) goto fail;
   for (size_t i = 0; i < n; i++) {
     const tl_unit *u = &units[i];
     const tl_row *r = &rows[i];
@@ -472,7 +461,7 @@ fail:
   return NULL;
 }
 
-static const col_spec CFG_COLS[] = {
+static const tl_col_spec CFG_COLS[] = {
     {"model", TL_COL_STR, "model under test"},
     {"prompt_variant", TL_COL_STR, "prompt variant name"},
     {"seed", TL_COL_I64, "sampling seed of the model under test"},
@@ -481,7 +470,7 @@ static const col_spec CFG_COLS[] = {
     {"n_missing", TL_COL_I64, "units without an answer or without a judgment"},
     {"mean_rating", TL_COL_F64, "mean rating over the n_ok rated units; NaN when n_ok = 0"},
 };
-static const col_spec MIN_COLS[] = {
+static const tl_col_spec MIN_COLS[] = {
     {"model", TL_COL_STR, "model under test"},
     {"prompt_variant", TL_COL_STR, "prompt variant name"},
     {"seed", TL_COL_I64, "sampling seed of the model under test"},
@@ -498,7 +487,7 @@ static tl_status tj_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   if (!ts) return TL_ENOMEM;
   ts[0] = tl_table_new("/metrics/test_judged/by_cfg");
   ts[1] = tl_table_new("/metrics/test_judged/dialogue_min");
-  if (!ts[0] || !ts[1] || add_cols(ts[0], CFG_COLS, 7) || add_cols(ts[1], MIN_COLS, 5)) goto fail;
+  if (!ts[0] || !ts[1] || tl_table_add_cols(ts[0], CFG_COLS, 7) || tl_table_add_cols(ts[1], MIN_COLS, 5)) goto fail;
   for (size_t c = 0; c < ncfgs; c++) {
     const int64_t *s = acc[0] + c * TJ_NSUM;
     size_t k = tl_table_add_row(ts[0]);
