@@ -9,8 +9,12 @@
  * seed), items by id, subs ascending; u = cfg * S + sub_off[item] + sub with S the units per
  * cfg (tally/units.h). Every table depends only on the rows' contents and that order.
  *
- * Stages. A unit goes through vt->nstages stages: 0 = generate (the model under test), then
- * 1 = judge where the benchmark has one. Each stage's reply is journaled on its own.
+ * Stages. A unit goes through nstages stages: 0 = generate (the model under test), then the
+ * judge stages where the benchmark has a judge: stage 1 = the judge, and stages 2.. = further
+ * samples of the same judgment when the module asks the judge several times (judge repeats:
+ * stage 1 + j is sample j). vt->nstages is the count unless the module has vt->n_stages, which
+ * gives it per module object (from the job's settings). Each stage's reply is journaled on its
+ * own; a replay judgments line names its sample with "sample" (0 when absent).
  *
  * Aggregates. A module declares blocks of int64 accumulators, each with its reduction (sum,
  * min or max). Ranks add the units they hold, par reduces every block with its operation, and
@@ -35,7 +39,7 @@
 #include "tally/strmap.h"
 #include "tally/table.h"
 
-#define TL_MAX_STAGES 2 /* generate, judge */
+#define TL_MAX_STAGES 8 /* generate, then up to 7 judge samples (bit s of a uint8_t per stage) */
 #define TL_MAX_MODES 4  /* scoring modes of one benchmark (SpatialEval: strict, pr3, legacy) */
 #define TL_MAX_ACC 8    /* accumulator blocks of one benchmark */
 #define TL_MAX_MSGS 64  /* chat messages of one request (a system prompt and a long dialogue) */
@@ -62,6 +66,10 @@ typedef struct {
                                   back from there later */
   uint8_t done;                /* stages finished, 0 .. nstages */
   tl_parsed res[TL_MAX_MODES]; /* per scoring mode the module runs (n_modes), in its order */
+  tl_parsed *extra;            /* owned [nextra]: more results the module's score keeps with the
+                                  row (e.g. each judge sample's parse, mode-major); NULL when none.
+                                  Not packed: whoever holds the row's texts scores it again */
+  int nextra;
 } tl_row;
 
 #define TL_REF_NONE UINT64_MAX
@@ -75,6 +83,8 @@ void tl_row_release(tl_row *r); /* frees every string and re-inits */
 typedef struct {
   int skip;          /* 1: no request for this stage (e.g. nothing to judge): it finishes with
                         no reply and is not journaled (it is rebuilt the same way on resume) */
+  int seed_set;      /* 1: send `seed` to the server instead of the cfg's seed (judge samples) */
+  int seed;
   tl_role role;      /* which engine answers it */
   tl_msg msgs[TL_MAX_MSGS];
   int nmsg;
@@ -110,7 +120,7 @@ typedef struct tl_bench tl_bench;
 typedef struct {
   const char *name;                  /* the job's "benchmark" value */
   const char *about;                 /* one line, for the list of known benchmarks */
-  int nstages;                       /* 1: generate; 2: generate, then judge */
+  int nstages;                       /* 1: generate; 2: generate, then judge (see n_stages) */
   const char *const *variants;       /* prompt variant names, NULL-terminated; index = order */
   const char *const *keys;           /* the module's own keys of a benchmark entry, NULL-terminated
                                         (the loader owns: benchmark, answers, judgments, models, seeds) */
@@ -119,6 +129,8 @@ typedef struct {
    * module object, or NULL when something was reported. Loads nothing yet. */
   tl_bench *(*create)(tl_job_ctx *c, const cJSON *entry, const char *where);
   void (*free)(tl_bench *b);         /* NULL ok */
+  /* Stages of this module object, 1 .. TL_MAX_STAGES (NULL: vt->nstages); fixed after create. */
+  int (*n_stages)(const tl_bench *b);
   int (*default_variant)(const tl_bench *b);
 
   /* Loads the items (every rank does: the same files give the same items). Bad lines go to the
@@ -167,6 +179,11 @@ typedef struct {
 const tl_bench_vt *tl_bench_find(const char *name);
 /* The known benchmarks' names, ", "-joined, into out (for "unknown benchmark" messages). */
 void tl_bench_known(tl_buf *out);
+/* The stages of module object b: vt->n_stages(b), else vt->nstages. */
+int tl_bench_nstages(const tl_bench_vt *vt, const tl_bench *b);
+/* The prefix of stage s's columns: "" (generate), "judge_" (stage 1), "judge<j>_" (sample j =
+ * s - 1 >= 1), into buf (>= 16 bytes); returns buf. */
+const char *tl_stage_prefix(int s, char *buf, size_t n);
 /* Index of a variant name in vt->variants; -1 when unknown. */
 int tl_bench_variant(const tl_bench_vt *vt, const char *name);
 

@@ -36,7 +36,7 @@ typedef struct {
   const char *variant;     /* prompt variant name */
   int seed;
   uint32_t sub;            /* sub-unit (a judged dialogue turn); 0 for single-turn items */
-  int stage;               /* 0 = generate, 1 = judge */
+  int stage;               /* 0 = generate, 1 = judge, 1 + j = judge sample j */
 } tl_unit_key;
 
 typedef struct {
@@ -49,6 +49,8 @@ typedef struct {
   int nimages;
   double temperature;      /* < 0: the engine's default */
   int max_tokens;          /* 0: the engine's default */
+  int seed;                /* the seed sent to a server: key.seed, or the module's own for a
+                              judge sample (tl_bench_req.seed) */
 } tl_eng_request;
 
 typedef struct {

@@ -27,6 +27,7 @@ typedef struct {
   uint64_t U;          /* ncfgs * S */
   uint64_t base;       /* first global unit */
   int nmodes;
+  int nstages;         /* tl_bench_nstages(vt, b), set by tl_rb_units */
 } tl_run_bench;
 
 /* Sets nitems, sub_off, S and U from the module (its items loaded) and ncfgs. */
@@ -48,7 +49,7 @@ tl_status tl_rb_score(const tl_run_bench *rb, const tl_unit *u, tl_row *row, tl_
  * is row i; rows NULL with n 0: the columns only, for a schema). For each stage s in
  * stage_mask (bit s), the columns engine_error, finish_reason, prompt_tokens, completion_tokens,
  * latency_ms, attempts, cached, served_model, request_id, endpoint and raw_response, prefixed
- * "judge_" for stage 1, read from row->meta[s] and row->error[s] (src/core/run/evidence.c
+ * tl_stage_prefix(s) ("judge_" for stage 1, "judge1_" for judge sample 1, ...), read from row->meta[s] and row->error[s] (src/core/run/evidence.c
  * documents each). A job adds them for the stages its HTTP engines answer, so the tables of a
  * replay job are what they were. */
 tl_status tl_evidence_cols(tl_table *t, const tl_row *rows, size_t n, unsigned stage_mask);

@@ -58,4 +58,19 @@ double tl_ttest_ind_p(const double *a, const double *b, size_t na, size_t nb, do
  * metric2)|; t with n-3 df. Returns the two-sided p-value; *t_out gets t (may be NULL). */
 double tl_williams_p(double r12, double r13, double r23, size_t n, double *t_out);
 
+/* ---- agreement ---- */
+
+/* Krippendorff's alpha from a coincidence matrix (Krippendorff 2011, "Computing Krippendorff's
+ * Alpha-Reliability", sections C-E): o[c * V + k] = the coincidences of values c and k (any
+ * common positive scale: callers that keep integer counts multiply by a common denominator),
+ * values indexed 0..V-1 in ascending order. alpha = 1 - (n - 1) sum o_ck d2_ck / sum n_c n_k d2_ck
+ * with n_c the margins and n = sum n_c (the scale cancels except in n - 1, so pass `scale`, the
+ * factor o was multiplied by: n - 1 is taken in unscaled units). Metrics d2_ck:
+ *   nominal: 1 when c != k;
+ *   ordinal: (sum_{g=c..k} n_g - (n_c + n_k)/2)^2;
+ *   interval: (vals[c] - vals[k])^2 (vals: [V], NULL for the other metrics).
+ * NaN when undefined (no pairable values, or a single value used: D_e = 0). */
+typedef enum { TL_KRIPP_NOMINAL = 0, TL_KRIPP_ORDINAL = 1, TL_KRIPP_INTERVAL = 2 } tl_kripp_metric;
+double tl_kripp_alpha(const double *o, size_t V, double scale, tl_kripp_metric m, const double *vals);
+
 #endif

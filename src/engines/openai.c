@@ -416,7 +416,7 @@ static int build_body(tl_openai *o, const tl_eng_request *rq, req *q, char *why,
   if (!isnan(c->top_p)) cJSON_AddNumberToObject(body, "top_p", c->top_p);
   int mt = c->max_tokens > 0 ? c->max_tokens : rq->max_tokens > 0 ? rq->max_tokens : -1;
   if (mt > 0) cJSON_AddNumberToObject(body, "max_tokens", mt);
-  if (c->send_seed) cJSON_AddNumberToObject(body, "seed", rq->key.seed);
+  if (c->send_seed) cJSON_AddNumberToObject(body, "seed", rq->seed);
   if (c->n > 0) cJSON_AddNumberToObject(body, "n", c->n);
   if (c->nstop) {
     cJSON *s = cJSON_AddArrayToObject(body, "stop");

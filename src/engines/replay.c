@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "replay.h"
+#include "tally/bench.h"
 #include "tally/jsonl.h"
 #include "tally/strmap.h"
 
@@ -186,6 +187,7 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   const cJSON *seed = cJSON_GetObjectItemCaseSensitive(o, "seed");
   const cJSON *var = cJSON_GetObjectItemCaseSensitive(o, "prompt_variant");
   const cJSON *turn = cJSON_GetObjectItemCaseSensitive(o, "turn");
+  const cJSON *sample = cJSON_GetObjectItemCaseSensitive(o, "sample");
   *kind = TL_IN_MISSING_FIELD;
   if (!id) return snprintf(msg, msz, "missing field 'id'"), -1;
   if (!resp) return snprintf(msg, msz, "missing field 'response'"), -1;
@@ -215,9 +217,13 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   }
   if (turn && !tl_json_is_int(turn, 0, UINT32_MAX))
     return snprintf(msg, msz, "field 'turn' is not an integer >= 0"), -1;
+  if (sample && s->stage == 0)
+    return snprintf(msg, msz, "field 'sample' belongs to judgment lines (the judge's sample j), not to answers"), -1;
+  if (sample && !tl_json_is_int(sample, 0, TL_MAX_STAGES - 2))
+    return snprintf(msg, msz, "field 'sample' is not an integer from 0 to %d", TL_MAX_STAGES - 2), -1;
   if (prompt && !cJSON_IsString(prompt)) prompt = NULL;
   v->key.bench = s->bench;
-  v->key.stage = s->stage;
+  v->key.stage = s->stage + (sample ? (int)sample->valuedouble : 0); /* judge sample j: stage 1 + j */
   v->key.id = id->valuestring;
   v->key.model = model ? model->valuestring : s->model;
   v->key.variant = variant;
@@ -511,6 +517,7 @@ static tl_status add_line(tl_replay *r, const tl_jsonl *jl, size_t f, const line
     if (!same) continue; /* a collision: both are kept */
     char turn[32] = "";
     if (v->key.sub) snprintf(turn, sizeof turn, ", turn %u", (unsigned)v->key.sub);
+    if (v->key.stage > 1) snprintf(turn + strlen(turn), sizeof turn - strlen(turn), ", sample %d", v->key.stage - 1);
     if (tl_inlog_report(log, TL_IN_DUPLICATE, jl->path, jl->line_no,
                         "duplicate %s for id '%s', model '%s', seed %d, variant %s%s (the one at %s:%lu is kept)",
                         v->key.stage == 0 ? "answer" : "judgment", v->key.id, v->key.model, v->key.seed,

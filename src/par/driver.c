@@ -207,7 +207,7 @@ static void bench_run_release(bench_run *r) {
 static tl_table *items_table(const bench_run *r, size_t b, const tl_unit *units, const tl_row *rows, size_t n) {
   const tl_run_bench *rb = &r->rbs[b];
   tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, units, rows, n);
-  unsigned mask = r->evidence & ((1u << rb->vt->nstages) - 1);
+  unsigned mask = r->evidence & ((1u << rb->nstages) - 1);
   if (t && mask && tl_evidence_cols(t, rows, n, mask) != TL_OK) {
     tl_table_free(t);
     t = NULL;
@@ -430,7 +430,7 @@ static tl_status bench_setup(bench_run *r, const tl_job *job, int rank, int nran
     if ((st = build_cfgs(r, b)) || (st = tl_rb_units(&r->rbs[b]))) return tl_err_set(err, st, "out of memory");
     r->rbs[b].base = base;
     base += r->rbs[b].U;
-    r->held[b].w = 1 + r->rbs[b].vt->nstages;
+    r->held[b].w = 1 + r->rbs[b].nstages;
     tl_table *schema = items_table(r, b, NULL, NULL, 0);
     if (!schema) return tl_err_set(err, TL_ENOMEM, "out of memory");
     for (int c = 0; c < schema->ncols; c++) r->nstr[b] += schema->cols[c].type == TL_COL_STR;
@@ -484,7 +484,7 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   for (int c = 0; c < t->ncols; c++)
     if (t->cols[c].type == TL_COL_STR) sb[k++] += strlen(t->cols[c].v.s[0]);
   tl_table_free(t);
-  unsigned mask = r->evidence & ((1u << rb->vt->nstages) - 1); /* then items_table()'s evidence columns */
+  unsigned mask = r->evidence & ((1u << rb->nstages) - 1); /* then items_table()'s evidence columns */
   if (mask) tl_evidence_str_bytes(row, mask, sb + k);
   return push_row(&r->held[b], row, g - rb->base);
 }
@@ -505,7 +505,7 @@ static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   bench_run *r = c->r;
   const tl_unit_key *k = &rec->key;
   int b = bench_index(r, k->bench);
-  if (b < 0 || k->stage < 0 || k->stage >= r->rbs[b].vt->nstages) return TL_OK; /* not of this job */
+  if (b < 0 || k->stage < 0 || k->stage >= r->rbs[b].nstages) return TL_OK; /* not of this job */
   const tl_run_bench *rb = &r->rbs[b];
   tl_buf kb;
   tl_buf_init(&kb);
@@ -1021,7 +1021,7 @@ static int resume_read(const tl_run_opts *o, bench_run *r, const char *jdir, con
   }
   /* score the fully recorded units; start the partly recorded ones */
   for (size_t b = 0; b < r->nb && !st; b++) {
-    const int ns = r->rbs[b].vt->nstages;
+    const int ns = r->rbs[b].nstages;
     for (uint64_t i = 0; i < c.hi[b] - c.lo[b] && !st; i++) {
       uint8_t m = c.mask[b][i];
       if (!m) continue;
@@ -1226,7 +1226,7 @@ static tl_table *window_fill(void *vctx, uint64_t first, uint64_t n) {
     c->cap = n;
   }
   const tl_run_bench *rb = c->rb;
-  const int ns = rb->vt->nstages, w = c->h->w;
+  const int ns = rb->nstages, w = c->h->w;
   for (uint64_t i = 0; i < n && !c->st; i++) {
     const uint64_t *x = c->h->rec + (first + i) * (uint64_t)w;
     tl_row *row = &c->rows[i];
@@ -1382,6 +1382,7 @@ static void print_input_problems(FILE *out, const tl_inlog *log) {
 /* The run's counters, summed over ranks (rank 0 writes them as root attributes). */
 typedef struct {
   uint64_t units, calls[TL_MAX_STAGES], resumed[TL_MAX_STAGES], skips[TL_MAX_STAGES];
+  uint64_t judge_calls, judge_resumed, judge_skips; /* summed over stages 1.. (every judge sample) */
   int nstages;                 /* the most stages of any benchmark */
   double load_s, score_s, write_s, sched_s;
   uint64_t chunks;
@@ -1435,11 +1436,16 @@ static void sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm) {
   rcnt->units = r->U;
   rcnt->nstages = 1;
   for (size_t b = 0; b < r->nb; b++)
-    if (r->rbs[b].vt->nstages > rcnt->nstages) rcnt->nstages = r->rbs[b].vt->nstages;
+    if (r->rbs[b].nstages > rcnt->nstages) rcnt->nstages = r->rbs[b].nstages;
   for (int s = 0; s < TL_MAX_STAGES; s++) {
     rcnt->calls[s] = all[s];
     rcnt->resumed[s] = all[TL_MAX_STAGES + s];
     rcnt->skips[s] = all[2 * TL_MAX_STAGES + s];
+  }
+  for (int s = 1; s < TL_MAX_STAGES; s++) { /* the judge's stages (samples): [1] holds their sum */
+    rcnt->judge_calls += rcnt->calls[s];
+    rcnt->judge_resumed += rcnt->resumed[s];
+    rcnt->judge_skips += rcnt->skips[s];
   }
 }
 
@@ -1850,6 +1856,8 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
   if (!rc && g_stop) rc = TL_EXIT_INTERRUPTED;
   uint64_t calls[TL_MAX_STAGES] = {0}, hits = 0;
   for (int s = 0; r.pipe && s < TL_MAX_STAGES; s++) calls[s] = tl_pipe_calls(r.pipe, s);
+  uint64_t judge_calls = 0; /* every judge stage (sample) */
+  for (int s = 1; s < TL_MAX_STAGES; s++) judge_calls += calls[s];
   for (int q = 0; q < TL_ROLE__N; q++)
     if (r.http[q]) {
       tl_openai_stats hs;
@@ -1868,7 +1876,7 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
   if (!rc)
     fprintf(o->out, "dry run: %llu units; %llu requests to the model, %llu to the judge (%llu of them answered "
                     "from the cache, sent by neither); nothing was sent\nwrote %s\n",
-            (unsigned long long)r.U, (unsigned long long)calls[0], (unsigned long long)calls[1], (unsigned long long)hits,
+            (unsigned long long)r.U, (unsigned long long)calls[0], (unsigned long long)judge_calls, (unsigned long long)hits,
             path.data);
   bench_run_release(&r);
   if (log_ok) tl_inlog_release(&log);
@@ -1963,9 +1971,9 @@ static int run_job(const tl_run_opts *o, MPI_Comm comm) {
       st = w->vt->attr_i64(w, "units", (int64_t)rcnt.units, &err);
       if (!st) st = w->vt->attr_i64(w, "units_resumed", (int64_t)rcnt.resumed[0], &err);
       if (!st) st = w->vt->attr_i64(w, "engine_calls", (int64_t)rcnt.calls[0], &err);
-      if (!st && rcnt.nstages > 1) st = w->vt->attr_i64(w, "judge_calls", (int64_t)rcnt.calls[1], &err);
-      if (!st && rcnt.nstages > 1) st = w->vt->attr_i64(w, "judge_resumed", (int64_t)rcnt.resumed[1], &err);
-      if (!st && rcnt.nstages > 1) st = w->vt->attr_i64(w, "judge_skipped", (int64_t)rcnt.skips[1], &err);
+      if (!st && rcnt.nstages > 1) st = w->vt->attr_i64(w, "judge_calls", (int64_t)rcnt.judge_calls, &err);
+      if (!st && rcnt.nstages > 1) st = w->vt->attr_i64(w, "judge_resumed", (int64_t)rcnt.judge_resumed, &err);
+      if (!st && rcnt.nstages > 1) st = w->vt->attr_i64(w, "judge_skipped", (int64_t)rcnt.judge_skips, &err);
     }
     if (rc == TL_EXIT_OK && !st) {
       st = w->vt->close(w, &err);
@@ -2003,7 +2011,7 @@ static int run_job(const tl_run_opts *o, MPI_Comm comm) {
               rcnt.calls[0] ? 1e6 * rcnt.sched_s / (double)rcnt.calls[0] : 0.0);
     if (job.n_benches > 0 && !o->quiet && rcnt.nstages > 1)
       fprintf(o->log, "tally: judge stage: %llu calls, %llu from the journal, %llu skipped (nothing to judge)\n",
-              (unsigned long long)rcnt.calls[1], (unsigned long long)rcnt.resumed[1], (unsigned long long)rcnt.skips[1]);
+              (unsigned long long)rcnt.judge_calls, (unsigned long long)rcnt.judge_resumed, (unsigned long long)rcnt.judge_skips);
     fprintf(o->out, "wrote %s\n", output);
     if (fflush(o->out) != 0 || ferror(o->out)) {
       fprintf(o->log, "tally: cannot write the summary to standard output: %s (the output file '%s' is "

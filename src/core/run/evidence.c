@@ -49,10 +49,13 @@ tl_status tl_evidence_cols(tl_table *t, const tl_row *rows, size_t n, unsigned s
   for (int s = 0; s < TL_MAX_STAGES; s++) {
     if (!(stage_mask & (1u << s))) continue;
     int first = -1;
-    char name[96], doc[320];
+    char name[96], doc[320], pre[16], who[32];
+    tl_stage_prefix(s, pre, sizeof pre);
+    if (s <= 1) snprintf(who, sizeof who, "%s", s == 0 ? "" : "judge: ");
+    else snprintf(who, sizeof who, "judge sample %d: ", s - 1);
     for (size_t c = 0; c < NCOLS; c++) {
-      snprintf(name, sizeof name, "%s%s", s == 0 ? "" : "judge_", COLS[c].name);
-      snprintf(doc, sizeof doc, "%s%s", s == 0 ? "" : "judge: ", COLS[c].doc);
+      snprintf(name, sizeof name, "%s%s", pre, COLS[c].name);
+      snprintf(doc, sizeof doc, "%s%s", who, COLS[c].doc);
       int k = tl_table_add_col(t, name, COLS[c].type, doc);
       if (k < 0) return TL_ENOMEM;
       if (first < 0) first = k;

@@ -124,7 +124,7 @@ static tl_status advance(tl_pipe *p, uint64_t g, tl_row *row, tl_err *err) {
   const tl_bench_vt *vt = rb->vt;
   tl_unit u = tl_rb_unit(rb, g - rb->base);
   tl_status st = TL_OK;
-  while (row->done < vt->nstages) {
+  while (row->done < rb->nstages) {
     int s = row->done;
     if (s > 0 && row->error[s - 1]) { /* the engine gave up on the stage before: nothing to go on */
       p->skips[s]++;
@@ -159,6 +159,7 @@ static tl_status advance(tl_pipe *p, uint64_t g, tl_row *row, tl_err *err) {
     rq.nimages = q.nimages;
     rq.temperature = q.temperature;
     rq.max_tokens = q.max_tokens;
+    rq.seed = q.seed_set ? q.seed : c->seed;
     if ((st = map_put(p, g, row))) {
       tl_err_set(err, st, "pipeline: unit %llu started twice", (unsigned long long)g);
       goto fail;

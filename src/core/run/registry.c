@@ -1,5 +1,6 @@
 /* registry.c - the benchmark modules tally knows, by name (tally/bench.h). A new benchmark adds
  * one line to MODULES. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,4 +47,16 @@ int tl_bench_variant(const tl_bench_vt *vt, const char *name) {
   for (int i = 0; vt->variants[i]; i++)
     if (strcmp(vt->variants[i], name) == 0) return i;
   return -1;
+}
+
+int tl_bench_nstages(const tl_bench_vt *vt, const tl_bench *b) {
+  int n = vt->n_stages && b ? vt->n_stages(b) : vt->nstages;
+  return n < 1 ? 1 : n > TL_MAX_STAGES ? TL_MAX_STAGES : n;
+}
+
+const char *tl_stage_prefix(int s, char *buf, size_t n) {
+  if (s <= 0) snprintf(buf, n, "%s", "");
+  else if (s == 1) snprintf(buf, n, "judge_");
+  else snprintf(buf, n, "judge%d_", s - 1);
+  return buf;
 }

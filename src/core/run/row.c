@@ -19,6 +19,8 @@ void tl_row_release(tl_row *r) {
     free(r->error[s]);
   }
   for (int m = 0; m < TL_MAX_MODES; m++) tl_parsed_release(&r->res[m]);
+  for (int i = 0; i < r->nextra; i++) tl_parsed_release(&r->extra[i]);
+  free(r->extra);
   tl_row_init(r);
 }
 

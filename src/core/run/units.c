@@ -7,6 +7,7 @@
 tl_status tl_rb_units(tl_run_bench *rb) {
   rb->nitems = rb->vt->n_items(rb->b);
   rb->nmodes = rb->vt->n_modes(rb->b);
+  rb->nstages = tl_bench_nstages(rb->vt, rb->b);
   free(rb->sub_off);
   rb->sub_off = malloc((rb->nitems + 1) * sizeof *rb->sub_off);
   if (!rb->sub_off) return TL_ENOMEM;
@@ -110,7 +111,7 @@ tl_status tl_rb_score(const tl_run_bench *rb, const tl_unit *u, tl_row *row, tl_
   tl_status st = rb->vt->score(rb->b, rb->cfgs, u, row, err);
   if (st) return st;
   int failed = 0;
-  for (int s = 0; s < rb->vt->nstages; s++) failed |= row->error[s] != NULL;
+  for (int s = 0; s < rb->nstages; s++) failed |= row->error[s] != NULL;
   if (!failed) return TL_OK;
   for (int m = 0; m < rb->nmodes; m++) {
     tl_parsed_release(&row->res[m]);

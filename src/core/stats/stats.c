@@ -676,3 +676,45 @@ double tl_williams_p(double r12, double r13, double r23, size_t n, double *t_out
   if (t_out) *t_out = t;
   return p;
 }
+
+/* Krippendorff's alpha (tally/stats.h): D_o and D_e over the coincidence matrix. The ordinal
+ * distance uses the margins in unscaled units (n_g / scale); the scale cancels in the ratio of
+ * sums otherwise, so only n - 1 needs it. */
+static double kripp_d2(const double *nm, size_t c, size_t k, tl_kripp_metric m, const double *vals) {
+  if (c == k) return 0;
+  switch (m) {
+  case TL_KRIPP_NOMINAL: return 1;
+  case TL_KRIPP_INTERVAL: return (vals[c] - vals[k]) * (vals[c] - vals[k]);
+  case TL_KRIPP_ORDINAL: {
+    size_t lo = c < k ? c : k, hi = c < k ? k : c;
+    double s = 0;
+    for (size_t g = lo; g <= hi; g++) s += nm[g];
+    s -= (nm[c] + nm[k]) / 2;
+    return s * s;
+  }
+  }
+  return NAN;
+}
+
+double tl_kripp_alpha(const double *o, size_t V, double scale, tl_kripp_metric m, const double *vals) {
+  if (!o || V == 0 || !(scale > 0) || (m == TL_KRIPP_INTERVAL && !vals)) return NAN;
+  double *nm = calloc(V, sizeof *nm);
+  if (!nm) return NAN;
+  double n = 0;
+  for (size_t c = 0; c < V; c++) {
+    for (size_t k = 0; k < V; k++) nm[c] += o[c * V + k];
+    nm[c] /= scale;
+    n += nm[c];
+  }
+  double dobs = 0, dexp = 0;
+  for (size_t c = 0; c < V; c++)
+    for (size_t k = 0; k < V; k++) {
+      if (c == k) continue;
+      double d2 = kripp_d2(nm, c, k, m, vals);
+      dobs += o[c * V + k] / scale * d2;
+      dexp += nm[c] * nm[k] * d2;
+    }
+  free(nm);
+  if (!(n > 1) || !(dexp > 0)) return NAN;
+  return 1 - (n - 1) * dobs / dexp;
+}

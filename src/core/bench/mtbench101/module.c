@@ -29,6 +29,7 @@
  * win rate mean(1 - pref), paired bootstrap CIs over dialogues (tl_boot_counts: resamples keyed
  * by (seed, r), so any split gives the same draws). */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,14 +41,30 @@
 #include "mtb_rating.h"
 #include "tally/bench.h"
 #include "tally/boot.h"
+#include "tally/stats.h"
 #include "tally/jsonl.h"
 #include "tally/think.h"
 
 static const char *const VARIANTS[] = {"golden", NULL};
 static const char *const KEYS[] = {"items", "tasks", "dialogues", "reference", "prompt_text", "system_prompt",
                                    "max_message_chars", "max_tokens", "strip_reasoning", "judge_temperature",
-                                   "parsers", "comparison", NULL};
+                                   "parsers", "comparison", "judge_samples", "judge_aggregate", NULL};
 enum { NM_MAX = 4 };
+#define MAX_SAMPLES (TL_MAX_STAGES - 1)
+/* Turn ratings (tl_parsed.value of r->res) and the MIN blocks are in units of 1/RSCALE: the
+ * parsers' thousandths times AGG_F when the judge is sampled more than once, so that the mean of
+ * up to 7 ratings (AGG_F = lcm(1..7)) and a median of two middle values are exact integers. With
+ * one sample the parser's thousandths are kept as they are. */
+#define AGG_F 420
+static int64_t rscale(const tl_bench *b);
+/* Agreement over judge samples (nsamples > 1), per mode and cfg, after the status counts of the
+ * SUM block: AG__N counters, then the coincidence matrix [NLEV][NLEV] of the ratings on the
+ * half-point grid 1, 1.5, .., 10 (level (v - 1000) / 500 of the thousandths), each ordered pair of
+ * a turn's rated samples adding COINC / (m - 1) (m: its rated samples on the grid; COINC =
+ * lcm(1..6) keeps that an integer). */
+enum { AG_TURNS2, AG_ALLEQ, AG_RANGE, AG_SOK, AG_SNO, AG_OFFGRID, AG__N };
+#define NLEV 19
+#define COINC 60
 #define NTASK TL_MTB__NTASKS
 #define NABIL TL_MTB__NABILITIES
 #define NDOM TL_MTB__NDOMAINS
@@ -67,6 +84,8 @@ struct tl_bench {
   int max_tokens;         /* generation; 0 = the engine's default */
   bool strip_reasoning;
   double judge_temp;
+  int nsamples;           /* judge_samples: the judge is asked this many times per turn (stages 1..) */
+  bool agg_mean;          /* judge_aggregate: mean (else median) of the samples' ratings */
   int modes[NM_MAX], nmodes;
   tl_mtb_rater *raters[NM_MAX];
   uint64_t boot_B, boot_seed;
@@ -114,6 +133,8 @@ static int cmp_i64(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
+static int64_t rscale(const tl_bench *b) { return b->nsamples > 1 ? (int64_t)TL_MTB_RATING_SCALE * AGG_F : TL_MTB_RATING_SCALE; }
+
 static tl_bench *mtb_create(tl_job_ctx *c, const cJSON *e, const char *where) {
   tl_bench *b = calloc(1, sizeof *b);
   if (!b) return NULL;
@@ -123,6 +144,7 @@ static tl_bench *mtb_create(tl_job_ctx *c, const cJSON *e, const char *where) {
   for (int t = 0; t < NTASK; t++) b->task_on[t] = true;
   b->strip_reasoning = true;
   b->judge_temp = 0.6;
+  b->nsamples = 1;
   b->boot_B = 1000;
   b->level = 0.95;
   b->modes[0] = TL_MTB_RATE_STRICT;
@@ -206,6 +228,17 @@ static tl_bench *mtb_create(tl_job_ctx *c, const cJSON *e, const char *where) {
     if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 2)) PROBLEM(w, "must be a number from 0 to 2");
     else b->judge_temp = v->valuedouble;
   }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "judge_samples"))) {
+    snprintf(w, sizeof w, "%s.judge_samples", where);
+    if (!tl_json_is_int(v, 1, MAX_SAMPLES)) PROBLEM(w, "must be an integer from 1 to %d (judge calls per turn)", MAX_SAMPLES);
+    else b->nsamples = (int)v->valuedouble;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "judge_aggregate"))) {
+    snprintf(w, sizeof w, "%s.judge_aggregate", where);
+    if (!cJSON_IsString(v) || (strcmp(v->valuestring, "median") && strcmp(v->valuestring, "mean")))
+      PROBLEM(w, "must be \"median\" or \"mean\" (of the judge samples' ratings)");
+    else b->agg_mean = !strcmp(v->valuestring, "mean");
+  }
   if ((v = cJSON_GetObjectItemCaseSensitive(e, "parsers"))) {
     snprintf(w, sizeof w, "%s.parsers", where);
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0 || cJSON_GetArraySize(v) > NM_MAX) {
@@ -253,6 +286,8 @@ static tl_bench *mtb_create(tl_job_ctx *c, const cJSON *e, const char *where) {
   }
   return b;
 }
+
+static int mtb_n_stages(const tl_bench *b) { return 1 + b->nsamples; }
 
 static int mtb_default_variant(const tl_bench *b) {
   (void)b;
@@ -427,7 +462,6 @@ static char *prediction(const tl_bench *b, const char *answer, int *unterminated
 
 static tl_status mtb_request(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *u, int s, const tl_row *r,
                              tl_buf *arena, tl_bench_req *out, tl_err *err) {
-  (void)cfgs;
   memset(out, 0, sizeof *out);
   out->temperature = -1;
   if (u->item >= b->n || u->sub >= tl_mtb_judged_turns(&b->d[u->item]))
@@ -471,7 +505,7 @@ static tl_status mtb_request(const tl_bench *b, const tl_cfg *cfgs, const tl_uni
     out->max_tokens = b->max_tokens;
     return TL_OK;
   }
-  if (s != 1) return tl_err_set(err, TL_EINTERNAL, "mtbench101: no stage %d", s);
+  if (s < 1 || s > b->nsamples) return tl_err_set(err, TL_EINTERNAL, "mtbench101: no stage %d", s);
   if (!r->text[0]) {
     out->skip = 1; /* no answer: nothing to judge */
     return TL_OK;
@@ -496,47 +530,131 @@ static tl_status mtb_request(const tl_bench *b, const tl_cfg *cfgs, const tl_uni
   out->msgs[1].content = arena->data + off;
   out->nmsg = 2;
   out->temperature = b->judge_temp;
+  if (b->nsamples > 1) { /* sample j = s - 1 asks with seed cfg seed + j (- j where + j would overflow) */
+    const int seed = cfgs[u->cfg].seed, j = s - 1;
+    out->seed_set = 1;
+    out->seed = seed <= INT_MAX - j ? seed + j : seed - j;
+  }
   return TL_OK;
 }
 
 /* ---- scoring ---- */
 
+/* The status every judge sample of a turn gets when the turn is not judged (no answer, or an
+ * answer that never left its reasoning); 0 when it is judged. */
+static int unjudged(const tl_bench *b, const tl_row *r, int *oom) {
+  *oom = 0;
+  if (!r->text[0]) return 1;
+  if (!b->strip_reasoning) return 0;
+  tl_buf buf;
+  tl_buf_init(&buf);
+  const char *v;
+  size_t vl;
+  int th = tl_think_strip(r->text[0], strlen(r->text[0]), &buf, &v, &vl);
+  tl_buf_release(&buf);
+  *oom = th == TL_THINK_NOMEM;
+  return th == TL_THINK_UNTERMINATED ? 2 : 0;
+}
+
+/* Rates one judge reply (stage s) into p, or gives it the status of an unjudged turn. */
+static tl_status rate_sample(const tl_bench *b, int k, int why, const char *judgment, tl_parsed *p) {
+  tl_parsed_release(p);
+  if (why == 1) {
+    p->status = TL_PS_MISSING;
+    p->rule = "";
+  } else if (why == 2) {
+    p->status = TL_PS_UNTERMINATED;
+    p->rule = "unterminated_answer";
+  } else if (!judgment) {
+    p->status = TL_PS_MISSING;
+    p->rule = "no_judgment";
+  } else {
+    return tl_mtb_rate(b->raters[k], judgment, p);
+  }
+  return TL_OK;
+}
+
+static int cmp_i64v(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, c = *(const int64_t *)y;
+  return (a > c) - (a < c);
+}
+
+/* The turn's rating under mode k from its samples sp[0..ns) (ns > 1) into p: the median (or
+ * mean) of the rated samples in units of 1/RSCALE; a turn with no rated sample takes sample 0's
+ * status and rule. A rating too large to average exactly (beyond INT64_MAX / (AGG_F * 8)
+ * thousandths, reachable only under the compatibility parsers, which check no range) counts as
+ * not rated, status out_of_range, rule "too_large_to_average". */
+static tl_status aggregate(const tl_bench *b, tl_parsed *sp, int ns, tl_parsed *p) {
+  int64_t v[MAX_SAMPLES];
+  int m = 0;
+  const int64_t cap = INT64_MAX / (AGG_F * 8);
+  for (int j = 0; j < ns; j++) {
+    if (sp[j].status != TL_PS_OK) continue;
+    if (sp[j].value > cap || sp[j].value < -cap) {
+      sp[j].status = TL_PS_OUT_OF_RANGE;
+      sp[j].rule = "too_large_to_average";
+      continue;
+    }
+    v[m++] = sp[j].value;
+  }
+  tl_parsed_release(p);
+  if (m == 0) {
+    p->status = sp[0].status;
+    p->rule = sp[0].rule;
+    if (sp[0].answer && !(p->answer = tl_strdup(sp[0].answer))) return TL_ENOMEM;
+    return TL_OK;
+  }
+  qsort(v, (size_t)m, sizeof *v, cmp_i64v);
+  int64_t x;
+  if (b->agg_mean) {
+    int64_t sum = 0;
+    for (int j = 0; j < m; j++) sum += v[j];
+    x = sum * (AGG_F / m);
+  } else {
+    x = m % 2 ? v[m / 2] * AGG_F : (v[m / 2 - 1] + v[m / 2]) * (AGG_F / 2);
+  }
+  char txt[48];
+  snprintf(txt, sizeof txt, "%.10g", (double)x / (double)rscale(b));
+  p->status = TL_PS_OK;
+  p->value = x;
+  p->rule = b->agg_mean ? "mean_of_samples" : "median_of_samples";
+  return (p->answer = tl_strdup(txt)) ? TL_OK : TL_ENOMEM;
+}
+
+/* Scores every mode. One sample: the parser's result is the turn's. More: each sample's parse
+ * goes to r->extra[k * nsamples + j], the turn's rating is their aggregate (aggregate()). */
 static tl_status mtb_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *u, tl_row *r, tl_err *err) {
   (void)cfgs;
-  int unterminated = 0;
-  if (r->text[0] && b->strip_reasoning) {
-    tl_buf buf;
-    tl_buf_init(&buf);
-    const char *v;
-    size_t vl;
-    int th = tl_think_strip(r->text[0], strlen(r->text[0]), &buf, &v, &vl);
-    tl_buf_release(&buf);
-    if (th == TL_THINK_NOMEM) return tl_err_set(err, TL_ENOMEM, "out of memory");
-    unterminated = th == TL_THINK_UNTERMINATED;
+  int oom, why = unjudged(b, r, &oom);
+  if (oom) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  const int ns = b->nsamples;
+  if (ns > 1 && r->nextra != b->nmodes * ns) {
+    for (int i = 0; i < r->nextra; i++) tl_parsed_release(&r->extra[i]);
+    free(r->extra);
+    r->nextra = 0;
+    if (!(r->extra = malloc((size_t)(b->nmodes * ns) * sizeof *r->extra))) return tl_err_set(err, TL_ENOMEM, "out of memory");
+    r->nextra = b->nmodes * ns;
+    for (int i = 0; i < r->nextra; i++) tl_parsed_init(&r->extra[i]);
   }
   for (int k = 0; k < b->nmodes; k++) {
-    tl_parsed *p = &r->res[k];
-    tl_parsed_release(p);
-    if (!r->text[0]) {
-      p->status = TL_PS_MISSING;
-      p->rule = "";
-    } else if (unterminated) {
-      p->status = TL_PS_UNTERMINATED;
-      p->rule = "unterminated_answer";
-    } else if (!r->text[1]) {
-      p->status = TL_PS_MISSING;
-      p->rule = "no_judgment";
+    tl_status st = TL_OK;
+    if (ns == 1) {
+      st = rate_sample(b, k, why, r->text[1], &r->res[k]);
     } else {
-      tl_status st = tl_mtb_rate(b->raters[k], r->text[1], p);
-      if (st) return tl_err_set(err, st, "mtbench101: rating dialogue %s failed: %s", b->ids[u->item], tl_strerror(st));
+      for (int j = 0; !st && j < ns; j++) st = rate_sample(b, k, why, r->text[1 + j], &r->extra[k * ns + j]);
+      if (!st) st = aggregate(b, &r->extra[k * ns], ns, &r->res[k]);
     }
+    if (st) return tl_err_set(err, st, "mtbench101: rating dialogue %s failed: %s", b->ids[u->item], tl_strerror(st));
   }
   return TL_OK;
 }
 
 /* ---- aggregates ---- */
 
-static size_t sum_len(const tl_bench *b, size_t ncfgs) { return ncfgs * b->n * 2 + ncfgs * TL_PS__COUNT; }
+/* The agreement part of a SUM block starts here (nsamples > 1): [cfg][AG__N + NLEV * NLEV]. */
+static size_t ag_off(const tl_bench *b, size_t ncfgs) { return ncfgs * b->n * 2 + ncfgs * TL_PS__COUNT; }
+static size_t ag_len(const tl_bench *b) { return b->nsamples > 1 ? AG__N + NLEV * NLEV : 0; }
+static size_t sum_len(const tl_bench *b, size_t ncfgs) { return ag_off(b, ncfgs) + ncfgs * ag_len(b); }
 
 static int mtb_acc_layout(const tl_bench *b, size_t ncfgs, tl_acc_block *out) {
   for (int k = 0; k < b->nmodes; k++) {
@@ -544,6 +662,41 @@ static int mtb_acc_layout(const tl_bench *b, size_t ncfgs, tl_acc_block *out) {
     out[2 * k + 1] = (tl_acc_block){sum_len(b, ncfgs), TL_ACC_SUM, 0};
   }
   return 2 * b->nmodes;
+}
+
+/* Adds one turn's samples sp[0..nsamples) to its cfg's agreement counters ag[AG__N + NLEV^2]:
+ * turns with two or more rated samples, those where all agree, the sum of their ranges
+ * (thousandths), rated and unrated samples, rated samples off the half-point grid (left out of
+ * alpha), and the coincidences (see AG__N). */
+static void agree_add(const tl_bench *b, const tl_parsed *sp, int64_t *ag) {
+  int64_t v[MAX_SAMPLES];
+  int lev[MAX_SAMPLES];
+  int m = 0, ml = 0;
+  for (int j = 0; j < b->nsamples; j++) {
+    if (sp[j].status != TL_PS_OK) {
+      ag[AG_SNO]++;
+      continue;
+    }
+    ag[AG_SOK]++;
+    v[m++] = sp[j].value;
+    int64_t x = sp[j].value;
+    if (x >= 1000 && x <= 10000 && x % 500 == 0) lev[ml++] = (int)((x - 1000) / 500);
+    else ag[AG_OFFGRID]++;
+  }
+  if (m >= 2) {
+    int64_t lo = v[0], hi = v[0];
+    for (int j = 1; j < m; j++) {
+      if (v[j] < lo) lo = v[j];
+      if (v[j] > hi) hi = v[j];
+    }
+    ag[AG_TURNS2]++;
+    ag[AG_ALLEQ] += lo == hi;
+    ag[AG_RANGE] += hi - lo;
+  }
+  if (ml >= 2)
+    for (int i = 0; i < ml; i++)
+      for (int j = 0; j < ml; j++)
+        if (i != j) ag[AG__N + lev[i] * NLEV + lev[j]] += COINC / (ml - 1);
 }
 
 static void mtb_acc_add(const tl_bench *b, size_t ncfgs, const tl_unit *u, const tl_row *r, int64_t *const *acc) {
@@ -559,6 +712,8 @@ static void mtb_acc_add(const tl_bench *b, size_t ncfgs, const tl_unit *u, const
       sum[2 * di + 1]++;
     }
     if (p->status >= 0 && p->status < TL_PS__COUNT) sum[ncfgs * b->n * 2 + (size_t)u->cfg * TL_PS__COUNT + p->status]++;
+    if (b->nsamples > 1 && r->nextra == b->nmodes * b->nsamples)
+      agree_add(b, &r->extra[k * b->nsamples], sum + ag_off(b, ncfgs) + (size_t)u->cfg * ag_len(b));
   }
 }
 
@@ -568,7 +723,7 @@ static void dialogue_scores(const tl_bench *b, int64_t *const *acc, int k, size_
   for (size_t i = 0; i < b->n; i++) {
     size_t di = cfg * b->n + i;
     int64_t ok = sum[2 * di], no = sum[2 * di + 1];
-    double v = ok > 0 && mn[di] != INT64_MAX ? (double)mn[di] / TL_MTB_RATING_SCALE : NAN;
+    double v = ok > 0 && mn[di] != INT64_MAX ? (double)mn[di] / (double)rscale(b) : NAN;
     ex[i] = v;
     fa[i] = no == 0 ? v : NAN;
   }
@@ -666,6 +821,30 @@ static tl_table *mtb_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
     snprintf(doc, sizeof doc, "the %s rule that fired", mn);
     if (tl_table_add_col(t, nm, TL_COL_STR, doc) < 0) goto fail;
   }
+  /* judge repeats: the other samples' replies, then each sample's rating and status per mode */
+  const int ns = b->nsamples, sbase = t->ncols;
+  for (int j = 1; ns > 1 && j < ns; j++) {
+    char nm[32], doc[160];
+    snprintf(nm, sizeof nm, "judgment_%d", j);
+    snprintf(doc, sizeof doc, "the judge's reply of sample %d (seed + %d; \"\" when none); judgment is sample 0", j, j);
+    if (tl_table_add_col(t, nm, TL_COL_STR, doc) < 0) goto fail;
+  }
+  for (int k = 0; ns > 1 && k < b->nmodes; k++)
+    for (int j = 0; j < ns; j++) {
+      char nm[96], doc[200], pre[64] = "";
+      const char *mn = tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]);
+      if (k) {
+        snprintf(pre, sizeof pre, "%s_", mn);
+        for (char *p = pre; *p; p++)
+          if (*p == '-') *p = '_';
+      }
+      snprintf(nm, sizeof nm, "%srating_%d", pre, j);
+      snprintf(doc, sizeof doc, "judge sample %d: the rating the %s parser read (NaN: none)", j, mn);
+      if (tl_table_add_col(t, nm, TL_COL_F64, doc) < 0) goto fail;
+      snprintf(nm, sizeof nm, "%sstatus_%d", pre, j);
+      snprintf(doc, sizeof doc, "judge sample %d: parse status under %s", j, mn);
+      if (tl_table_add_col(t, nm, TL_COL_STR, doc) < 0) goto fail;
+    }
   for (size_t i = 0; i < n; i++) {
     const tl_unit *u = &units[i];
     const tl_row *r = &rows[i];
@@ -684,10 +863,20 @@ static tl_table *mtb_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
     tl_table_ref_str(t, k, TC_JUDG, r->text[1] ? r->text[1] : "");
     for (int m = 0; m < b->nmodes; m++) {
       const tl_parsed *p = &r->res[m];
-      tl_table_set_f64(t, k, base + 3 * m, p->status == TL_PS_OK ? (double)p->value / TL_MTB_RATING_SCALE : NAN);
+      tl_table_set_f64(t, k, base + 3 * m, p->status == TL_PS_OK ? (double)p->value / (double)rscale(b) : NAN);
       if (tl_table_set_str(t, k, base + 3 * m + 1, tl_pstatus_name(p->status)) ||
           tl_table_set_str(t, k, base + 3 * m + 2, p->rule ? p->rule : ""))
         goto fail;
+    }
+    if (ns > 1) {
+      for (int j = 1; j < ns; j++) tl_table_ref_str(t, k, sbase + j - 1, r->text[1 + j] ? r->text[1 + j] : "");
+      for (int m = 0; m < b->nmodes; m++)
+        for (int j = 0; j < ns; j++) {
+          const int col = sbase + (ns - 1) + 2 * (m * ns + j);
+          const tl_parsed *p = r->nextra == b->nmodes * ns ? &r->extra[m * ns + j] : NULL;
+          tl_table_set_f64(t, k, col, p && p->status == TL_PS_OK ? (double)p->value / TL_MTB_RATING_SCALE : NAN);
+          if (tl_table_set_str(t, k, col + 1, p ? tl_pstatus_name(p->status) : "missing")) goto fail;
+        }
     }
   }
   return t;
@@ -873,13 +1062,78 @@ static tl_status comparisons(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs
 
 /* Tables, in this order: dialogues (primary parser), overall, tasks, abilities, domains (every
  * parser), across_seeds, summary (the paper's layout), comparisons, then the parser audit. */
-enum { T_DLG, T_OVERALL, T_TASKS, T_ABIL, T_DOM, T_SEEDS, T_SUMMARY, T_CMP, T_AUDIT, T_SETTINGS, T__N };
+enum { T_DLG, T_OVERALL, T_TASKS, T_ABIL, T_DOM, T_SEEDS, T_SUMMARY, T_CMP, T_AUDIT, T_SETTINGS, T_AGREE, T__N };
+
+/* The judge's self-agreement over its samples (nsamples > 1): per mode and cfg, then per mode and
+ * model pooled over its seeds (seed -1): the counters and coincidences of agree_add(), summed. */
+static const tl_col_spec AGREE_COLS[] = {
+    {"parser", TL_COL_STR, "rating parser"},
+    {"model", TL_COL_STR, "model under test (whose answers were judged)"},
+    {"prompt_variant", TL_COL_STR, "prompt variant"},
+    {"seed", TL_COL_I64, "sampling seed; -1: the model's seeds pooled"},
+    {"samples", TL_COL_I64, "judge samples per turn (judge_samples)"},
+    {"n_samples_rated", TL_COL_I64, "samples with a rating under this parser"},
+    {"n_samples_unrated", TL_COL_I64, "samples without one (no judgment, no rating, out of range, ...)"},
+    {"n_turns_compared", TL_COL_I64, "turns with two or more rated samples"},
+    {"exact_agreement", TL_COL_F64, "share of the compared turns whose rated samples are all equal"},
+    {"mean_range", TL_COL_F64, "mean over the compared turns of max - min of their samples' ratings"},
+    {"n_off_scale", TL_COL_I64, "rated samples off the 1-10 half-point scale, left out of alpha"},
+    {"alpha_ordinal", TL_COL_F64,
+     "Krippendorff's alpha, ordinal, samples as coders and turns as units (Krippendorff 2011); NaN when undefined"},
+};
+enum { AC_PARSER, AC_MODEL, AC_VAR, AC_SEED, AC_K, AC_SOK, AC_SNO, AC_T2, AC_EQ, AC_RANGE, AC_OFF, AC_ALPHA, AC__N };
+
+/* One row of the agreement table from the summed counters ag[AG__N + NLEV^2]. */
+static tl_status agree_row(const tl_bench *b, tl_table *t, int k, const tl_cfg *c, int pooled, const int64_t *ag) {
+  size_t r = tl_table_add_row(t);
+  if (r == (size_t)-1 || tl_table_set_str(t, r, AC_PARSER, tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k])) ||
+      tl_table_set_str(t, r, AC_MODEL, c->model) || tl_table_set_str(t, r, AC_VAR, VARIANTS[0]))
+    return TL_ENOMEM;
+  double o[NLEV * NLEV];
+  for (int i = 0; i < NLEV * NLEV; i++) o[i] = (double)ag[AG__N + i];
+  tl_table_set_i64(t, r, AC_SEED, pooled ? -1 : c->seed);
+  tl_table_set_i64(t, r, AC_K, b->nsamples);
+  tl_table_set_i64(t, r, AC_SOK, ag[AG_SOK]);
+  tl_table_set_i64(t, r, AC_SNO, ag[AG_SNO]);
+  tl_table_set_i64(t, r, AC_T2, ag[AG_TURNS2]);
+  tl_table_set_f64(t, r, AC_EQ, ag[AG_TURNS2] ? (double)ag[AG_ALLEQ] / (double)ag[AG_TURNS2] : NAN);
+  tl_table_set_f64(t, r, AC_RANGE,
+                   ag[AG_TURNS2] ? (double)ag[AG_RANGE] / TL_MTB_RATING_SCALE / (double)ag[AG_TURNS2] : NAN);
+  tl_table_set_i64(t, r, AC_OFF, ag[AG_OFFGRID]);
+  tl_table_set_f64(t, r, AC_ALPHA, tl_kripp_alpha(o, NLEV, COINC, TL_KRIPP_ORDINAL, NULL));
+  return TL_OK;
+}
+
+static tl_status agreement(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc, tl_table *t) {
+  if (tl_table_add_cols(t, AGREE_COLS, AC__N)) return TL_ENOMEM;
+  const size_t L = ag_len(b);
+  int64_t *pool = malloc(L * sizeof *pool);
+  if (!pool) return TL_ENOMEM;
+  tl_status st = TL_OK;
+  for (int k = 0; !st && k < b->nmodes; k++) {
+    const int64_t *ag = acc[2 * k + 1] + ag_off(b, ncfgs);
+    for (size_t c = 0; !st && c < ncfgs; c++) st = agree_row(b, t, k, &cfgs[c], 0, ag + c * L);
+    for (size_t c0 = 0; !st && c0 < ncfgs;) { /* a model's seeds are adjacent (cfgs in key order) */
+      size_t c1 = c0;
+      memset(pool, 0, L * sizeof *pool);
+      while (c1 < ncfgs && !strcmp(cfgs[c1].model, cfgs[c0].model) && cfgs[c1].variant == cfgs[c0].variant) {
+        for (size_t i = 0; i < L; i++) pool[i] += ag[c1 * L + i];
+        c1++;
+      }
+      st = agree_row(b, t, k, &cfgs[c0], 1, pool);
+      c0 = c1;
+    }
+  }
+  free(pool);
+  return st;
+}
 
 /* The settings of the run, recorded: one (key, value) row each, values as text. */
 static tl_status settings_table(const tl_bench *b, tl_table *t) {
   static const tl_col_spec SC[] = {{"key", TL_COL_STR, "setting"}, {"value", TL_COL_STR, "its value, as text"}};
   if (tl_table_add_cols(t, SC, 2)) return TL_ENOMEM;
-  char num[3][64];
+  char num[4][64];
+  snprintf(num[3], sizeof num[3], "%d", b->nsamples);
   snprintf(num[0], sizeof num[0], "%d", b->max_msg_chars);
   snprintf(num[1], sizeof num[1], "%d", b->max_tokens);
   snprintf(num[2], sizeof num[2], "%.15g", b->judge_temp);
@@ -894,6 +1148,10 @@ static tl_status settings_table(const tl_bench *b, tl_table *t) {
                          {"max_tokens", num[1]},
                          {"strip_reasoning", b->strip_reasoning ? "true" : "false"},
                          {"judge_temperature", num[2]},
+                         {"judge_samples", num[3]},
+                         {"judge_aggregate", b->nsamples > 1 ? (b->agg_mean ? "mean" : "median") : "(one sample)"},
+                         {"judge_seeds", b->nsamples > 1 ? "sample j asks with the model's seed + j (- j where + j overflows)"
+                                                         : "the model's seed"},
                          {"parsers", parsers.data},
                          {"prompt_strings_source", tl_mtb_strings_source}};
   tl_status st = TL_OK;
@@ -911,7 +1169,7 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
       "/metrics/mtbench101/dialogues", "/metrics/mtbench101/overall", "/metrics/mtbench101/tasks",
       "/metrics/mtbench101/abilities", "/metrics/mtbench101/domains", "/metrics/mtbench101/across_seeds",
       "/metrics/mtbench101/summary",   "/metrics/mtbench101/comparisons", "/audit/mtbench101/parsers",
-      "/metrics/mtbench101/settings"};
+      "/metrics/mtbench101/settings", "/metrics/mtbench101/judge_agreement"};
   tl_table **t = calloc(T__N, sizeof *t);
   size_t n = b->n;
   double *ex = malloc((n ? n : 1) * sizeof *ex), *fa = malloc((n ? n : 1) * sizeof *fa);
@@ -1046,6 +1304,7 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
     }
   if (!st) st = comparisons(b, cfgs, ncfgs, acc, t[T_CMP]);
   if (!st) st = settings_table(b, t[T_SETTINGS]);
+  if (!st && b->nsamples > 1) st = agreement(b, cfgs, ncfgs, acc, t[T_AGREE]);
   /* parser audit: per parser and cfg, the overall scores and the statuses */
   if (!st) {
     tl_table *a = t[T_AUDIT];
@@ -1092,21 +1351,28 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
     free(t);
     return st;
   }
+  if (b->nsamples == 1) { /* one sample: no agreement to report */
+    tl_table_free(t[T_AGREE]);
+    t[T_AGREE] = NULL;
+  }
   *out = t;
-  *nout = T__N;
+  *nout = b->nsamples > 1 ? T__N : T__N - 1;
   return TL_OK;
 }
 
 static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint64_t units, tl_table *const *tables,
                         int n, int64_t *const *acc, FILE *out) {
   (void)cfgs;
-  if (n != T__N) return;
+  if (n < T_AGREE) return;
   fprintf(out, "mtbench101: %zu dialogues, %llu judged turns over %zu model/seed configs; reference %s, prompts %s, "
                "judge temperature %.2f; parsers:",
           b->n, (unsigned long long)units, ncfgs, tl_mtb_ref_name(b->ref),
           tl_mtb_text_name(b->text), b->judge_temp);
   for (int k = 0; k < b->nmodes; k++)
     fprintf(out, " %s%s", tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]), k ? "" : " (primary)");
+  if (b->nsamples > 1)
+    fprintf(out, "\njudge samples per turn: %d (turn rating = %s of the rated samples; sample j: seed + j)", b->nsamples,
+            b->agg_mean ? "mean" : "median");
   fprintf(out, "\n\nscores (1-10), mean over seeds; dialogue = min over its turns, task = mean of dialogues, "
                "Avg = mean of the tasks\n");
   const tl_table *sm = tables[T_SUMMARY];
@@ -1171,6 +1437,19 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
               (long long)a->cols[3].v.i[r], a->cols[6].v.f[r], a->cols[7].v.f[r], (long long)a->cols[5].v.i[r],
               (long long)a->cols[4].v.i[r]);
   }
+  if (n == T__N && tables[T_AGREE]) {
+    const tl_table *g = tables[T_AGREE];
+    fprintf(out, "\njudge self-agreement over %d samples (%s parser; seeds pooled): exact agreement, mean range, "
+                 "Krippendorff's alpha (ordinal)\n",
+            b->nsamples, tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[0]));
+    for (size_t r = 0; r < g->nrows; r++) {
+      if (g->cols[AC_SEED].v.i[r] != -1 || strcmp(g->cols[AC_PARSER].v.s[r], tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[0])))
+        continue;
+      fprintf(out, "%-20s turns compared %6lld  exact %.3f  mean range %.3f  alpha %.3f  (samples unrated: %lld)\n",
+              g->cols[AC_MODEL].v.s[r], (long long)g->cols[AC_T2].v.i[r], g->cols[AC_EQ].v.f[r],
+              g->cols[AC_RANGE].v.f[r], g->cols[AC_ALPHA].v.f[r], (long long)g->cols[AC_SNO].v.i[r]);
+    }
+  }
 }
 
 const tl_bench_vt tl_bench_mtbench101 = {
@@ -1181,6 +1460,7 @@ const tl_bench_vt tl_bench_mtbench101 = {
     .keys = KEYS,
     .create = mtb_create,
     .free = mtb_free,
+    .n_stages = mtb_n_stages,
     .default_variant = mtb_default_variant,
     .load = mtb_load,
     .n_items = mtb_n_items,
