@@ -120,6 +120,12 @@ tl_status tl_out_check_place(const char *out, tl_err *err) {
   if (out[n - 1] == '/' || (stat(out, &s) == 0 && S_ISDIR(s.st_mode)))
     return tl_err_set(err, TL_EUSAGE, "output '%s' is a directory; give a file path (e.g. '%s%srun.h5')",
                       out, out, out[n - 1] == '/' ? "" : "/");
+  /* an output is written beside itself and renamed over it at the end: a device, FIFO or socket
+   * there (/dev/null, /dev/stdout) would be replaced by a plain file */
+  if (stat(out, &s) == 0 && !S_ISREG(s.st_mode))
+    return tl_err_set(err, TL_EUSAGE, "output '%s' is not a regular file (a device, FIFO or socket): outputs are written "
+                      "to a temporary file renamed over the output, which would replace it; give a file path (or "
+                      "leave the option out where the output can go to standard output)", out);
   char *dir = dir_of(out);
   if (!dir) return tl_err_set(err, TL_ENOMEM, "out of memory");
   tl_status st = TL_OK;

@@ -31,8 +31,10 @@ tl_status tl_out_check_inputs(const char *out, const char *out_what, const tl_pa
  * shell has then already emptied it: `tally parse --input a.jsonl > a.jsonl`). */
 tl_status tl_stdout_check_inputs(const tl_path_role *in, int n, tl_err *err);
 
-/* The output's place, checked before any work: `out` must not be a directory, and its folder
- * must exist, be a folder and be writable (access W_OK|X_OK). TL_EUSAGE with the reason. */
+/* The output's place, checked before any work: `out` must not be a directory or any other file
+ * that is not a regular file (a device such as /dev/null, a FIFO, a socket: the rename at the
+ * end would replace it), and its folder must exist, be a folder and be writable (access
+ * W_OK|X_OK). TL_EUSAGE with the reason. */
 tl_status tl_out_check_place(const char *out, tl_err *err);
 
 /* The lock of one output, held from before the first write (`.part`, journal) to the end.

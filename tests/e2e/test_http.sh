@@ -31,10 +31,11 @@ trap 'cleanup_servers; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 # start_server NAME ARGS...: a server on a free port; sets PORT_<NAME> and PID_<NAME>
 start_server() {
   local name=$1; shift
+  : > "$WORK/$name.out" # exists before the server opens it: the loop below may read it first
   "$SRV" --port 0 --stats "$WORK/$name.stats.json" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err" &
   local pid=$! port=""
   PIDS+=("$pid")
-  for _ in $(seq 100); do
+  for _ in $(seq 400); do
     port=$(sed -n 's/^tally-testserver: listening on .*:\([0-9][0-9]*\)$/\1/p' "$WORK/$name.out")
     [ -n "$port" ] && break
     sleep 0.05

@@ -140,5 +140,12 @@ expect 0 "earlier run of this SLURM job" "requeued SLURM job" -- env SLURM_JOB_I
 printf 'tally output lock\nhost=elsewhere\npid=4242\nstarted=x\nstarted_epoch=%s\n' "$now" > "$WORK/c.h5.lock"
 expect 2 "another host" "correlate on a locked output" -- "$TALLY_BIN" correlate --input "$WORK/vqa_judgments.csv" --human human --metrics lave --resamples 10 --out "$WORK/c.h5"
 [ ! -e "$WORK/c.h5" ] || fail "correlate wrote a locked output"
+# an output that is not a regular file (a FIFO here; /dev/null alike) is refused, never replaced
+mkfifo "$WORK/fifo"
+expect 2 "is not a regular file" "run --out FIFO" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --out "$WORK/fifo"
+expect 2 "is not a regular file" "run --dry-run=FIFO" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --dry-run="$WORK/fifo"
+expect 2 "is not a regular file" "parse --output FIFO" -- "$TALLY_BIN" parse --parser spatialeval-strict --input /dev/null --output "$WORK/fifo"
+expect 2 "is not a regular file" "correlate --out FIFO" -- "$TALLY_BIN" correlate --input "$WORK/vqa_judgments.csv" --human human --metrics lave --resamples 10 --out "$WORK/fifo"
+[ -p "$WORK/fifo" ] || fail "a FIFO given as the output was replaced"
 same_inputs "end"
 echo "e2e output safety: ok"
