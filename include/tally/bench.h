@@ -27,6 +27,7 @@
 #ifndef TALLY_BENCH_H
 #define TALLY_BENCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -111,6 +112,15 @@ void tl_job_problem(tl_job_ctx *c, const char *where, const char *fmt, ...);
 /* A path or a list of paths at `v` -> resolved against the job's folder (malloc'd array of
  * malloc'd strings). Each is also declared an input of the job (`what`: "an items file"), so
  * the output is checked against it and its SHA-256 is recorded. Problems are reported. */
+/* Typed keys of a benchmark entry e: when `key` is present and valid its value goes to *out;
+ * when it is of the wrong type or range a problem "<where>.<key>: must be ..." is reported
+ * (`what` describes the integer wanted, e.g. "an integer >= 0 (0: the engine's default)").
+ * Return the number of problems (0 or 1); an absent key leaves *out as it is. */
+int tl_job_key_int(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, double lo, double hi,
+                   const char *what, int *out);
+int tl_job_key_num(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, double lo, double hi,
+                   double *out);
+int tl_job_key_bool(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, bool *out);
 /* Returns the number of problems it reported (0: every entry is in *out). */
 int tl_job_paths(tl_job_ctx *c, const cJSON *v, const char *where, const char *what, char ***out,
                  int *n);
@@ -158,7 +168,7 @@ typedef struct {
   int (*acc_layout)(const tl_bench *b, size_t ncfgs, tl_acc_block *out);
   /* Adds one scored unit (u is a unit of this run: cfg < ncfgs, item < n_items) to the
    * blocks (acc[k] has out[k].len values). */
-  void (*acc_add)(const tl_bench *b, size_t ncfgs, const tl_unit *u, const tl_row *r,
+  void (*acc_add)(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, const tl_unit *u, const tl_row *r,
                   int64_t *const *acc);
 
   /* The item table /items/<name> of n rows of consecutive units in key order (units[i] is

@@ -72,5 +72,11 @@ double tl_williams_p(double r12, double r13, double r23, size_t n, double *t_out
  * NaN when undefined (no pairable values, or a single value used: D_e = 0). */
 typedef enum { TL_KRIPP_NOMINAL = 0, TL_KRIPP_ORDINAL = 1, TL_KRIPP_INTERVAL = 2 } tl_kripp_metric;
 double tl_kripp_alpha(const double *o, size_t V, double scale, tl_kripp_metric m, const double *vals);
+/* Krippendorff's alpha of a reliability data matrix votes[n_items][n_coders] (row-major): a value
+ * >= 0 is a category (ordered by value for ordinal and interval), -1 a missing vote; items with
+ * fewer than 2 votes are not pairable. Builds the coincidence matrix over the distinct values
+ * (each ordered pair of votes within item u adds 1/(m_u - 1)) and calls tl_kripp_alpha. NaN when
+ * undefined, for a value below -1, more than 4096 distinct values, or out of memory. */
+double tl_kripp_alpha_votes(const int *votes, size_t n_items, size_t n_coders, tl_kripp_metric m);
 
 #endif

@@ -38,8 +38,10 @@ tl_status tl_tabin_read(const char *path, size_t max_line, tl_inlog *log, tl_tab
 void tl_tabin_release(tl_tabin *t);
 int tl_tabin_col(const tl_tabin *t, const char *name); /* -1 when absent */
 
-/* Converts column `col` to doubles. ok[r] = 1 when row r holds a finite number; otherwise the
- * row is reported to `log` ("line N: column 'x' is not a number: 'abc'") and ok[r] = 0.
+/* Converts column `col` to doubles. ok[r] = 1 when row r holds a finite number. A cell that
+ * reads as NaN ("nan", "NaN": an undefined value, as the item tables write a metric a unit has
+ * none of) gives ok[r] = 0 and is not reported. Otherwise the row is reported to `log` ("line
+ * N: column 'x' is not a number: 'abc'") and ok[r] = 0.
  * Returns TL_EINPUT when the log is strict and reported something. */
 tl_status tl_tabin_numeric(const tl_tabin *t, int col, tl_inlog *log, double *out /* [nrows] */,
                            unsigned char *ok /* [nrows] */);

@@ -9,6 +9,11 @@
  * present, are checked as for spatialeval and otherwise ignored) and writes
  *   {"answer": <string|null>, "rating": <number|null>, "status": "...", "rule": "..."}
  * where "rating" is the exact decimal rating (7, 8.5) when the status is ok, else null.
+ * LAVE judge-rating parser (lave-rating: lave.h tl_lave_rate; --lave-compat turns on the
+ * reference's fallback, where an unparsed reply is rated 2): reads the same input lines and writes
+ *   {"answer": "3"|null, "rating": 1|2|3|null, "score": 0|0.5|1|null, "status": "...", "rule": "..."}
+ * where "answer" is the rating as read from the reply (null for the compat fallback) and
+ * "rating"/"score" are set when the status is ok.
  * A bad input line gets {"error": "..."} in its place (and a message on stderr), so output line
  * N always answers input line N (blank lines excepted). */
 #define _POSIX_C_SOURCE 200809L
@@ -25,12 +30,15 @@
 #include "tally/jsonl.h"
 #include "spatialeval.h"
 #include "mtb_rating.h"
+#include "lave.h"
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: tally parse --parser NAME [--input FILE] [--output FILE] [--strict-input]\n"
+          "                   [--lave-compat]\n"
           "  NAME: spatialeval-strict | spatialeval-pr3 | spatialeval-legacy (answer parsers)\n"
           "      | mtbench101-rating | mtbench101-opencompass | fastchat | judgearena (judge ratings)\n"
+          "      | lave-rating (LAVE judge ratings, 1-3)\n"
           "  spatialeval-*:\n"
           "    input lines:  {\"item\": {...benchmark row...}, \"response\": \"...\", \"model\": \"...\", \"prompt\": \"...\"?}\n"
           "    output lines: {\"answer\": ..., \"correct\": 0|1, \"status\": \"...\", \"rule\": \"...\"}\n"
@@ -39,6 +47,11 @@ static void usage(FILE *f) {
           "    input lines:  {\"response\": \"<judge output>\"|null} (\"item\" ignored; \"model\", \"prompt\" checked, ignored)\n"
           "    output lines: {\"answer\": \"7\"|null, \"rating\": 7|8.5|null, \"status\": \"...\", \"rule\": \"...\"}\n"
           "                  (rating: the exact decimal rating when status is ok, else null)\n"
+          "  lave-rating (the last 'rating=N', else a final 1/2/3; docs/LAVE.md):\n"
+          "    input lines:  {\"response\": \"<judge output>\"|null} (as for the judge ratings above)\n"
+          "    output lines: {\"answer\": \"3\"|null, \"rating\": 3|null, \"score\": 1|0.5|0|null, \"status\": \"...\", \"rule\": \"...\"}\n"
+          "    --lave-compat: the reference's fallback: a reply with no rating is rated 2 (score 0.5),\n"
+          "                   status ok, rule compat_fallback_2 (a null response stays missing)\n"
           "  FILE defaults to stdin/stdout. Exit: 0 ok, 1 failure, 2 usage, 3 bad input with --strict-input.\n");
 }
 
@@ -90,22 +103,45 @@ static int emit_rating(FILE *out, const tl_parsed *pr) {
   return ok;
 }
 
+/* One LAVE rating output line; 0 when it cannot be written. */
+static int emit_lave(FILE *out, const tl_lave_rating *lr) {
+  cJSON *w = cJSON_CreateObject();
+  if (!w) return 0;
+  if (lr->answer) cJSON_AddStringToObject(w, "answer", lr->answer);
+  else cJSON_AddNullToObject(w, "answer");
+  if (lr->status == TL_PS_OK) {
+    cJSON_AddNumberToObject(w, "rating", lr->rating);
+    cJSON_AddNumberToObject(w, "score", lr->score); /* 0, 0.5 or 1: printed exactly */
+  } else {
+    cJSON_AddNullToObject(w, "rating");
+    cJSON_AddNullToObject(w, "score");
+  }
+  cJSON_AddStringToObject(w, "status", tl_pstatus_name(lr->status));
+  cJSON_AddStringToObject(w, "rule", lr->rule);
+  char *s = cJSON_PrintUnformatted(w);
+  int ok = s && fprintf(out, "%s\n", s) >= 0;
+  free(s);
+  cJSON_Delete(w);
+  return ok;
+}
+
 int tl_cmd_parse(int argc, char **argv) {
   static const char *const CMD = "tally parse";
   static const char *const PARSERS[] = {"spatialeval-strict", "spatialeval-pr3", "spatialeval-legacy",
                                         "mtbench101-rating",  "mtbench101-opencompass", "fastchat",
-                                        "judgearena"};
-  enum { N_PARSERS = sizeof PARSERS / sizeof PARSERS[0], FIRST_RATER = 3 };
+                                        "judgearena", "lave-rating"};
+  enum { N_PARSERS = sizeof PARSERS / sizeof PARSERS[0], FIRST_RATER = 3, LAVE = 7 };
   /* the rating modes of PARSERS[FIRST_RATER..] */
   static const tl_mtb_rate_mode RATE_MODES[] = {TL_MTB_RATE_STRICT, TL_MTB_RATE_OPENCOMPASS,
                                                 TL_MTB_RATE_FASTCHAT, TL_MTB_RATE_JUDGEARENA};
   const char *in = "-", *outp = NULL;
-  int strict_input = 0, pi = -1;
-  enum { O_PARSER = 1, O_INPUT, O_OUTPUT, O_STRICT, O_HELP };
+  int strict_input = 0, pi = -1, lave_compat = 0;
+  enum { O_PARSER = 1, O_INPUT, O_OUTPUT, O_STRICT, O_LAVE_COMPAT, O_HELP };
   static const struct option LONG[] = {{"parser", required_argument, NULL, O_PARSER},
                                        {"input", required_argument, NULL, O_INPUT},
                                        {"output", required_argument, NULL, O_OUTPUT},
                                        {"strict-input", no_argument, NULL, O_STRICT},
+                                       {"lave-compat", no_argument, NULL, O_LAVE_COMPAT},
                                        {"help", no_argument, NULL, O_HELP},
                                        {NULL, 0, NULL, 0}};
   optind = 1;
@@ -119,6 +155,7 @@ int tl_cmd_parse(int argc, char **argv) {
     case O_INPUT: in = optarg; break;
     case O_OUTPUT: outp = optarg; break;
     case O_STRICT: strict_input = 1; break;
+    case O_LAVE_COMPAT: lave_compat = 1; break;
     case 'h':
     case O_HELP: usage(stdout); return 0;
     default:
@@ -135,8 +172,13 @@ int tl_cmd_parse(int argc, char **argv) {
   if (pi < 0) {
     fprintf(stderr,
             "%s: --parser is required: spatialeval-strict, spatialeval-pr3, spatialeval-legacy, "
-            "mtbench101-rating, mtbench101-opencompass, fastchat or judgearena\n",
+            "mtbench101-rating, mtbench101-opencompass, fastchat or judgearena (MT-Bench-101), "
+            "or lave-rating (LAVE)\n",
             CMD);
+    return 2;
+  }
+  if (lave_compat && pi != LAVE) {
+    fprintf(stderr, "%s: --lave-compat applies to --parser lave-rating only\n", CMD);
     return 2;
   }
   tl_err err = {{0}};
@@ -149,12 +191,13 @@ int tl_cmd_parse(int argc, char **argv) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return cst == TL_EUSAGE ? 2 : 1;
   }
-  const int rating = pi >= FIRST_RATER;
+  const int rating = pi >= FIRST_RATER, lave = pi == LAVE;
   tl_se_parser *p = NULL;
   tl_mtb_rater *rater = NULL;
-  if (rating) rater = tl_mtb_rater_new(RATE_MODES[pi - FIRST_RATER], &err);
-  else p = tl_se_parser_new((tl_se_mode)tl_se_mode_from_name(PARSERS[pi] + 12), &err);
-  if (!p && !rater) {
+  /* lave-rating needs no parser object (tl_lave_rate) */
+  if (rating && !lave) rater = tl_mtb_rater_new(RATE_MODES[pi - FIRST_RATER], &err);
+  else if (!rating) p = tl_se_parser_new((tl_se_mode)tl_se_mode_from_name(PARSERS[pi] + 12), &err);
+  if (!lave && !p && !rater) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return 1;
   }
@@ -228,7 +271,15 @@ int tl_cmd_parse(int argc, char **argv) {
         snprintf(msg, sizeof msg, "%s:%ld: field 'prompt' is not a string", r.path, r.line_no);
       else if (!rating && tl_se_item_from_json(ji, &it, &err) != TL_OK)
         snprintf(msg, sizeof msg, "%s:%ld: item: %s", r.path, r.line_no, err.msg);
-      if (!msg[0] && rating) {
+      if (!msg[0] && lave) {
+        tl_lave_rating lr;
+        tl_status st = tl_lave_rate(cJSON_IsString(jr) ? jr->valuestring : NULL, lave_compat, &lr);
+        if (st != TL_OK) {
+          snprintf(msg, sizeof msg, "%s:%ld: parser failed: %s", r.path, r.line_no, tl_strerror(st));
+        } else if (!emit_lave(out, &lr)) {
+          wfail = 1;
+        }
+      } else if (!msg[0] && rating) {
         tl_status st = tl_mtb_rate(rater, cJSON_IsString(jr) ? jr->valuestring : NULL, &pr);
         if (st != TL_OK) {
           snprintf(msg, sizeof msg, "%s:%ld: parser failed: %s", r.path, r.line_no, tl_strerror(st));

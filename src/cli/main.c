@@ -17,6 +17,7 @@ static void usage(FILE *f) {
           "  run JOB.json    score a job (replay engine), write HDF5, print the summary\n"
           "  parse           run one answer parser over JSONL lines (inspection)\n"
           "  correlate       bootstrap Spearman/Kendall studies of metrics vs a human score\n"
+          "  score vqa       official VQA accuracy of a results file (drop-in for vqaEval.py)\n"
           "  version         print the version\n"
           "`tally <command> --help` for a command's options.\n",
           TALLY_VERSION);
@@ -85,6 +86,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "run")) return tl_cmd_run(argc - 1, argv + 1);
   if (!strcmp(argv[1], "parse")) return tl_cmd_parse(argc - 1, argv + 1);
   if (!strcmp(argv[1], "correlate")) return tl_cmd_correlate(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "score")) return tl_cmd_score(argc - 1, argv + 1);
   if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
     printf("tally %s\n", TALLY_VERSION);
     return 0;

@@ -788,6 +788,14 @@ static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
       req_free(o, q);
       return TL_ENOMEM;
     }
+    if (o->dry) { /* the dry run shows the request that cannot be built, and why */
+      cJSON *w = cJSON_CreateString(why);
+      char *ws = w ? cJSON_PrintUnformatted(w) : NULL;
+      fprintf(o->dry, "{\"role\":\"%s\",\"key\":\"%s\",\"error\":%s}\n", tl_role_name(o->role), q->key_hdr + strlen("X-Tally-Key: "),
+              ws ? ws : "\"?\"");
+      free(ws);
+      cJSON_Delete(w);
+    }
     return give_up(o, q, why);
   }
   if (o->cache_dir && q->hash[0] && q->cache_read) {

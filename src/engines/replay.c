@@ -146,6 +146,7 @@ typedef struct {
   tl_unit_key key;
   const cJSON *resp;  /* a string or null */
   const char *prompt; /* NULL when none */
+  char idbuf[320];    /* the id of a LAVE-release line ("<dataset>:<qid>"), key.id points here */
 } line_view;
 
 /* The message for a "prompt_variant" that is none of `names` (NULL-terminated, not NULL):
@@ -179,6 +180,25 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
   const cJSON *resp = cJSON_GetObjectItemCaseSensitive(o, "response");
   const cJSON *prompt = NULL;
+  const cJSON *qid = cJSON_GetObjectItemCaseSensitive(o, "qid");
+  int release = 0;
+  if (!resp && !id && qid && cJSON_GetObjectItemCaseSensitive(o, "prediction")) {
+    /* a row of the LAVE release (dataset, model, qid, ..., prediction): the id is "<dataset>:<qid>" */
+    const cJSON *ds = cJSON_GetObjectItemCaseSensitive(o, "dataset");
+    resp = cJSON_GetObjectItemCaseSensitive(o, "prediction");
+    *kind = TL_IN_BAD_FIELD;
+    if (!cJSON_IsString(ds) || !*ds->valuestring)
+      return snprintf(msg, msz, "a LAVE-release row (it has 'qid' and 'prediction') needs 'dataset', a non-empty string"), -1;
+    int w = -1;
+    if (tl_json_is_int(qid, -9007199254740992.0, 9007199254740992.0))
+      w = snprintf(v->idbuf, sizeof v->idbuf, "%s:%lld", ds->valuestring, (long long)qid->valuedouble);
+    else if (cJSON_IsString(qid) && *qid->valuestring)
+      w = snprintf(v->idbuf, sizeof v->idbuf, "%s:%s", ds->valuestring, qid->valuestring);
+    if (w < 0 || (size_t)w >= sizeof v->idbuf)
+      return snprintf(msg, msz, "field 'qid' is not an integer or a non-empty string (with 'dataset', under %zu bytes)",
+                      sizeof v->idbuf), -1;
+    release = 1;
+  }
   if (!resp && cJSON_GetObjectItemCaseSensitive(o, "oracle_answer")) {
     resp = cJSON_GetObjectItemCaseSensitive(o, "answer"); /* reference evaluator output */
     prompt = cJSON_GetObjectItemCaseSensitive(o, "prompt");
@@ -189,12 +209,13 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   const cJSON *turn = cJSON_GetObjectItemCaseSensitive(o, "turn");
   const cJSON *sample = cJSON_GetObjectItemCaseSensitive(o, "sample");
   *kind = TL_IN_MISSING_FIELD;
-  if (!id) return snprintf(msg, msz, "missing field 'id'"), -1;
+  if (!id && !release) return snprintf(msg, msz, "missing field 'id'"), -1;
   if (!resp) return snprintf(msg, msz, "missing field 'response'"), -1;
   if (!model && !s->model)
     return snprintf(msg, msz, "missing field 'model' (and the job gives no default model for this file)"), -1;
   *kind = TL_IN_BAD_FIELD;
-  if (!cJSON_IsString(id) || !*id->valuestring) return snprintf(msg, msz, "field 'id' is not a non-empty string"), -1;
+  if (!release && (!cJSON_IsString(id) || !*id->valuestring))
+    return snprintf(msg, msz, "field 'id' is not a non-empty string"), -1;
   if (!cJSON_IsString(resp) && !cJSON_IsNull(resp))
     return snprintf(msg, msz, "field 'response' is not a string or null"), -1;
   if (model && (!cJSON_IsString(model) || !*model->valuestring))
@@ -224,7 +245,7 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   if (prompt && !cJSON_IsString(prompt)) prompt = NULL;
   v->key.bench = s->bench;
   v->key.stage = s->stage + (sample ? (int)sample->valuedouble : 0); /* judge sample j: stage 1 + j */
-  v->key.id = id->valuestring;
+  v->key.id = release ? v->idbuf : id->valuestring;
   v->key.model = model ? model->valuestring : s->model;
   v->key.variant = variant;
   v->key.seed = seed ? (int)seed->valuedouble : s->seed;

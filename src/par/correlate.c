@@ -384,7 +384,7 @@ static void print_table(const tl_corr_opts *o, const corr_data *d) {
   for (int k = 0; k < d->ngroups; k++) {
     const group *g = &d->g[k];
     fprintf(f, "%s%s: n = %u items", k ? "\n" : "", g->key, g->n);
-    if (g->excluded) fprintf(f, " (%lld rows excluded: non-numeric cells)", (long long)g->excluded);
+    if (g->excluded) fprintf(f, " (%lld rows excluded: non-numeric or undefined cells)", (long long)g->excluded);
     fprintf(f, ", B = %llu resamples%s, seed %llu, %.0f%% %s CIs\n", (unsigned long long)d->B,
             d->indices ? " (--indices)" : "", (unsigned long long)o->seed, 100 * o->ci, meth);
     fprintf(f, "  %-18s %-10s %9s  %-21s %8s %9s\n", "metric", "statistic", "estimate", "CI", "SE", "undefined");

@@ -475,7 +475,7 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   r->finished++;
   r->failed += row->text[0] == NULL;
   tl_unit u = tl_rb_unit(rb, g - rb->base);
-  rb->vt->acc_add(rb->b, rb->ncfgs, &u, row, r->acc[b]);
+  rb->vt->acc_add(rb->b, rb->cfgs, rb->ncfgs, &u, row, r->acc[b]);
   /* the unit's share of the item table's string bytes, for its owner */
   tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, &u, row, 1); /* the module's columns */
   if (!t) return TL_ENOMEM;
@@ -1873,11 +1873,21 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
     rc = TL_EXIT_FAIL;
   }
   if (f && rc) unlink(part.data);
+  uint64_t unbuilt = 0; /* requests that could not be built (an unreadable image, ...): "error" lines */
+  for (int q = 0; q < TL_ROLE__N; q++)
+    if (r.http[q]) {
+      tl_openai_stats hs;
+      tl_openai_stats_get(r.http[q], &hs);
+      unbuilt += hs.failed;
+    }
   if (!rc)
     fprintf(o->out, "dry run: %llu units; %llu requests to the model, %llu to the judge (%llu of them answered "
-                    "from the cache, sent by neither); nothing was sent\nwrote %s\n",
-            (unsigned long long)r.U, (unsigned long long)calls[0], (unsigned long long)judge_calls, (unsigned long long)hits,
-            path.data);
+                    "from the cache, sent by neither); nothing was sent\n",
+            (unsigned long long)r.U, (unsigned long long)calls[0], (unsigned long long)judge_calls, (unsigned long long)hits);
+  if (!rc && unbuilt)
+    fprintf(o->out, "dry run: %llu requests could not be built: their lines carry \"error\" (why: e.g. an unreadable "
+                    "image); a real run leaves those units engine_error\n", (unsigned long long)unbuilt);
+  if (!rc) fprintf(o->out, "wrote %s\n", path.data);
   bench_run_release(&r);
   if (log_ok) tl_inlog_release(&log);
   tl_buf_release(&path);

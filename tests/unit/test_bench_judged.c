@@ -486,8 +486,8 @@ static void test_acc_and_tables(void **state) {
     tl_row_init(&rows[i]);
     row_set(&rows[i], UNITS[i].answer, UNITS[i].judgment);
     assert_int_equal(VT->score(b, cfgs, &units[i], &rows[i], &err), TL_OK);
-    VT->acc_add(b, NCFGS, &units[i], &rows[i], acc_all);
-    VT->acc_add(b, NCFGS, &units[i], &rows[i], acc_part[i & 1]);
+    VT->acc_add(b, cfgs, NCFGS, &units[i], &rows[i], acc_all);
+    VT->acc_add(b, cfgs, NCFGS, &units[i], &rows[i], acc_part[i & 1]);
   }
   /* block 0 per cfg: n_units, n_ok, sum of ratings, n_missing */
   static const int64_t SUM[NCFGS * 4] = {4, 4, 28, 0, /**/ 4, 2, 16, 1, /**/ 1, 0, 0, 1};

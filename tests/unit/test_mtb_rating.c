@@ -22,16 +22,6 @@
 #include "tally/think.h"
 #include "mtb_rating.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SLOWDOWN 10.0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
-#define SLOWDOWN 10.0
-#endif
-#endif
-#ifndef SLOWDOWN
-#define SLOWDOWN 1.0
-#endif
 
 enum { S = TL_MTB_RATE_STRICT, OC = TL_MTB_RATE_OPENCOMPASS, FC = TL_MTB_RATE_FASTCHAT,
        JA = TL_MTB_RATE_JUDGEARENA };

@@ -26,20 +26,7 @@
 #include "se_eval.h"
 #include "tally/str.h"
 
-/* Sanitizers make everything a few times slower and keep freed memory in quarantine. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SLOWDOWN 8.0
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
-#define SLOWDOWN 8.0
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SLOWDOWN
-#define SLOWDOWN 1.0
-#define SANITIZED 0
-#endif
+/* SLOWDOWN and SANITIZED: testutil.h (the sanitizers make everything a few times slower). */
 
 #define RUNAWAY_BYTES (1u << 20)  /* 1 MiB */
 #define RUNAWAY_SECONDS 1.0       /* per parse, times SLOWDOWN; measured: 0.25 s at most */

@@ -29,6 +29,22 @@
 #include "tally/jsonl.h"
 #include "spatialeval.h"
 
+/* SLOWDOWN: how much slower the sanitizers make the code (for the tests' linear-time bounds);
+ * SANITIZED: 1 under ASan/UBSan/TSan. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SLOWDOWN 10.0
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define SLOWDOWN 10.0
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SLOWDOWN
+#define SLOWDOWN 1.0
+#define SANITIZED 0
+#endif
+
 /* [0]: 1 in the --shared run; [1]: shared cases skipped for an absent file */
 static inline int *tu_state(void) {
   static int st[2];

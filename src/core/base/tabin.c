@@ -469,6 +469,8 @@ tl_status tl_tabin_numeric(const tl_tabin *t, int col, tl_inlog *log, double *ou
     ok[r] = *s && end && num_end != s && *end == 0 && isfinite(v); /* blanks alone are no number */
     out[r] = ok[r] ? v : NAN;
     if (ok[r]) continue;
+    if (isnan(v) && end && *end == 0) continue; /* "nan": an undefined value (a metric a unit has
+                                                   none of), not a bad cell: left out, unreported */
     int nl = 0; /* a quoted cell over several lines: likely two stray quotes paired up */
     for (const char *c = s; *c; c++) nl += csv_eol(c) > 0 && !(c[0] == '\r' && c[1] == '\n');
     tl_status rs = nl ? tl_inlog_report(log, TL_IN_BAD_FIELD, t->path, t->line[r],

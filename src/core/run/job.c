@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,48 @@ void tl_job_problem(tl_job_ctx *c, const char *where, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   problem(c, where, "%s", msg);
+}
+
+/* The typed keys of a benchmark entry (tally/bench.h): absent -> 0 and *out untouched. */
+int tl_job_key_int(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, double lo, double hi,
+                   const char *what, int *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+  if (!v) return 0;
+  if (!tl_json_is_int(v, lo, hi)) {
+    char w[256];
+    snprintf(w, sizeof w, "%s.%s", where, key);
+    problem(c, w, "must be %s", what);
+    return 1;
+  }
+  *out = (int)v->valuedouble;
+  return 0;
+}
+
+int tl_job_key_num(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, double lo, double hi,
+                   double *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+  if (!v) return 0;
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi)) {
+    char w[256];
+    snprintf(w, sizeof w, "%s.%s", where, key);
+    problem(c, w, "must be a number from %g to %g", lo, hi);
+    return 1;
+  }
+  *out = v->valuedouble;
+  return 0;
+}
+
+int tl_job_key_bool(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, bool *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+  if (!v) return 0;
+  if (!cJSON_IsBool(v)) {
+    char w[256];
+    snprintf(w, sizeof w, "%s.%s", where, key);
+    problem(c, w, "must be true or false");
+    return 1;
+  }
+  *out = cJSON_IsTrue(v);
+  return 0;
 }
 
 /* Declares an input file of the job (a copy of path is kept). */
@@ -285,8 +328,9 @@ static void load_bench(problems *p, const cJSON *b, int bi, tl_job_bench *jb) {
             "seeds in \"seeds\"; default [0])", mtype);
   const cJSON *jd = cJSON_GetObjectItemCaseSensitive(b, "judgments");
   snprintf(w2, sizeof w2, "%s.judgments", where);
-  if (jd && vt && vt->nstages < 2)
-    problem(p, w2, "benchmark '%s' has no judge stage", vt->name);
+  if (jd && vt && (jb->mod ? tl_bench_nstages(vt, jb->mod) : vt->nstages) < 2)
+    problem(p, w2, "benchmark '%s' has no judge stage%s", vt->name,
+            vt->nstages > 1 ? " in this entry (a judge is configured by the benchmark's own keys)" : "");
   else if (jd && p->job->engines[TL_ROLE_JUDGE].type && strcmp(p->job->engines[TL_ROLE_JUDGE].type, "replay"))
     problem(p, w2, "the judge engine is '%s': judgments come from the server (drop \"judgments\")",
             p->job->engines[TL_ROLE_JUDGE].type);
@@ -769,7 +813,7 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
     /* a judge stage from replay files needs them */
     for (int i = 0; i < job->n_benches; i++) {
       const tl_job_bench *jb = &job->benches[i];
-      if (jb->vt && jb->vt->nstages > 1 && jb->n_judgments == 0 && job->engines[TL_ROLE_JUDGE].type &&
+      if (jb->vt && jb->mod && tl_bench_nstages(jb->vt, jb->mod) > 1 && jb->n_judgments == 0 && job->engines[TL_ROLE_JUDGE].type &&
           strcmp(job->engines[TL_ROLE_JUDGE].type, "replay") == 0)
         problem(&p, "benchmarks", "entry %d: benchmark '%s' has a judge stage and the judge engine is replay: "
                 "give \"judgments\" (the judge's replies)", i, jb->benchmark);

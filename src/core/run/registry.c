@@ -8,11 +8,13 @@
 
 extern const tl_bench_vt tl_bench_spatialeval;
 extern const tl_bench_vt tl_bench_mtbench101;
+extern const tl_bench_vt tl_bench_vqa;
 extern const tl_bench_vt tl_bench_test_judged;
 
 static const tl_bench_vt *const MODULES[] = {
     &tl_bench_spatialeval,
     &tl_bench_mtbench101,
+    &tl_bench_vqa,
 };
 
 /* Modules for the test suite only (a two-stage module over replay files): known only when

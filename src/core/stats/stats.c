@@ -718,3 +718,57 @@ double tl_kripp_alpha(const double *o, size_t V, double scale, tl_kripp_metric m
   if (!(n > 1) || !(dexp > 0)) return NAN;
   return 1 - (n - 1) * dobs / dexp;
 }
+
+static int cmp_int_asc(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+double tl_kripp_alpha_votes(const int *votes, size_t n_items, size_t n_coders, tl_kripp_metric m) {
+  enum { MAX_VALUES = 4096 };
+  if (n_items == 0 || n_coders == 0) return NAN;
+  if (!votes || n_items > SIZE_MAX / n_coders / sizeof(int)) return NAN;
+  const size_t total = n_items * n_coders;
+  int *lv = malloc(total * sizeof *lv); /* the distinct values, ascending */
+  if (!lv) return NAN;
+  size_t V = 0;
+  for (size_t i = 0; i < total; i++) {
+    if (votes[i] < -1) {
+      free(lv);
+      return NAN;
+    }
+    if (votes[i] >= 0) lv[V++] = votes[i];
+  }
+  qsort(lv, V, sizeof *lv, cmp_int_asc);
+  size_t d = 0;
+  for (size_t i = 0; i < V; i++)
+    if (d == 0 || lv[i] != lv[d - 1]) lv[d++] = lv[i];
+  V = d;
+  double alpha = NAN;
+  double *o = V && V <= MAX_VALUES ? calloc(V * V, sizeof *o) : NULL;
+  double *vals = o ? malloc(V * sizeof *vals) : NULL;
+  size_t *ix = vals ? malloc(n_coders * sizeof *ix) : NULL;
+  if (ix) {
+    for (size_t c = 0; c < V; c++) vals[c] = lv[c];
+    for (size_t u = 0; u < n_items; u++) {
+      const int *row = votes + u * n_coders;
+      size_t mu = 0;
+      for (size_t j = 0; j < n_coders; j++)
+        if (row[j] >= 0) {
+          const int *hit = bsearch(&row[j], lv, V, sizeof *lv, cmp_int_asc);
+          ix[mu++] = (size_t)(hit - lv);
+        }
+      if (mu < 2) continue;
+      const double w = 1.0 / (double)(mu - 1);
+      for (size_t a = 0; a < mu; a++)
+        for (size_t b = 0; b < mu; b++)
+          if (a != b) o[ix[a] * V + ix[b]] += w;
+    }
+    alpha = tl_kripp_alpha(o, V, 1.0, m, vals);
+  }
+  free(ix);
+  free(vals);
+  free(o);
+  free(lv);
+  return alpha;
+}

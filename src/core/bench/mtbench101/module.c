@@ -208,31 +208,12 @@ static tl_bench *mtb_create(tl_job_ctx *c, const cJSON *e, const char *where) {
     if (!cJSON_IsString(v)) PROBLEM(w, "must be a string (the generation system prompt) or null");
     else if (!(b->system_prompt = tl_strdup(v->valuestring))) PROBLEM(w, "out of memory");
   }
-  if ((v = cJSON_GetObjectItemCaseSensitive(e, "max_message_chars"))) {
-    snprintf(w, sizeof w, "%s.max_message_chars", where);
-    if (!tl_json_is_int(v, 0, 1e9)) PROBLEM(w, "must be an integer >= 0 (0: no cap)");
-    else b->max_msg_chars = (int)v->valuedouble;
-  }
-  if ((v = cJSON_GetObjectItemCaseSensitive(e, "max_tokens"))) {
-    snprintf(w, sizeof w, "%s.max_tokens", where);
-    if (!tl_json_is_int(v, 0, 1e9)) PROBLEM(w, "must be an integer >= 0 (0: the engine's default)");
-    else b->max_tokens = (int)v->valuedouble;
-  }
-  if ((v = cJSON_GetObjectItemCaseSensitive(e, "strip_reasoning"))) {
-    snprintf(w, sizeof w, "%s.strip_reasoning", where);
-    if (!cJSON_IsBool(v)) PROBLEM(w, "must be true or false");
-    else b->strip_reasoning = cJSON_IsTrue(v);
-  }
-  if ((v = cJSON_GetObjectItemCaseSensitive(e, "judge_temperature"))) {
-    snprintf(w, sizeof w, "%s.judge_temperature", where);
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 2)) PROBLEM(w, "must be a number from 0 to 2");
-    else b->judge_temp = v->valuedouble;
-  }
-  if ((v = cJSON_GetObjectItemCaseSensitive(e, "judge_samples"))) {
-    snprintf(w, sizeof w, "%s.judge_samples", where);
-    if (!tl_json_is_int(v, 1, MAX_SAMPLES)) PROBLEM(w, "must be an integer from 1 to %d (judge calls per turn)", MAX_SAMPLES);
-    else b->nsamples = (int)v->valuedouble;
-  }
+  bad += tl_job_key_int(c, e, "max_message_chars", where, 0, 1e9, "an integer >= 0 (0: no cap)", &b->max_msg_chars);
+  bad += tl_job_key_int(c, e, "max_tokens", where, 0, 1e9, "an integer >= 0 (0: the engine's default)", &b->max_tokens);
+  bad += tl_job_key_bool(c, e, "strip_reasoning", where, &b->strip_reasoning);
+  bad += tl_job_key_num(c, e, "judge_temperature", where, 0, 2, &b->judge_temp);
+  bad += tl_job_key_int(c, e, "judge_samples", where, 1, MAX_SAMPLES, "an integer from 1 to 7 (judge calls per turn)",
+                        &b->nsamples);
   if ((v = cJSON_GetObjectItemCaseSensitive(e, "judge_aggregate"))) {
     snprintf(w, sizeof w, "%s.judge_aggregate", where);
     if (!cJSON_IsString(v) || (strcmp(v->valuestring, "median") && strcmp(v->valuestring, "mean")))
@@ -699,7 +680,8 @@ static void agree_add(const tl_bench *b, const tl_parsed *sp, int64_t *ag) {
         if (i != j) ag[AG__N + lev[i] * NLEV + lev[j]] += COINC / (ml - 1);
 }
 
-static void mtb_acc_add(const tl_bench *b, size_t ncfgs, const tl_unit *u, const tl_row *r, int64_t *const *acc) {
+static void mtb_acc_add(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, const tl_unit *u, const tl_row *r, int64_t *const *acc) {
+  (void)cfgs;
   if (u->cfg >= ncfgs || u->item >= b->n) return;
   for (int k = 0; k < b->nmodes; k++) {
     const tl_parsed *p = &r->res[k];

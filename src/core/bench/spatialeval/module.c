@@ -140,8 +140,9 @@ static int se_acc_layout(const tl_bench *b, size_t ncfgs, tl_acc_block *out) {
   return 1;
 }
 
-static void se_acc_add(const tl_bench *b, size_t ncfgs, const tl_unit *u, const tl_row *r,
+static void se_acc_add(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, const tl_unit *u, const tl_row *r,
                        int64_t *const *acc) {
+  (void)cfgs;
   tl_se_counts_add(acc[0], &b->set, ncfgs, u, r, 1, b->n_modes);
 }
 

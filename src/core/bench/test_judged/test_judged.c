@@ -394,8 +394,9 @@ static int tj_acc_layout(const tl_bench *b, size_t ncfgs, tl_acc_block *out) {
   return 2;
 }
 
-static void tj_acc_add(const tl_bench *b, size_t ncfgs, const tl_unit *u, const tl_row *r,
+static void tj_acc_add(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, const tl_unit *u, const tl_row *r,
                        int64_t *const *acc) {
+  (void)cfgs;
   if (u->cfg >= ncfgs || u->item >= b->n) return; /* not a unit of this layout */
   const tl_parsed *p = &r->res[0];
   int ok = p->status == TL_PS_OK;

@@ -1,0 +1,215 @@
+/* cmd_score.c - `tally score vqa`: the official VQA accuracy of one results file, a drop-in for
+ * GT-Vision-Lab/VQA's vqaEval.py (docs/VQA.md).
+ *
+ *   tally score vqa --annotations A [--questions Q] --results R [--version V] [--output F]
+ *   tally score vqa --items ITEMS.jsonl --results R ...
+ *
+ * Prints (or writes to --output, through a temporary file renamed at the end) one JSON object:
+ * {"overall": x, "perQuestionType": {...}, "perAnswerType": {...}, "perQuestion": {"id": x}},
+ * each x as the official script computes and rounds it. Input problems are reported on stderr
+ * with file:line and counted; questions without a result are left out of every accuracy and
+ * counted. Exit: 0 ok, 1 failure (I/O, nothing to score), 2 usage, 3 bad input with
+ * --strict-input. No MPI: the work is one pass over the files. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "outsafe.h"
+#include "tally/inlog.h"
+#include "vqa_data.h"
+#include "vqa_eval.h"
+
+static const char *const CMD = "tally score vqa";
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: tally score vqa --annotations A [--questions Q] --results R [options]\n"
+          "       tally score vqa --items ITEMS.jsonl --results R [options]\n"
+          "  --annotations A    official VQA annotations JSON ({\"annotations\": [...]})\n"
+          "  --questions Q      official VQA questions JSON (optional: cross-checked, texts kept)\n"
+          "  --items F          tally's JSONL items instead: {\"id\", \"question\", \"answers\": [...],\n"
+          "                     \"image\"?, \"question_type\"?, \"answer_type\"?} per line\n"
+          "  --results R        [{\"question_id\": ..., \"answer\": \"...\"}, ...] (or JSONL of the same)\n"
+          "  --version V        official (vqaEval.py @ a013f00, default) | 2017 (@ c4e6a0e) |\n"
+          "                     normalized (always normalize, as lmms-eval PR #794)\n"
+          "  --output F         write the JSON to F (never an input) instead of standard output\n"
+          "  --strict-input     stop at the first input problem (exit 3)\n"
+          "Prints {\"overall\", \"perQuestionType\", \"perAnswerType\", \"perQuestion\"} as vqaEval.py\n"
+          "computes them. Questions without a result are reported and left out of the accuracy.\n"
+          "Exit: 0 ok, 1 failure, 2 usage, 3 bad input with --strict-input.\n");
+}
+
+typedef struct {
+  const char *questions, *annotations, *items, *results, *output;
+  int version, strict;
+} score_opts;
+
+/* Parses argv (argv[0] = "vqa"); returns -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, score_opts *o) {
+  static const char *const VERSIONS[] = {"official", "2017", "normalized"};
+  _Static_assert(sizeof VERSIONS / sizeof VERSIONS[0] == TL_VQA__COUNT, "one name per version");
+  enum { O_Q = 1, O_A, O_I, O_R, O_V, O_O, O_STRICT, O_HELP };
+  static const struct option LONG[] = {
+      {"questions", required_argument, NULL, O_Q}, {"annotations", required_argument, NULL, O_A},
+      {"items", required_argument, NULL, O_I},     {"results", required_argument, NULL, O_R},
+      {"version", required_argument, NULL, O_V},   {"output", required_argument, NULL, O_O},
+      {"strict-input", no_argument, NULL, O_STRICT}, {"help", no_argument, NULL, O_HELP},
+      {NULL, 0, NULL, 0}};
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", LONG, NULL)) != -1) {
+    switch (c) {
+    case O_Q: o->questions = optarg; break;
+    case O_A: o->annotations = optarg; break;
+    case O_I: o->items = optarg; break;
+    case O_R: o->results = optarg; break;
+    case O_V:
+      if ((o->version = tl_opt_choice(CMD, "--version", optarg, VERSIONS, TL_VQA__COUNT)) < 0) return 2;
+      break;
+    case O_O: o->output = optarg; break;
+    case O_STRICT: o->strict = 1; break;
+    case 'h':
+    case O_HELP: usage(stdout); return 0;
+    default:
+      tl_opt_unknown(CMD, c, optopt, argv[optind - 1]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  const char *why = NULL;
+  if (optind < argc) {
+    fprintf(stderr, "%s: unexpected argument '%s'\n", CMD, argv[optind]);
+    usage(stderr);
+    return 2;
+  }
+  if (o->items && (o->annotations || o->questions)) why = "--items replaces --annotations and --questions: give one form";
+  else if (!o->items && !o->annotations) why = "--annotations (or --items) is required";
+  else if (!o->results) why = "--results is required";
+  if (why) {
+    fprintf(stderr, "%s: %s\n", CMD, why);
+    usage(stderr);
+    return 2;
+  }
+  return -1;
+}
+
+/* Refuses an output that is an input, or a place that cannot be written (exit 2 / 1). */
+static int check_output(const score_opts *o) {
+  tl_path_role roles[4];
+  int n = 0;
+  if (o->questions) roles[n++] = (tl_path_role){o->questions, "the questions file"};
+  if (o->annotations) roles[n++] = (tl_path_role){o->annotations, "the annotations file"};
+  if (o->items) roles[n++] = (tl_path_role){o->items, "the items file"};
+  roles[n++] = (tl_path_role){o->results, "the results file"};
+  tl_err err = {{0}};
+  tl_status st = o->output ? tl_out_check_place(o->output, &err) : TL_OK;
+  if (st == TL_OK && o->output) st = tl_out_check_inputs(o->output, "the output", roles, n, &err);
+  if (st == TL_OK && !o->output) st = tl_stdout_check_inputs(roles, n, &err);
+  if (st == TL_OK) return -1;
+  fprintf(stderr, "%s: %s\n", CMD, err.msg);
+  return st == TL_EUSAGE ? 2 : 1;
+}
+
+/* Writes text + "\n" to path through "<path>.tmp-XXXXXX" renamed over it, or to stdout. */
+static int write_output(const char *path, const char *text) {
+  if (!path) {
+    if (fprintf(stdout, "%s\n", text) < 0 || fflush(stdout) != 0) {
+      fprintf(stderr, "%s: cannot write standard output: %s\n", CMD, strerror(errno));
+      return 1;
+    }
+    return 0;
+  }
+  tl_buf tmp;
+  tl_buf_init(&tmp);
+  int fd = -1, rc = 1;
+  if (tl_buf_printf(&tmp, "%s.tmp-XXXXXX", path) == TL_OK) fd = mkstemp(tmp.data);
+  if (fd < 0) {
+    fprintf(stderr, "%s: cannot create a temporary file beside '%s': %s\n", CMD, path, strerror(errno));
+    tl_buf_release(&tmp);
+    return 1;
+  }
+  mode_t um = umask(0);
+  umask(um);
+  FILE *f = fchmod(fd, 0666 & ~um) == 0 ? fdopen(fd, "w") : NULL;
+  if (!f) close(fd);
+  else if (fprintf(f, "%s\n", text) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0) rc = 0;
+  if (f && fclose(f) != 0) rc = 1;
+  if (rc == 0 && rename(tmp.data, path) != 0) rc = 1;
+  if (rc) {
+    fprintf(stderr, "%s: cannot write '%s': %s ('%s' was not written)\n", CMD, tmp.data, strerror(errno), path);
+    unlink(tmp.data);
+  }
+  tl_buf_release(&tmp);
+  return rc;
+}
+
+/* The exit code of a failed load or report. */
+static int fail_code(tl_status st, const tl_err *err, int strict) {
+  fprintf(stderr, "%s: %s\n", CMD, err->msg[0] ? err->msg : tl_strerror(st));
+  return st == TL_EINPUT && strict ? 3 : 1;
+}
+
+/* Loads, scores and prints; the exit code. */
+static int score(const score_opts *o) {
+  tl_inlog log;
+  if (tl_inlog_init(&log, stderr, o->strict) != TL_OK) {
+    fprintf(stderr, "%s: out of memory\n", CMD);
+    return 1;
+  }
+  tl_vqa_set set;
+  tl_vqa_results res;
+  memset(&res, 0, sizeof res);
+  tl_err err = {{0}};
+  cJSON *json = NULL;
+  tl_vqa_summary sum;
+  int rc = 0;
+  tl_status st = o->items ? tl_vqa_load_items(&set, o->items, &log, &err)
+                          : tl_vqa_load_official(&set, o->questions, o->annotations, &log, &err);
+  if (st == TL_OK) st = tl_vqa_load_results(&res, &set, o->results, &log, &err);
+  if (st == TL_OK) st = tl_vqa_report(&set, &res, (tl_vqa_version)o->version, &json, &sum, &err);
+  if (st != TL_OK) {
+    rc = fail_code(st, &err, o->strict);
+  } else {
+    char *text = cJSON_PrintUnformatted(json);
+    rc = text ? write_output(o->output, text) : (fprintf(stderr, "%s: out of memory\n", CMD), 1);
+    free(text);
+    fprintf(stderr, "%s: %zu questions, %zu scored, %zu without a result (version %s)\n", CMD,
+            sum.n_items, sum.n_scored, sum.n_missing, tl_vqa_version_name((tl_vqa_version)o->version));
+    if (sum.n_not10)
+      fprintf(stderr, "%s: note: %zu scored questions have a number of reference answers other than 10 "
+              "(scored with the general leave-one-out formula)\n", CMD, sum.n_not10);
+  }
+  if (log.total)
+    fprintf(stderr, "%s: %ld input problem%s (see above)\n", CMD, log.total, log.total == 1 ? "" : "s");
+  cJSON_Delete(json);
+  tl_vqa_results_release(&res);
+  tl_vqa_set_release(&set);
+  tl_inlog_release(&log);
+  return rc;
+}
+
+int tl_cmd_score(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (strcmp(argv[1], "vqa") != 0) {
+    fprintf(stderr, "tally score: unknown benchmark '%s' (known: vqa)\n", argv[1]);
+    usage(stderr);
+    return 2;
+  }
+  score_opts o;
+  memset(&o, 0, sizeof o);
+  o.version = TL_VQA_OFFICIAL;
+  int rc = parse_args(argc - 1, argv + 1, &o);
+  if (rc >= 0) return rc;
+  if ((rc = check_output(&o)) >= 0) return rc;
+  return score(&o);
+}

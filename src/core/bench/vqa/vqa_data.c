@@ -1,0 +1,1214 @@
+/* vqa_data.c - VQA question sets, results and the official report (vqa_data.h, docs/VQA.md).
+ *
+ * The official files are single JSON documents (often one line of 100+ MB). They are read
+ * whole, then walked by a small validating scanner that finds the array the format names
+ * ("questions", "annotations", or the results' top-level array) and each element's byte range
+ * and starting line; each element is then parsed on its own with cJSON. So a problem is
+ * reported at the line where its element starts, one bad element is skipped without losing
+ * the others, and memory holds the text plus one element's tree at a time. */
+#include "vqa_data.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tally/jsonl.h"
+#include "tally/str.h"
+
+/* ---- reporting ----------------------------------------------------------------------------- */
+
+/* Reports one problem; under strict input also fills err ("FILE:LINE: message (strict input)")
+ * and returns TL_EINPUT. */
+static tl_status problem(tl_inlog *log, tl_err *err, tl_in_kind kind, const char *path, long line,
+                         const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
+static tl_status problem(tl_inlog *log, tl_err *err, tl_in_kind kind, const char *path, long line,
+                         const char *fmt, ...) {
+  char msg[900];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  msg[tl_utf8_floor(msg, strlen(msg))] = 0;
+  tl_status st = tl_inlog_report(log, kind, path, line, "%s", msg);
+  if (st == TL_EINPUT) {
+    if (line > 0) tl_err_set(err, TL_EINPUT, "%s:%ld: %s (strict input)", path, line, msg);
+    else tl_err_set(err, TL_EINPUT, "%s: %s (strict input)", path, msg);
+  } else if (st != TL_OK) {
+    tl_err_set(err, st, "cannot record an input problem: %s", tl_strerror(st));
+  }
+  return st;
+}
+
+/* An id for messages: at most 60 bytes, cut at a character boundary. */
+static const char *show(const char *s, char *buf, size_t cap) {
+  size_t n = strlen(s);
+  if (n > 60) n = tl_utf8_floor(s, 60);
+  if (n >= cap) n = tl_utf8_floor(s, cap - 1);
+  memcpy(buf, s, n);
+  buf[n] = 0;
+  return buf;
+}
+
+/* ---- the JSON scanner ------------------------------------------------------------------------ */
+
+#define SCAN_MAX_DEPTH 1000
+
+typedef struct {
+  char *s;        /* the file's text, NUL-terminated (mutable: see parse_elem) */
+  size_t n, i;    /* length, position */
+  long line;      /* 1-based line at position i */
+  char what[200]; /* why the scan stopped, "" while it goes on */
+} jscan;
+
+static void sc_fail(jscan *c, const char *what) {
+  if (!c->what[0]) snprintf(c->what, sizeof c->what, "%s", what);
+}
+
+static void sc_ws(jscan *c) {
+  while (c->i < c->n) {
+    char ch = c->s[c->i];
+    if (ch == '\n') c->line++;
+    else if (ch != ' ' && ch != '\t' && ch != '\r') break;
+    c->i++;
+  }
+}
+
+static int is_hex(char ch) {
+  return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+}
+
+/* A JSON string at c->i (which holds '"'); 0 with c->what set when malformed. */
+static int sc_string(jscan *c) {
+  c->i++;
+  while (c->i < c->n) {
+    unsigned char ch = (unsigned char)c->s[c->i];
+    if (ch == '"') {
+      c->i++;
+      return 1;
+    }
+    if (ch < 0x20) {
+      sc_fail(c, ch == 0 ? "NUL byte in a string" : "control character in a string");
+      return 0;
+    }
+    if (ch == '\\') {
+      if (c->i + 1 >= c->n) break;
+      char e = c->s[c->i + 1];
+      if (e == 'u') {
+        for (int k = 2; k < 6; k++)
+          if (c->i + (size_t)k >= c->n || !is_hex(c->s[c->i + (size_t)k])) {
+            sc_fail(c, "bad \\u escape in a string");
+            return 0;
+          }
+        c->i += 6;
+        continue;
+      }
+      if (!strchr("\"\\/bfnrt", e) || e == 0) {
+        sc_fail(c, "bad escape in a string");
+        return 0;
+      }
+      c->i += 2;
+      continue;
+    }
+    c->i++;
+  }
+  sc_fail(c, "unterminated string");
+  return 0;
+}
+
+static int sc_digits(jscan *c) {
+  size_t b = c->i;
+  while (c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9') c->i++;
+  return c->i > b;
+}
+
+/* A JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int sc_number(jscan *c) {
+  if (c->s[c->i] == '-') c->i++;
+  if (c->i < c->n && c->s[c->i] == '0') c->i++;
+  else if (!sc_digits(c)) goto bad;
+  if (c->i < c->n && c->s[c->i] == '.') {
+    c->i++;
+    if (!sc_digits(c)) goto bad;
+  }
+  if (c->i < c->n && (c->s[c->i] == 'e' || c->s[c->i] == 'E')) {
+    c->i++;
+    if (c->i < c->n && (c->s[c->i] == '+' || c->s[c->i] == '-')) c->i++;
+    if (!sc_digits(c)) goto bad;
+  }
+  return 1;
+bad:
+  sc_fail(c, "malformed number");
+  return 0;
+}
+
+static int sc_literal(jscan *c) {
+  static const char *const LIT[] = {"true", "false", "null"};
+  for (int k = 0; k < 3; k++) {
+    size_t L = strlen(LIT[k]);
+    if (c->n - c->i >= L && memcmp(c->s + c->i, LIT[k], L) == 0) {
+      c->i += L;
+      return 1;
+    }
+  }
+  sc_fail(c, "unexpected character");
+  return 0;
+}
+
+/* A key and its ':' inside an object (c->i at the key's quote, after blanks). */
+static int sc_key(jscan *c) {
+  if (c->i >= c->n) {
+    sc_fail(c, "unexpected end of the text");
+    return 0;
+  }
+  if (c->s[c->i] != '"') {
+    sc_fail(c, "expected a key (a string)");
+    return 0;
+  }
+  if (!sc_string(c)) return 0;
+  sc_ws(c);
+  if (c->i >= c->n || c->s[c->i] != ':') {
+    sc_fail(c, "expected ':' after a key");
+    return 0;
+  }
+  c->i++;
+  return 1;
+}
+
+/* Skips one JSON value of any depth (iterative, SCAN_MAX_DEPTH levels), validating it. */
+static int sc_value(jscan *c) {
+  char stack[SCAN_MAX_DEPTH];
+  int depth = 0;
+  for (;;) {
+    sc_ws(c);
+    if (c->i >= c->n) {
+      sc_fail(c, "unexpected end of the text");
+      return 0;
+    }
+    char ch = c->s[c->i];
+    int scalar = 1;
+    if (ch == '{' || ch == '[') {
+      if (depth == SCAN_MAX_DEPTH) {
+        sc_fail(c, "nested too deeply");
+        return 0;
+      }
+      stack[depth++] = ch;
+      c->i++;
+      sc_ws(c);
+      char close = ch == '{' ? '}' : ']';
+      if (c->i < c->n && c->s[c->i] == close) {
+        c->i++;
+        depth--;
+      } else if (ch == '{') {
+        if (!sc_key(c)) return 0;
+        continue;
+      } else {
+        continue;
+      }
+      scalar = 0;
+    }
+    if (scalar) {
+      int ok = ch == '"' ? sc_string(c) : (ch == '-' || (ch >= '0' && ch <= '9')) ? sc_number(c) : sc_literal(c);
+      if (!ok) return 0;
+    }
+    /* after a value: close containers, or take ',' and go on */
+    for (;;) {
+      if (depth == 0) return 1;
+      sc_ws(c);
+      char top = stack[depth - 1], close = top == '{' ? '}' : ']';
+      if (c->i < c->n && c->s[c->i] == close) {
+        c->i++;
+        depth--;
+        continue;
+      }
+      if (c->i < c->n && c->s[c->i] == ',') {
+        c->i++;
+        if (top == '{') {
+          sc_ws(c);
+          if (!sc_key(c)) return 0;
+        }
+        break;
+      }
+      sc_fail(c, top == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
+      return 0;
+    }
+  }
+}
+
+/* Called for each element of the array: its bytes s[b..e) and starting line. */
+typedef tl_status (*elem_fn)(void *ctx, jscan *c, size_t b, size_t e, long line);
+
+/* The elements of the array at c->i (which holds '['). TL_OK, or the status fn returned;
+ * a malformed text sets c->what and returns TL_OK (the caller reports it). */
+static tl_status sc_array(jscan *c, elem_fn fn, void *ctx) {
+  c->i++;
+  sc_ws(c);
+  if (c->i < c->n && c->s[c->i] == ']') {
+    c->i++;
+    return TL_OK;
+  }
+  for (;;) {
+    sc_ws(c);
+    size_t b = c->i;
+    long line = c->line;
+    if (!sc_value(c)) return TL_OK;
+    tl_status st = fn(ctx, c, b, c->i, line);
+    if (st != TL_OK) return st;
+    sc_ws(c);
+    if (c->i < c->n && c->s[c->i] == ',') {
+      c->i++;
+      continue;
+    }
+    if (c->i < c->n && c->s[c->i] == ']') {
+      c->i++;
+      return TL_OK;
+    }
+    sc_fail(c, "expected ',' or ']'");
+    return TL_OK;
+  }
+}
+
+/* Walks the whole text: key == NULL: the top level must be an array, whose elements go to fn;
+ * else the top level must be an object, and the elements of its first member `key` (an array)
+ * go to fn. *found: 0 no such member, 1 found as an array, 2 found but not an array. */
+static tl_status sc_document(jscan *c, const char *key, elem_fn fn, void *ctx, int *found) {
+  *found = 0;
+  sc_ws(c);
+  if (c->i + 3 <= c->n && !memcmp(c->s + c->i, "\xef\xbb\xbf", 3)) c->i += 3; /* a BOM */
+  sc_ws(c);
+  tl_status st = TL_OK;
+  if (!key) {
+    if (c->i >= c->n || c->s[c->i] != '[') {
+      sc_fail(c, "the text is not a JSON array");
+      return TL_OK;
+    }
+    *found = 1;
+    st = sc_array(c, fn, ctx);
+  } else {
+    if (c->i >= c->n || c->s[c->i] != '{') {
+      sc_fail(c, "the text is not a JSON object");
+      return TL_OK;
+    }
+    c->i++;
+    sc_ws(c);
+    if (c->i < c->n && c->s[c->i] == '}') {
+      c->i++;
+    } else {
+      for (;;) {
+        sc_ws(c);
+        size_t kb = c->i; /* the key's opening quote */
+        if (c->i >= c->n || c->s[c->i] != '"') {
+          sc_fail(c, "expected a key (a string)");
+          return TL_OK;
+        }
+        if (!sc_string(c)) return TL_OK;
+        size_t klen = strlen(key), ke = c->i; /* one past the closing quote */
+        int match = !*found && ke - kb - 2 == klen && !memcmp(c->s + kb + 1, key, klen);
+        sc_ws(c);
+        if (c->i >= c->n || c->s[c->i] != ':') {
+          sc_fail(c, "expected ':' after a key");
+          return TL_OK;
+        }
+        c->i++;
+        sc_ws(c);
+        if (match && c->i < c->n && c->s[c->i] == '[') {
+          *found = 1;
+          st = sc_array(c, fn, ctx);
+          if (st != TL_OK || c->what[0]) return st;
+        } else {
+          if (match) *found = 2;
+          if (!sc_value(c)) return TL_OK;
+        }
+        sc_ws(c);
+        if (c->i < c->n && c->s[c->i] == ',') {
+          c->i++;
+          continue;
+        }
+        if (c->i < c->n && c->s[c->i] == '}') {
+          c->i++;
+          break;
+        }
+        sc_fail(c, "expected ',' or '}'");
+        return TL_OK;
+      }
+    }
+  }
+  if (st == TL_OK && !c->what[0]) {
+    sc_ws(c);
+    if (c->i < c->n) sc_fail(c, "text after the JSON value");
+  }
+  return st;
+}
+
+/* Lines (newlines) in s[0..n). */
+static long newlines(const char *s, size_t n) {
+  long k = 0;
+  for (size_t i = 0; i < n; i++) k += s[i] == '\n';
+  return k;
+}
+
+typedef struct {
+  int kind; /* -1 none, else a tl_in_kind */
+  long line;
+  char detail[300];
+} first_issue_ctx;
+
+static int on_issue(void *ctx, const tl_json_issue *is) {
+  first_issue_ctx *f = ctx;
+  f->line = is->line;
+  if (is->kind == TL_JSON_DUP_KEY) {
+    f->kind = TL_IN_DUPLICATE_KEY;
+    snprintf(f->detail, sizeof f->detail, "duplicate key '%.80s'%s%.80s%s", is->key,
+             *is->path ? " in '" : "", is->path, *is->path ? "'" : "");
+  } else {
+    f->kind = TL_IN_NUL_ESCAPE;
+    snprintf(f->detail, sizeof f->detail, "\\u0000 escape (a NUL character) in %s%.80s%s",
+             is->key ? "a key of '" : *is->path ? "'" : "a string", is->path,
+             (is->key || *is->path) ? "'" : "");
+  }
+  return 1;
+}
+
+/* Parses the element s[b..e) that starts on `line`: *out the tree (caller deletes), or NULL
+ * when the element was reported (invalid UTF-8, a duplicate key, a \u0000 escape; cJSON
+ * refusing it). `what` names the element in messages ("annotation 3"). */
+static tl_status parse_elem(tl_inlog *log, tl_err *err, const char *path, jscan *c, size_t b,
+                            size_t e, long line, const char *what, cJSON **out) {
+  *out = NULL;
+  size_t bad;
+  if (!tl_utf8_valid(c->s + b, e - b, &bad))
+    return problem(log, err, TL_IN_INVALID_UTF8, path, line + newlines(c->s + b, bad),
+                   "invalid UTF-8 in %s (byte %zu of the file)", what, b + bad + 1);
+  char save = c->s[e]; /* e <= n, and s[n] is the buffer's NUL */
+  c->s[e] = 0;
+  cJSON *v = cJSON_ParseWithOpts(c->s + b, NULL, 1);
+  first_issue_ctx fi;
+  fi.kind = -1;
+  if (v) tl_json_check(c->s + b, v, on_issue, &fi);
+  c->s[e] = save;
+  if (!v) return problem(log, err, TL_IN_MALFORMED_JSON, path, line, "%s: cJSON cannot parse it", what);
+  if (fi.kind >= 0) {
+    cJSON_Delete(v);
+    return problem(log, err, (tl_in_kind)fi.kind, path, line + fi.line - 1, "%s: %s", what, fi.detail);
+  }
+  *out = v;
+  return TL_OK;
+}
+
+/* Reads `path` and walks it (sc_document). A file that cannot be walked to its end is reported
+ * (malformed_json at the line where it broke); what was read before stays. An empty file or a
+ * missing array member is reported too. */
+static tl_status walk_file(const char *path, const char *key, elem_fn fn, void *ctx, tl_inlog *log,
+                           tl_err *err, int *found) {
+  tl_buf text;
+  tl_buf_init(&text);
+  tl_status st = tl_file_read(path, 0, &text, err);
+  if (st != TL_OK) {
+    tl_buf_release(&text);
+    return st;
+  }
+  jscan c;
+  memset(&c, 0, sizeof c);
+  c.s = text.data;
+  c.n = text.len;
+  c.line = 1;
+  size_t i = 0;
+  while (i < c.n && c.s[i] && strchr(" \t\r\n", c.s[i])) i++;
+  *found = 0;
+  if (i == c.n) {
+    st = problem(log, err, TL_IN_EMPTY_FILE, path, 0, "the file is empty");
+  } else {
+    st = sc_document(&c, key, fn, ctx, found);
+    if (st == TL_OK && c.what[0])
+      st = problem(log, err, TL_IN_MALFORMED_JSON, path, c.line,
+                   "malformed JSON (%s) at byte %zu; the rest of the file is not read", c.what,
+                   c.i + 1);
+    else if (st == TL_OK && key && *found == 0)
+      st = problem(log, err, TL_IN_MISSING_FIELD, path, 0, "no '%s' member in the top-level object", key);
+    else if (st == TL_OK && key && *found == 2)
+      st = problem(log, err, TL_IN_BAD_FIELD, path, 0, "'%s' is not an array", key);
+  }
+  tl_buf_release(&text);
+  return st;
+}
+
+/* ---- ids and fields ------------------------------------------------------------------------ */
+
+#define ID_LIMIT 9007199254740992.0 /* 2^53: integers exact in a double */
+
+/* The canonical id of v: 1 for an integer (*num set), 2 for a non-empty string, 0 otherwise. */
+#define ID_MAX_BYTES 1000 /* a longer string id is refused (bad_id) */
+
+/* The canonical id of v into buf[cap] (cap > ID_MAX_BYTES): 1 for an integer (*num set), 2 for
+ * a non-empty string of at most ID_MAX_BYTES bytes, 0 otherwise. */
+static int id_of(const cJSON *v, char *buf, size_t cap, int64_t *num) {
+  *num = 0;
+  if (tl_json_is_int(v, -ID_LIMIT, ID_LIMIT)) {
+    *num = (int64_t)v->valuedouble;
+    snprintf(buf, cap, "%lld", (long long)*num);
+    return 1;
+  }
+  if (cJSON_IsString(v) && v->valuestring[0] && strlen(v->valuestring) <= ID_MAX_BYTES &&
+      strlen(v->valuestring) < cap) {
+    memcpy(buf, v->valuestring, strlen(v->valuestring) + 1);
+    return 2;
+  }
+  return 0;
+}
+
+/* An optional string field: *out a copy (NULL when absent or null). -1: present but not a
+ * string; -2: out of memory. */
+static int opt_string(const cJSON *o, const char *key, char **out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  *out = NULL;
+  if (!v || cJSON_IsNull(v)) return 0;
+  if (!cJSON_IsString(v)) return -1;
+  return (*out = tl_strdup(v->valuestring)) ? 1 : -2;
+}
+
+/* ---- sets ------------------------------------------------------------------------------------ */
+
+static void item_release(tl_vqa_item *it) {
+  free(it->id);
+  free(it->question);
+  free(it->image);
+  free(it->question_type);
+  free(it->answer_type);
+  for (size_t i = 0; i < it->n_answers; i++) free(it->answers[i]);
+  free(it->answers);
+  memset(it, 0, sizeof *it);
+}
+
+void tl_vqa_set_init(tl_vqa_set *s) {
+  memset(s, 0, sizeof *s);
+  tl_strmap_init(&s->index);
+}
+
+void tl_vqa_set_release(tl_vqa_set *s) {
+  for (size_t i = 0; i < s->n; i++) item_release(&s->items[i]);
+  free(s->items);
+  free(s->path);
+  tl_strmap_release(&s->index);
+  tl_vqa_set_init(s);
+}
+
+/* Adds *it (moved: the set owns its strings from here, also on failure). */
+static tl_status set_push(tl_vqa_set *s, size_t *cap, tl_vqa_item *it) {
+  if (s->n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 256;
+    tl_vqa_item *p = realloc(s->items, nc * sizeof *p);
+    if (!p) {
+      item_release(it);
+      return TL_ENOMEM;
+    }
+    s->items = p;
+    *cap = nc;
+  }
+  it->order = s->n;
+  s->items[s->n++] = *it;
+  return TL_OK;
+}
+
+static int cmp_num(const void *a, const void *b) {
+  const tl_vqa_item *x = a, *y = b;
+  return (x->num > y->num) - (x->num < y->num);
+}
+
+static int cmp_bytes(const void *a, const void *b) {
+  const tl_vqa_item *x = a, *y = b;
+  return strcmp(x->id, y->id);
+}
+
+/* Sorts the items by id and rebuilds the index; counts N != 10. */
+static tl_status set_finish(tl_vqa_set *s, tl_err *err) {
+  s->numeric = 1;
+  for (size_t i = 0; i < s->n; i++) s->numeric &= s->items[i].is_num;
+  if (s->n) qsort(s->items, s->n, sizeof *s->items, s->numeric ? cmp_num : cmp_bytes);
+  tl_strmap_release(&s->index);
+  tl_strmap_init(&s->index);
+  s->n_not10 = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    if (tl_strmap_put(&s->index, s->items[i].id, i, NULL, NULL) != TL_OK)
+      return tl_err_set(err, TL_ENOMEM, "out of memory indexing the questions");
+    s->n_not10 += s->items[i].n_answers != 10;
+  }
+  return TL_OK;
+}
+
+long tl_vqa_find(const tl_vqa_set *s, const char *id) {
+  size_t v;
+  return tl_strmap_get(&s->index, id, &v) ? (long)v : -1;
+}
+
+/* ---- the official files ------------------------------------------------------------------------ */
+
+typedef struct {
+  char *id, *text;
+  long line;
+  int used;
+} question_rec;
+
+typedef struct {
+  tl_inlog *log;
+  tl_err *err;
+  const char *path;
+  /* questions file */
+  tl_strmap qmap; /* id -> index in qs */
+  question_rec *qs;
+  size_t nq, qcap, q_index;
+  /* annotations */
+  tl_vqa_set *set;
+  size_t cap, a_index;
+} official_ctx;
+
+static tl_status question_elem(void *ctx, jscan *c, size_t b, size_t e, long line) {
+  official_ctx *x = ctx;
+  char what[64];
+  snprintf(what, sizeof what, "question %zu", x->q_index++);
+  cJSON *o;
+  tl_status st = parse_elem(x->log, x->err, x->path, c, b, e, line, what, &o);
+  if (st != TL_OK || !o) return st;
+  char idb[32];
+  int64_t num;
+  const cJSON *jid = cJSON_GetObjectItemCaseSensitive(o, "question_id");
+  const cJSON *jq = cJSON_GetObjectItemCaseSensitive(o, "question");
+  if (!cJSON_IsObject(o)) st = problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "%s is not an object", what);
+  else if (!jid) st = problem(x->log, x->err, TL_IN_MISSING_FIELD, x->path, line, "%s: no 'question_id'", what);
+  else if (id_of(jid, idb, sizeof idb, &num) != 1)
+    st = problem(x->log, x->err, TL_IN_BAD_ID, x->path, line, "%s: 'question_id' is not an integer", what);
+  else if (!jq) st = problem(x->log, x->err, TL_IN_MISSING_FIELD, x->path, line, "question %s: no 'question'", idb);
+  else if (!cJSON_IsString(jq))
+    st = problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "question %s: 'question' is not a string", idb);
+  else {
+    bool inserted;
+    size_t prev;
+    if (tl_strmap_put(&x->qmap, idb, x->nq, &inserted, &prev) != TL_OK) st = TL_ENOMEM;
+    else if (!inserted)
+      st = problem(x->log, x->err, TL_IN_DUPLICATE, x->path, line,
+                   "question %s given again (first at line %ld; the first is kept)", idb, x->qs[prev].line);
+    else {
+      if (x->nq == x->qcap) {
+        size_t nc = x->qcap ? x->qcap * 2 : 256;
+        question_rec *p = realloc(x->qs, nc * sizeof *p);
+        if (!p) st = TL_ENOMEM;
+        else {
+          x->qs = p;
+          x->qcap = nc;
+        }
+      }
+      if (st == TL_OK) {
+        question_rec *q = &x->qs[x->nq++];
+        q->id = tl_strdup(idb);
+        q->text = tl_strdup(jq->valuestring);
+        q->line = line;
+        q->used = 0;
+        if (!q->id || !q->text) st = TL_ENOMEM;
+      }
+    }
+  }
+  cJSON_Delete(o);
+  if (st == TL_ENOMEM) tl_err_set(x->err, TL_ENOMEM, "out of memory reading '%s'", x->path);
+  return st;
+}
+
+/* Reports a duplicate answer_id inside one annotation (kept: scored by position; the script
+ * would leave out every identical answer dict at once). */
+static tl_status check_answer_ids(official_ctx *x, const cJSON *answers, const char *idb, long line) {
+  int n = cJSON_GetArraySize(answers);
+  if (n > 100) return TL_OK; /* pairwise check only for realistic sizes */
+  for (int i = 0; i < n; i++) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(answers, i), "answer_id");
+    if (!tl_json_is_int(a, -ID_LIMIT, ID_LIMIT)) continue;
+    for (int j = 0; j < i; j++) {
+      const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(answers, j), "answer_id");
+      if (tl_json_is_int(b, -ID_LIMIT, ID_LIMIT) && b->valuedouble == a->valuedouble)
+        return problem(x->log, x->err, TL_IN_DUPLICATE, x->path, line,
+                       "question %s: answer_id %.0f given twice (scored by position)", idb, a->valuedouble);
+    }
+  }
+  return TL_OK;
+}
+
+/* Fills it->answers from an annotation's "answers" array; a problem is reported and returns
+ * 1 in *bad. */
+static tl_status take_answers(official_ctx *x, const cJSON *answers, const char *idb, long line,
+                              tl_vqa_item *it, int *bad) {
+  *bad = 1;
+  int n = cJSON_GetArraySize(answers);
+  if (n == 0) return problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "question %s: no answers", idb);
+  if (n > TL_VQA_MAX_REFS)
+    return problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "question %s: %d answers (at most %d)",
+                   idb, n, TL_VQA_MAX_REFS);
+  it->answers = calloc((size_t)n, sizeof *it->answers);
+  if (!it->answers) return TL_ENOMEM;
+  int i = 0;
+  const cJSON *a;
+  cJSON_ArrayForEach(a, answers) {
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(a, "answer");
+    if (!cJSON_IsObject(a) || !cJSON_IsString(t))
+      return problem(x->log, x->err, !cJSON_IsObject(a) || t ? TL_IN_BAD_FIELD : TL_IN_MISSING_FIELD,
+                     x->path, line, "question %s: answers[%d] %s", idb, i,
+                     !cJSON_IsObject(a) ? "is not an object" : t ? "'answer' is not a string" : "has no 'answer'");
+    if (!(it->answers[i] = tl_strdup(t->valuestring))) return TL_ENOMEM;
+    it->n_answers = (size_t)++i;
+  }
+  *bad = 0;
+  return check_answer_ids(x, answers, idb, line);
+}
+
+/* The fields of one annotation into *it; *bad when it was reported and is left out. */
+static tl_status take_annotation(official_ctx *x, const cJSON *o, const char *what, long line,
+                                 tl_vqa_item *it, int *bad) {
+  *bad = 1;
+  if (!cJSON_IsObject(o)) return problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "%s is not an object", what);
+  const cJSON *jid = cJSON_GetObjectItemCaseSensitive(o, "question_id");
+  if (!jid) return problem(x->log, x->err, TL_IN_MISSING_FIELD, x->path, line, "%s: no 'question_id'", what);
+  char idb[32];
+  if (id_of(jid, idb, sizeof idb, &it->num) != 1)
+    return problem(x->log, x->err, TL_IN_BAD_ID, x->path, line, "%s: 'question_id' is not an integer", what);
+  it->is_num = 1;
+  static const char *const KEYS[] = {"question_type", "answer_type"};
+  char **dst[] = {&it->question_type, &it->answer_type};
+  for (int k = 0; k < 2; k++) {
+    int r = opt_string(o, KEYS[k], dst[k]);
+    if (r == -2) return TL_ENOMEM;
+    if (r <= 0)
+      return problem(x->log, x->err, r == 0 ? TL_IN_MISSING_FIELD : TL_IN_BAD_FIELD, x->path, line,
+                     "question %s: %s '%s'", idb, r == 0 ? "no" : "not a string:", KEYS[k]);
+  }
+  const cJSON *ja = cJSON_GetObjectItemCaseSensitive(o, "answers");
+  if (!ja) return problem(x->log, x->err, TL_IN_MISSING_FIELD, x->path, line, "question %s: no 'answers'", idb);
+  if (!cJSON_IsArray(ja))
+    return problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "question %s: 'answers' is not an array", idb);
+  tl_status st = take_answers(x, ja, idb, line, it, bad);
+  if (st != TL_OK || *bad) return st;
+  if (!(it->id = tl_strdup(idb))) return TL_ENOMEM;
+  it->line = line;
+  return TL_OK;
+}
+
+static tl_status annotation_elem(void *ctx, jscan *c, size_t b, size_t e, long line) {
+  official_ctx *x = ctx;
+  char what[64];
+  snprintf(what, sizeof what, "annotation %zu", x->a_index++);
+  cJSON *o;
+  tl_status st = parse_elem(x->log, x->err, x->path, c, b, e, line, what, &o);
+  if (st != TL_OK) return st;
+  if (!o) {
+    x->set->n_dropped++;
+    return TL_OK;
+  }
+  tl_vqa_item it;
+  memset(&it, 0, sizeof it);
+  int bad;
+  st = take_annotation(x, o, what, line, &it, &bad);
+  cJSON_Delete(o);
+  if (st == TL_OK && !bad) {
+    bool inserted;
+    size_t prev;
+    if (tl_strmap_put(&x->set->index, it.id, x->set->n, &inserted, &prev) != TL_OK) st = TL_ENOMEM;
+    else if (!inserted) {
+      bad = 1;
+      st = problem(x->log, x->err, TL_IN_DUPLICATE, x->path, line,
+                   "question %s annotated again (first at line %ld; the first is kept)", it.id,
+                   x->set->items[prev].line);
+    } else {
+      st = set_push(x->set, &x->cap, &it); /* owns it from here */
+      memset(&it, 0, sizeof it);
+    }
+  }
+  if (bad) x->set->n_dropped++;
+  item_release(&it);
+  if (st == TL_ENOMEM) tl_err_set(x->err, TL_ENOMEM, "out of memory reading '%s'", x->path);
+  return st;
+}
+
+/* Attaches the question texts; reports annotations without a question and questions without
+ * an annotation. */
+static tl_status cross_check(official_ctx *x, const char *qpath, const char *apath) {
+  tl_vqa_set *s = x->set;
+  tl_status st = TL_OK;
+  for (size_t i = 0; i < s->n && st == TL_OK; i++) {
+    size_t q;
+    if (tl_strmap_get(&x->qmap, s->items[i].id, &q)) {
+      x->qs[q].used = 1;
+      if (!(s->items[i].question = tl_strdup(x->qs[q].text))) st = TL_ENOMEM;
+    } else {
+      s->n_no_question++;
+      st = problem(x->log, x->err, TL_IN_UNKNOWN_ITEM, apath, s->items[i].line,
+                   "question %s is annotated but not in the questions file '%s' (scored)",
+                   s->items[i].id, qpath);
+    }
+  }
+  for (size_t q = 0; q < x->nq && st == TL_OK; q++) {
+    if (x->qs[q].used) continue;
+    s->n_no_annotation++;
+    st = problem(x->log, x->err, TL_IN_UNKNOWN_ITEM, qpath, x->qs[q].line,
+                 "question %s has no annotation in '%s' (left out)", x->qs[q].id, apath);
+  }
+  if (st == TL_ENOMEM) tl_err_set(x->err, TL_ENOMEM, "out of memory");
+  return st;
+}
+
+tl_status tl_vqa_load_official(tl_vqa_set *s, const char *questions, const char *annotations,
+                               tl_inlog *log, tl_err *err) {
+  tl_vqa_set_init(s);
+  s->official = 1;
+  official_ctx x;
+  memset(&x, 0, sizeof x);
+  x.log = log;
+  x.err = err;
+  x.set = s;
+  tl_strmap_init(&x.qmap);
+  int found;
+  tl_status st = TL_OK;
+  if (!(s->path = tl_strdup(annotations))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (st == TL_OK && questions) {
+    x.path = questions;
+    st = walk_file(questions, "questions", question_elem, &x, log, err, &found);
+  }
+  if (st == TL_OK) {
+    x.path = annotations;
+    st = walk_file(annotations, "annotations", annotation_elem, &x, log, err, &found);
+  }
+  if (st == TL_OK && questions) st = cross_check(&x, questions, annotations);
+  if (st == TL_OK) st = set_finish(s, err);
+  if (st == TL_OK && s->n == 0)
+    st = tl_err_set(err, TL_EINPUT, "'%s': no usable annotation", annotations);
+  for (size_t q = 0; q < x.nq; q++) {
+    free(x.qs[q].id);
+    free(x.qs[q].text);
+  }
+  free(x.qs);
+  tl_strmap_release(&x.qmap);
+  return st;
+}
+
+/* ---- the JSONL item form ---------------------------------------------------------------------- */
+
+typedef struct {
+  tl_inlog *log;
+  tl_err *err;
+  tl_vqa_set *set;
+  size_t cap;
+} items_ctx;
+
+/* The id of a JSONL item or result: "id" or "question_id" (exactly one). 0 and a report when
+ * it is missing or bad; 1/2 as id_of. */
+static int jsonl_id(tl_inlog *log, tl_err *err, const cJSON *o, const tl_jsonl *r, char *buf,
+                    size_t cap, int64_t *num, tl_status *st) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "id");
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "question_id");
+  *st = TL_OK;
+  if (a && b) {
+    *st = problem(log, err, TL_IN_BAD_FIELD, r->path, r->line_no, "both 'id' and 'question_id' given");
+    return 0;
+  }
+  const cJSON *v = a ? a : b;
+  if (!v) {
+    *st = problem(log, err, TL_IN_MISSING_FIELD, r->path, r->line_no, "no 'id' (or 'question_id')");
+    return 0;
+  }
+  int k = id_of(v, buf, cap, num);
+  if (k == 0) {
+    *st = problem(log, err, TL_IN_BAD_ID, r->path, r->line_no,
+                  "'%s' is neither an integer nor a non-empty string of at most %d bytes",
+                  a ? "id" : "question_id", ID_MAX_BYTES);
+    return 0;
+  }
+  return k;
+}
+
+/* The "answers" array of strings into it; *bad after a report. */
+static tl_status item_answers(items_ctx *x, const cJSON *o, const tl_jsonl *r, tl_vqa_item *it, int *bad) {
+  *bad = 1;
+  const cJSON *ja = cJSON_GetObjectItemCaseSensitive(o, "answers");
+  if (!ja) return problem(x->log, x->err, TL_IN_MISSING_FIELD, r->path, r->line_no, "no 'answers'");
+  if (!cJSON_IsArray(ja))
+    return problem(x->log, x->err, TL_IN_BAD_FIELD, r->path, r->line_no, "'answers' is not an array");
+  int n = cJSON_GetArraySize(ja);
+  if (n == 0) return problem(x->log, x->err, TL_IN_BAD_FIELD, r->path, r->line_no, "no answers ('answers' is empty)");
+  if (n > TL_VQA_MAX_REFS)
+    return problem(x->log, x->err, TL_IN_BAD_FIELD, r->path, r->line_no, "%d answers (at most %d)", n, TL_VQA_MAX_REFS);
+  if (!(it->answers = calloc((size_t)n, sizeof *it->answers))) return TL_ENOMEM;
+  const cJSON *a;
+  int i = 0;
+  cJSON_ArrayForEach(a, ja) {
+    if (!cJSON_IsString(a))
+      return problem(x->log, x->err, TL_IN_BAD_FIELD, r->path, r->line_no, "answers[%d] is not a string", i);
+    if (!(it->answers[i] = tl_strdup(a->valuestring))) return TL_ENOMEM;
+    it->n_answers = (size_t)++i;
+  }
+  *bad = 0;
+  return TL_OK;
+}
+
+static tl_status take_item(items_ctx *x, const cJSON *o, const tl_jsonl *r, tl_vqa_item *it, int *bad) {
+  *bad = 1;
+  if (!cJSON_IsObject(o)) return problem(x->log, x->err, TL_IN_BAD_FIELD, r->path, r->line_no, "the line is not an object");
+  char idb[1024];
+  tl_status st;
+  int k = jsonl_id(x->log, x->err, o, r, idb, sizeof idb, &it->num, &st);
+  if (!k) return st;
+  it->is_num = k == 1;
+  int q = opt_string(o, "question", &it->question);
+  if (q == -2) return TL_ENOMEM;
+  if (q <= 0)
+    return problem(x->log, x->err, q == 0 ? TL_IN_MISSING_FIELD : TL_IN_BAD_FIELD, r->path, r->line_no,
+                   q == 0 ? "no 'question'" : "'question' is not a string");
+  static const char *const OPT[] = {"image", "question_type", "answer_type"};
+  char **dst[] = {&it->image, &it->question_type, &it->answer_type};
+  for (int i = 0; i < 3; i++) {
+    int v = opt_string(o, OPT[i], dst[i]);
+    if (v == -2) return TL_ENOMEM;
+    if (v < 0) return problem(x->log, x->err, TL_IN_BAD_FIELD, r->path, r->line_no, "'%s' is not a string", OPT[i]);
+  }
+  if ((st = item_answers(x, o, r, it, bad)) != TL_OK || *bad) return st;
+  if (!(it->id = tl_strdup(idb))) return TL_ENOMEM;
+  it->line = r->line_no;
+  return TL_OK;
+}
+
+static tl_status item_record(void *ctx, const cJSON *o, const tl_jsonl *r) {
+  items_ctx *x = ctx;
+  tl_vqa_item it;
+  memset(&it, 0, sizeof it);
+  int bad;
+  tl_status st = take_item(x, o, r, &it, &bad);
+  if (st == TL_OK && !bad) {
+    bool inserted;
+    size_t prev;
+    char sb[64];
+    if (tl_strmap_put(&x->set->index, it.id, x->set->n, &inserted, &prev) != TL_OK) st = TL_ENOMEM;
+    else if (!inserted) {
+      bad = 1;
+      st = problem(x->log, x->err, TL_IN_DUPLICATE, r->path, r->line_no,
+                   "id '%s' given again (first at line %ld; the first is kept)", show(it.id, sb, sizeof sb),
+                   x->set->items[prev].line);
+    } else {
+      st = set_push(x->set, &x->cap, &it);
+      memset(&it, 0, sizeof it);
+    }
+  }
+  if (bad) x->set->n_dropped++;
+  item_release(&it);
+  if (st == TL_ENOMEM) tl_err_set(x->err, TL_ENOMEM, "out of memory reading '%s'", r->path);
+  return st;
+}
+
+tl_status tl_vqa_load_items(tl_vqa_set *s, const char *path, tl_inlog *log, tl_err *err) {
+  tl_vqa_set_init(s);
+  if (!(s->path = tl_strdup(path))) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  tl_jsonl r;
+  tl_status st = tl_jsonl_open(&r, path, 0, err);
+  if (st != TL_OK) return st;
+  items_ctx x = {log, err, s, 0};
+  st = tl_inlog_each(log, &r, "items", item_record, &x, err);
+  tl_jsonl_close(&r);
+  if (st == TL_OK) st = set_finish(s, err);
+  if (st == TL_OK && s->n == 0) st = tl_err_set(err, TL_EINPUT, "'%s': no usable item", path);
+  return st;
+}
+
+/* ---- results ------------------------------------------------------------------------------------ */
+
+tl_status tl_vqa_results_init(tl_vqa_results *r, const tl_vqa_set *s) {
+  memset(r, 0, sizeof *r);
+  r->n = s->n;
+  if (s->n && !(r->answer = calloc(s->n, sizeof *r->answer))) return TL_ENOMEM;
+  return TL_OK;
+}
+
+void tl_vqa_results_release(tl_vqa_results *r) {
+  for (size_t i = 0; i < r->n; i++) free(r->answer[i]);
+  free(r->answer);
+  memset(r, 0, sizeof *r);
+}
+
+tl_status tl_vqa_results_set(tl_vqa_results *r, size_t i, const char *answer) {
+  char *c = tl_strdup(answer);
+  if (!c) return TL_ENOMEM;
+  if (r->answer[i]) free(r->answer[i]);
+  else r->n_given++;
+  r->answer[i] = c;
+  return TL_OK;
+}
+
+typedef struct {
+  tl_inlog *log;
+  tl_err *err;
+  const char *path;
+  const tl_vqa_set *set;
+  tl_vqa_results *res;
+  long *line_of; /* [set->n]: where each item's result was given */
+  size_t index;
+} results_ctx;
+
+/* One result object, from line `line`. */
+static tl_status take_result(results_ctx *x, const cJSON *o, long line, const char *what) {
+  if (!cJSON_IsObject(o)) {
+    x->res->n_bad++;
+    return problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "%s is not an object", what);
+  }
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "question_id");
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "id");
+  const cJSON *ans = cJSON_GetObjectItemCaseSensitive(o, "answer");
+  const cJSON *v = a ? a : b;
+  char idb[1024], sb[64];
+  int64_t num;
+  int k = v && !(a && b) ? id_of(v, idb, sizeof idb, &num) : 0;
+  tl_status st = TL_OK;
+  if (a && b) st = problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "%s: both 'question_id' and 'id' given", what);
+  else if (!v) st = problem(x->log, x->err, TL_IN_MISSING_FIELD, x->path, line, "%s: no 'question_id'", what);
+  else if (k == 0 || (k == 2 && x->set->official))
+    st = problem(x->log, x->err, TL_IN_BAD_ID, x->path, line, "%s: 'question_id' is not %s", what,
+                 x->set->official ? "an integer" : "an integer or a non-empty string");
+  else if (!ans) st = problem(x->log, x->err, TL_IN_MISSING_FIELD, x->path, line, "%s: no 'answer'", what);
+  else if (!cJSON_IsString(ans))
+    st = problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "%s: 'answer' is not a string", what);
+  else {
+    long i = tl_vqa_find(x->set, idb);
+    if (i < 0) {
+      x->res->n_unknown++;
+      return problem(x->log, x->err, TL_IN_UNKNOWN_ITEM, x->path, line,
+                     "a result for question %s, which the questions do not have (ignored)", show(idb, sb, sizeof sb));
+    }
+    if (x->res->answer[i]) {
+      x->res->n_duplicate++;
+      return problem(x->log, x->err, TL_IN_DUPLICATE, x->path, line,
+                     "a second result for question %s (first at line %ld; the first is kept)",
+                     show(idb, sb, sizeof sb), x->line_of[i]);
+    }
+    x->line_of[i] = line;
+    if (tl_vqa_results_set(x->res, (size_t)i, ans->valuestring) != TL_OK)
+      return tl_err_set(x->err, TL_ENOMEM, "out of memory reading '%s'", x->path);
+    return TL_OK;
+  }
+  x->res->n_bad++;
+  return st;
+}
+
+static tl_status result_elem(void *ctx, jscan *c, size_t b, size_t e, long line) {
+  results_ctx *x = ctx;
+  char what[64];
+  snprintf(what, sizeof what, "result %zu", x->index++);
+  cJSON *o;
+  tl_status st = parse_elem(x->log, x->err, x->path, c, b, e, line, what, &o);
+  if (st != TL_OK) return st;
+  if (!o) {
+    x->res->n_bad++;
+    return TL_OK;
+  }
+  st = take_result(x, o, line, what);
+  cJSON_Delete(o);
+  return st;
+}
+
+static tl_status result_record(void *ctx, const cJSON *o, const tl_jsonl *r) {
+  results_ctx *x = ctx;
+  char what[64];
+  snprintf(what, sizeof what, "result %zu", x->index++);
+  return take_result(x, o, r->line_no, what);
+}
+
+/* 1 when the file's first non-blank byte is '[' (the official array form). */
+static int starts_with_bracket(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  int ch;
+  while ((ch = fgetc(f)) != EOF && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')) {
+  }
+  if (ch == 0xEF && fgetc(f) == 0xBB && fgetc(f) == 0xBF) /* a BOM, then look again */
+    while ((ch = fgetc(f)) != EOF && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')) {
+    }
+  fclose(f);
+  return ch == '[';
+}
+
+/* Reports the items without a result once: the count and the first few ids. */
+static tl_status report_missing(results_ctx *x) {
+  const tl_vqa_set *s = x->set;
+  tl_vqa_results *r = x->res;
+  r->n_missing = s->n - r->n_given;
+  if (!r->n_missing) return TL_OK;
+  char list[400] = "", sb[64];
+  size_t shown = 0, len = 0;
+  for (size_t i = 0; i < s->n && shown < 5; i++) {
+    if (r->answer[i]) continue;
+    int k = snprintf(list + len, sizeof list - len, "%s%s", shown ? ", " : "", show(s->items[i].id, sb, sizeof sb));
+    if (k < 0 || (size_t)k >= sizeof list - len) break;
+    len += (size_t)k;
+    shown++;
+  }
+  return problem(x->log, x->err, TL_IN_MISSING_FIELD, x->path, 0,
+                 "no result for %zu of %zu questions (%s%s); they are left out of every accuracy",
+                 r->n_missing, s->n, list, r->n_missing > shown ? ", ..." : "");
+}
+
+tl_status tl_vqa_load_results(tl_vqa_results *r, const tl_vqa_set *s, const char *path,
+                              tl_inlog *log, tl_err *err) {
+  if (tl_vqa_results_init(r, s) != TL_OK) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  results_ctx x;
+  memset(&x, 0, sizeof x);
+  x.log = log;
+  x.err = err;
+  x.path = path;
+  x.set = s;
+  x.res = r;
+  if (s->n && !(x.line_of = calloc(s->n, sizeof *x.line_of))) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  tl_status st;
+  if (starts_with_bracket(path)) {
+    int found;
+    st = walk_file(path, NULL, result_elem, &x, log, err, &found);
+  } else {
+    tl_jsonl jr;
+    st = tl_jsonl_open(&jr, path, 0, err);
+    if (st == TL_OK) {
+      st = tl_inlog_each(log, &jr, "results", result_record, &x, err);
+      tl_jsonl_close(&jr);
+    }
+  }
+  if (st == TL_OK) st = report_missing(&x);
+  else r->n_missing = s->n - r->n_given;
+  free(x.line_of);
+  return st;
+}
+
+/* ---- the official report ------------------------------------------------------------------------ */
+
+typedef struct {
+  tl_strmap map; /* type -> group */
+  const char **name; /* [n] borrowed from the items */
+  double *sum;
+  size_t *count;
+  size_t n, cap;
+} groups;
+
+static void groups_release(groups *g) {
+  tl_strmap_release(&g->map);
+  free(g->name);
+  free(g->sum);
+  free(g->count);
+}
+
+/* Adds acc to the group of `name` (made on first sight: insertion order as Python's dict). */
+static tl_status groups_add(groups *g, const char *name, double acc) {
+  size_t k;
+  if (!tl_strmap_get(&g->map, name, &k)) {
+    if (g->n == g->cap) {
+      size_t nc = g->cap ? g->cap * 2 : 16;
+      const char **a = realloc(g->name, nc * sizeof *a);
+      if (a) g->name = a;
+      double *b = realloc(g->sum, nc * sizeof *b);
+      if (b) g->sum = b;
+      size_t *c = realloc(g->count, nc * sizeof *c);
+      if (c) g->count = c;
+      if (!a || !b || !c) return TL_ENOMEM;
+      g->cap = nc;
+    }
+    k = g->n++;
+    g->name[k] = name;
+    g->sum[k] = 0.0;
+    g->count[k] = 0;
+    if (tl_strmap_put(&g->map, name, k, NULL, NULL) != TL_OK) return TL_ENOMEM;
+  }
+  g->sum[k] += acc;
+  g->count[k]++;
+  return TL_OK;
+}
+
+/* round(100*sum/count, 2) as the script writes a group's value. */
+static double group_value(double sum, size_t count) {
+  return tl_vqa_py_round2(100.0 * sum / (double)count);
+}
+
+static int add_number(cJSON *obj, const char *key, double v) {
+  char num[64];
+  tl_vqa_py_repr(v, num, sizeof num);
+  return cJSON_AddRawToObject(obj, key, num) != NULL;
+}
+
+static int add_groups(cJSON *root, const char *key, const groups *g) {
+  cJSON *o = cJSON_AddObjectToObject(root, key);
+  if (!o) return 0;
+  for (size_t k = 0; k < g->n; k++)
+    if (!add_number(o, g->name[k], group_value(g->sum[k], g->count[k]))) return 0;
+  return 1;
+}
+
+static int cmp_order(const void *a, const void *b) {
+  const tl_vqa_item *x = *(const tl_vqa_item *const *)a, *y = *(const tl_vqa_item *const *)b;
+  return (x->order > y->order) - (x->order < y->order);
+}
+
+tl_status tl_vqa_report(const tl_vqa_set *s, const tl_vqa_results *r, tl_vqa_version v,
+                        cJSON **json, tl_vqa_summary *sum, tl_err *err) {
+  tl_vqa_summary sm;
+  memset(&sm, 0, sizeof sm);
+  sm.n_items = s->n;
+  *json = NULL;
+  tl_status st = TL_OK;
+  const tl_vqa_item **ord = s->n ? malloc(s->n * sizeof *ord) : NULL;
+  double *acc = s->n ? malloc(s->n * sizeof *acc) : NULL;
+  tl_vqa_ws *ws = tl_vqa_ws_new();
+  cJSON *root = cJSON_CreateObject(), *perq = NULL;
+  groups qt, at;
+  memset(&qt, 0, sizeof qt);
+  memset(&at, 0, sizeof at);
+  tl_strmap_init(&qt.map);
+  tl_strmap_init(&at.map);
+  if ((s->n && (!ord || !acc)) || !ws || !root) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  /* the script's order: the annotations file's */
+  for (size_t i = 0; st == TL_OK && i < s->n; i++) ord[i] = &s->items[i];
+  if (st == TL_OK && s->n) qsort(ord, s->n, sizeof *ord, cmp_order);
+  double total = 0.0;
+  for (size_t j = 0; st == TL_OK && j < s->n; j++) {
+    size_t i = (size_t)(ord[j] - s->items);
+    const tl_vqa_item *it = ord[j];
+    if (!r->answer[i]) {
+      sm.n_missing++;
+      continue;
+    }
+    tl_vqa_result res;
+    st = tl_vqa_score(ws, v, r->answer[i], (const char *const *)it->answers, it->n_answers, 0, &res, err);
+    if (st != TL_OK) break;
+    acc[i] = res.acc_py;
+    total += res.acc_py;
+    sm.n_scored++;
+    sm.sum_units += res.acc;
+    sm.n_not10 += it->n_answers != 10;
+    sm.n_rounded += (size_t)res.rounded;
+    sm.n_normalized += (size_t)res.normalized;
+    if (it->question_type && groups_add(&qt, it->question_type, res.acc_py) != TL_OK) st = TL_ENOMEM;
+    if (it->answer_type && groups_add(&at, it->answer_type, res.acc_py) != TL_OK) st = TL_ENOMEM;
+    if (st == TL_ENOMEM) tl_err_set(err, st, "out of memory");
+  }
+  if (st == TL_OK && sm.n_scored == 0)
+    st = tl_err_set(err, TL_EINPUT, "no question has a result: nothing to score");
+  if (st == TL_OK) {
+    sm.overall = group_value(total, sm.n_scored);
+    int ok = add_number(root, "overall", sm.overall) && add_groups(root, "perQuestionType", &qt) &&
+             add_groups(root, "perAnswerType", &at) && (perq = cJSON_AddObjectToObject(root, "perQuestion"));
+    for (size_t j = 0; ok && j < s->n; j++) {
+      size_t i = (size_t)(ord[j] - s->items);
+      if (r->answer[i]) ok = add_number(perq, ord[j]->id, tl_vqa_py_round2(100.0 * acc[i]));
+    }
+    if (!ok) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  }
+  if (st == TL_OK) {
+    *json = root;
+    root = NULL;
+  }
+  cJSON_Delete(root);
+  groups_release(&qt);
+  groups_release(&at);
+  tl_vqa_ws_free(ws);
+  free(acc);
+  free(ord);
+  if (sum) *sum = sm;
+  return st;
+}
