@@ -41,7 +41,7 @@
 #include "tally/table.h"
 
 #define TL_MAX_STAGES 8 /* generate, then up to 7 judge samples (bit s of a uint8_t per stage) */
-#define TL_MAX_MODES 4  /* scoring modes of one benchmark (SpatialEval: strict, pr3, legacy) */
+#define TL_MAX_MODES 6  /* scoring modes of one benchmark (SpatialEval: strict, pr3, legacy; VQA: up to 5) */
 #define TL_MAX_ACC 8    /* accumulator blocks of one benchmark */
 #define TL_MAX_MSGS 64  /* chat messages of one request (a system prompt and a long dialogue) */
 

@@ -459,7 +459,8 @@ static const char *answer_part(const tl_openai *o, const char *content, int *str
 }
 
 /* Turns a reply object (ours: {"content", "reasoning", "finish_reason", "prompt_tokens",
- * "completion_tokens", "model", "request_id", "n_choices", "content_null"}) into q's reply. */
+ * "completion_tokens", "model", "request_id", "n_choices", "content_null", "logprobs"}) into q's
+ * reply; the meta keeps all but the texts ("logprobs": choices[0].logprobs.content, when sent). */
 static tl_status emit(tl_openai *o, req *q, const cJSON *rep, int cached, double latency, int ep) {
   tl_eng_reply r;
   memset(&r, 0, sizeof r);
@@ -479,7 +480,7 @@ static tl_status emit(tl_openai *o, req *q, const cJSON *rep, int cached, double
     return TL_ENOMEM;
   }
   static const char *const COPY[] = {"finish_reason", "prompt_tokens", "completion_tokens", "model", "request_id",
-                                     "n_choices", "content_null", NULL};
+                                     "n_choices", "content_null", "logprobs", NULL};
   for (const char *const *k = COPY; *k; k++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(rep, *k);
     if (v && !cJSON_IsNull(v)) cJSON_AddItemToObject(m, *k, cJSON_Duplicate(v, 1));
@@ -536,6 +537,11 @@ static cJSON *parse_reply(const tl_openai *o, const req *q, char *why, size_t wh
   if (q->reqid[0]) cJSON_AddStringToObject(r, "request_id", q->reqid);
   else if (cJSON_IsString(id)) cJSON_AddStringToObject(r, "request_id", id->valuestring);
   if (cJSON_GetArraySize(ch) > 1) cJSON_AddNumberToObject(r, "n_choices", cJSON_GetArraySize(ch));
+  /* the token log-probabilities when asked for ("logprobs": true): choices[0].logprobs.content
+   * (chat) is kept whole, for scorers that read a rating's distribution (LAVE) */
+  const cJSON *lp = cJSON_GetObjectItemCaseSensitive(c0, "logprobs");
+  const cJSON *lpc = cJSON_IsObject(lp) ? cJSON_GetObjectItemCaseSensitive(lp, "content") : NULL;
+  if (cJSON_IsArray(lpc)) cJSON_AddItemToObject(r, "logprobs", cJSON_Duplicate(lpc, 1));
   cJSON_Delete(j);
   return r;
 }

@@ -15,7 +15,8 @@
 #     references, prediction, human_score) gives the same per-unit scores;
 #  5. bad input: a human row for an unknown item, too few votes, a release row whose references
 #     differ from an earlier row of its question: reported with file:line, counted; a missing
-#     image: the request cannot be built, and a dry run names the image for each such unit.
+#     image: the request cannot be built, and a dry run names the image for each such unit;
+#  6. the expected LAVE rating from the judge's log-probabilities (an openai judge: the test server).
 . "$(dirname "$0")/common.sh"
 need_python
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
@@ -234,4 +235,59 @@ JOB
 grep -q "dry run: 30 requests could not be built" "$WORK/img.txt" || { cat "$WORK/img.txt"; fail "unbuilt requests are not counted"; }
 grep -q "\"key\":\"vqa/demo:101/m/short/0/0/0\",\"error\":\"cannot read the image '$D/images/101.jpg'" "$WORK/img.jsonl" ||
   { head -2 "$WORK/img.jsonl"; fail "the missing image is not named"; }
+# 6. the expected LAVE rating from log-probabilities: an openai judge (the test server, which
+#    gives a rating token 1-3 the top log-probabilities d: 0.7, d mod 3 + 1: 0.2, the third: 0.1)
+SRV="$(dirname "$TALLY_BIN")/tally-testserver"
+"$PY" - "$D/judgments.jsonl" "$WORK/jrep.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as out:
+    for o in map(json.loads, open(sys.argv[1])):
+        out.write(json.dumps({"key": "vqa/%s/%s/short/0/0/1" % (o["id"], o["model"]), "response": o["response"]}) + "\n")
+PY
+: > "$WORK/srv.out"
+"$SRV" --port 0 --replies "$WORK/jrep.jsonl" > "$WORK/srv.out" 2> "$WORK/srv.err" &
+SPID=$!
+trap 'kill $SPID 2>/dev/null || true' EXIT
+PORT=""
+for _ in $(seq 400); do
+  PORT=$(sed -n 's/^tally-testserver: listening on .*:\([0-9][0-9]*\)$/\1/p' "$WORK/srv.out")
+  [ -n "$PORT" ] && break
+  sleep 0.05
+done
+[ -n "$PORT" ] || { cat "$WORK/srv.err"; fail "the test server did not start"; }
+cat > "$WORK/lx.json" <<JOB
+{"name": "lx", "output": "$WORK/lx.h5",
+ "engines": {"judge": {"type": "openai", "url": "http://127.0.0.1:$PORT/v1", "model": "judge",
+   "sampling": {"logprobs": true, "top_logprobs": 3}, "health": {"wait_s": 5}}},
+ "benchmarks": [{"benchmark": "vqa", "dataset": "demo", "items": "$D/items.jsonl", "answers": "$D/answers.jsonl",
+   "human": "$D/human.jsonl",
+   "lave": {"demos": "$D/lave_demos_general.json", "demos_binary": "$D/lave_demos_binary.json", "num_shots": 3,
+            "expected_rating": true}}]}
+JOB
+"$TALLY_BIN" run "$WORK/lx.json" --quiet > "$WORK/lx.txt" 2> "$WORK/lx.err" || { cat "$WORK/lx.err"; fail "the logprobs run failed"; }
+kill $SPID 2>/dev/null || true
+"$PY" - "$WORK/lx.h5" "$WORK/d1.h5" <<'PY' || fail "the expected LAVE ratings are wrong"
+import math, re, sys
+sys.path.insert(0, __import__("os").environ["TALLY_SRC"] + "/tools")
+import tally_h5
+t, d = tally_h5.read_table(sys.argv[1], "/items/vqa"), tally_h5.read_table(sys.argv[2], "/items/vqa")
+n = ok = 0
+for i in range(len(t["id"])):
+    assert t["lave_rating"][i] == d["lave_rating"][i], i        # the same judge texts as the replay demo
+    m = re.search(r"rating=([0-9])$", t["judgment"][i])
+    dgt = int(m.group(1)) if m else 0
+    if t["judgment"][i] and 1 <= dgt <= 3:
+        e = 0.7 * dgt + 0.2 * (dgt % 3 + 1) + 0.1 * ((dgt + 1) % 3 + 1)
+        assert abs(t["lave_expected"][i] - (e - 1) / 2) < 1e-9, (i, t["judgment"][i], t["lave_expected"][i], (e - 1) / 2)
+        assert t["lave_expected_rule"][i] == "logprob_expectation"
+        ok += 1
+    else:
+        assert math.isnan(t["lave_expected"][i]), (i, t["judgment"][i], t["lave_expected"][i])
+    n += 1
+a = tally_h5.read_table(sys.argv[1], "/metrics/vqa/accuracy")
+k = [j for j in range(len(a["model"])) if a["level"][j] == "all" and a["model"][j] == "demo-vlm-a"][0]
+v = [t["lave_expected"][i] for i in range(n) if t["model"][i] == "demo-vlm-a" and not math.isnan(t["lave_expected"][i])]
+assert abs(a["lave_expected"][k] - sum(v) / len(v)) < 1e-9
+print("expected LAVE ratings from logprobs: %d of %d units" % (ok, n))
+PY
 echo "e2e vqa: ok"

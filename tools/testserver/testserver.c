@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -389,6 +390,7 @@ static int g_accept_paused;
 static uint64_t g_accept_resume;
 static buf_t g_scratch;      /* reused for bodies */
 static buf_t g_scratch2;
+static buf_t g_scratch3;     /* logprobs of a reply */
 
 static char g_listen_tag, g_signal_tag;
 
@@ -846,6 +848,51 @@ static void build_completion(conn_t *c, const cJSON *j, int chat, uint64_t reqid
     const cJSON *nj = cJSON_GetObjectItemCaseSensitive(j, "n");
     if (cJSON_IsNumber(nj) && nj->valuedouble > 1) k = nj->valuedouble >= MAX_CHOICES ? MAX_CHOICES : (int)nj->valuedouble;
 
+    /* "logprobs": true: choices[0].logprobs.content over a toy tokenization of the text
+     * (letters runs, single digits, single other bytes; whitespace joins the next token), each
+     * token with logprob 0, except that a digit 1-3 gets p = 0.7 and its top_logprobs list the
+     * three ratings (d: 0.7, the next: 0.2, the one after: 0.1, up to top_logprobs entries) -
+     * so a client's expected rating is known: 0.7 d + 0.2 (d mod 3 + 1) + 0.1 ((d+1) mod 3 + 1). */
+    buf_t *lpv = &g_scratch3;
+    lpv->len = 0;
+    const cJSON *lpj = cJSON_GetObjectItemCaseSensitive(j, "logprobs");
+    const cJSON *tlj = cJSON_GetObjectItemCaseSensitive(j, "top_logprobs");
+    int ntop = cJSON_IsNumber(tlj) ? (int)tlj->valuedouble : 0;
+    if (ntop > 3) ntop = 3;
+    if (cJSON_IsTrue(lpj) && chat && !text_null) {
+        buf_adds(lpv, "{\"content\":[");
+        size_t i = 0;
+        int first = 1;
+        while (i < tlen) {
+            size_t b0 = i;
+            while (i < tlen && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t')) i++;
+            if (i == tlen) break;
+            if (isalpha((unsigned char)text[i])) while (i < tlen && isalpha((unsigned char)text[i])) i++;
+            else i++;
+            if (!first) buf_addc(lpv, ',');
+            first = 0;
+            buf_adds(lpv, "{\"token\":");
+            buf_json_str(lpv, text + b0, i - b0);
+            int d = i - b0 >= 1 && text[i - 1] >= '1' && text[i - 1] <= '3' && (i - b0 == 1 || text[i - 2] == ' ') ? text[i - 1] - '0' : 0;
+            static const char *const LN[3] = {"-0.35667494393873245", "-1.6094379124341003", "-2.3025850929940455"};
+            buf_adds(lpv, ",\"logprob\":");
+            buf_adds(lpv, d ? LN[0] : "0");
+            buf_adds(lpv, ",\"top_logprobs\":[");
+            for (int t = 0; t < ntop && (d || t == 0); t++) {
+                char tok[2] = {d ? (char)('0' + (d - 1 + t) % 3 + 1) : 0, 0};
+                if (t) buf_addc(lpv, ',');
+                buf_adds(lpv, "{\"token\":");
+                if (d) buf_json_str(lpv, tok, 1);
+                else buf_json_str(lpv, text + b0, i - b0);
+                buf_adds(lpv, ",\"logprob\":");
+                buf_adds(lpv, d ? LN[t] : "0");
+                buf_addc(lpv, '}');
+            }
+            buf_adds(lpv, "]}");
+        }
+        buf_adds(lpv, "]}");
+    }
+
     /* the content value, rendered once */
     buf_t *cv = &g_scratch2;
     cv->len = 0;
@@ -885,7 +932,10 @@ static void build_completion(conn_t *c, const cJSON *j, int chat, uint64_t reqid
             buf_adds(b, ",\"text\":");
             buf_add(b, cv->p, cv->len);
         }
-        buf_adds(b, ",\"logprobs\":null,\"finish_reason\":\"");
+        buf_adds(b, ",\"logprobs\":");
+        if (lpv->len) buf_add(b, lpv->p, lpv->len);
+        else buf_adds(b, "null");
+        buf_adds(b, ",\"finish_reason\":\"");
         buf_adds(b, finish);
         buf_adds(b, "\"}");
     }

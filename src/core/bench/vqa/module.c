@@ -45,9 +45,10 @@ static const char *const VARIANTS[] = {"short", NULL};
 static const char *const KEYS[] = {"items", "questions", "annotations", "release", "dataset", "human", "version",
                                    "prompt_suffix", "max_tokens", "strip_reasoning", "lave", NULL};
 
-enum { M_VQA, M_SOFT, M_EM, M_LAVE, M__N };
-static const char *const MODE_NAMES[M__N] = {"vqa_accuracy", "soft_vqa_accuracy", "exact_match", "lave"};
-static const int64_t MODE_SCALE[M__N] = {TL_VQA_ACC_SCALE, 1000000000, 1, 2};
+enum { M_VQA, M_SOFT, M_EM, M_LAVE, M_LAVEX, M__N };
+static const char *const MODE_NAMES[M__N] = {"vqa_accuracy", "soft_vqa_accuracy", "exact_match", "lave",
+                                             "lave_expected"};
+static const int64_t MODE_SCALE[M__N] = {TL_VQA_ACC_SCALE, 1000000000, 1, 2, 1000000000};
 #define SOFT_SCALE 1e9
 #define HUMAN_SCALE 1e9
 enum { HB_PAIRS, HB_H1LO, HB_H0HI, HB_H1, HB_H0, HB__PER };
@@ -88,6 +89,7 @@ struct tl_bench {
   char *demos_p, *demos_bin_p;
   tl_lave_opts lopts;
   bool lave_compat;
+  bool lave_expected;   /* also the expected rating from the judge's log-probabilities */
   double lave_temp;
   int lave_max_tokens;
   tl_lave_demos *demos, *demos_bin;
@@ -207,7 +209,8 @@ static int lave_keys(tl_job_ctx *c, tl_bench *b, const cJSON *v, const char *whe
       if (!tl_json_is_int(x, 0, 64)) PROBLEM(w, "must be an integer from 0 to 64");
       else b->lopts.num_shots = (int)x->valuedouble;
     } else if (!strcmp(x->string, "use_caption") || !strcmp(x->string, "rationalize") ||
-               !strcmp(x->string, "filter_references") || !strcmp(x->string, "compat_fallback")) {
+               !strcmp(x->string, "filter_references") || !strcmp(x->string, "compat_fallback") ||
+               !strcmp(x->string, "expected_rating")) {
       if (!cJSON_IsBool(x)) {
         PROBLEM(w, "must be true or false");
         continue;
@@ -216,6 +219,7 @@ static int lave_keys(tl_job_ctx *c, tl_bench *b, const cJSON *v, const char *whe
       if (!strcmp(x->string, "use_caption")) b->lopts.use_caption = on;
       else if (!strcmp(x->string, "rationalize")) b->lopts.rationalize = on;
       else if (!strcmp(x->string, "filter_references")) b->lopts.filter_refs = on;
+      else if (!strcmp(x->string, "expected_rating")) b->lave_expected = on;
       else b->lave_compat = on;
     } else if (!strcmp(x->string, "temperature")) {
       if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 2)) PROBLEM(w, "must be a number from 0 to 2");
@@ -225,7 +229,7 @@ static int lave_keys(tl_job_ctx *c, tl_bench *b, const cJSON *v, const char *whe
       else b->lave_max_tokens = (int)x->valuedouble;
     } else {
       PROBLEM(w, "unknown key (known: demos, demos_binary, num_shots, use_caption, rationalize, filter_references, "
-                 "compat_fallback, temperature, max_tokens)");
+                 "compat_fallback, expected_rating, temperature, max_tokens)");
     }
   }
   if (!b->demos_p || !b->demos_bin_p)
@@ -298,7 +302,7 @@ static tl_bench *vqa_create(tl_job_ctx *c, const cJSON *e, const char *where) {
     b->lave = true;
     bad += lave_keys(c, b, v, w);
   }
-  b->nm = b->lave ? M__N : M_LAVE;
+  b->nm = b->lave ? (b->lave_expected ? M__N : M_LAVEX) : M_LAVE;
   if (!b->dataset || !b->prompt_suffix) PROBLEM(where, "out of memory");
   if (bad) {
     vqa_free(b);
@@ -830,6 +834,31 @@ static tl_status vqa_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit 
       if ((st = set_answer(p, lr.answer))) return tl_err_set(err, st, "out of memory");
     }
   }
+  if (b->lave_expected) { /* E[rating] from the rating token's top log-probabilities (the meta) */
+    tl_parsed *p = &r->res[M_LAVEX];
+    cJSON *m = r->text[1] && r->meta[1] ? cJSON_Parse(r->meta[1]) : NULL;
+    const cJSON *lp = m ? cJSON_GetObjectItemCaseSensitive(m, "logprobs") : NULL;
+    if (!r->text[1]) {
+      p->status = TL_PS_MISSING;
+      p->rule = "no_judgment";
+    } else if (!cJSON_IsArray(lp)) {
+      p->status = TL_PS_MISSING;
+      p->rule = "no_logprobs"; /* replay, or a judge engine without "logprobs": true */
+    } else {
+      tl_lave_expected ex;
+      tl_err e2 = {{0}};
+      st = tl_lave_expected_from_content(lp, &ex, NULL, &e2);
+      if (st == TL_ENOMEM) {
+        cJSON_Delete(m);
+        return tl_err_set(err, st, "out of memory");
+      }
+      p->status = st ? TL_PS_NO_ANSWER : ex.status;
+      p->rule = st ? "bad_logprobs" : ex.rule;
+      if (!st && ex.status == TL_PS_OK) p->value = (int64_t)llround(ex.score * SOFT_SCALE);
+      st = TL_OK;
+    }
+    cJSON_Delete(m);
+  }
   return TL_OK;
 }
 
@@ -941,11 +970,13 @@ static const tl_col_spec ITEM_COLS[] = {
     {"lave_score", TL_COL_F64, "(rating - 1) / 2; NaN when no rating"},
     {"lave_status", TL_COL_STR, "ok, no_answer (no rating in the reply), out_of_range, missing, ..."},
     {"lave_rule", TL_COL_STR, "rating_eq, last_char, compat_fallback_2, no_rating, ..."},
+    {"lave_expected", TL_COL_F64, "(E[rating] - 1) / 2 from the rating token's top log-probabilities (expected_rating); NaN when none"},
+    {"lave_expected_rule", TL_COL_STR, "logprob_expectation, no_rating_token, no_logprobs (replay, or no logprobs asked), ... (\"\" when off)"},
     {"human", TL_COL_F64, "the human score of this answer (0, 0.5, 1 from 5 votes, or the release's); NaN when none"},
     {"human_votes", TL_COL_STR, "the annotators' votes, comma-separated (\"\" when none)"},
 };
 enum { IC_MODEL, IC_VAR, IC_SEED, IC_ID, IC_DS, IC_QID, IC_QT, IC_AT, IC_Q, IC_REFS, IC_NREF, IC_RESP, IC_JUDG, IC_VQA,
-       IC_SOFT, IC_EM, IC_VST, IC_VRULE, IC_LR, IC_LS, IC_LST, IC_LRULE, IC_HUM, IC_VOTES, IC__N };
+       IC_SOFT, IC_EM, IC_VST, IC_VRULE, IC_LR, IC_LS, IC_LST, IC_LRULE, IC_LX, IC_LXRULE, IC_HUM, IC_VOTES, IC__N };
 
 static tl_status refs_json(const vitem *x, tl_buf *out) {
   cJSON *a = cJSON_CreateArray();
@@ -995,6 +1026,9 @@ static tl_table *vqa_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
     if (tl_table_set_str(t, k, IC_LST, lp ? tl_pstatus_name(lp->status) : "") ||
         tl_table_set_str(t, k, IC_LRULE, lp && lp->rule ? lp->rule : ""))
       goto fail;
+    const tl_parsed *xp = b->lave_expected ? &r->res[M_LAVEX] : NULL;
+    tl_table_set_f64(t, k, IC_LX, xp && xp->status == TL_PS_OK ? metric_value(M_LAVEX, xp->value) : NAN);
+    if (tl_table_set_str(t, k, IC_LXRULE, xp && xp->rule ? xp->rule : "")) goto fail;
     const human_t *h = human_of(b, c, x);
     tl_table_set_f64(t, k, IC_HUM, h ? h->score : NAN);
     tl_buf_reset(&tmp);
@@ -1027,12 +1061,13 @@ static const tl_col_spec ACC_COLS[] = {
     {"n_lave_rated", TL_COL_I64, "units with a LAVE rating (0 without a LAVE judge)"},
     {"n_lave_unrated", TL_COL_I64, "units without one: no answer, no judgment, no rating in the reply, ..."},
     {"lave_score", TL_COL_F64, "mean LAVE score (rating - 1) / 2 over the rated units; NaN when none"},
+    {"lave_expected", TL_COL_F64, "mean expected LAVE score from log-probabilities (expected_rating); NaN when none"},
 };
 enum { AC_MODEL, AC_VAR, AC_SEED, AC_LEVEL, AC_GROUP, AC_N, AC_NS, AC_VQA, AC_SOFT, AC_EM, AC_NLR, AC_NLU, AC_LAVE,
-       AC__N };
+       AC_LAVEX, AC__N };
 
 static const tl_col_spec FAIL_COLS[] = {
-    {"metric", TL_COL_STR, "vqa_accuracy, soft_vqa_accuracy, exact_match or lave"},
+    {"metric", TL_COL_STR, "vqa_accuracy, soft_vqa_accuracy, exact_match, lave or lave_expected"},
     {"model", TL_COL_STR, "model under test; \"all\" for every model and seed together"},
     {"seed", TL_COL_I64, "sampling seed; -1 for the pooled row"},
     {"n_units", TL_COL_I64, "units with both a human score and a value of the metric"},
@@ -1111,6 +1146,7 @@ static tl_status settings_table(const tl_bench *b, tl_table *t) {
                          {"lave_rationalize", b->lave ? (b->lopts.rationalize ? "true" : "false") : ""},
                          {"lave_filter_references", b->lave ? (b->lopts.filter_refs ? "true" : "false") : ""},
                          {"lave_compat_fallback", b->lave ? (b->lave_compat ? "true (COMPAT: no rating -> 2)" : "false") : ""},
+                         {"lave_expected_rating", b->lave ? (b->lave_expected ? "true" : "false") : ""},
                          {"lave_temperature", b->lave ? num[2] : ""},
                          {"lave_max_tokens", b->lave ? num[3] : ""}};
   for (size_t i = 0; i < sizeof kv / sizeof *kv; i++) {
@@ -1156,6 +1192,10 @@ static tl_status vqa_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
       tl_table_set_i64(t[T_ACC], r, AC_NLU, b->lave ? cell[M_LAVE][2] : 0);
       tl_table_set_f64(t[T_ACC], r, AC_LAVE,
                        b->lave && cell[M_LAVE][1] ? (double)cell[M_LAVE][0] / 2.0 / (double)cell[M_LAVE][1] : NAN);
+      tl_table_set_f64(t[T_ACC], r, AC_LAVEX,
+                       b->lave_expected && cell[M_LAVEX][1]
+                           ? (double)cell[M_LAVEX][0] / (double)MODE_SCALE[M_LAVEX] / (double)cell[M_LAVEX][1]
+                           : NAN);
     }
   /* failure modes and the human side: per cfg, then pooled */
   const size_t L = HB_LEN(nm);
