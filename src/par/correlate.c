@@ -417,6 +417,26 @@ static void print_table(const tl_corr_opts *o, const corr_data *d) {
                    "  (it tests the resampling, not the metrics): do not use it as evidence.\n");
     }
   }
+  /* the layout of the LAVE paper's table: one row per metric, one column per group, each
+   * statistic x 100 (the estimates above) */
+  int wd = 8;
+  for (int k = 0; k < d->ngroups; k++)
+    if ((int)strlen(d->g[k].key) > wd) wd = (int)strlen(d->g[k].key) > 40 ? 40 : (int)strlen(d->g[k].key);
+  if (d->ngroups > 1)
+    for (int st = 0; st < d->nstats; st++) {
+      fprintf(f, "\n%s x 100, by group:\n  %-18s", tl_stat_name(d->stats[st]), "metric");
+      for (int k = 0; k < d->ngroups; k++) fprintf(f, " %*.*s", wd, wd, d->g[k].key);
+      fprintf(f, "\n");
+      for (int m = 0; m < d->M; m++) {
+        fprintf(f, "  %-18s", d->names[m]);
+        for (int k = 0; k < d->ngroups; k++) {
+          double v = d->g[k].per ? d->g[k].per[m * d->nstats + st].estimate : NAN;
+          if (isnan(v)) fprintf(f, " %*s", wd, "-");
+          else fprintf(f, " %*.2f", wd, 100 * v);
+        }
+        fprintf(f, "\n");
+      }
+    }
 }
 
 static void print_json(const tl_corr_opts *o, const corr_data *d) {

@@ -34,6 +34,7 @@ grep -q "^demo-vlm-a              0 all                          30     30   84.
 grep -q "^failure modes" "$WORK/d1.txt" || fail "no failure-mode table in the summary"
 grep -q "Krippendorff's alpha (nominal) 0.459" "$WORK/d1.txt" || fail "no agreement of the votes in the summary"
 grep -q "^study 'vqa_metrics_vs_human' (/items/vqa):" "$WORK/d1.txt" || fail "no study in the summary"
+grep -q "^spearman x 100, by group:" "$WORK/d1.txt" || fail "no table of the study by group in the summary"
 for n in 2 4; do
   cmp -s "$WORK/d1.txt" "$WORK/d$n.txt" || { diff "$WORK/d1.txt" "$WORK/d$n.txt"; fail "the summary differs on $n ranks"; }
   for obj in /items /metrics /audit /stats; do
