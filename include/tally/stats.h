@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tally/err.h"
+
 /* ---- distributions ---- */
 double tl_norm_cdf(double z);            /* Phi(z) */
 double tl_norm_sf(double z);             /* 1 - Phi(z), accurate in the tail */
@@ -57,6 +59,27 @@ double tl_ttest_ind_p(const double *a, const double *b, size_t na, size_t nb, do
  * williams_test): r12 = |r(metric1, human)|, r13 = |r(metric2, human)|, r23 = |r(metric1,
  * metric2)|; t with n-3 df. Returns the two-sided p-value; *t_out gets t (may be NULL). */
 double tl_williams_p(double r12, double r13, double r23, size_t n, double *t_out);
+
+/* ---- paired comparison of two systems on the same items ---- */
+
+/* McNemar's exact test: two-sided p = min(1, 2 P(X <= min(b, c))), X ~ Binomial(b + c, 1/2), b and
+ * c the discordant pairs (A right and B wrong; A wrong and B right). 1 when b + c = 0. Assumes
+ * independent pairs. */
+double tl_mcnemar_exact_p(int64_t b, int64_t c);
+
+typedef struct {
+  uint32_t n;            /* items */
+  double mean_a, mean_b; /* means over the items */
+  double diff;           /* mean_a - mean_b */
+  double ci_lo, ci_hi;   /* percentile CI of the difference over item resamples */
+  double p_boot;         /* 2 min(#diff* <= 0, #diff* >= 0) / B, capped at 1 (NaN: B = 0) */
+} tl_paired_res;
+/* Paired bootstrap over items of the mean difference of a[i] and b[i] (i < n): resample r draws
+ * n items with tl_boot_counts(seed, r, n) (tally/boot.h), so the result does not depend on who
+ * computes it. Each item is one cluster: callers average an item's repeated measurements (seeds)
+ * before calling. TL_OK, TL_ENOMEM, TL_EINPUT (n = 0 or above TL_BOOT_MAX_N). */
+tl_status tl_paired_boot(const double *a, const double *b, uint32_t n, uint64_t B, uint64_t seed, double level,
+                         tl_paired_res *out);
 
 /* ---- agreement ---- */
 

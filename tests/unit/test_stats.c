@@ -824,6 +824,27 @@ static void test_timing(void **state) {
   free(y);
 }
 
+/* McNemar's exact test (against the binomial sums written out) and the paired bootstrap. */
+static void test_paired(void **state) {
+  (void)state;
+  /* b = 3, c = 10: 2 P(X <= 3), X ~ Bin(13, 1/2) = 2 (1 + 13 + 78 + 286) / 8192 */
+  assert_true(fabs(tl_mcnemar_exact_p(3, 10) - 2.0 * 378 / 8192) < 1e-15);
+  assert_true(fabs(tl_mcnemar_exact_p(10, 3) - 2.0 * 378 / 8192) < 1e-15);
+  assert_true(tl_mcnemar_exact_p(5, 5) == 1.0 && tl_mcnemar_exact_p(0, 0) == 1.0);
+  assert_true(fabs(tl_mcnemar_exact_p(0, 6) - 2.0 / 64) < 1e-15);
+  const double a[5] = {1, 0.5, 1, 0, 1}, b[5] = {0, 0.5, 0.5, 0, 0};
+  tl_paired_res r, r2;
+  assert_int_equal(tl_paired_boot(a, b, 5, 1000, 7, 0.95, &r), TL_OK);
+  assert_true(fabs(r.diff - 0.5) < 1e-15 && fabs(r.mean_a - 0.7) < 1e-15);
+  assert_true(r.ci_lo <= r.diff && r.diff <= r.ci_hi && r.ci_lo >= 0);
+  assert_true(r.p_boot < 0.1); /* every difference is >= 0: only all-zero resamples sit at 0 */
+  assert_int_equal(tl_paired_boot(a, b, 5, 1000, 7, 0.95, &r2), TL_OK);
+  assert_true(r.ci_lo == r2.ci_lo && r.ci_hi == r2.ci_hi && r.p_boot == r2.p_boot);
+  assert_int_equal(tl_paired_boot(b, a, 5, 1000, 7, 0.95, &r2), TL_OK); /* swapped: the mirror image */
+  assert_true(r2.diff == -r.diff && r2.ci_lo == -r.ci_hi && r2.ci_hi == -r.ci_lo && r2.p_boot == r.p_boot);
+  assert_int_equal(tl_paired_boot(a, b, 0, 10, 0, 0.95, &r2), TL_EINPUT);
+}
+
 /* Krippendorff's alpha on the reliability data of Krippendorff (2011), "Computing Krippendorff's
  * Alpha-Reliability" (4 coders, 12 units, values 1-5, missing values): the paper gives
  * nominal 0.743, ordinal 0.815, interval 0.849; the exact values below are from a direct
@@ -870,6 +891,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_distribution_identities),
       cmocka_unit_test(test_kendall_exact_enumeration),
       cmocka_unit_test(test_kripp_alpha),
+      cmocka_unit_test(test_paired),
       cmocka_unit_test(test_timing),
   };
   const struct CMUnitTest shared[] = {
