@@ -421,7 +421,7 @@ static tl_status bench_setup(bench_run *r, const tl_job *job, int rank, int nran
   if ((st = open_replays(r, log, err))) return st;
   for (int k = 0; k < TL_ROLE__N; k++) {
     if (r->replay[k]) r->eng[k] = tl_replay_engine(r->replay[k]);
-    if (job->engines[k].type && strcmp(job->engines[k].type, "replay")) r->evidence |= 1u << (k == TL_ROLE_MODEL ? 0 : 1);
+    if (job->engines[k].type && strcmp(job->engines[k].type, "replay")) r->evidence |= k == TL_ROLE_MODEL ? 1u : ((1u << TL_MAX_STAGES) - 2u); /* the judge: every judge stage (sample) */
   }
   const int model_http = r->evidence & 1u; /* the cfgs are the job's models x seeds */
   uint64_t base = 0;

@@ -10,7 +10,8 @@
 #  4. killed (SIGKILL) while judging, --resume on 4 ranks asks no journaled sample again and
 #     writes the uninterrupted run's tables;
 #  5. a dry run with an openai judge sends each turn's three samples with seeds seed, seed+1,
-#     seed+2, and a "sample" out of range in a judgments line is reported with file:line.
+#     seed+2, and a "sample" out of range in a judgments line is reported with file:line;
+#  6. with an openai judge (the test server) every judge sample has its evidence columns.
 . "$(dirname "$0")/common.sh"
 need_python
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
@@ -181,4 +182,31 @@ printf '{"id": "1", "model": "demo-chat-a", "seed": 0, "turn": 0, "sample": 7, "
 sed "s#$WORK/j3.jsonl#$WORK/badj.jsonl#" "$WORK/med.json" > "$WORK/badj.json"
 "$TALLY_BIN" run "$WORK/badj.json" --out "$WORK/badj.h5" > /dev/null 2> "$WORK/badj.err" || true
 grep -q "badj.jsonl:1: .*'sample' is not an integer from 0 to 6" "$WORK/badj.err" || { cat "$WORK/badj.err"; fail "a bad sample was not reported"; }
+# an openai judge (the test server): every judge sample gets its evidence columns
+SRV="$(dirname "$TALLY_BIN")/tally-testserver"
+: > "$WORK/srv.out"
+"$SRV" --port 0 > "$WORK/srv.out" 2> "$WORK/srv.err" &
+SPID=$!
+trap 'kill $SPID 2>/dev/null || true' EXIT
+PORT=""
+for _ in $(seq 400); do
+  PORT=$(sed -n 's/^tally-testserver: listening on .*:\([0-9][0-9]*\)$/\1/p' "$WORK/srv.out")
+  [ -n "$PORT" ] && break
+  sleep 0.05
+done
+[ -n "$PORT" ] || { cat "$WORK/srv.err"; fail "the test server did not start"; }
+sed "s#127.0.0.1:9/v1#127.0.0.1:$PORT/v1#; s#\"model\": \"judge\"}#\"model\": \"judge\", \"health\": {\"wait_s\": 5}}#" "$WORK/dry.json" > "$WORK/http.json"
+"$TALLY_BIN" run "$WORK/http.json" --quiet > /dev/null 2> "$WORK/http.err" || { cat "$WORK/http.err"; fail "the openai-judge run failed"; }
+kill $SPID 2>/dev/null || true
+"$PY" - "$WORK/dry.h5" <<'PY' || fail "the judge samples' evidence columns are missing"
+import sys
+sys.path.insert(0, __import__("os").environ["TALLY_SRC"] + "/tools")
+import tally_h5
+t = tally_h5.read_table(sys.argv[1], "/items/mtbench101")
+for pre, jc in (("judge_", "judgment"), ("judge1_", "judgment_1"), ("judge2_", "judgment_2")):
+    asked = t[jc] != ""
+    assert asked.sum() > 100 and (t[pre + "attempts"][asked] >= 1).all() and (t[pre + "request_id"][asked] != "").all(), pre
+assert "judge3_request_id" not in t.columns
+print("openai judge: evidence columns for samples 0, 1, 2")
+PY
 echo "e2e mtbench101 repeats: ok"
