@@ -183,21 +183,10 @@ sed "s#$WORK/j3.jsonl#$WORK/badj.jsonl#" "$WORK/med.json" > "$WORK/badj.json"
 "$TALLY_BIN" run "$WORK/badj.json" --out "$WORK/badj.h5" > /dev/null 2> "$WORK/badj.err" || true
 grep -q "badj.jsonl:1: .*'sample' is not an integer from 0 to 6" "$WORK/badj.err" || { cat "$WORK/badj.err"; fail "a bad sample was not reported"; }
 # an openai judge (the test server): every judge sample gets its evidence columns
-SRV="$(dirname "$TALLY_BIN")/tally-testserver"
-: > "$WORK/srv.out"
-"$SRV" --port 0 > "$WORK/srv.out" 2> "$WORK/srv.err" &
-SPID=$!
-trap 'kill $SPID 2>/dev/null || true' EXIT
-PORT=""
-for _ in $(seq 400); do
-  PORT=$(sed -n 's/^tally-testserver: listening on .*:\([0-9][0-9]*\)$/\1/p' "$WORK/srv.out")
-  [ -n "$PORT" ] && break
-  sleep 0.05
-done
-[ -n "$PORT" ] || { cat "$WORK/srv.err"; fail "the test server did not start"; }
+start_testserver
+PORT=$TS_PORT
 sed "s#127.0.0.1:9/v1#127.0.0.1:$PORT/v1#; s#\"model\": \"judge\"}#\"model\": \"judge\", \"health\": {\"wait_s\": 5}}#" "$WORK/dry.json" > "$WORK/http.json"
 "$TALLY_BIN" run "$WORK/http.json" --quiet > /dev/null 2> "$WORK/http.err" || { cat "$WORK/http.err"; fail "the openai-judge run failed"; }
-kill $SPID 2>/dev/null || true
 "$PY" - "$WORK/dry.h5" <<'PY' || fail "the judge samples' evidence columns are missing"
 import sys
 sys.path.insert(0, __import__("os").environ["TALLY_SRC"] + "/tools")

@@ -238,24 +238,14 @@ grep -q "\"key\":\"vqa/demo:101/m/short/0/0/0\",\"error\":\"cannot read the imag
   { head -2 "$WORK/img.jsonl"; fail "the missing image is not named"; }
 # 6. the expected LAVE rating from log-probabilities: an openai judge (the test server, which
 #    gives a rating token 1-3 the top log-probabilities d: 0.7, d mod 3 + 1: 0.2, the third: 0.1)
-SRV="$(dirname "$TALLY_BIN")/tally-testserver"
 "$PY" - "$D/judgments.jsonl" "$WORK/jrep.jsonl" <<'PY'
 import json, sys
 with open(sys.argv[2], "w") as out:
     for o in map(json.loads, open(sys.argv[1])):
         out.write(json.dumps({"key": "vqa/%s/%s/short/0/0/1" % (o["id"], o["model"]), "response": o["response"]}) + "\n")
 PY
-: > "$WORK/srv.out"
-"$SRV" --port 0 --replies "$WORK/jrep.jsonl" > "$WORK/srv.out" 2> "$WORK/srv.err" &
-SPID=$!
-trap 'kill $SPID 2>/dev/null || true' EXIT
-PORT=""
-for _ in $(seq 400); do
-  PORT=$(sed -n 's/^tally-testserver: listening on .*:\([0-9][0-9]*\)$/\1/p' "$WORK/srv.out")
-  [ -n "$PORT" ] && break
-  sleep 0.05
-done
-[ -n "$PORT" ] || { cat "$WORK/srv.err"; fail "the test server did not start"; }
+start_testserver --replies "$WORK/jrep.jsonl"
+PORT=$TS_PORT
 cat > "$WORK/lx.json" <<JOB
 {"name": "lx", "output": "$WORK/lx.h5",
  "engines": {"judge": {"type": "openai", "url": "http://127.0.0.1:$PORT/v1", "model": "judge",
@@ -266,7 +256,6 @@ cat > "$WORK/lx.json" <<JOB
             "expected_rating": true}}]}
 JOB
 "$TALLY_BIN" run "$WORK/lx.json" --quiet > "$WORK/lx.txt" 2> "$WORK/lx.err" || { cat "$WORK/lx.err"; fail "the logprobs run failed"; }
-kill $SPID 2>/dev/null || true
 "$PY" - "$WORK/lx.h5" "$WORK/d1.h5" <<'PY' || fail "the expected LAVE ratings are wrong"
 import math, re, sys
 sys.path.insert(0, __import__("os").environ["TALLY_SRC"] + "/tools")
