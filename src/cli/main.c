@@ -19,6 +19,7 @@ static void usage(FILE *f) {
           "  correlate       bootstrap Spearman/Kendall studies of metrics vs a human score\n"
           "  score vqa       official VQA accuracy of a results file (drop-in for vqaEval.py)\n"
           "  compare RUN.h5  paired comparison of two models on the units they share (--models A,B)\n"
+          "  slurm JOB.json  print (or --submit) a preemption-safe sbatch script for the job\n"
           "  version         print the version\n"
           "`tally <command> --help` for a command's options.\n",
           TALLY_VERSION);
@@ -89,6 +90,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "correlate")) return tl_cmd_correlate(argc - 1, argv + 1);
   if (!strcmp(argv[1], "score")) return tl_cmd_score(argc - 1, argv + 1);
   if (!strcmp(argv[1], "compare")) return tl_cmd_compare(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "slurm")) return tl_cmd_slurm(argc - 1, argv + 1);
   if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
     printf("tally %s\n", TALLY_VERSION);
     return 0;

@@ -68,4 +68,24 @@ esac
 [ -s "$WORK/sb.h5" ] || { cat "$WORK"/sb-*.out; fail "batch job $id wrote no $WORK/sb.h5"; }
 [ "$(n_ranks "$WORK/sb.h5")" = 4 ] || fail "batch job did not run 4 ranks (n_ranks $(n_ranks "$WORK/sb.h5"))"
 same_as_r1 "$WORK/sb.h5" "the 4-task batch job"
-echo "e2e slurm: srun --mpi=pmix -n 2 and sbatch tally-run.sbatch (4 tasks) match the 1-rank run"
+
+# `tally slurm`: the script it prints, submitted as it is (--submit --wait), on a copy of the job
+sed -e "s#\"$WORK/sb.h5\"#\"$WORK/ts.h5\"#" "$WORK/sb.json" > "$WORK/ts.json"
+"$TALLY_BIN" slurm "$WORK/ts.json" --ntasks 2 --time 3 --name "$NAME" > "$WORK/ts.sbatch" || fail "tally slurm failed"
+for want in "#SBATCH --ntasks=2" "#SBATCH --requeue" "#SBATCH --signal=B:USR1@120" "#SBATCH --output=$WORK/tally-%x-%j.out" \
+            "srun --mpi=pmix \"\$TALLY\" run \"\$JOB\" --resume"; do
+  grep -qF -- "$want" "$WORK/ts.sbatch" || { cat "$WORK/ts.sbatch"; fail "the script lacks '$want'"; }
+done
+rc=0
+(cd "$WORK" && timeout 120 "$TALLY_BIN" slurm "$WORK/ts.json" --ntasks 2 --time 3 --name "$NAME" --submit --wait \
+  > "$WORK/ts.id" 2> "$WORK/ts.err") || rc=$?
+[ "$rc" = 0 ] || { cat "$WORK/ts.err" "$WORK"/tally-*.out 2>/dev/null; fail "tally slurm --submit --wait failed (exit $rc)"; }
+[ -s "$WORK/ts.h5" ] || { cat "$WORK"/tally-*.out; fail "the submitted script wrote no output"; }
+[ "$(n_ranks "$WORK/ts.h5")" = 2 ] || fail "the submitted script did not run 2 ranks"
+same_as_r1 "$WORK/ts.h5" "the script tally slurm submitted"
+ls "$WORK"/tally-"$NAME"-*.out > /dev/null 2>&1 || fail "no log named from the job name and id beside the output"
+# a job tally would refuse is never submitted
+sed 's/"benchmark": "spatialeval"/"benchmark": "spatialevl"/' "$WORK/ts.json" > "$WORK/bad.json"
+rc=0; "$TALLY_BIN" slurm "$WORK/bad.json" --submit > /dev/null 2> "$WORK/bad.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "unknown benchmark 'spatialevl'" "$WORK/bad.err" || { cat "$WORK/bad.err"; fail "an invalid job: exit $rc"; }
+echo "e2e slurm: srun --mpi=pmix -n 2, sbatch tally-run.sbatch (4 tasks) and tally slurm --submit (2 tasks) match the 1-rank run"
