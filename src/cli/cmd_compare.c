@@ -92,8 +92,8 @@ int tl_cmd_compare(int argc, char **argv) {
   opterr = 0;
   optind = 1;
   int ch;
-  while ((ch = getopt_long(argc, argv, "", LONG, NULL)) != -1) {
-    char *end = NULL;
+  uint64_t ex = 3;
+  while ((ch = getopt_long(argc, argv, ":", LONG, NULL)) != -1) {
     switch (ch) {
     case O_MODELS: models = optarg; break;
     case O_BENCH: bench = optarg; break;
@@ -101,24 +101,21 @@ int tl_cmd_compare(int argc, char **argv) {
     case O_BY: by = optarg; break;
     case O_STATUS: status = optarg; break;
     case O_B:
-      B = strtoull(optarg, &end, 10);
-      if (!*optarg || *end || B > 10000000) return fprintf(stderr, "%s: --resamples wants an integer 0..10000000\n", CMD), 2;
+      if (tl_opt_u64(CMD, "--resamples", optarg, 0, 10000000, &B)) return 2;
       break;
     case O_SEED:
-      seed = strtoull(optarg, &end, 10);
-      if (!*optarg || *end) return fprintf(stderr, "%s: --seed wants an integer >= 0\n", CMD), 2;
+      if (tl_opt_u64(CMD, "--seed", optarg, 0, UINT64_MAX, &seed)) return 2;
       break;
     case O_CI:
-      level = strtod(optarg, &end);
-      if (!*optarg || *end || !(level > 0 && level < 1)) return fprintf(stderr, "%s: --ci wants a level in (0, 1)\n", CMD), 2;
+      if (tl_opt_open_unit(CMD, "--ci", optarg, &level)) return 2;
       break;
     case O_EX:
-      examples = (int)strtol(optarg, &end, 10);
-      if (!*optarg || *end || examples < 0 || examples > 16) return fprintf(stderr, "%s: --examples wants 0..16\n", CMD), 2;
+      if (tl_opt_u64(CMD, "--examples", optarg, 0, 16, &ex)) return 2;
+      examples = (int)ex;
       break;
     case O_HELP: usage(stdout); return 0;
     default:
-      fprintf(stderr, "%s: unknown or incomplete option '%s'\n", CMD, argv[optind - 1]);
+      tl_opt_unknown(CMD, ch, optopt, argv[optind - 1]);
       usage(stderr);
       return 2;
     }

@@ -56,7 +56,7 @@ static int sbatch_safe(const char *s) {
 int tl_cmd_slurm(int argc, char **argv) {
   static const char *const CMD = "tally slurm";
   const char *timel = "02:00:00", *part = NULL, *name = NULL;
-  long ntasks = 4, gpus = 0, maxrq = 3;
+  uint64_t ntasks = 4, gpus = 0, maxrq = 3;
   int submit = 0, wait = 0;
   enum { O_NT = 1, O_TIME, O_PART, O_GPU, O_NAME, O_MAXRQ, O_SUBMIT, O_WAIT, O_HELP };
   static const struct option LONG[] = {{"ntasks", required_argument, NULL, O_NT},
@@ -72,19 +72,16 @@ int tl_cmd_slurm(int argc, char **argv) {
   opterr = 0;
   optind = 1;
   int ch;
-  while ((ch = getopt_long(argc, argv, "", LONG, NULL)) != -1) {
-    char *end = NULL;
-    long *dst = ch == O_NT ? &ntasks : ch == O_GPU ? &gpus : ch == O_MAXRQ ? &maxrq : NULL;
+  while ((ch = getopt_long(argc, argv, ":", LONG, NULL)) != -1) {
     switch (ch) {
     case O_NT:
+      if (tl_opt_u64(CMD, "--ntasks", optarg, 1, 100000, &ntasks)) return 2;
+      break;
     case O_GPU:
+      if (tl_opt_u64(CMD, "--gpus-per-task", optarg, 0, 1024, &gpus)) return 2;
+      break;
     case O_MAXRQ:
-      errno = 0;
-      *dst = strtol(optarg, &end, 10);
-      if (!*optarg || *end || errno || *dst < (ch == O_NT ? 1 : 0) || *dst > 100000) {
-        fprintf(stderr, "%s: --%s wants a whole number%s\n", CMD, LONG[ch - 1].name, ch == O_NT ? " >= 1" : " >= 0");
-        return 2;
-      }
+      if (tl_opt_u64(CMD, "--max-requeue", optarg, 0, 100000, &maxrq)) return 2;
       break;
     case O_TIME: timel = optarg; break;
     case O_PART: part = optarg; break;
@@ -93,7 +90,7 @@ int tl_cmd_slurm(int argc, char **argv) {
     case O_WAIT: wait = 1; break;
     case O_HELP: usage(stdout); return 0;
     default:
-      fprintf(stderr, "%s: unknown or incomplete option '%s'\n", CMD, argv[optind - 1]);
+      tl_opt_unknown(CMD, ch, optopt, argv[optind - 1]);
       usage(stderr);
       return 2;
     }
@@ -144,16 +141,16 @@ int tl_cmd_slurm(int argc, char **argv) {
   tl_buf_puts(&s, "# One distributed run: srun --mpi=pmix over the tasks. Preemption-safe: on the time-limit\n"
                   "# notice (USR1, 120 s before) tally flushes its journals and exits 4, and the job requeues itself\n"
                   "# to resume from them (at most MAX_REQUEUE times); a requeue after a node failure resumes too.\n");
-  tl_buf_printf(&s, "#SBATCH --job-name=%s\n#SBATCH --ntasks=%ld\n#SBATCH --time=%s\n", jn, ntasks, timel);
+  tl_buf_printf(&s, "#SBATCH --job-name=%s\n#SBATCH --ntasks=%llu\n#SBATCH --time=%s\n", jn, (unsigned long long)ntasks, timel);
   if (part) tl_buf_printf(&s, "#SBATCH --partition=%s\n", part);
-  if (gpus) tl_buf_printf(&s, "#SBATCH --gpus-per-task=%ld\n", gpus);
+  if (gpus) tl_buf_printf(&s, "#SBATCH --gpus-per-task=%llu\n", (unsigned long long)gpus);
   tl_buf_puts(&s, "#SBATCH --requeue\n#SBATCH --signal=B:USR1@120\n");
   tl_buf_printf(&s, "#SBATCH --output=%s/tally-%%x-%%j.out\n", dir);
   tl_buf_puts(&s, "set -euo pipefail\nTALLY=");
   shq(&s, self);
   tl_buf_puts(&s, "\nJOB=");
   shq(&s, jabs);
-  tl_buf_printf(&s, "\nMAX_REQUEUE=%ld\n", maxrq);
+  tl_buf_printf(&s, "\nMAX_REQUEUE=%llu\n", (unsigned long long)maxrq);
   tl_buf_puts(&s, "trap 'scancel --signal=USR1 --batch=false \"$SLURM_JOB_ID\"' USR1\n"
                   "rc=0\n"
                   "srun --mpi=pmix \"$TALLY\" run \"$JOB\" --resume &\n"
