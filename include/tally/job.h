@@ -126,6 +126,9 @@ typedef struct {
 /* Loads and validates. On TL_EJOB, `problems` holds one line per problem ("\n"-separated) and
  * *n_problems their count. The job is released on failure. */
 tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems, int *n_problems);
+/* The same, with relative paths resolved against `dir` instead of the job file's folder (a job
+ * written elsewhere for another folder: `tally merge`). dir NULL: as tl_job_load. */
+tl_status tl_job_load_in(const char *path, const char *dir, tl_job *job, tl_buf *problems, int *n_problems);
 void tl_job_release(tl_job *job);
 
 /* Joins dir and a relative path (absolute paths returned as is). malloc'd. */

@@ -12,7 +12,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: tally run JOB.json [--out FILE.h5] [--resume] [--strict-input] [--quiet] [--keep-journal]\n"
-          "                          [--break-lock] [--cache DIR] [--dry-run[=FILE]]\n"
+          "                          [--break-lock] [--cache DIR] [--dry-run[=FILE]] [--cell K]\n"
           "  --out FILE      write here instead of the job's \"output\"\n"
           "  --strict-input  stop at the first bad input line (exit 3, nothing written)\n"
           "  --quiet         no progress messages\n"
@@ -25,6 +25,9 @@ static void usage(FILE *f) {
           "  --dry-run[=FILE]  write every request the job would send as JSONL to FILE (default\n"
           "                  OUTPUT.requests.jsonl: to the model, and to the judge where the answers are\n"
           "                  known), send none, write no output\n"
+          "  --cell K        run only cell K of the job's sweep (every benchmark lists the same models and\n"
+          "                  seeds; cell K = model K / n_seeds, seed K %% n_seeds): one array task of\n"
+          "                  `tally slurm --array`; `tally merge` joins the cells' outputs\n"
           "exit codes: 0 ok (bad input lines, if any, were reported and counted), 1 runtime failure,\n"
           "            2 usage or invalid job (nothing run), 3 bad input with --strict-input,\n"
           "            4 interrupted by SIGTERM/SIGUSR1/SIGINT (run again with --resume)\n");
@@ -37,13 +40,15 @@ int tl_cmd_run(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   o.out = stdout;
   o.log = stderr;
-  enum { O_OUT = 1, O_STRICT, O_QUIET, O_RESUME, O_KEEP, O_BREAK, O_CACHE, O_DRY, O_HELP };
+  o.cell = -1;
+  enum { O_OUT = 1, O_STRICT, O_QUIET, O_RESUME, O_KEEP, O_BREAK, O_CACHE, O_DRY, O_CELL, O_HELP };
   static const struct option LONG[] = {
       {"out", required_argument, NULL, O_OUT},       {"strict-input", no_argument, NULL, O_STRICT},
       {"quiet", no_argument, NULL, O_QUIET},         {"resume", no_argument, NULL, O_RESUME},
       {"keep-journal", no_argument, NULL, O_KEEP},   {"break-lock", no_argument, NULL, O_BREAK},
       {"cache", required_argument, NULL, O_CACHE},   {"dry-run", optional_argument, NULL, O_DRY},
-      {"help", no_argument, NULL, O_HELP},           {NULL, 0, NULL, 0}};
+      {"cell", required_argument, NULL, O_CELL},     {"help", no_argument, NULL, O_HELP},
+      {NULL, 0, NULL, 0}};
   optind = 1;
   opterr = 0;
   int c;
@@ -56,6 +61,12 @@ int tl_cmd_run(int argc, char **argv) {
     case O_KEEP: o.keep_journal = 1; break;
     case O_BREAK: o.break_lock = 1; break;
     case O_CACHE: o.cache_dir = optarg; break;
+    case O_CELL: {
+      uint64_t k;
+      if (tl_opt_u64("tally run", "--cell", optarg, 0, 1u << 30, &k)) return TL_EXIT_USAGE;
+      o.cell = (long)k;
+      break;
+    }
     case O_DRY:
       o.dry_run = 1;
       o.dry_path = optarg;

@@ -6,7 +6,15 @@
  * limit; the requeued run resumes from the journals (--resume is always passed: a first run has
  * none), at most --max-requeue times (SLURM_RESTART_COUNT); the log beside the job's output,
  * named from the job name and id (tally-NAME-ID.out). The job file is loaded first: a job tally would refuse is never
- * submitted. */
+ * submitted.
+ *
+ * With --array, a sweep (every benchmark lists the same models and seeds): an array job with one
+ * cell (model, seed) per task (`tally run --cell K --keep-journal`, each preemption-safe as
+ * above, writing OUTPUT.cells/cell-K.h5), throttled by --array-throttle, and a merge job that
+ * depends on it (afterok, or afterany with --merge-after any) and runs `tally merge` of every
+ * cell into the job's output. When cells are missing (afterany after some tasks failed) the
+ * merge job merges those that finished into OUTPUT's stem + ".partial.h5", names the missing
+ * cells, and exits 1: rerun them, then the merge job (a merge is idempotent). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "tally/job.h"
@@ -29,6 +38,10 @@ static void usage(FILE *f) {
           "  --gpus-per-task G   GPUs per rank (default none)\n"
           "  --name NAME         job name (default: the job's \"name\")\n"
           "  --max-requeue N     requeues after a time-limit stop before giving up (default 3)\n"
+          "  --array             a sweep: one array task per cell (model x seed) and a merge job after it\n"
+          "  --array-throttle N  at most N array tasks at once (default: no limit)\n"
+          "  --merge-after ok|any  the merge job's dependency on the array (default ok: every cell\n"
+          "                      finished; any: merge what finished, name what did not, exit 1)\n"
           "  --submit            submit it with sbatch (prints the job id) instead of printing it\n"
           "  --wait              with --submit: sbatch --wait (returns when the job ends, with its exit code)\n"
           "exit codes: 0 ok, 1 failure (sbatch failed), 2 usage or an invalid job\n");
@@ -57,8 +70,9 @@ int tl_cmd_slurm(int argc, char **argv) {
   static const char *const CMD = "tally slurm";
   const char *timel = "02:00:00", *part = NULL, *name = NULL;
   uint64_t ntasks = 4, gpus = 0, maxrq = 3;
-  int submit = 0, wait = 0;
-  enum { O_NT = 1, O_TIME, O_PART, O_GPU, O_NAME, O_MAXRQ, O_SUBMIT, O_WAIT, O_HELP };
+  int submit = 0, wait = 0, array = 0, after_any = 0;
+  uint64_t throttle = 0;
+  enum { O_NT = 1, O_TIME, O_PART, O_GPU, O_NAME, O_MAXRQ, O_SUBMIT, O_WAIT, O_ARRAY, O_THROTTLE, O_AFTER, O_HELP };
   static const struct option LONG[] = {{"ntasks", required_argument, NULL, O_NT},
                                        {"time", required_argument, NULL, O_TIME},
                                        {"partition", required_argument, NULL, O_PART},
@@ -67,6 +81,9 @@ int tl_cmd_slurm(int argc, char **argv) {
                                        {"max-requeue", required_argument, NULL, O_MAXRQ},
                                        {"submit", no_argument, NULL, O_SUBMIT},
                                        {"wait", no_argument, NULL, O_WAIT},
+                                       {"array", no_argument, NULL, O_ARRAY},
+                                       {"array-throttle", required_argument, NULL, O_THROTTLE},
+                                       {"merge-after", required_argument, NULL, O_AFTER},
                                        {"help", no_argument, NULL, O_HELP},
                                        {NULL, 0, NULL, 0}};
   opterr = 0;
@@ -88,6 +105,17 @@ int tl_cmd_slurm(int argc, char **argv) {
     case O_NAME: name = optarg; break;
     case O_SUBMIT: submit = 1; break;
     case O_WAIT: wait = 1; break;
+    case O_ARRAY: array = 1; break;
+    case O_THROTTLE:
+      if (tl_opt_u64(CMD, "--array-throttle", optarg, 1, 100000, &throttle)) return 2;
+      break;
+    case O_AFTER: {
+      static const char *const AFTER[] = {"ok", "any"};
+      int k = tl_opt_choice(CMD, "--merge-after", optarg, AFTER, 2);
+      if (k < 0) return 2;
+      after_any = k == 1;
+      break;
+    }
     case O_HELP: usage(stdout); return 0;
     default:
       tl_opt_unknown(CMD, ch, optopt, argv[optind - 1]);
@@ -100,6 +128,8 @@ int tl_cmd_slurm(int argc, char **argv) {
     return 2;
   }
   if (wait && !submit) return fprintf(stderr, "%s: --wait goes with --submit\n", CMD), 2;
+  if ((throttle || after_any) && !array)
+    return fprintf(stderr, "%s: --array-throttle and --merge-after go with --array\n", CMD), 2;
   if (!sbatch_safe(timel) || (part && !sbatch_safe(part)) || (name && !sbatch_safe(name))) {
     fprintf(stderr, "%s: --time, --partition and --name take letters, digits and - _ . : , only\n", CMD);
     return 2;
@@ -135,9 +165,46 @@ int tl_cmd_slurm(int argc, char **argv) {
   }
   char *slash = strrchr(dir, '/');
   if (slash) *slash = 0;
+  /* a sweep: its cells, and where their outputs go (OUTPUT.cells/, beside the output) */
+  long ncell = 0;
+  char out_abs[PATH_MAX + 64] = "", cells[PATH_MAX + 96] = "";
+  if (array) {
+    const tl_job_bench *b0 = job.n_benches ? &job.benches[0] : NULL;
+    int ok = b0 && b0->models && b0->seeds;
+    for (int b = 1; ok && b < job.n_benches; b++) {
+      const tl_job_bench *jb = &job.benches[b];
+      ok = jb->models && jb->seeds && jb->n_models == b0->n_models && jb->n_seeds == b0->n_seeds;
+      for (int i = 0; ok && i < jb->n_models; i++) ok = strcmp(jb->models[i], b0->models[i]) == 0;
+      for (int i = 0; ok && i < jb->n_seeds; i++) ok = jb->seeds[i] == b0->seeds[i];
+    }
+    if (!ok) {
+      fprintf(stderr, "%s: --array needs a sweep: every benchmark of '%s' lists the same \"models\" and \"seeds\" "
+                      "(each (model, seed) is one array task)\n", CMD, jpath);
+      tl_job_release(&job);
+      return 2;
+    }
+    ncell = (long)b0->n_models * b0->n_seeds;
+    char od[PATH_MAX];
+    const char *os = strrchr(job.output, '/');
+    tl_buf t;
+    tl_buf_init(&t);
+    tl_buf_append(&t, job.output, os ? (size_t)(os - job.output) : 0);
+    if (!realpath(os ? (t.data && t.data[0] ? t.data : "/") : ".", od)) {
+      fprintf(stderr, "%s: the output folder of '%s' does not exist: %s\n", CMD, job.output, strerror(errno));
+      tl_buf_release(&t);
+      tl_job_release(&job);
+      return 2;
+    }
+    tl_buf_release(&t);
+    snprintf(out_abs, sizeof out_abs, "%s/%s", strcmp(od, "/") ? od : "", os ? os + 1 : job.output);
+    snprintf(cells, sizeof cells, "%s.cells", out_abs);
+  }
   tl_buf s;
   tl_buf_init(&s);
   tl_buf_printf(&s, "#!/bin/bash\n# generated by `tally slurm` (tally %s) for %s\n", TALLY_VERSION, jabs);
+  if (array)
+    tl_buf_printf(&s, "# The sweep's %ld cells (models x seeds), one per array task, each a distributed run of one\n"
+                      "# (model, seed) into %s/cell-K.h5; the merge job joins them.\n", ncell, cells);
   tl_buf_puts(&s, "# One distributed run: srun --mpi=pmix over the tasks. Preemption-safe: on the time-limit\n"
                   "# notice (USR1, 120 s before) tally flushes its journals and exits 4, and the job requeues itself\n"
                   "# to resume from them (at most MAX_REQUEUE times); a requeue after a node failure resumes too.\n");
@@ -145,15 +212,29 @@ int tl_cmd_slurm(int argc, char **argv) {
   if (part) tl_buf_printf(&s, "#SBATCH --partition=%s\n", part);
   if (gpus) tl_buf_printf(&s, "#SBATCH --gpus-per-task=%llu\n", (unsigned long long)gpus);
   tl_buf_puts(&s, "#SBATCH --requeue\n#SBATCH --signal=B:USR1@120\n");
-  tl_buf_printf(&s, "#SBATCH --output=%s/tally-%%x-%%j.out\n", dir);
+  if (array) {
+    tl_buf_printf(&s, "#SBATCH --array=0-%ld", ncell - 1);
+    if (throttle) tl_buf_printf(&s, "%%%llu", (unsigned long long)throttle);
+    tl_buf_printf(&s, "\n#SBATCH --output=%s/tally-%%x-%%A_%%a.out\n", dir);
+  } else {
+    tl_buf_printf(&s, "#SBATCH --output=%s/tally-%%x-%%j.out\n", dir);
+  }
   tl_buf_puts(&s, "set -euo pipefail\nTALLY=");
   shq(&s, self);
   tl_buf_puts(&s, "\nJOB=");
   shq(&s, jabs);
   tl_buf_printf(&s, "\nMAX_REQUEUE=%llu\n", (unsigned long long)maxrq);
+  if (array) { /* the cell of this task, its output in OUTPUT.cells/ */
+    tl_buf_puts(&s, "CELLS=");
+    shq(&s, cells);
+    tl_buf_puts(&s, "\nmkdir -p \"$CELLS\"\nCELL_OUT=\"$CELLS/cell-$SLURM_ARRAY_TASK_ID.h5\"\n");
+  }
   tl_buf_puts(&s, "trap 'scancel --signal=USR1 --batch=false \"$SLURM_JOB_ID\"' USR1\n"
-                  "rc=0\n"
-                  "srun --mpi=pmix \"$TALLY\" run \"$JOB\" --resume &\n"
+                  "rc=0\n");
+  tl_buf_puts(&s, array ? "srun --mpi=pmix \"$TALLY\" run \"$JOB\" --cell \"$SLURM_ARRAY_TASK_ID\" --out \"$CELL_OUT\" "
+                          "--keep-journal --resume &\n"
+                        : "srun --mpi=pmix \"$TALLY\" run \"$JOB\" --resume &\n");
+  tl_buf_puts(&s, ""
                   "wait $! || rc=$?\n"
                   "if [ \"$rc\" = 4 ]; then\n"
                   "  if [ \"${SLURM_RESTART_COUNT:-0}\" -lt \"$MAX_REQUEUE\" ]; then\n"
@@ -164,10 +245,89 @@ int tl_cmd_slurm(int argc, char **argv) {
                   "  fi\n"
                   "fi\n"
                   "exit \"$rc\"\n");
+  /* the merge job: every cell's output into the job's output */
+  tl_buf m;
+  tl_buf_init(&m);
+  if (array) {
+    tl_buf_printf(&m, "#!/bin/bash\n# generated by `tally slurm --array` (tally %s) for %s: merges the sweep's %ld cells\n"
+                      "# into the job's output once the array job ends (dependency after%s). Cells that did not\n"
+                      "# finish are named, the others merged into OUT's stem + .partial.h5, and the job exits 1:\n"
+                      "# rerun those cells, then this job (tally merge is idempotent).\n",
+                  TALLY_VERSION, jabs, ncell, after_any ? "any" : "ok");
+    tl_buf_printf(&m, "#SBATCH --job-name=%s-merge\n#SBATCH --ntasks=%llu\n#SBATCH --time=%s\n", jn,
+                  (unsigned long long)ntasks, timel);
+    if (part) tl_buf_printf(&m, "#SBATCH --partition=%s\n", part);
+    tl_buf_printf(&m, "#SBATCH --output=%s/tally-%%x-%%j.out\n", dir);
+    tl_buf_puts(&m, "set -euo pipefail\nTALLY=");
+    shq(&m, self);
+    tl_buf_puts(&m, "\nCELLS=");
+    shq(&m, cells);
+    tl_buf_puts(&m, "\nOUT=");
+    shq(&m, out_abs);
+    tl_buf_printf(&m, "\nN=%ld\n", ncell);
+    tl_buf_puts(&m, "files=(); missing=()\n"
+                    "for k in $(seq 0 $((N - 1))); do\n"
+                    "  if [ -f \"$CELLS/cell-$k.h5\" ]; then files+=(\"$CELLS/cell-$k.h5\"); else missing+=(\"$k\"); fi\n"
+                    "done\n"
+                    "if [ ${#missing[@]} -eq 0 ]; then\n"
+                    "  exec srun --mpi=pmix \"$TALLY\" merge \"${files[@]}\" -o \"$OUT\"\n"
+                    "fi\n"
+                    "echo \"tally: cells ${missing[*]} of $N did not finish: rerun them (sbatch --array=LIST), then this job\" >&2\n"
+                    "if [ ${#files[@]} -gt 0 ]; then\n"
+                    "  srun --mpi=pmix \"$TALLY\" merge \"${files[@]}\" -o \"${OUT%.h5}.partial.h5\" || true\n"
+                    "fi\n"
+                    "exit 1\n");
+  }
   tl_job_release(&job);
   int rc = 0;
   if (!submit) {
-    if (fputs(s.data, stdout) < 0 || fflush(stdout) != 0) rc = 1;
+    if (fputs(s.data, stdout) < 0 ||
+        (array && (printf("\n# ---- the merge job: sbatch --dependency=after%s:ARRAY_JOB_ID ----\n", after_any ? "any" : "ok") < 0 ||
+                   fputs(m.data, stdout) < 0)) ||
+        fflush(stdout) != 0)
+      rc = 1;
+  } else if (array) {
+    /* both scripts are kept in the cells' folder (what was submitted), then submitted */
+    char ap[PATH_MAX + 128], mp[PATH_MAX + 128];
+    snprintf(ap, sizeof ap, "%s/array.sbatch", cells);
+    snprintf(mp, sizeof mp, "%s/merge.sbatch", cells);
+    FILE *fa = NULL, *fm = NULL;
+    if ((mkdir(cells, 0777) != 0 && errno != EEXIST) || !(fa = fopen(ap, "w")) || fputs(s.data, fa) < 0 ||
+        fclose(fa) != 0 || !(fm = fopen(mp, "w")) || fputs(m.data, fm) < 0 || fclose(fm) != 0) {
+      fprintf(stderr, "%s: cannot write the scripts in '%s': %s\n", CMD, cells, strerror(errno));
+      rc = 1;
+    }
+    char id[64] = "";
+    if (!rc) {
+      tl_buf c;
+      tl_buf_init(&c);
+      tl_buf_puts(&c, "sbatch --parsable ");
+      shq(&c, ap);
+      FILE *p = popen(c.data, "r");
+      if (!p || !fgets(id, sizeof id, p) || pclose(p) != 0 || !(id[strcspn(id, ";\n")] = 0, id[0])) {
+        fprintf(stderr, "%s: sbatch of the array job failed\n", CMD);
+        rc = 1;
+      }
+      tl_buf_release(&c);
+    }
+    if (!rc) {
+      printf("array job %s (%ld cells)\n", id, ncell);
+      fflush(stdout);
+      tl_buf c;
+      tl_buf_init(&c);
+      tl_buf_printf(&c, "sbatch --parsable%s --dependency=after%s:%s ", wait ? " --wait" : "", after_any ? "any" : "ok", id);
+      shq(&c, mp);
+      FILE *p = popen(c.data, "r");
+      char mid[64] = "";
+      int ok = p && fgets(mid, sizeof mid, p);
+      int ps = p ? pclose(p) : -1;
+      if (!ok || ps != 0) {
+        fprintf(stderr, "%s: sbatch of the merge job %s (status %d)\n", CMD, wait && ok ? "or the merge failed" : "failed", ps);
+        rc = 1;
+      }
+      mid[strcspn(mid, ";\n")] = 0;
+      if (ok) printf("merge job %s (after%s:%s) -> %s\n", mid, after_any ? "any" : "ok", id, out_abs);
+    }
   } else {
     FILE *p = popen(wait ? "sbatch --parsable --wait" : "sbatch --parsable", "w");
     if (!p) {
@@ -183,5 +343,6 @@ int tl_cmd_slurm(int argc, char **argv) {
     }
   }
   tl_buf_release(&s);
+  tl_buf_release(&m);
   return rc;
 }

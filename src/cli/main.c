@@ -20,6 +20,7 @@ static void usage(FILE *f) {
           "  score vqa       official VQA accuracy of a results file (drop-in for vqaEval.py)\n"
           "  compare RUN.h5  paired comparison of two models on the units they share (--models A,B)\n"
           "  slurm JOB.json  print (or --submit) a preemption-safe sbatch script for the job\n"
+          "  merge A.h5 B.h5 ... -o M.h5  one file from the runs of a sweep, re-scored from their journals\n"
           "  version         print the version\n"
           "`tally <command> --help` for a command's options.\n",
           TALLY_VERSION);
@@ -91,6 +92,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "score")) return tl_cmd_score(argc - 1, argv + 1);
   if (!strcmp(argv[1], "compare")) return tl_cmd_compare(argc - 1, argv + 1);
   if (!strcmp(argv[1], "slurm")) return tl_cmd_slurm(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "merge")) return tl_cmd_merge(argc - 1, argv + 1);
   if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
     printf("tally %s\n", TALLY_VERSION);
     return 0;

@@ -20,6 +20,7 @@
  *     the integers in key order.
  * So the datasets do not depend on the rank count or on who scored what. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* realpath */
 #include <errno.h>
 #include <limits.h>
 #include <hdf5.h>
@@ -148,6 +149,9 @@ typedef struct {
   unsigned evidence;             /* bit s: stage s is answered by an HTTP engine, so the item
                                     tables get its evidence columns (tl_evidence_cols) */
   int dry;                       /* a dry run: nothing journaled */
+  int merging;                   /* tally merge: every reply comes from the inputs' journals */
+  FILE *msg;                     /* this rank's messages (stderr) */
+  tl_buf merge_msg;              /* merge: why an input's journal cannot be merged */
   tl_pipe *pipe;
   held_rows *held;          /* [nb] */
   struct found {            /* [nb] what the answers (stage 0) hold, seen as the replay loads */
@@ -194,6 +198,7 @@ static void bench_run_release(bench_run *r) {
   free(r->lay);
   free(r->nblk);
   tl_jfiles_release(&r->jf);
+  tl_buf_release(&r->merge_msg);
   for (size_t b = 0; r->rbs && b < r->nb; b++) tl_rb_release(&r->rbs[b]);
   free(r->rbs);
   for (int k = 0; k < TL_ROLE__N; k++) {
@@ -266,7 +271,7 @@ static tl_status build_cfgs(bench_run *r, size_t b) {
     if (jb->seeds && !has_int(jb->seeds, jb->n_seeds, k->seed)) continue;
     st = tl_cfgs_add(&rb->cfgs, &rb->ncfgs, &cap, &seen, k->model, k->variant, k->seed);
   }
-  if (jb->models && jb->seeds) {
+  if (jb->models && jb->seeds && !r->merging) { /* (a merge's cfgs are what its inputs ran) */
     for (int m = 0; m < jb->n_models && st == TL_OK; m++) {
       int any = 0;
       for (size_t c = 0; c < rb->ncfgs; c++) any |= strcmp(rb->cfgs[c].model, jb->models[m]) == 0;
@@ -390,8 +395,48 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row);
 
 /* Collective-free part of the setup, run by every rank: items, replies, cfgs, units, pipeline.
  * Rank 0's log echoes problems; the others' logs are silent (same input, same problems). */
-static tl_status bench_setup(bench_run *r, const tl_job *job, int rank, int nranks, tl_inlog *log, tl_err *err) {
+/* tally merge, every rank: each stage-0 record's (model, variant, seed) is a cfg of its
+ * benchmark, as the replay's discovery makes one of each answer. A record for an item the
+ * benchmark does not have means the inputs ran on other items: TL_EJOB with the reason. */
+static tl_status on_merge_key(void *ctx, const tl_journal_rec *rec) {
+  bench_run *r = ctx;
+  const tl_unit_key *k = &rec->key;
+  int b = bench_index(r, k->bench);
+  size_t item;
+  if (b < 0) return TL_OK; /* the merged job lists every input's benchmarks: not reached */
+  if (!r->rbs[b].vt->item_find(r->rbs[b].b, k->id, &item)) {
+    tl_buf_printf(&r->merge_msg, "its journal records %s item '%s', which the items of the job do not have",
+                  k->bench, k->id);
+    return TL_EJOB;
+  }
+  if (k->stage != 0) return TL_OK;
+  struct found *fd = &r->found[b];
+  return tl_cfgs_add(&fd->cfgs, &fd->ncfgs, &fd->cap, &fd->seen, k->model, tl_bench_variant(r->rbs[b].vt, k->variant),
+                     k->seed);
+}
+
+static tl_status merge_cfgs(const tl_run_opts *o, bench_run *r, tl_err *err) {
+  for (int d = 0; d < o->n_merge; d++) {
+    long nf = 0, nrec = 0, nskip = 0;
+    tl_buf_reset(&r->merge_msg);
+    tl_status st = tl_journal_read_all(o->merge[d].journal_dir, o->merge[d].job_hash, on_merge_key, r, &nf, &nrec,
+                                       &nskip, err);
+    if (st == TL_EJOB && r->merge_msg.len)
+      return tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", o->merge[d].name, r->merge_msg.data);
+    if (st) return st;
+    if (nrec == 0)
+      return tl_err_set(err, TL_EJOB, "cannot merge '%s': its journal '%s' records no unit", o->merge[d].name,
+                        o->merge[d].journal_dir);
+  }
+  return TL_OK;
+}
+
+static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *job, int rank, int nranks,
+                             tl_inlog *log, tl_err *err) {
   memset(r, 0, sizeof *r);
+  r->merging = o->n_merge > 0;
+  r->msg = o->log;
+  tl_buf_init(&r->merge_msg);
   r->rank = rank;
   r->nranks = nranks;
   r->job = job;
@@ -418,7 +463,11 @@ static tl_status bench_setup(bench_run *r, const tl_job *job, int rank, int nran
     r->rbs[b].b = jb->mod;
     if ((st = jb->vt->load(jb->mod, job->max_line, log, err))) return st;
   }
-  if ((st = open_replays(r, log, err))) return st;
+  if (r->merging) {
+    if ((st = merge_cfgs(o, r, err))) return st;
+  } else if ((st = open_replays(r, log, err))) {
+    return st;
+  }
   for (int k = 0; k < TL_ROLE__N; k++) {
     if (r->replay[k]) r->eng[k] = tl_replay_engine(r->replay[k]);
     if (job->engines[k].type && strcmp(job->engines[k].type, "replay")) r->evidence |= k == TL_ROLE_MODEL ? 1u : ((1u << TL_MAX_STAGES) - 2u); /* the judge: every judge stage (sample) */
@@ -426,7 +475,7 @@ static tl_status bench_setup(bench_run *r, const tl_job *job, int rank, int nran
   const int model_http = r->evidence & 1u; /* the cfgs are the job's models x seeds */
   uint64_t base = 0;
   for (size_t b = 0; b < r->nb; b++) {
-    if (!model_http && (st = check_filters(r, b, err))) return st;
+    if (!model_http && !r->merging && (st = check_filters(r, b, err))) return st;
     if ((st = build_cfgs(r, b)) || (st = tl_rb_units(&r->rbs[b]))) return tl_err_set(err, st, "out of memory");
     r->rbs[b].base = base;
     base += r->rbs[b].U;
@@ -463,6 +512,12 @@ static tl_unit_key unit_key(const bench_run *r, uint64_t g, int s) {
 /* Pipeline callbacks: requests to the role's engine; finished rows kept by this rank. */
 static tl_status on_submit(void *ctx, tl_role role, const tl_eng_request *rq) {
   bench_run *r = ctx;
+  if (r->merging) { /* a stage no input recorded, and not one the module skips */
+    fprintf(r->msg, "tally: rank %d: cannot merge: no input records stage %d of %s unit (item '%s', model '%s', "
+                    "variant '%s', seed %d, sub %d); was its run finished?\n", r->rank, rq->key.stage,
+            rq->key.bench, rq->key.id, rq->key.model, rq->key.variant, rq->key.seed, rq->key.sub);
+    return TL_EJOB;
+  }
   tl_engine *e = r->eng[role];
   if (!e) return TL_EINTERNAL; /* the job loader requires judgments for a replay judge */
   return e->vt->submit(e, rq);
@@ -498,7 +553,57 @@ typedef struct {
   tl_row **part;      /* [nb][hi - lo] rows being restored (NULL: none) */
   uint8_t **mask;     /* [nb][hi - lo] bit s: stage s recorded */
   tl_status st;
+  /* tally merge */
+  int merge, overlap; /* TL_OVERLAP_* */
+  int input;          /* the input being read (its index in the merge list) */
+  int file_base;      /* index in r->jf of that input's first journal file */
+  uint32_t **from;    /* [nb][hi - lo] 1 + the input whose records the row holds, 0: none */
+  uint8_t **ovl;      /* [nb][hi - lo] 1: a second input holds the unit too (counted) */
+  uint64_t overlaps, conflicts; /* units held by two inputs; of which (identical) differ */
+  tl_buf example;     /* the first overlap or conflict, for the message */
+  const tl_merge_input *inputs;
 } resume_ctx;
+
+/* tally merge: a record of unit (b, local u) from input c->input, which another input already
+ * gave. Returns 1 to store the record (the caller goes on), 0 to drop it. */
+static int merge_overlap(resume_ctx *c, size_t b, size_t i, const tl_journal_rec *rec) {
+  const uint32_t in1 = (uint32_t)c->input + 1;
+  uint32_t *fr = &c->from[b][i];
+  if (!*fr) {
+    *fr = in1;
+    return 1;
+  }
+  if (*fr == in1) return 1;
+  const tl_unit_key *k = &rec->key;
+  const int s = k->stage;
+  tl_row *row = &c->part[b][i];
+  int differ = 0;
+  if (c->overlap == TL_OVERLAP_IDENTICAL && (c->mask[b][i] & (1u << s))) {
+    const char *t = row->text[s];
+    differ = (t == NULL) != (rec->text == NULL) || (t && strcmp(t, rec->text) != 0) ||
+             (row->error[s] != NULL) != (rec->failed != 0);
+  }
+  if (!c->ovl[b][i] || differ) {
+    if (!c->ovl[b][i]) c->overlaps++;
+    if (differ) c->conflicts++;
+    if (!c->example.len || (differ && c->conflicts == 1)) {
+      tl_buf_reset(&c->example);
+      tl_buf_printf(&c->example, "'%s' and '%s' both hold %s item '%s' (model '%s', variant '%s', seed %d, sub %d)%s",
+                    c->inputs[*fr - 1].name, c->inputs[c->input].name, k->bench, k->id, k->model, k->variant, k->seed,
+                    k->sub, differ ? ", with different replies" : "");
+    }
+    c->ovl[b][i] = 1;
+  }
+  switch (c->overlap) {
+  case TL_OVERLAP_LAST: /* the later input replaces the unit's records */
+    if (c->mask[b][i]) tl_row_release(row);
+    c->mask[b][i] = 0;
+    *fr = in1;
+    return 1;
+  case TL_OVERLAP_IDENTICAL: return !(c->mask[b][i] & (1u << s)); /* a stage the first lacked */
+  default: return 0; /* first: kept; error: counted, reported after reading */
+  }
+}
 
 static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   resume_ctx *c = vctx;
@@ -515,12 +620,14 @@ static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
               k->sub < rb->vt->n_subs(rb->b, item);
   tl_buf_release(&kb);
   if (!known) return TL_OK; /* not a unit of this job any more: ignored */
-  if (rec->failed) return TL_OK; /* the engine gave up on it: asked again */
+  if (rec->failed && !c->merge) return TL_OK; /* the engine gave up on it: asked again (a merge keeps
+                                                   the failure: the unit stays engine_error) */
   tl_unit x = {(uint32_t)cfg, (uint32_t)item, k->sub};
   uint64_t u = tl_rb_index(rb, &x);
   c->done[rb->base + u] = 1;
   if (u < c->lo[b] || u >= c->hi[b]) return TL_OK; /* another rank's block: it restores this one */
   size_t i = (size_t)(u - c->lo[b]);
+  if (c->merge && !merge_overlap(c, (size_t)b, i, rec)) return TL_OK;
   if (c->mask[b][i] & (1u << k->stage)) return TL_OK; /* recorded twice (redone after a kill): first kept */
   tl_row *row = &c->part[b][i];
   if (!c->mask[b][i]) tl_row_init(row);
@@ -529,10 +636,11 @@ static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   row->prompt[s] = rec->prompt ? tl_strdup(rec->prompt) : NULL;
   row->source[s] = rec->source ? tl_strdup(rec->source) : NULL;
   row->meta[s] = rec->meta ? cJSON_PrintUnformatted(rec->meta) : NULL;
+  row->error[s] = rec->failed ? tl_strdup(rec->error ? rec->error : "the engine gave up") : NULL;
   if ((rec->text && !row->text[s]) || (rec->prompt && !row->prompt[s]) || (rec->source && !row->source[s]) ||
-      (rec->meta && !row->meta[s]))
+      (rec->meta && !row->meta[s]) || (rec->failed && !row->error[s]))
     return TL_ENOMEM;
-  row->ref[s] = jref(rec->file, rec->offset);
+  row->ref[s] = jref(c->file_base + rec->file, rec->offset);
   c->mask[b][i] |= (uint8_t)(1u << s);
   return TL_OK;
 }
@@ -544,10 +652,15 @@ static void resume_ctx_release(resume_ctx *c, size_t nb) {
         if (c->mask[b][i]) tl_row_release(&c->part[b][i]);
     if (c->part) free(c->part[b]);
     if (c->mask) free(c->mask[b]);
+    if (c->from) free(c->from[b]);
+    if (c->ovl) free(c->ovl[b]);
     if (c->cfg_of) tl_strmap_release(&c->cfg_of[b]);
   }
   free(c->part);
   free(c->mask);
+  free(c->from);
+  free(c->ovl);
+  tl_buf_release(&c->example);
   free(c->cfg_of);
   free(c->lo);
   free(c->hi);
@@ -953,8 +1066,11 @@ static int prepare_output(const tl_run_opts *o, const tl_job *job, const char *o
  * key blocks (so no rank holds, or sends, the whole restored run); the done-bitmaps are OR-ed.
  * Fully recorded units are scored at once; partly recorded ones are started at their next stage
  * (their replies come during scheduling). */
-static int resume_read(const tl_run_opts *o, bench_run *r, const char *jdir, const char *jhash, uint8_t *done,
-                       MPI_Comm comm) {
+/* (tally merge reads every input's journal, in the merge's order, the same way: the records of
+ * o->merge[d] come from dirs[d] with hashes[d]; a record of a unit that an earlier input holds
+ * is an overlap, handled by o->overlap.) */
+static int resume_read(const tl_run_opts *o, bench_run *r, const char *const *dirs, const char *const *hashes,
+                       int ndirs, uint8_t *done, MPI_Comm comm) {
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
@@ -969,7 +1085,13 @@ static int resume_read(const tl_run_opts *o, bench_run *r, const char *jdir, con
   c.hi = calloc(r->nb, sizeof *c.hi);
   c.part = calloc(r->nb, sizeof *c.part);
   c.mask = calloc(r->nb, sizeof *c.mask);
-  int bad = !c.cfg_of || !c.lo || !c.hi || !c.part || !c.mask;
+  c.merge = r->merging;
+  c.overlap = o->overlap;
+  c.inputs = o->merge;
+  tl_buf_init(&c.example);
+  c.from = calloc(r->nb, sizeof *c.from);
+  c.ovl = calloc(r->nb, sizeof *c.ovl);
+  int bad = !c.cfg_of || !c.lo || !c.hi || !c.part || !c.mask || !c.from || !c.ovl;
   for (size_t b = 0; !bad && b < r->nb; b++) {
     const tl_run_bench *rb = &r->rbs[b];
     tl_strmap_init(&c.cfg_of[b]);
@@ -979,6 +1101,11 @@ static int resume_read(const tl_run_opts *o, bench_run *r, const char *jdir, con
     c.part[b] = calloc(n ? n : 1, sizeof **c.part);
     c.mask[b] = calloc(n ? n : 1, 1);
     bad |= !c.part[b] || !c.mask[b];
+    if (c.merge) {
+      c.from[b] = calloc(n ? n : 1, sizeof **c.from);
+      c.ovl[b] = calloc(n ? n : 1, 1);
+      bad |= !c.from[b] || !c.ovl[b];
+    }
     for (size_t k = 0; !bad && k < rb->ncfgs; k++) {
       tl_buf kb;
       tl_buf_init(&kb);
@@ -992,23 +1119,51 @@ static int resume_read(const tl_run_opts *o, bench_run *r, const char *jdir, con
     resume_ctx_release(&c, r->nb);
     return TL_EXIT_FAIL;
   }
-  /* the earlier attempts' files, numbered as tl_journal_read_all numbers them */
-  int nold = 0;
-  char **old = tl_journal_list(jdir, &nold);
-  tl_status st = TL_OK;
-  for (int i = 0; i < nold && !st; i++) st = tl_jfiles_add(&r->jf, old[i], NULL);
-  for (int i = 0; i < nold; i++) free(old[i]);
-  free(old);
-  if (agree(st != TL_OK, comm)) {
-    if (rank == 0) fprintf(o->log, "tally: out of memory reading the journal\n");
-    resume_ctx_release(&c, r->nb);
-    return TL_EXIT_FAIL;
-  }
   long nf = 0, nrec = 0, nskip = 0;
-  st = tl_journal_read_all(jdir, jhash, on_journal_rec, &c, &nf, &nrec, &nskip, &err);
-  if (st) {
-    if (rank == 0 || st != TL_EJOB) fprintf(o->log, "tally: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
-    rc = st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
+  tl_status st = TL_OK;
+  for (int d = 0; d < ndirs && !rc; d++) {
+    /* the earlier attempts' files, numbered as tl_journal_read_all numbers them */
+    int nold = 0;
+    char **old = tl_journal_list(dirs[d], &nold);
+    c.input = d;
+    c.file_base = r->jf.n;
+    for (int i = 0; i < nold && !st; i++) st = tl_jfiles_add(&r->jf, old[i], NULL);
+    for (int i = 0; i < nold; i++) free(old[i]);
+    free(old);
+    if (agree(st != TL_OK, comm)) {
+      if (rank == 0) fprintf(o->log, "tally: out of memory reading the journal\n");
+      resume_ctx_release(&c, r->nb);
+      return TL_EXIT_FAIL;
+    }
+    long f1 = 0, n1 = 0, k1 = 0;
+    st = tl_journal_read_all(dirs[d], hashes[d], on_journal_rec, &c, &f1, &n1, &k1, &err);
+    nf += f1;
+    nrec += n1;
+    nskip += k1;
+    if (st) {
+      if (rank == 0 || st != TL_EJOB)
+        fprintf(o->log, "tally: %s%s%s\n", c.merge ? o->merge[d].name : "", c.merge ? ": " : "",
+                err.msg[0] ? err.msg : tl_strerror(st));
+      rc = st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
+    }
+    rc = agree(rc, comm);
+  }
+  if (!rc && c.merge) { /* units two inputs hold: said, and refused unless the user chose */
+    uint64_t mine[2] = {c.overlaps, c.conflicts}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, comm);
+    int who = c.example.len ? rank : nranks, first = nranks;
+    MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm);
+    const int refuse = (all[0] && o->overlap == TL_OVERLAP_ERROR) || all[1];
+    if (all[0] && rank == first)
+      fprintf(o->log, "tally: %s: %s%s\n", refuse ? "cannot merge" : "merge", c.example.data,
+              refuse && !all[1] ? "; pass --overlap first|last|identical to say which to keep" : "");
+    if (all[0] && rank == 0)
+      fprintf(o->log, "tally: merge: %llu unit%s held by more than one input (--overlap %s)\n",
+              (unsigned long long)all[0], all[0] == 1 ? "" : "s",
+              (const char *const[]){"error", "first", "last", "identical"}[o->overlap]);
+    if (all[1] && rank == 0) fprintf(o->log, "tally: merge: %llu of them with different replies (--overlap identical "
+                                             "keeps only copies that agree)\n", (unsigned long long)all[1]);
+    if (refuse) rc = TL_EXIT_USAGE;
   }
   rc = agree(rc, comm);
   if (rc) {
@@ -1058,8 +1213,9 @@ static int resume_read(const tl_run_opts *o, bench_run *r, const char *jdir, con
   uint64_t restored = r->restored, all = 0;
   MPI_Allreduce(&restored, &all, 1, MPI_UINT64_T, MPI_SUM, comm);
   if (!rc && rank == 0 && !o->quiet)
-    fprintf(o->log, "tally: resume: %llu of %llu units already done (%ld journal file%s, %ld line%s skipped)\n",
-            (unsigned long long)all, (unsigned long long)r->U, nf, nf == 1 ? "" : "s", nskip, nskip == 1 ? "" : "s");
+    fprintf(o->log, "tally: %s: %llu of %llu units %s (%ld journal file%s, %ld line%s skipped)\n",
+            r->merging ? "merge" : "resume", (unsigned long long)all, (unsigned long long)r->U,
+            r->merging ? "recorded" : "already done", nf, nf == 1 ? "" : "s", nskip, nskip == 1 ? "" : "s");
   return rc;
 }
 
@@ -1478,7 +1634,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   }
 
   /* 1. inputs and units, on every rank */
-  tl_status st = bench_setup(&r, job, rank, nranks, &log, &err);
+  tl_status st = bench_setup(o, &r, job, rank, nranks, &log, &err);
   r.jn = &jn;
   if (!st && !(r.pipe = tl_pipe_new(r.rbs, r.nb, on_submit, on_unit_done, &r))) st = tl_err_set(&err, TL_ENOMEM, "out of memory");
   if (st == TL_EINPUT) {
@@ -1495,7 +1651,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   rc = agree(rc, comm);
   if (rc) goto done;
   /* the HTTP engines: opened on every rank, their endpoints healthy before any work starts */
-  if ((rc = tl_http_open(job, o->cache_dir, NULL, comm, o->log, r.http))) goto done;
+  if (!r.merging && (rc = tl_http_open(job, o->cache_dir, NULL, comm, o->log, r.http))) goto done;
   for (int k = 0; k < TL_ROLE__N; k++)
     if (r.http[k]) r.eng[k] = tl_openai_engine(r.http[k]);
   {
@@ -1513,16 +1669,30 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   done = calloc(r.U ? r.U : 1, 1);
   rc = agree(done ? TL_EXIT_OK : TL_EXIT_FAIL, comm);
   if (rc) goto done;
-  if (rank == 0 && !o->resume && tl_journal_exists(jdir)) {
+  if (rank == 0 && !o->resume && !r.merging && tl_journal_exists(jdir)) {
     fprintf(o->log, "tally: '%s' holds the journal of an earlier, unfinished run of this output: "
                     "run with --resume to continue it, or remove the folder to start over\n", jdir);
     rc = TL_EXIT_USAGE;
   }
   rc = agree(rc, comm);
   if (rc) goto done;
-  if (o->resume && (rc = resume_read(o, &r, jdir, jhash, done, comm))) goto done;
+  if (r.merging) {
+    const char **dirs = calloc((size_t)o->n_merge, sizeof *dirs), **hs = calloc((size_t)o->n_merge, sizeof *hs);
+    rc = agree(!dirs || !hs, comm) ? TL_EXIT_FAIL : TL_EXIT_OK;
+    for (int d = 0; !rc && d < o->n_merge; d++) {
+      dirs[d] = o->merge[d].journal_dir;
+      hs[d] = o->merge[d].job_hash;
+    }
+    if (!rc) rc = resume_read(o, &r, dirs, hs, o->n_merge, done, comm);
+    free(dirs);
+    free(hs);
+    if (rc) goto done;
+  } else if (o->resume && (rc = resume_read(o, &r, (const char *const[]){jdir}, (const char *const[]){jhash}, 1, done,
+                                            comm))) {
+    goto done;
+  }
   /* 3. this attempt's journal and the pending units */
-  if ((rc = open_attempt(o, &r, &jn, jdir, jhash, comm))) goto done;
+  if (!r.merging && (rc = open_attempt(o, &r, &jn, jdir, jhash, comm))) goto done;
   uint64_t P = 0;
   pending = malloc((r.U ? r.U : 1) * sizeof *pending);
   if (agree(pending == NULL, comm)) {
@@ -1532,6 +1702,17 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   }
   for (uint64_t u = 0; u < r.U; u++)
     if (!done[u]) pending[P++] = u;
+  if (r.merging && P) { /* a cfg's unit that no input recorded: its run did not finish */
+    if (rank == 0) {
+      tl_unit_key k = unit_key(&r, pending[0], 0);
+      fprintf(o->log, "tally: cannot merge: %llu unit%s of the merged job %s no record in any input (the first: "
+                      "%s item '%s', model '%s', variant '%s', seed %d, sub %d); were those runs finished?\n",
+              (unsigned long long)P, P == 1 ? "" : "s", P == 1 ? "has" : "have", k.bench, k.id, k.model, k.variant,
+              k.seed, k.sub);
+    }
+    rc = TL_EXIT_USAGE;
+    goto done;
+  }
   /* 4. score: first the partly restored units of this rank, then the pending ones, dealt */
   double t_loaded = now_s();
   int interrupted = 0;
@@ -1730,33 +1911,63 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   tl_err err = {{0}};
   /* Provenance: rank 0 hashes every input file (SHA-256); the JSON goes to every rank, because
    * attributes are written collectively with the same value. */
-  tl_buf sha;
+  /* sha: {"<path as given>": sha256}; files: [{path (absolute), what, sha256}] of the same
+   * files (tally merge checks the items it re-scores against them); jdir: the job
+   * file's folder, absolute (where the job's relative paths point). One buffer, NUL-separated. */
+  tl_buf sha, files, all;
   tl_buf_init(&sha);
-  int64_t len = -1;
+  tl_buf_init(&files);
+  tl_buf_init(&all);
+  int64_t len[3] = {-1, -1, -1};
   if (rank == 0) {
     tl_path_role *in;
     int k = job_inputs(o, job, &in);
     const char **paths = k > 0 ? calloc((size_t)k, sizeof *paths) : NULL;
-    if (paths) {
-      for (int i = 0; i < k; i++) paths[i] = in[i].path;
-      if (tl_sha256_files_json(paths, k, &sha, &err) == TL_OK) len = (int64_t)sha.len;
-      else fprintf(o->log, "tally: %s\n", err.msg);
+    const char **whats = k > 0 ? calloc((size_t)k, sizeof *whats) : NULL;
+    char *jd = o->job_dir ? realpath(o->job_dir, NULL) : realpath(job->dir, NULL);
+    if (paths && whats) {
+      for (int i = 0; i < k; i++) paths[i] = in[i].path, whats[i] = in[i].what;
+      if (tl_sha256_files_json(paths, whats, k, &sha, &files, &err) != TL_OK) {
+        fprintf(o->log, "tally: %s\n", err.msg);
+        paths[0] = NULL;
+      }
+      if (paths[0]) {
+        len[0] = (int64_t)sha.len;
+        len[1] = (int64_t)files.len;
+        len[2] = jd ? (int64_t)strlen(jd) : 0;
+        tl_buf_append(&all, sha.data, sha.len);
+        tl_buf_append(&all, files.data, files.len);
+        if (jd) tl_buf_append(&all, jd, strlen(jd));
+      }
     } else {
       fprintf(o->log, "tally: out of memory\n");
     }
+    free(jd);
     free(paths);
+    free(whats);
     free(in);
   }
-  MPI_Bcast(&len, 1, MPI_INT64_T, 0, comm);
-  if (len < 0 || len > INT_MAX) {
+  MPI_Bcast(len, 3, MPI_INT64_T, 0, comm);
+  if (len[0] < 0 || len[0] + len[1] + len[2] > INT_MAX) {
     tl_buf_release(&sha);
+    tl_buf_release(&files);
+    tl_buf_release(&all);
     return TL_EXIT_FAIL;
   }
+  int64_t tot = len[0] + len[1] + len[2];
   if (rank != 0) {
-    tl_buf_reset(&sha);
-    for (int64_t i = 0; i < len; i++) tl_buf_append(&sha, " ", 1);
+    tl_buf_reset(&all);
+    for (int64_t i = 0; i < tot; i++) tl_buf_append(&all, " ", 1);
   }
-  MPI_Bcast(sha.data, (int)len, MPI_CHAR, 0, comm);
+  MPI_Bcast(all.data, (int)tot, MPI_CHAR, 0, comm);
+  tl_buf_reset(&sha);
+  tl_buf_reset(&files);
+  tl_buf jdir;
+  tl_buf_init(&jdir);
+  tl_buf_append(&sha, all.data, (size_t)len[0]);
+  tl_buf_append(&files, all.data + len[0], (size_t)len[1]);
+  tl_buf_append(&jdir, all.data + len[0] + len[1], (size_t)len[2]);
+  tl_buf_release(&all);
   tl_writer *w = tl_h5_parallel_open(output, comm, &err);
   if (!w) {
     if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
@@ -1781,8 +1992,13 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
     tl_buf_release(&e);
   }
   if (!st) st = w->vt->attr_i64(w, "n_ranks", nranks, &err);
-  if (!st) st = w->vt->attr_str(w, "input_sha256", sha.data, &err);
+  if (!st) st = w->vt->attr_str(w, "input_sha256", sha.data ? sha.data : "{}", &err);
+  if (!st) st = w->vt->attr_str(w, "input_files", files.data ? files.data : "[]", &err);
+  if (!st) st = w->vt->attr_str(w, "job_dir", jdir.data ? jdir.data : "", &err);
+  if (!st && o->cell >= 0) st = w->vt->attr_i64(w, "sweep_cell", o->cell, &err);
   tl_buf_release(&sha);
+  tl_buf_release(&files);
+  tl_buf_release(&jdir);
   if (st) {
     fprintf(o->log, "tally: %s\n", err.msg);
     w->vt->abort(w);
@@ -1829,7 +2045,7 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
   if (!rc && !log_ok) rc = TL_EXIT_FAIL;
   tl_status st = TL_OK;
   if (!rc) {
-    st = bench_setup(&r, job, 0, 1, &log, &err);
+    st = bench_setup(o, &r, job, 0, 1, &log, &err);
     if (!st && !(r.pipe = tl_pipe_new(r.rbs, r.nb, on_submit, on_unit_done, &r))) st = tl_err_set(&err, TL_ENOMEM, "out of memory");
     if (st) {
       fprintf(o->log, "tally: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
@@ -1899,6 +2115,43 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
  * never meet another library's on the caller's communicator. Collective. */
 static int run_job(const tl_run_opts *o, MPI_Comm comm);
 
+/* --cell K: every benchmark keeps model K / n_seeds and seed K % n_seeds of its lists, which
+ * must be given and the same in every entry (a sweep). Returns an exit code; rank 0 says why. */
+static int restrict_to_cell(const tl_run_opts *o, tl_job *job, int rank) {
+  const tl_job_bench *b0 = job->n_benches ? &job->benches[0] : NULL;
+  int ok = b0 && b0->models && b0->seeds;
+  for (int b = 1; ok && b < job->n_benches; b++) {
+    const tl_job_bench *jb = &job->benches[b];
+    ok = jb->models && jb->seeds && jb->n_models == b0->n_models && jb->n_seeds == b0->n_seeds;
+    for (int i = 0; ok && i < jb->n_models; i++) ok = strcmp(jb->models[i], b0->models[i]) == 0;
+    for (int i = 0; ok && i < jb->n_seeds; i++) ok = jb->seeds[i] == b0->seeds[i];
+  }
+  if (!ok) {
+    if (rank == 0)
+      fprintf(o->log, "tally: --cell needs a sweep: every benchmark of the job lists the same \"models\" and "
+                      "\"seeds\" (the cells are their pairs)\n");
+    return TL_EXIT_USAGE;
+  }
+  const long ncell = (long)b0->n_models * b0->n_seeds;
+  if (o->cell >= ncell) {
+    if (rank == 0)
+      fprintf(o->log, "tally: --cell %ld: the job's sweep has %ld cells (%d models x %d seeds), 0 to %ld\n", o->cell,
+              ncell, b0->n_models, b0->n_seeds, ncell - 1);
+    return TL_EXIT_USAGE;
+  }
+  const int m = (int)(o->cell / b0->n_seeds), sd = (int)(o->cell % b0->n_seeds);
+  for (int b = 0; b < job->n_benches; b++) {
+    tl_job_bench *jb = &job->benches[b];
+    for (int i = 0; i < jb->n_models; i++)
+      if (i != m) free(jb->models[i]);
+    jb->models[0] = jb->models[m];
+    jb->n_models = 1;
+    jb->seeds[0] = jb->seeds[sd];
+    jb->n_seeds = 1;
+  }
+  return TL_EXIT_OK;
+}
+
 int tl_run_job(const tl_run_opts *o, MPI_Comm comm_in) {
   MPI_Comm comm;
   if (MPI_Comm_dup(comm_in, &comm) != MPI_SUCCESS) {
@@ -1922,7 +2175,7 @@ static int run_job(const tl_run_opts *o, MPI_Comm comm) {
   tl_buf_init(&probs);
   int nprob = 0;
   /* Rank 0 validates the job and reports every problem before any rank works. */
-  if (rank == 0 && tl_job_load(o->job_path, &job, &probs, &nprob) != TL_OK) {
+  if (rank == 0 && tl_job_load_in(o->job_path, o->job_dir, &job, &probs, &nprob) != TL_OK) {
     fprintf(o->log, "tally: invalid job '%s' (%d problem%s); nothing was run:\n%s", o->job_path,
             nprob, nprob == 1 ? "" : "s", probs.data);
     rc = TL_EXIT_USAGE;
@@ -1931,13 +2184,18 @@ static int run_job(const tl_run_opts *o, MPI_Comm comm) {
   if (rc == TL_EXIT_OK && rank != 0) {
     /* the job was valid on rank 0: the other ranks read the same file */
     tl_buf_reset(&probs);
-    if (tl_job_load(o->job_path, &job, &probs, &nprob) != TL_OK) {
+    if (tl_job_load_in(o->job_path, o->job_dir, &job, &probs, &nprob) != TL_OK) {
       fprintf(o->log, "tally: rank %d cannot read the job file '%s'\n", rank, o->job_path);
       rc = TL_EXIT_FAIL;
     }
   }
   tl_buf_release(&probs);
   rc = agree(rc, comm);
+  if (rc) {
+    tl_job_release(&job);
+    return rc;
+  }
+  if (rc == TL_EXIT_OK && o->cell >= 0) rc = agree(restrict_to_cell(o, &job, rank), comm);
   if (rc) {
     tl_job_release(&job);
     return rc;

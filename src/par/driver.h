@@ -23,8 +23,29 @@ enum {
                               again with --resume (a requeued SLURM job does) */
 };
 
+/* One input of `tally merge`: a finished run's output and the journal it kept. */
+typedef struct {
+  const char *name;        /* the input file, for messages */
+  const char *journal_dir; /* its journal folder (`<file>.journal`, kept with --keep-journal) */
+  const char *job_hash;    /* tl_journal_job_hash of the job that run read (the file's `job`) */
+} tl_merge_input;
+
+/* What a merge does with a unit that two inputs both hold (docs/MERGE.md). */
+enum { TL_OVERLAP_ERROR = 0, TL_OVERLAP_FIRST, TL_OVERLAP_LAST, TL_OVERLAP_IDENTICAL };
+
 typedef struct {
   const char *job_path;
+  const char *job_dir;      /* relative paths of the job resolve here, not in the job file's
+                               folder (merge: the inputs' job folder), or NULL */
+  const tl_merge_input *merge; /* tally merge: every stage of every unit comes from these
+                               journals, in this order; no engine is opened and nothing is
+                               journaled; the cfgs are the (model, variant, seed) they record */
+  int n_merge;
+  int overlap;              /* TL_OVERLAP_*: a unit recorded by two inputs */
+  long cell;                /* --cell K (>= 0): run only cell K of the job's sweep, -1: the whole job.
+                               The cells are every benchmark's models x seeds (the lists must be
+                               the same in every entry), model-major: K = model index * n_seeds +
+                               seed index (docs/MERGE.md) */
   const char *out_override; /* --out PATH, or NULL */
   int strict_input;         /* --strict-input */
   int quiet;                /* --quiet: no progress lines */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "h5_common.h"
+#include "tally/str.h"
 
 /* The rows of a 1-D dataset; -1 when it is not one. */
 static hssize_t rows_of(hid_t d) {
@@ -178,4 +179,30 @@ int tl_h5_has_column(const char *path, const char *group, const char *col) {
   if (f >= 0) H5Fclose(f);
   H5Eset_auto2(H5E_DEFAULT, fn, fd);
   return k >= 0;
+}
+
+tl_status tl_h5_read_attr_str(const char *path, const char *name, char **out, tl_err *err) {
+  *out = NULL;
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return tl_err_set(err, TL_EIO, "cannot open '%s' as an HDF5 file", path);
+  tl_status st = TL_OK;
+  if (H5Aexists(f, name) <= 0) {
+    st = tl_err_set(err, TL_EINPUT, "'%s' has no root attribute '%s'", path, name);
+  } else {
+    hid_t a = H5Aopen(f, name, H5P_DEFAULT), ft = a >= 0 ? H5Aget_type(a) : -1;
+    if (ft < 0 || H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) <= 0) {
+      st = tl_err_set(err, TL_EINPUT, "'%s': root attribute '%s' is not a string", path, name);
+    } else {
+      hid_t mt = tl_h5_str_type();
+      char *v = NULL;
+      if (H5Aread(a, mt, &v) < 0) st = tl_err_set(err, TL_EIO, "'%s': cannot read root attribute '%s'", path, name);
+      else if (!(*out = tl_strdup(v ? v : ""))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+      if (v) H5free_memory(v);
+      H5Tclose(mt);
+    }
+    if (ft >= 0) H5Tclose(ft);
+    if (a >= 0) H5Aclose(a);
+  }
+  H5Fclose(f);
+  return st;
 }

@@ -14,5 +14,8 @@ tl_status tl_h5_read_table(const char *path, const char *group, const char *cons
                            tl_err *err);
 /* 1 when the table has column `col` (in either string form). */
 int tl_h5_has_column(const char *path, const char *group, const char *col);
+/* The file's root string attribute `name` into *out (malloc'd). TL_EIO (cannot open or read),
+ * TL_EINPUT (no such attribute, or not a string: err names it). Not collective. */
+tl_status tl_h5_read_attr_str(const char *path, const char *name, char **out, tl_err *err);
 
 #endif

@@ -11,7 +11,10 @@
 tl_status tl_sha256_file(const char *path, char hex[65], tl_err *err);
 
 /* Appends to `json` a JSON object {"<path>": "<sha256>", ...} of the n paths, in the order given
- * (a path given twice appears once). */
-tl_status tl_sha256_files_json(const char *const *paths, int n, tl_buf *json, tl_err *err);
+ * (a path given twice appears once, hashed once), and, when `files` is not NULL, to it a JSON
+ * array of the same files [{"path": absolute (realpath), "what": whats[i], "sha256": ...}, ...]
+ * (whats may be NULL). */
+tl_status tl_sha256_files_json(const char *const *paths, const char *const *whats, int n, tl_buf *json,
+                               tl_buf *files, tl_err *err);
 
 #endif

@@ -7,6 +7,7 @@
 #   exit 0 and writes the same datasets.
 # The daemons are left running for later tests; slurm-up.sh reuses them.
 . "$(dirname "$0")/common.sh"
+need_python # h5_same.py compares the merged sweep
 # Not part of any outer allocation (a CI runner inside a SLURM job): this cluster only.
 for v in $(env | grep -o '^\(SLURM\|SBATCH\|SRUN\|SALLOC\|PMIX\|PMI\)_[A-Za-z0-9_]*' || true); do unset "$v"; done
 
@@ -84,8 +85,32 @@ rc=0
 [ "$(n_ranks "$WORK/ts.h5")" = 2 ] || fail "the submitted script did not run 2 ranks"
 same_as_r1 "$WORK/ts.h5" "the script tally slurm submitted"
 ls "$WORK"/tally-"$NAME"-*.out > /dev/null 2>&1 || fail "no log named from the job name and id beside the output"
+# a sweep: `tally slurm --array` submits one array task per (model, seed) cell and a merge job
+# after them (afterok); the merged file equals one run of the whole sweep
+"$PY" - "$WORK/sb.json" "$WORK/sw.json" "$WORK/sw.h5" <<'PY2'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["output"] = sys.argv[3]
+b = j["benchmarks"][0]
+b["models"], b["seeds"] = ["toy-llm-b", "toy-vlm-a"], [0, 1, 2]
+json.dump(j, open(sys.argv[2], "w"))
+PY2
+"$TALLY_BIN" run "$WORK/sw.json" --out "$WORK/sw_ref.h5" --quiet > /dev/null || fail "the whole sweep in one run failed"
+"$TALLY_BIN" slurm "$WORK/sw.json" --array --array-throttle 2 --ntasks 2 --time 3 --name "$NAME" > "$WORK/sw.sbatch" ||
+  fail "tally slurm --array failed"
+for want in "#SBATCH --array=0-5%2" "--cell \"\$SLURM_ARRAY_TASK_ID\"" "--keep-journal" "sbatch --dependency=afterok" \
+            "merge \"\${files[@]}\" -o \"\$OUT\""; do
+  grep -qF -- "$want" "$WORK/sw.sbatch" || { cat "$WORK/sw.sbatch"; fail "the sweep scripts lack '$want'"; }
+done
+rc=0
+(cd "$WORK" && timeout 300 "$TALLY_BIN" slurm "$WORK/sw.json" --array --array-throttle 2 --ntasks 2 --time 3 --name "$NAME" \
+  --submit --wait > "$WORK/sw.id" 2> "$WORK/sw.err") || rc=$?
+[ "$rc" = 0 ] || { cat "$WORK/sw.id" "$WORK/sw.err" "$WORK"/tally-*.out 2>/dev/null; fail "the sweep (array + merge) failed (exit $rc)"; }
+[ "$(ls "$WORK"/sw.h5.cells/cell-*.h5 | wc -l)" = 6 ] || fail "the array did not write 6 cells"
+"$PY" "$TALLY_SRC/tools/h5_same.py" "$WORK/sw_ref.h5" "$WORK/sw.h5" / || fail "the merged sweep differs from one run of it"
 # a job tally would refuse is never submitted
 sed 's/"benchmark": "spatialeval"/"benchmark": "spatialevl"/' "$WORK/ts.json" > "$WORK/bad.json"
 rc=0; "$TALLY_BIN" slurm "$WORK/bad.json" --submit > /dev/null 2> "$WORK/bad.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "unknown benchmark 'spatialevl'" "$WORK/bad.err" || { cat "$WORK/bad.err"; fail "an invalid job: exit $rc"; }
-echo "e2e slurm: srun --mpi=pmix -n 2, sbatch tally-run.sbatch (4 tasks) and tally slurm --submit (2 tasks) match the 1-rank run"
+echo "e2e slurm: srun --mpi=pmix -n 2, sbatch tally-run.sbatch (4 tasks) and tally slurm --submit (2 tasks) match the 1-rank run;"
+echo "e2e slurm: tally slurm --array (6 cells, throttle 2) and its merge job equal one run of the sweep"

@@ -705,6 +705,10 @@ static void load_engine(problems *p, const cJSON *v, const char *where, tl_job_e
 }
 
 tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *n_problems) {
+  return tl_job_load_in(path, NULL, job, problems_out, n_problems);
+}
+
+tl_status tl_job_load_in(const char *path, const char *dir, tl_job *job, tl_buf *problems_out, int *n_problems) {
   memset(job, 0, sizeof *job);
   problems p = {problems_out, 0, path, NULL, job};
   *n_problems = 0;
@@ -722,6 +726,10 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems_out, int *
   if (slash == path) {
     free(job->dir);
     job->dir = tl_strdup("/");
+  }
+  if (dir) {
+    free(job->dir);
+    job->dir = tl_strdup(dir);
   }
   job->json = text;
   p.dir = job->dir;

@@ -1,0 +1,460 @@
+/* cmd_merge.c - `tally merge A.h5 B.h5 ... -o SWEEP.h5`: the outputs of several runs of one study
+ * (the tasks of a sweep: other models, seeds or benchmarks, same settings) as one file that
+ * equals a single run over all of them (docs/MERGE.md).
+ *
+ * Nothing is averaged from the inputs' tables. Each input must have kept its journal
+ * (`A.h5.journal/`, `tally run --keep-journal`; the sweep scripts pass it): the journal holds
+ * every stage's reply of every unit, with its evidence. Rank 0 reads each input's `job`,
+ * `job_dir` and `input_files` root attributes and refuses inputs whose settings disagree (naming
+ * the first setting that differs) or whose items changed since they ran (SHA-256). It writes the
+ * merged job - the shared settings, each benchmark with the union of the inputs' answers, models
+ * and seeds - next to the output as `SWEEP.h5.merge-job.json` (removed at the end), and every
+ * rank runs it through the driver in merge mode (tl_run_job with tl_run_opts.merge): the cfgs
+ * are the (model, variant, seed) the journals record, every unit is rebuilt from its records and
+ * scored again by its module, no engine is opened, and the tables, metrics and studies are
+ * computed as `tally run` computes them, so the file is byte-identical in its datasets to one run
+ * of the merged job, on any rank count. A unit two inputs hold is refused unless --overlap says
+ * which to keep. Rerunning a merge with the same inputs gives the same file (idempotent). */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* realpath */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "driver.h"
+#include "h5_read.h"
+#include "journal.h"
+#include "outsafe.h"
+#include "provenance.h"
+#include "tally/str.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: tally merge A.h5 B.h5 ... -o MERGED.h5 [--overlap error|first|last|identical] [--name NAME]\n"
+          "                  [--quiet]\n"
+          "  -o, --out FILE   the merged output (written as FILE.part, then renamed)\n"
+          "  --overlap P      a unit that two inputs hold: error (the default: refused, naming it),\n"
+          "                   first / last (keep the one of the first / last input given), identical\n"
+          "                   (keep one copy when the replies agree, refuse when they differ)\n"
+          "  --name NAME      the merged job's name (default: the first input's)\n"
+          "Every input must be the finished output of `tally run --keep-journal` (its journal\n"
+          "FILE.h5.journal/ beside it): units are re-scored from those records, never averaged from\n"
+          "the inputs' tables. Runs under mpirun/srun like `tally run`; same result on any rank count.\n"
+          "exit codes: 0 ok, 1 runtime failure, 2 usage, or inputs that cannot be merged (nothing written)\n");
+}
+
+static const char *const OVERLAP[] = {"error", "first", "last", "identical"};
+
+typedef struct {
+  char **inputs;
+  int n;
+  const char *out;
+  const char *name;
+  int overlap, quiet;
+} merge_args;
+
+/* The keys of a job that name what was run rather than how: they may differ between inputs. */
+static const char *const TOP_FREE[] = {"name", "output", NULL};
+static const char *const BENCH_FREE[] = {"answers", "judgments", "models", "seeds", NULL};
+
+static int in_list(const char *const *l, const char *s) {
+  for (; *l; l++)
+    if (strcmp(*l, s) == 0) return 1;
+  return 0;
+}
+
+/* The first place where a and b differ, as a path ("engines.model.sampling.temperature"), into
+ * out; returns 1 when they differ. */
+static int json_diff(const cJSON *a, const cJSON *b, const char *path, tl_buf *out) {
+  if (cJSON_Compare(a, b, 1)) return 0;
+  if (cJSON_IsObject(a) && cJSON_IsObject(b)) {
+    const cJSON *c;
+    for (int pass = 0; pass < 2; pass++)
+      for (c = (pass ? b : a)->child; c; c = c->next) {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(pass ? a : b, c->string);
+        char sub[512];
+        snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", c->string);
+        if (!o) {
+          tl_buf_printf(out, "%s (set in one, absent in the other)", sub);
+          return 1;
+        }
+        if (!pass && json_diff(c, o, sub, out)) return 1;
+      }
+  }
+  if (cJSON_IsArray(a) && cJSON_IsArray(b) && cJSON_GetArraySize(a) == cJSON_GetArraySize(b)) {
+    int i = 0;
+    for (const cJSON *x = a->child, *y = b->child; x && y; x = x->next, y = y->next, i++) {
+      char sub[512];
+      snprintf(sub, sizeof sub, "%s[%d]", path, i);
+      if (json_diff(x, y, sub, out)) return 1;
+    }
+  }
+  tl_buf_printf(out, "%s", path[0] ? path : "(the whole job)");
+  return 1;
+}
+
+/* Appends v (or each item of v, a list) to list, each value once (cJSON_Compare). */
+static void union_into(cJSON *list, const cJSON *v) {
+  if (!v) return;
+  if (cJSON_IsArray(v)) {
+    for (const cJSON *e = v->child; e; e = e->next) union_into(list, e);
+    return;
+  }
+  for (const cJSON *x = list->child; x; x = x->next)
+    if (cJSON_Compare(x, v, 1)) return;
+  cJSON_AddItemToArray(list, cJSON_Duplicate(v, 1));
+}
+
+/* One input as read on rank 0. */
+typedef struct {
+  char *job, *job_dir, *files, *jdir;
+  char hash[17];
+  cJSON *root;
+} input;
+
+static void input_release(input *in) {
+  free(in->job);
+  free(in->job_dir);
+  free(in->files);
+  free(in->jdir);
+  cJSON_Delete(in->root);
+}
+
+/* Rank 0: every check, and the merged job written to job_path. Returns an exit code; on 0,
+ * *jobdir_out is the inputs' job folder and hashes[i] each input's job hash. */
+static int prepare(const merge_args *a, const char *job_path, char **jobdir_out, char (*hashes)[17]) {
+  int rc = TL_EXIT_USAGE;
+  tl_err err = {{0}};
+  input *in = calloc((size_t)a->n, sizeof *in);
+  cJSON *merged = NULL, *bench = NULL;
+  tl_buf diff, text;
+  tl_buf_init(&diff);
+  tl_buf_init(&text);
+  if (!in) return TL_EXIT_FAIL;
+  /* the output is none of the inputs, nor their journals, nor the merged job file */
+  tl_path_role *roles = calloc((size_t)a->n * 2 + 1, sizeof *roles);
+  if (!roles) goto done;
+  for (int i = 0; i < a->n; i++) {
+    in[i].jdir = tl_journal_dir(a->inputs[i]);
+    roles[2 * i] = (tl_path_role){a->inputs[i], "an input of the merge"};
+    roles[2 * i + 1] = (tl_path_role){in[i].jdir, "an input's journal"};
+  }
+  if (tl_out_check_place(a->out, &err) || tl_out_check_inputs(a->out, "the merged output", roles, 2 * a->n, &err) ||
+      tl_out_check_inputs(job_path, "the merged job file", roles, 2 * a->n, &err)) {
+    fprintf(stderr, "tally merge: %s\n", err.msg);
+    free(roles);
+    goto done;
+  }
+  free(roles);
+  for (int i = 0; i < a->n; i++) {
+    for (int k = 0; k < i; k++)
+      if (tl_same_file(a->inputs[i], a->inputs[k])) {
+        fprintf(stderr, "tally merge: '%s' is given twice (as '%s' too)\n", a->inputs[i], a->inputs[k]);
+        goto done;
+      }
+    if (access(a->inputs[i], R_OK) != 0) {
+      fprintf(stderr, "tally merge: cannot read '%s': %s\n", a->inputs[i], strerror(errno));
+      goto done;
+    }
+    if (tl_h5_read_attr_str(a->inputs[i], "job", &in[i].job, &err)) {
+      fprintf(stderr, "tally merge: %s (not an output of tally run?)\n", err.msg);
+      goto done;
+    }
+    if (tl_h5_read_attr_str(a->inputs[i], "job_dir", &in[i].job_dir, &err) ||
+        tl_h5_read_attr_str(a->inputs[i], "input_files", &in[i].files, &err)) {
+      fprintf(stderr, "tally merge: %s: written by a tally older than merge (no job_dir/input_files); run it "
+                      "again with this tally (with --keep-journal)\n", err.msg);
+      goto done;
+    }
+    if (!tl_journal_exists(in[i].jdir)) {
+      fprintf(stderr, "tally merge: '%s' kept no journal ('%s' is missing or empty): a merge re-scores every unit "
+                      "from the records a run keeps with --keep-journal (tally slurm's sweep tasks pass it); run that "
+                      "job again with --keep-journal (with the replay engine, or --cache, no request is sent twice)\n",
+              a->inputs[i], in[i].jdir);
+      goto done;
+    }
+    tl_journal_job_hash(in[i].job, in[i].hash);
+    memcpy(hashes[i], in[i].hash, 17);
+    if (!(in[i].root = cJSON_Parse(in[i].job)) || !cJSON_IsObject(in[i].root)) {
+      fprintf(stderr, "tally merge: '%s': its job attribute is not a JSON object\n", a->inputs[i]);
+      goto done;
+    }
+    if (strcmp(in[i].job_dir, in[0].job_dir) != 0) {
+      fprintf(stderr, "tally merge: cannot merge '%s' with '%s': their jobs ran from different folders ('%s', '%s'), "
+                      "so their relative paths name different files\n", a->inputs[i], a->inputs[0], in[i].job_dir,
+              in[0].job_dir);
+      goto done;
+    }
+    /* the items (and every other input but answers) are what the units are scored against:
+     * each must be the file the run read */
+    cJSON *files = cJSON_Parse(in[i].files);
+    const cJSON *f;
+    int bad = !cJSON_IsArray(files);
+    cJSON_ArrayForEach(f, files) {
+      const cJSON *p = cJSON_GetObjectItemCaseSensitive(f, "path"), *w = cJSON_GetObjectItemCaseSensitive(f, "what"),
+                  *h = cJSON_GetObjectItemCaseSensitive(f, "sha256");
+      if (!cJSON_IsString(p) || !cJSON_IsString(w) || !cJSON_IsString(h)) {
+        bad = 1;
+        break;
+      }
+      if (!strcmp(w->valuestring, "the job file") || !strcmp(w->valuestring, "an answers file") ||
+          !strcmp(w->valuestring, "a judgments file"))
+        continue;
+      char hex[65];
+      if (tl_sha256_file(p->valuestring, hex, &err)) {
+        fprintf(stderr, "tally merge: '%s' was scored against %s '%s', which cannot be read now: %s\n", a->inputs[i],
+                w->valuestring, p->valuestring, err.msg);
+        cJSON_Delete(files);
+        goto done;
+      }
+      if (strcmp(hex, h->valuestring) != 0) {
+        fprintf(stderr, "tally merge: %s '%s' changed since '%s' was written (SHA-256 %.12s..., now %.12s...): its "
+                        "units would be scored against other data\n", w->valuestring, p->valuestring, a->inputs[i],
+                h->valuestring, hex);
+        cJSON_Delete(files);
+        goto done;
+      }
+    }
+    cJSON_Delete(files);
+    if (bad) {
+      fprintf(stderr, "tally merge: '%s': its input_files attribute is malformed\n", a->inputs[i]);
+      goto done;
+    }
+  }
+  /* settings: every top-level key but the free ones equal; benchmarks matched by name, each
+   * entry equal but for its answers, judgments, models and seeds */
+  merged = cJSON_CreateObject();
+  bench = cJSON_CreateArray();
+  if (!merged || !bench) goto oom;
+  for (const cJSON *c = in[0].root->child; c; c = c->next)
+    if (!in_list(TOP_FREE, c->string) && strcmp(c->string, "benchmarks"))
+      cJSON_AddItemToObject(merged, c->string, cJSON_Duplicate(c, 1));
+  for (int i = 0; i < a->n; i++) {
+    cJSON *rest = cJSON_CreateObject();
+    for (const cJSON *c = in[i].root->child; rest && c; c = c->next)
+      if (!in_list(TOP_FREE, c->string) && strcmp(c->string, "benchmarks"))
+        cJSON_AddItemToObject(rest, c->string, cJSON_Duplicate(c, 1));
+    tl_buf_reset(&diff);
+    int d = rest && json_diff(merged, rest, "", &diff);
+    cJSON_Delete(rest);
+    if (d) {
+      fprintf(stderr, "tally merge: cannot merge '%s' with '%s': the setting %s differs\n", a->inputs[i],
+              a->inputs[0], diff.data);
+      goto done;
+    }
+    const cJSON *bs = cJSON_GetObjectItemCaseSensitive(in[i].root, "benchmarks"), *e;
+    cJSON_ArrayForEach(e, bs) {
+      const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "benchmark");
+      if (!cJSON_IsString(nm)) continue;
+      cJSON *have = NULL, *x;
+      cJSON_ArrayForEach(x, bench) if (!strcmp(cJSON_GetObjectItemCaseSensitive(x, "benchmark")->valuestring,
+                                               nm->valuestring)) have = x;
+      cJSON *norm = cJSON_CreateObject();
+      for (const cJSON *c = e->child; norm && c; c = c->next)
+        if (!in_list(BENCH_FREE, c->string)) cJSON_AddItemToObject(norm, c->string, cJSON_Duplicate(c, 1));
+      if (!norm) goto oom;
+      if (!have) { /* the first input with this benchmark: its settings */
+        have = cJSON_Duplicate(norm, 1);
+        cJSON_AddItemToArray(bench, have);
+        for (const char *const *k = BENCH_FREE; *k; k++) cJSON_AddItemToObject(have, *k, cJSON_CreateArray());
+      } else {
+        cJSON *cmp = cJSON_Duplicate(have, 1);
+        for (const char *const *k = BENCH_FREE; *k; k++) cJSON_DeleteItemFromObjectCaseSensitive(cmp, *k);
+        tl_buf_reset(&diff);
+        char where[256];
+        snprintf(where, sizeof where, "benchmarks[%s]", nm->valuestring);
+        int dd = json_diff(cmp, norm, where, &diff);
+        cJSON_Delete(cmp);
+        if (dd) {
+          fprintf(stderr, "tally merge: cannot merge '%s' with the inputs before it: the setting %s differs\n",
+                  a->inputs[i], diff.data);
+          cJSON_Delete(norm);
+          goto done;
+        }
+      }
+      cJSON_Delete(norm);
+      /* answers and judgments: every source once; models and seeds: the union, and no filter
+       * when some input had none (it ran on whatever its answers held) */
+      for (const char *const *k = BENCH_FREE; *k; k++) {
+        cJSON *list = cJSON_GetObjectItemCaseSensitive(have, *k);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, *k);
+        if (!list) continue;
+        if (!v && (!strcmp(*k, "models") || !strcmp(*k, "seeds"))) {
+          cJSON_DeleteItemFromObjectCaseSensitive(have, *k);
+          cJSON_AddItemToObject(have, *k, cJSON_CreateNull()); /* marks: no filter */
+          continue;
+        }
+        if (cJSON_IsArray(list)) union_into(list, v);
+      }
+    }
+  }
+  { /* drop empty lists and the no-filter marks */
+    cJSON *x;
+    cJSON_ArrayForEach(x, bench) for (const char *const *k = BENCH_FREE; *k; k++) {
+      cJSON *l = cJSON_GetObjectItemCaseSensitive(x, *k);
+      if (l && (cJSON_IsNull(l) || cJSON_GetArraySize(l) == 0)) cJSON_DeleteItemFromObjectCaseSensitive(x, *k);
+    }
+  }
+  const cJSON *nm0 = cJSON_GetObjectItemCaseSensitive(in[0].root, "name");
+  cJSON_AddStringToObject(merged, "name", a->name ? a->name : cJSON_IsString(nm0) ? nm0->valuestring : "merge");
+  char *abs_out = NULL;
+  {
+    char *dir = tl_strdup(a->out), *slash = dir ? strrchr(dir, '/') : NULL;
+    const char *base = slash ? slash + 1 : a->out;
+    if (slash) *slash = 0;
+    char *rd = realpath(slash ? (dir[0] ? dir : "/") : ".", NULL);
+    tl_buf o;
+    tl_buf_init(&o);
+    if (rd) tl_buf_printf(&o, "%s/%s", strcmp(rd, "/") ? rd : "", base);
+    abs_out = tl_buf_detach(&o);
+    free(rd);
+    free(dir);
+  }
+  if (!abs_out) goto oom;
+  cJSON_AddStringToObject(merged, "output", abs_out);
+  free(abs_out);
+  cJSON_AddItemToObject(merged, "benchmarks", bench);
+  bench = NULL;
+  char *js = cJSON_Print(merged);
+  if (!js) goto oom;
+  tl_buf_puts(&text, js);
+  tl_buf_puts(&text, "\n");
+  free(js);
+  {
+    tl_buf tmp;
+    tl_buf_init(&tmp);
+    tl_buf_printf(&tmp, "%s.tmp", job_path);
+    FILE *f = tmp.data ? fopen(tmp.data, "w") : NULL;
+    int ok = f && fwrite(text.data, 1, text.len, f) == text.len;
+    if (f && fclose(f) != 0) ok = 0;
+    if (ok && rename(tmp.data, job_path) != 0) ok = 0;
+    if (!ok) {
+      fprintf(stderr, "tally merge: cannot write the merged job '%s': %s\n", job_path, strerror(errno));
+      if (tmp.data) unlink(tmp.data);
+      tl_buf_release(&tmp);
+      rc = TL_EXIT_FAIL;
+      goto done;
+    }
+    tl_buf_release(&tmp);
+  }
+  *jobdir_out = tl_strdup(in[0].job_dir);
+  rc = *jobdir_out ? TL_EXIT_OK : TL_EXIT_FAIL;
+  goto done;
+oom:
+  fprintf(stderr, "tally merge: out of memory\n");
+  rc = TL_EXIT_FAIL;
+done:
+  for (int i = 0; i < a->n; i++) input_release(&in[i]);
+  free(in);
+  cJSON_Delete(merged);
+  cJSON_Delete(bench);
+  tl_buf_release(&diff);
+  tl_buf_release(&text);
+  return rc;
+}
+
+/* Collective: rank 0 prepares, then every rank runs the merged job in merge mode. */
+static int merge_mpi(void *ctx, MPI_Comm comm) {
+  const merge_args *a = ctx;
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  tl_buf jp;
+  tl_buf_init(&jp);
+  tl_buf_printf(&jp, "%s.merge-job.json", a->out);
+  char (*hashes)[17] = calloc((size_t)a->n, sizeof *hashes);
+  char *jobdir = NULL;
+  int rc = jp.data && hashes ? TL_EXIT_OK : TL_EXIT_FAIL;
+  if (rank == 0 && !rc) rc = prepare(a, jp.data, &jobdir, hashes);
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  int64_t dl = jobdir ? (int64_t)strlen(jobdir) : 0;
+  if (!rc) {
+    MPI_Bcast(&dl, 1, MPI_INT64_T, 0, comm);
+    if (rank != 0) jobdir = calloc((size_t)dl + 1, 1);
+    MPI_Bcast(jobdir, (int)dl, MPI_CHAR, 0, comm);
+    MPI_Bcast(hashes, 17 * a->n, MPI_CHAR, 0, comm);
+  }
+  tl_merge_input *mi = rc ? NULL : calloc((size_t)a->n, sizeof *mi);
+  char **jdirs = rc ? NULL : calloc((size_t)a->n, sizeof *jdirs);
+  if (!rc && (!mi || !jdirs)) rc = TL_EXIT_FAIL;
+  for (int i = 0; !rc && i < a->n; i++) {
+    jdirs[i] = tl_journal_dir(a->inputs[i]);
+    mi[i] = (tl_merge_input){a->inputs[i], jdirs[i], hashes[i]};
+  }
+  if (!rc) {
+    tl_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.job_path = jp.data;
+    o.job_dir = jobdir;
+    o.out_override = a->out;
+    o.quiet = a->quiet;
+    o.merge = mi;
+    o.n_merge = a->n;
+    o.overlap = a->overlap;
+    o.cell = -1;
+    o.out = stdout;
+    o.log = stderr;
+    rc = tl_run_job(&o, comm);
+  }
+  if (rank == 0 && jp.data) unlink(jp.data);
+  for (int i = 0; jdirs && i < a->n; i++) free(jdirs[i]);
+  free(jdirs);
+  free(mi);
+  free(jobdir);
+  free(hashes);
+  tl_buf_release(&jp);
+  return rc;
+}
+
+int tl_cmd_merge(int argc, char **argv) {
+  merge_args a;
+  memset(&a, 0, sizeof a);
+  enum { O_OVERLAP = 1, O_NAME, O_QUIET, O_HELP };
+  static const struct option LONG[] = {{"out", required_argument, NULL, 'o'},
+                                       {"overlap", required_argument, NULL, O_OVERLAP},
+                                       {"name", required_argument, NULL, O_NAME},
+                                       {"quiet", no_argument, NULL, O_QUIET},
+                                       {"help", no_argument, NULL, O_HELP},
+                                       {NULL, 0, NULL, 0}};
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":ho:", LONG, NULL)) != -1) {
+    switch (c) {
+    case 'o': a.out = optarg; break;
+    case O_OVERLAP:
+      if ((a.overlap = tl_opt_choice("tally merge", "--overlap", optarg, OVERLAP, 4)) < 0) return TL_EXIT_USAGE;
+      break;
+    case O_NAME: a.name = optarg; break;
+    case O_QUIET: a.quiet = 1; break;
+    case 'h':
+    case O_HELP: usage(stdout); return 0;
+    default:
+      tl_opt_unknown("tally merge", c, optopt, argv[optind - 1]);
+      usage(stderr);
+      return TL_EXIT_USAGE;
+    }
+  }
+  if (!a.out || !a.out[0]) {
+    fprintf(stderr, "tally merge: give the merged output with -o FILE.h5\n");
+    usage(stderr);
+    return TL_EXIT_USAGE;
+  }
+  if (optind >= argc) {
+    fprintf(stderr, "tally merge: no input files\n");
+    usage(stderr);
+    return TL_EXIT_USAGE;
+  }
+  if (a.name && !a.name[0]) {
+    fprintf(stderr, "tally merge: --name needs a name\n");
+    return TL_EXIT_USAGE;
+  }
+  a.inputs = argv + optind;
+  a.n = argc - optind;
+  return tl_cli_with_mpi(&argc, &argv, "tally merge", merge_mpi, &a);
+}
