@@ -131,6 +131,11 @@ tl_status tl_job_load(const char *path, tl_job *job, tl_buf *problems, int *n_pr
 tl_status tl_job_load_in(const char *path, const char *dir, tl_job *job, tl_buf *problems, int *n_problems);
 void tl_job_release(tl_job *job);
 
+/* A sweep: every benchmark lists "models" and "seeds", the same lists in every entry. Its cells
+ * are their (model, seed) pairs, model-major (cell K: model K / n_seeds, seed K % n_seeds).
+ * Returns the number of cells, or 0 when the job is not a sweep. */
+long tl_job_sweep_cells(const tl_job *job);
+
 /* Joins dir and a relative path (absolute paths returned as is). malloc'd. */
 char *tl_path_resolve(const char *dir, const char *path);
 

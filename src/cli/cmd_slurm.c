@@ -169,21 +169,12 @@ int tl_cmd_slurm(int argc, char **argv) {
   long ncell = 0;
   char out_abs[PATH_MAX + 64] = "", cells[PATH_MAX + 96] = "";
   if (array) {
-    const tl_job_bench *b0 = job.n_benches ? &job.benches[0] : NULL;
-    int ok = b0 && b0->models && b0->seeds;
-    for (int b = 1; ok && b < job.n_benches; b++) {
-      const tl_job_bench *jb = &job.benches[b];
-      ok = jb->models && jb->seeds && jb->n_models == b0->n_models && jb->n_seeds == b0->n_seeds;
-      for (int i = 0; ok && i < jb->n_models; i++) ok = strcmp(jb->models[i], b0->models[i]) == 0;
-      for (int i = 0; ok && i < jb->n_seeds; i++) ok = jb->seeds[i] == b0->seeds[i];
-    }
-    if (!ok) {
+    if (!(ncell = tl_job_sweep_cells(&job))) {
       fprintf(stderr, "%s: --array needs a sweep: every benchmark of '%s' lists the same \"models\" and \"seeds\" "
                       "(each (model, seed) is one array task)\n", CMD, jpath);
       tl_job_release(&job);
       return 2;
     }
-    ncell = (long)b0->n_models * b0->n_seeds;
     char od[PATH_MAX];
     const char *os = strrchr(job.output, '/');
     tl_buf t;

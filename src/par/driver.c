@@ -2118,21 +2118,14 @@ static int run_job(const tl_run_opts *o, MPI_Comm comm);
 /* --cell K: every benchmark keeps model K / n_seeds and seed K % n_seeds of its lists, which
  * must be given and the same in every entry (a sweep). Returns an exit code; rank 0 says why. */
 static int restrict_to_cell(const tl_run_opts *o, tl_job *job, int rank) {
-  const tl_job_bench *b0 = job->n_benches ? &job->benches[0] : NULL;
-  int ok = b0 && b0->models && b0->seeds;
-  for (int b = 1; ok && b < job->n_benches; b++) {
-    const tl_job_bench *jb = &job->benches[b];
-    ok = jb->models && jb->seeds && jb->n_models == b0->n_models && jb->n_seeds == b0->n_seeds;
-    for (int i = 0; ok && i < jb->n_models; i++) ok = strcmp(jb->models[i], b0->models[i]) == 0;
-    for (int i = 0; ok && i < jb->n_seeds; i++) ok = jb->seeds[i] == b0->seeds[i];
-  }
-  if (!ok) {
+  const long ncell = tl_job_sweep_cells(job);
+  if (!ncell) {
     if (rank == 0)
       fprintf(o->log, "tally: --cell needs a sweep: every benchmark of the job lists the same \"models\" and "
                       "\"seeds\" (the cells are their pairs)\n");
     return TL_EXIT_USAGE;
   }
-  const long ncell = (long)b0->n_models * b0->n_seeds;
+  const tl_job_bench *b0 = &job->benches[0];
   if (o->cell >= ncell) {
     if (rank == 0)
       fprintf(o->log, "tally: --cell %ld: the job's sweep has %ld cells (%d models x %d seeds), 0 to %ld\n", o->cell,

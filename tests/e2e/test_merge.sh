@@ -155,3 +155,29 @@ variant "$TALLY_SRC/jobs/demo.json" i12 "b['seeds'] = [1, 2]; b['items'] = ['$WO
 echo >> items/items.jsonl
 refuse items "changed since" i0.h5 i12.h5 -o r.h5
 echo "merge: settings, journals, items, outputs and options checked"
+
+# 6. sweep cells: `tally run --cell K` runs cell K = (model K / n_seeds, seed K % n_seeds); the
+#    cells merged equal the whole sweep; a cell past the end, or a job that is not a sweep, is exit 2
+variant "$TALLY_SRC/jobs/demo.json" sweep 'b["models"] = ["toy-llm-b", "toy-vlm-a"]; b["seeds"] = [0, 1, 2]'
+"$TALLY_BIN" run sweep.json --quiet > /dev/null || fail "the sweep in one run failed"
+for k in 0 1 2 3 4 5; do
+  "$TALLY_BIN" run sweep.json --cell $k --out cell$k.h5 --keep-journal --quiet > /dev/null || fail "cell $k failed"
+done
+"$PY" - <<'PY' || fail "a cell ran the wrong (model, seed)"
+import h5py, sys
+sys.path.insert(0, __import__("os").environ["TALLY_SRC"] + "/tools")
+import tally_h5
+for k in range(6):
+    t = tally_h5.read_table("cell%d.h5" % k, "/items/spatialeval")
+    assert set(t.model) == {["toy-llm-b", "toy-vlm-a"][k // 3]} and set(t.seed) == {k % 3}, (k, set(t.model), set(t.seed))
+    assert h5py.File("cell%d.h5" % k, "r").attrs["sweep_cell"] == k
+PY
+"$TALLY_BIN" merge cell*.h5 -o cells.h5 --quiet > /dev/null 2>&1 || fail "merging the cells failed"
+same sweep.h5 cells.h5 "the merged cells differ from the sweep in one run"
+set +e
+"$TALLY_BIN" run sweep.json --cell 6 --out c6.h5 > /dev/null 2> c6.err; rc6=$?
+"$TALLY_BIN" run all.json --cell 0 --out c0.h5 > /dev/null 2> c0.err; rc0=$?
+set -e
+[ $rc6 -eq 2 ] && grep -q "has 6 cells" c6.err || { cat c6.err; fail "--cell 6 of 6: exit $rc6"; }
+[ $rc0 -eq 2 ] && grep -q "needs a sweep" c0.err || { cat c0.err; fail "--cell on a job that is not a sweep: exit $rc0"; }
+echo "merge: sweep cells run their (model, seed), merge to the whole sweep; bad cells refused"

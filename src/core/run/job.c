@@ -900,3 +900,17 @@ void tl_job_release(tl_job *job) {
   free(job->json);
   memset(job, 0, sizeof *job);
 }
+
+long tl_job_sweep_cells(const tl_job *job) {
+  const tl_job_bench *b0 = job->n_benches ? &job->benches[0] : NULL;
+  if (!b0 || !b0->models || !b0->seeds) return 0;
+  for (int b = 1; b < job->n_benches; b++) {
+    const tl_job_bench *jb = &job->benches[b];
+    if (!jb->models || !jb->seeds || jb->n_models != b0->n_models || jb->n_seeds != b0->n_seeds) return 0;
+    for (int i = 0; i < jb->n_models; i++)
+      if (strcmp(jb->models[i], b0->models[i]) != 0) return 0;
+    for (int i = 0; i < jb->n_seeds; i++)
+      if (jb->seeds[i] != b0->seeds[i]) return 0;
+  }
+  return (long)b0->n_models * b0->n_seeds;
+}
