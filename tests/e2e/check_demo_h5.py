@@ -77,6 +77,9 @@ for mode in ["strict", "pr3", "legacy"]:
         assert row.n_seeds == len(per)
         assert abs(row["mean"] - per.accuracy.mean()) < 1e-12
         assert abs(row["std"] - np.std(per.accuracy.values, ddof=0)) < 1e-12
+        k = len(per)
+        want_se = np.std(per.accuracy.values, ddof=1) / np.sqrt(k) if k > 1 else float("nan")
+        assert (np.isnan(row.se) and k == 1) or abs(row.se - want_se) < 1e-12, (row.to_dict(), want_se)
 
 audit = tally_h5.read_table(path, "/audit/spatialeval")
 alln = audit[audit.task == "all"].iloc[0]

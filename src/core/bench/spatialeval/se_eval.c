@@ -282,6 +282,7 @@ tl_status tl_se_metric_tables(const int64_t *c, const tl_cfg *cfgs, size_t ncfgs
   COL(a, "min", TL_COL_F64, "lowest per-seed accuracy");
   COL(a, "max", TL_COL_F64, "highest per-seed accuracy");
   COL(a, "pooled_accuracy", TL_COL_F64, "correct / n over all seeds");
+  COL(a, "se", TL_COL_F64, "standard error of the mean over seeds: sample std (ddof=1) / sqrt(n_seeds); NaN for one seed");
   acc = malloc((ncfgs ? ncfgs : 1) * sizeof *acc);
   if (!acc) goto oom;
   /* cfgs are sorted (model, variant, seed): a (model, variant) run is a block of seeds. */
@@ -340,6 +341,7 @@ tl_status tl_se_metric_tables(const int64_t *c, const tl_cfg *cfgs, size_t ncfgs
         tl_table_set_f64(a, row, 9, mn_);
         tl_table_set_f64(a, row, 10, mx);
         tl_table_set_f64(a, row, 11, (double)tc / (double)tn);
+        tl_table_set_f64(a, row, 12, k > 1 ? sqrt(ss / (k - 1)) / sqrt((double)k) : NAN);
       }
     }
     b0 = b1;
