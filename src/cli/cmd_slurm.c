@@ -3,8 +3,9 @@
  *
  * The script: srun --mpi=pmix over the allocation's tasks; --requeue, and --signal=B:USR1@120
  * forwarded to the ranks, so tally flushes its journals and exits with code 4 before the time
- * limit; the requeued run resumes from the journals (--resume is always passed: a first run has
- * none), at most --max-requeue times (SLURM_RESTART_COUNT); the log beside the job's output,
+ * limit; the requeued run resumes from the journals (--resume when OUTPUT.journal/ exists: a
+ * first run scores the job, replacing an earlier output as `tally run` does), at most
+ * --max-requeue times (SLURM_RESTART_COUNT); the log beside the job's output,
  * named from the job name and id (tally-NAME-ID.out). The job file is loaded first: a job tally would refuse is never
  * submitted.
  *
@@ -168,13 +169,13 @@ int tl_cmd_slurm(int argc, char **argv) {
   /* a sweep: its cells, and where their outputs go (OUTPUT.cells/, beside the output) */
   long ncell = 0;
   char out_abs[PATH_MAX + 64] = "", cells[PATH_MAX + 96] = "";
-  if (array) {
-    if (!(ncell = tl_job_sweep_cells(&job))) {
-      fprintf(stderr, "%s: --array needs a sweep: every benchmark of '%s' lists the same \"models\" and \"seeds\" "
-                      "(each (model, seed) is one array task)\n", CMD, jpath);
-      tl_job_release(&job);
-      return 2;
-    }
+  if (array && !(ncell = tl_job_sweep_cells(&job))) {
+    fprintf(stderr, "%s: --array needs a sweep: every benchmark of '%s' lists the same \"models\" and \"seeds\" "
+                    "(each (model, seed) is one array task)\n", CMD, jpath);
+    tl_job_release(&job);
+    return 2;
+  }
+  { /* the output, absolute: the script resumes when its journal exists */
     char od[PATH_MAX];
     const char *os = strrchr(job.output, '/');
     tl_buf t;
@@ -202,7 +203,8 @@ int tl_cmd_slurm(int argc, char **argv) {
   tl_buf_printf(&s, "#SBATCH --job-name=%s\n#SBATCH --ntasks=%llu\n#SBATCH --time=%s\n", jn, (unsigned long long)ntasks, timel);
   if (part) tl_buf_printf(&s, "#SBATCH --partition=%s\n", part);
   if (gpus) tl_buf_printf(&s, "#SBATCH --gpus-per-task=%llu\n", (unsigned long long)gpus);
-  tl_buf_puts(&s, "#SBATCH --requeue\n#SBATCH --signal=B:USR1@120\n");
+  /* append: a requeued job writes its log again, and the earlier attempt's lines are evidence */
+  tl_buf_puts(&s, "#SBATCH --requeue\n#SBATCH --signal=B:USR1@120\n#SBATCH --open-mode=append\n");
   if (array) {
     tl_buf_printf(&s, "#SBATCH --array=0-%ld", ncell - 1);
     if (throttle) tl_buf_printf(&s, "%%%llu", (unsigned long long)throttle);
@@ -218,16 +220,34 @@ int tl_cmd_slurm(int argc, char **argv) {
   if (array) { /* the cell of this task, its output in OUTPUT.cells/ */
     tl_buf_puts(&s, "CELLS=");
     shq(&s, cells);
-    tl_buf_puts(&s, "\nmkdir -p \"$CELLS\"\nCELL_OUT=\"$CELLS/cell-$SLURM_ARRAY_TASK_ID.h5\"\n");
+    tl_buf_puts(&s, "\nmkdir -p \"$CELLS\"\nOUT=\"$CELLS/cell-$SLURM_ARRAY_TASK_ID.h5\"\n");
+  } else {
+    tl_buf_puts(&s, "OUT=");
+    shq(&s, out_abs);
+    tl_buf_puts(&s, "\n");
   }
-  tl_buf_puts(&s, "trap 'scancel --signal=USR1 --batch=false \"$SLURM_JOB_ID\"' USR1\n"
-                  "rc=0\n");
-  tl_buf_puts(&s, array ? "srun --mpi=pmix \"$TALLY\" run \"$JOB\" --cell \"$SLURM_ARRAY_TASK_ID\" --out \"$CELL_OUT\" "
-                          "--keep-journal --resume &\n"
-                        : "srun --mpi=pmix \"$TALLY\" run \"$JOB\" --resume &\n");
-  tl_buf_puts(&s, ""
-                  "wait $! || rc=$?\n"
-                  "if [ \"$rc\" = 4 ]; then\n"
+  /* a first run scores the job (replacing an earlier output, as `tally run` does); a run that
+   * finds the journal of an interrupted attempt (a requeue, a resubmission) resumes it */
+  tl_buf_puts(&s, "RESUME=()\n[ -d \"$OUT.journal\" ] && RESUME=(--resume)\n");
+  /* The time-limit notice (USR1 to this shell) is forwarded to the ranks and noted: only then
+   * does the script requeue the job itself. A stop by SLURM (scontrol requeue, preemption,
+   * scancel) is SIGTERM to every process: tally exits 4 with its journals flushed, and SLURM
+   * requeues the job (or not) itself; a second requeue from here would race it. `wait` returns
+   * early when a trapped signal arrives, so it is repeated until srun has ended. */
+  tl_buf_puts(&s, "notice=0\n"
+                  "trap 'notice=1; scancel --signal=USR1 \"$SLURM_JOB_ID\"' USR1\n"
+                  "trap 'true' TERM # SLURM signals the steps too: this shell waits for srun's code\n");
+  tl_buf_puts(&s, array ? "srun --mpi=pmix \"$TALLY\" run \"$JOB\" --cell \"$SLURM_ARRAY_TASK_ID\" --out \"$OUT\" "
+                          "--keep-journal ${RESUME[@]+\"${RESUME[@]}\"} &\n"
+                        : "srun --mpi=pmix \"$TALLY\" run \"$JOB\" --out \"$OUT\" ${RESUME[@]+\"${RESUME[@]}\"} &\n");
+  tl_buf_puts(&s, "pid=$!\n"
+                  "rc=0\n"
+                  "while :; do\n"
+                  "  rc=0\n"
+                  "  wait \"$pid\" || rc=$?\n"
+                  "  kill -0 \"$pid\" 2> /dev/null || break # srun has ended: rc is its code\n"
+                  "done\n"
+                  "if [ \"$rc\" = 4 ] && [ \"$notice\" = 1 ]; then\n"
                   "  if [ \"${SLURM_RESTART_COUNT:-0}\" -lt \"$MAX_REQUEUE\" ]; then\n"
                   "    echo \"tally: stopped before the time limit; requeueing to resume from the journals\"\n"
                   "    scontrol requeue \"$SLURM_JOB_ID\"\n"

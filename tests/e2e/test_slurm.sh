@@ -74,7 +74,7 @@ same_as_r1 "$WORK/sb.h5" "the 4-task batch job"
 sed -e "s#\"$WORK/sb.h5\"#\"$WORK/ts.h5\"#" "$WORK/sb.json" > "$WORK/ts.json"
 "$TALLY_BIN" slurm "$WORK/ts.json" --ntasks 2 --time 3 --name "$NAME" > "$WORK/ts.sbatch" || fail "tally slurm failed"
 for want in "#SBATCH --ntasks=2" "#SBATCH --requeue" "#SBATCH --signal=B:USR1@120" "#SBATCH --output=$WORK/tally-%x-%j.out" \
-            "srun --mpi=pmix \"\$TALLY\" run \"\$JOB\" --resume"; do
+            "srun --mpi=pmix \"\$TALLY\" run \"\$JOB\" --out \"\$OUT\" \${RESUME[@]+" "[ -d \"\$OUT.journal\" ] && RESUME=(--resume)"; do
   grep -qF -- "$want" "$WORK/ts.sbatch" || { cat "$WORK/ts.sbatch"; fail "the script lacks '$want'"; }
 done
 rc=0
@@ -85,6 +85,15 @@ rc=0
 [ "$(n_ranks "$WORK/ts.h5")" = 2 ] || fail "the submitted script did not run 2 ranks"
 same_as_r1 "$WORK/ts.h5" "the script tally slurm submitted"
 ls "$WORK"/tally-"$NAME"-*.out > /dev/null 2>&1 || fail "no log named from the job name and id beside the output"
+# the README's demo job itself, unchanged: `tally slurm jobs/demo.json --submit` from the source
+# root writes out/demo.h5 (the folder the README's demo command uses)
+mkdir -p "$TALLY_SRC/out"
+rc=0
+(cd "$TALLY_SRC" && timeout 120 "$TALLY_BIN" slurm jobs/demo.json --ntasks 2 --time 3 --name "$NAME" --submit --wait \
+  > "$WORK/demo.id" 2> "$WORK/demo.err") || rc=$?
+[ "$rc" = 0 ] || { cat "$WORK/demo.err" "$TALLY_SRC"/out/tally-"$NAME"-*.out 2>/dev/null; fail "tally slurm jobs/demo.json --submit --wait failed (exit $rc)"; }
+same_as_r1 "$TALLY_SRC/out/demo.h5" "tally slurm jobs/demo.json --submit, unchanged"
+rm -f "$TALLY_SRC"/out/tally-"$NAME"-*.out
 # a sweep: `tally slurm --array` submits one array task per (model, seed) cell and a merge job
 # after them (afterok); the merged file equals one run of the whole sweep
 "$PY" - "$WORK/sb.json" "$WORK/sw.json" "$WORK/sw.h5" <<'PY2'
@@ -113,4 +122,5 @@ sed 's/"benchmark": "spatialeval"/"benchmark": "spatialevl"/' "$WORK/ts.json" > 
 rc=0; "$TALLY_BIN" slurm "$WORK/bad.json" --submit > /dev/null 2> "$WORK/bad.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "unknown benchmark 'spatialevl'" "$WORK/bad.err" || { cat "$WORK/bad.err"; fail "an invalid job: exit $rc"; }
 echo "e2e slurm: srun --mpi=pmix -n 2, sbatch tally-run.sbatch (4 tasks) and tally slurm --submit (2 tasks) match the 1-rank run;"
-echo "e2e slurm: tally slurm --array (6 cells, throttle 2) and its merge job equal one run of the sweep"
+echo "e2e slurm: tally slurm jobs/demo.json --submit (unchanged) matches too; tally slurm --array (6 cells, throttle 2) and"
+echo "e2e slurm: its merge job equal one run of the sweep"
