@@ -117,10 +117,19 @@ rc=0
 [ "$rc" = 0 ] || { cat "$WORK/sw.id" "$WORK/sw.err" "$WORK"/tally-*.out 2>/dev/null; fail "the sweep (array + merge) failed (exit $rc)"; }
 [ "$(ls "$WORK"/sw.h5.cells/cell-*.h5 | wc -l)" = 6 ] || fail "the array did not write 6 cells"
 "$PY" "$TALLY_SRC/tools/h5_same.py" "$WORK/sw_ref.h5" "$WORK/sw.h5" / || fail "the merged sweep differs from one run of it"
+# the same sweep through the static templates slurm/sweep.sbatch and slurm/merge.sbatch
+a=$(cd "$WORK" && sbatch --parsable --array=0-5%2 -n 2 -t 3 -J "$NAME" -o "$WORK/tsw-%A_%a.out" \
+  --export="ALL,JOB=$WORK/sw.json,CELLS=$WORK/tsw.cells,TALLY=$TALLY_BIN" "$TALLY_SRC/slurm/sweep.sbatch") ||
+  fail "sbatch slurm/sweep.sbatch failed"
+rc=0
+(cd "$WORK" && timeout 300 sbatch --wait --parsable --dependency="afterok:${a%%;*}" -n 2 -t 3 -J "$NAME" -o "$WORK/tmg-%j.out" \
+  --export="ALL,CELLS=$WORK/tsw.cells,N=6,OUT=$WORK/tsw.h5,TALLY=$TALLY_BIN" "$TALLY_SRC/slurm/merge.sbatch" > /dev/null) || rc=$?
+[ "$rc" = 0 ] || { cat "$WORK"/tsw-*.out "$WORK"/tmg-*.out 2>/dev/null; fail "slurm/merge.sbatch after slurm/sweep.sbatch failed (exit $rc)"; }
+"$PY" "$TALLY_SRC/tools/h5_same.py" "$WORK/sw_ref.h5" "$WORK/tsw.h5" / || fail "the templates' merged sweep differs from one run of it"
 # a job tally would refuse is never submitted
 sed 's/"benchmark": "spatialeval"/"benchmark": "spatialevl"/' "$WORK/ts.json" > "$WORK/bad.json"
 rc=0; "$TALLY_BIN" slurm "$WORK/bad.json" --submit > /dev/null 2> "$WORK/bad.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "unknown benchmark 'spatialevl'" "$WORK/bad.err" || { cat "$WORK/bad.err"; fail "an invalid job: exit $rc"; }
 echo "e2e slurm: srun --mpi=pmix -n 2, sbatch tally-run.sbatch (4 tasks) and tally slurm --submit (2 tasks) match the 1-rank run;"
 echo "e2e slurm: tally slurm jobs/demo.json --submit (unchanged) matches too; tally slurm --array (6 cells, throttle 2) and"
-echo "e2e slurm: its merge job equal one run of the sweep"
+echo "e2e slurm: its merge job equal one run of the sweep, as do slurm/sweep.sbatch + slurm/merge.sbatch"
