@@ -15,7 +15,13 @@
  * depends on it (afterok, or afterany with --merge-after any) and runs `tally merge` of every
  * cell into the job's output. When cells are missing (afterany after some tasks failed) the
  * merge job merges those that finished into OUTPUT's stem + ".partial.h5", names the missing
- * cells, and exits 1: rerun them, then the merge job (a merge is idempotent). */
+ * cells, and exits 1: rerun them, then the merge job (a merge is idempotent).
+ *
+ * With --serve KIND (vllm, llamacpp, or test: tally-testserver), for a job whose model engine is
+ * openai on this node's ports ("url": "http://127.0.0.1:{port}/v1"): slurm/serve.sh starts one
+ * server per GPU on port_base + i, waits until each is healthy, runs the ranks (srun --overlap),
+ * and stops the servers however the run ends. The model served is --serve-model, else the job's
+ * one model (with --array: the cell's model). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -43,6 +49,14 @@ static void usage(FILE *f) {
           "  --array-throttle N  at most N array tasks at once (default: no limit)\n"
           "  --merge-after ok|any  the merge job's dependency on the array (default ok: every cell\n"
           "                      finished; any: merge what finished, name what did not, exit 1)\n"
+          "  --serve KIND        start one inference server per GPU with slurm/serve.sh first (vllm,\n"
+          "                      llamacpp, or test); the job's model engine is openai at\n"
+          "                      http://127.0.0.1:{port}/v1\n"
+          "  --serve-model M     the model to serve (default: the job's one model; with --array, each cell's)\n"
+          "  --serve-gpus N      servers per node (default: serve.sh finds the node's GPUs)\n"
+          "  --serve-args \"...\"  more arguments for every server\n"
+          "  --serve-wait S      seconds to wait for the servers' health (default 900)\n"
+          "  --serve-script P    serve.sh to use (default: this build's source tree's)\n"
           "  --submit            submit it with sbatch (prints the job id) instead of printing it\n"
           "  --wait              with --submit: sbatch --wait (returns when the job ends, with its exit code)\n"
           "exit codes: 0 ok, 1 failure (sbatch failed), 2 usage or an invalid job\n");
@@ -72,8 +86,12 @@ int tl_cmd_slurm(int argc, char **argv) {
   const char *timel = "02:00:00", *part = NULL, *name = NULL;
   uint64_t ntasks = 4, gpus = 0, maxrq = 3;
   int submit = 0, wait = 0, array = 0, after_any = 0;
-  uint64_t throttle = 0;
-  enum { O_NT = 1, O_TIME, O_PART, O_GPU, O_NAME, O_MAXRQ, O_SUBMIT, O_WAIT, O_ARRAY, O_THROTTLE, O_AFTER, O_HELP };
+  uint64_t throttle = 0, serve_gpus = 0, serve_wait = 900;
+  int serve = -1;
+  const char *serve_model = NULL, *serve_args = NULL, *serve_script = TALLY_SOURCE_DIR "/slurm/serve.sh";
+  static const char *const KINDS[] = {"vllm", "llamacpp", "test"};
+  enum { O_NT = 1, O_TIME, O_PART, O_GPU, O_NAME, O_MAXRQ, O_SUBMIT, O_WAIT, O_ARRAY, O_THROTTLE, O_AFTER, O_SERVE,
+         O_SMODEL, O_SGPUS, O_SARGS, O_SWAIT, O_SSCRIPT, O_HELP };
   static const struct option LONG[] = {{"ntasks", required_argument, NULL, O_NT},
                                        {"time", required_argument, NULL, O_TIME},
                                        {"partition", required_argument, NULL, O_PART},
@@ -85,6 +103,12 @@ int tl_cmd_slurm(int argc, char **argv) {
                                        {"array", no_argument, NULL, O_ARRAY},
                                        {"array-throttle", required_argument, NULL, O_THROTTLE},
                                        {"merge-after", required_argument, NULL, O_AFTER},
+                                       {"serve", required_argument, NULL, O_SERVE},
+                                       {"serve-model", required_argument, NULL, O_SMODEL},
+                                       {"serve-gpus", required_argument, NULL, O_SGPUS},
+                                       {"serve-args", required_argument, NULL, O_SARGS},
+                                       {"serve-wait", required_argument, NULL, O_SWAIT},
+                                       {"serve-script", required_argument, NULL, O_SSCRIPT},
                                        {"help", no_argument, NULL, O_HELP},
                                        {NULL, 0, NULL, 0}};
   opterr = 0;
@@ -107,6 +131,18 @@ int tl_cmd_slurm(int argc, char **argv) {
     case O_SUBMIT: submit = 1; break;
     case O_WAIT: wait = 1; break;
     case O_ARRAY: array = 1; break;
+    case O_SERVE:
+      if ((serve = tl_opt_choice(CMD, "--serve", optarg, KINDS, 3)) < 0) return 2;
+      break;
+    case O_SMODEL: serve_model = optarg; break;
+    case O_SARGS: serve_args = optarg; break;
+    case O_SSCRIPT: serve_script = optarg; break;
+    case O_SGPUS:
+      if (tl_opt_u64(CMD, "--serve-gpus", optarg, 1, 1024, &serve_gpus)) return 2;
+      break;
+    case O_SWAIT:
+      if (tl_opt_u64(CMD, "--serve-wait", optarg, 1, 86400, &serve_wait)) return 2;
+      break;
     case O_THROTTLE:
       if (tl_opt_u64(CMD, "--array-throttle", optarg, 1, 100000, &throttle)) return 2;
       break;
@@ -131,6 +167,9 @@ int tl_cmd_slurm(int argc, char **argv) {
   if (wait && !submit) return fprintf(stderr, "%s: --wait goes with --submit\n", CMD), 2;
   if ((throttle || after_any) && !array)
     return fprintf(stderr, "%s: --array-throttle and --merge-after go with --array\n", CMD), 2;
+  if (serve < 0 && (serve_model || serve_gpus || serve_args || serve_wait != 900))
+    return fprintf(stderr, "%s: --serve-model, --serve-gpus, --serve-args and --serve-wait go with --serve\n", CMD), 2;
+  if (serve_model && !serve_model[0]) return fprintf(stderr, "%s: --serve-model needs a model\n", CMD), 2;
   if (!sbatch_safe(timel) || (part && !sbatch_safe(part)) || (name && !sbatch_safe(name))) {
     fprintf(stderr, "%s: --time, --partition and --name take letters, digits and - _ . : , only\n", CMD);
     return 2;
@@ -175,6 +214,30 @@ int tl_cmd_slurm(int argc, char **argv) {
     tl_job_release(&job);
     return 2;
   }
+  const tl_job_engine *me = &job.engines[TL_ROLE_MODEL];
+  if (serve >= 0) { /* the servers listen on this node's ports: the engine must ask them there */
+    const char *u = me->type && !strcmp(me->type, "openai") && me->http.nurls == 1 ? me->http.urls[0] : NULL;
+    if (!u || !strstr(u, "{port}") || (!strstr(u, "//127.0.0.1:") && !strstr(u, "//localhost:"))) {
+      fprintf(stderr, "%s: --serve starts a server per GPU of the node on port_base + i: the job's model engine must "
+                      "be openai with \"url\": \"http://127.0.0.1:{port}/v1\"%s%s\n", CMD, u ? " (it is " : "",
+              u ? u : "");
+      tl_job_release(&job);
+      return 2;
+    }
+    const tl_job_bench *b0 = job.n_benches ? &job.benches[0] : NULL;
+    if (serve != 2 && !me->http.model && !array && !(b0 && b0->n_models == 1)) {
+      fprintf(stderr, "%s: --serve %s serves one model, and the job asks for %d: run it as a sweep with --array (each "
+                      "cell serves its own model), or name the served model in the engine's \"model\"\n", CMD,
+              KINDS[serve], b0 ? b0->n_models : 0);
+      tl_job_release(&job);
+      return 2;
+    }
+    if (access(serve_script, X_OK) != 0 && access(serve_script, R_OK) != 0) {
+      fprintf(stderr, "%s: cannot read the serve script '%s' (give --serve-script)\n", CMD, serve_script);
+      tl_job_release(&job);
+      return 2;
+    }
+  }
   { /* the output, absolute: the script resumes when its journal exists */
     char od[PATH_MAX];
     const char *os = strrchr(job.output, '/');
@@ -203,6 +266,7 @@ int tl_cmd_slurm(int argc, char **argv) {
   tl_buf_printf(&s, "#SBATCH --job-name=%s\n#SBATCH --ntasks=%llu\n#SBATCH --time=%s\n", jn, (unsigned long long)ntasks, timel);
   if (part) tl_buf_printf(&s, "#SBATCH --partition=%s\n", part);
   if (gpus) tl_buf_printf(&s, "#SBATCH --gpus-per-task=%llu\n", (unsigned long long)gpus);
+  if (serve >= 0) tl_buf_puts(&s, "# serve.sh starts the servers on the batch node: one node\n#SBATCH --nodes=1\n");
   /* append: a requeued job writes its log again, and the earlier attempt's lines are evidence */
   tl_buf_puts(&s, "#SBATCH --requeue\n#SBATCH --signal=B:USR1@120\n#SBATCH --open-mode=append\n");
   if (array) {
@@ -237,9 +301,56 @@ int tl_cmd_slurm(int argc, char **argv) {
   tl_buf_puts(&s, "notice=0\n"
                   "trap 'notice=1; scancel --signal=USR1 \"$SLURM_JOB_ID\"' USR1\n"
                   "trap 'true' TERM # SLURM signals the steps too: this shell waits for srun's code\n");
-  tl_buf_puts(&s, array ? "srun --mpi=pmix \"$TALLY\" run \"$JOB\" --cell \"$SLURM_ARRAY_TASK_ID\" --out \"$OUT\" "
-                          "--keep-journal ${RESUME[@]+\"${RESUME[@]}\"} &\n"
-                        : "srun --mpi=pmix \"$TALLY\" run \"$JOB\" --out \"$OUT\" ${RESUME[@]+\"${RESUME[@]}\"} &\n");
+  if (serve >= 0) { /* the servers first: serve.sh runs the ranks once every server is healthy */
+    char sabs[PATH_MAX];
+    tl_buf_puts(&s, "SERVE=");
+    shq(&s, realpath(serve_script, sabs) ? sabs : serve_script);
+    tl_buf_puts(&s, "\n");
+    if (serve == 2) tl_buf_puts(&s, "export TALLY_TESTSERVER=\"$(dirname \"$TALLY\")/tally-testserver\"\n");
+    /* the name the requests carry (the engine's "model", else the cfg's model: the cell's with
+     * --array) is the served name; --serve-model the model loaded under it (default the same) */
+    const tl_job_bench *b0 = &job.benches[0];
+    if (serve != 2) {
+      if (me->http.model) {
+        tl_buf_puts(&s, "SERVE_NAME=");
+        shq(&s, me->http.model);
+        tl_buf_puts(&s, "\n");
+      } else if (array) { /* cell K serves model K / n_seeds */
+        tl_buf_puts(&s, "MODELS=(");
+        for (int i = 0; i < b0->n_models; i++) {
+          if (i) tl_buf_puts(&s, " ");
+          shq(&s, b0->models[i]);
+        }
+        tl_buf_printf(&s, ")\nSERVE_NAME=\"${MODELS[$((SLURM_ARRAY_TASK_ID / %d))]}\"\n", b0->n_seeds);
+      } else {
+        tl_buf_puts(&s, "SERVE_NAME=");
+        shq(&s, b0->models[0]);
+        tl_buf_puts(&s, "\n");
+      }
+      if (serve_model) {
+        tl_buf_puts(&s, "SERVE_MODEL=");
+        shq(&s, serve_model);
+        tl_buf_puts(&s, "\n");
+      } else {
+        tl_buf_puts(&s, "SERVE_MODEL=\"$SERVE_NAME\"\n");
+      }
+    }
+    tl_buf_printf(&s, "\"$SERVE\" --kind %s%s --port-base %d --wait %llu", KINDS[serve],
+                  serve != 2 ? " --model \"$SERVE_MODEL\" --name \"$SERVE_NAME\"" : "", me->http.port_base,
+                  (unsigned long long)serve_wait);
+    if (serve_gpus) tl_buf_printf(&s, " --gpus %llu", (unsigned long long)serve_gpus);
+    if (serve_args) {
+      tl_buf_puts(&s, " --server-args ");
+      shq(&s, serve_args);
+    }
+    tl_buf_puts(&s, " -- \\\n  ");
+  }
+  const char *srun = serve >= 0 ? "srun --mpi=pmix --overlap" : "srun --mpi=pmix";
+  if (array)
+    tl_buf_printf(&s, "%s \"$TALLY\" run \"$JOB\" --cell \"$SLURM_ARRAY_TASK_ID\" --out \"$OUT\" --keep-journal "
+                      "${RESUME[@]+\"${RESUME[@]}\"} &\n", srun);
+  else
+    tl_buf_printf(&s, "%s \"$TALLY\" run \"$JOB\" --out \"$OUT\" ${RESUME[@]+\"${RESUME[@]}\"} &\n", srun);
   tl_buf_puts(&s, "pid=$!\n"
                   "rc=0\n"
                   "while :; do\n"

@@ -126,10 +126,48 @@ rc=0
   --export="ALL,CELLS=$WORK/tsw.cells,N=6,OUT=$WORK/tsw.h5,TALLY=$TALLY_BIN" "$TALLY_SRC/slurm/merge.sbatch" > /dev/null) || rc=$?
 [ "$rc" = 0 ] || { cat "$WORK"/tsw-*.out "$WORK"/tmg-*.out 2>/dev/null; fail "slurm/merge.sbatch after slurm/sweep.sbatch failed (exit $rc)"; }
 "$PY" "$TALLY_SRC/tools/h5_same.py" "$WORK/sw_ref.h5" "$WORK/tsw.h5" / || fail "the templates' merged sweep differs from one run of it"
+# --serve: the job's openai engine asks per-GPU servers that slurm/serve.sh starts inside the
+# job (the test server standing in for vLLM, two "GPUs", a rank each through {port})
+P=$("$PY" -c '
+import socket
+for base in range(23000, 60000, 89):
+    ok = True
+    for p in (base, base + 1):
+        s = socket.socket()
+        try: s.bind(("127.0.0.1", p))
+        except OSError: ok = False
+        finally: s.close()
+    if ok: print(base); break')
+for n in 1 2; do
+  cat > "$WORK/srv$n.json" <<JOB
+{"name": "served", "output": "$WORK/srv$n.h5",
+ "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:{port}/v1", "port_base": $P,
+                       "sampling": {"temperature": 0}, "health": {"wait_s": 10}}},
+ "benchmarks": [{"benchmark": "spatialeval", "items": "$TALLY_SRC/demo/spatialeval/items.jsonl", "models": ["m"], "seeds": [0, 1]}]}
+JOB
+done
+export TALLY_TESTSERVER="$(dirname "$TALLY_BIN")/tally-testserver"
+bash "$TALLY_SRC/slurm/serve.sh" --kind test --gpus 1 --port-base "$P" --wait 20 --log-dir "$WORK/srvlogs" -- \
+  "$TALLY_BIN" run "$WORK/srv1.json" --quiet > "$WORK/srv1.out" 2>&1 || { cat "$WORK/srv1.out"; fail "the served 1-rank run failed"; }
+rc=0
+(cd "$WORK" && timeout 180 "$TALLY_BIN" slurm "$WORK/srv2.json" --serve test --serve-gpus 2 --serve-wait 30 --ntasks 2 --time 3 \
+  --name "$NAME" --submit --wait > "$WORK/srv.id" 2> "$WORK/srv.err") || rc=$?
+[ "$rc" = 0 ] || { cat "$WORK/srv.err" "$WORK"/tally-"$NAME"-*.out 2>/dev/null; fail "tally slurm --serve test failed (exit $rc)"; }
+"$PY" "$TALLY_SRC/tools/h5_same.py" "$WORK/srv1.h5" "$WORK/srv2.h5" /items /metrics --skip endpoint --skip latency_ms \
+  --skip request_id --skip source || fail "the job with its servers started by tally slurm --serve differs from 1 rank"
+"$PY" - "$WORK/srv2.h5" "$P" "$TALLY_SRC/tools" <<'PY2' || fail "each rank should ask its own server"
+import sys
+sys.path.insert(0, sys.argv[3])
+from tally_h5 import read_table
+e = set(read_table(sys.argv[1], "/items/spatialeval")["endpoint"])
+p = int(sys.argv[2])
+assert e == {"http://127.0.0.1:%d/v1" % p, "http://127.0.0.1:%d/v1" % (p + 1)}, e
+PY2
 # a job tally would refuse is never submitted
 sed 's/"benchmark": "spatialeval"/"benchmark": "spatialevl"/' "$WORK/ts.json" > "$WORK/bad.json"
 rc=0; "$TALLY_BIN" slurm "$WORK/bad.json" --submit > /dev/null 2> "$WORK/bad.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "unknown benchmark 'spatialevl'" "$WORK/bad.err" || { cat "$WORK/bad.err"; fail "an invalid job: exit $rc"; }
 echo "e2e slurm: srun --mpi=pmix -n 2, sbatch tally-run.sbatch (4 tasks) and tally slurm --submit (2 tasks) match the 1-rank run;"
 echo "e2e slurm: tally slurm jobs/demo.json --submit (unchanged) matches too; tally slurm --array (6 cells, throttle 2) and"
-echo "e2e slurm: its merge job equal one run of the sweep, as do slurm/sweep.sbatch + slurm/merge.sbatch"
+echo "e2e slurm: its merge job equal one run of the sweep, as do slurm/sweep.sbatch + slurm/merge.sbatch; tally slurm"
+echo "e2e slurm: --serve starts a server per GPU inside the job and each rank asks its own"
