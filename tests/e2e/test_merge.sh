@@ -54,7 +54,14 @@ PY
 cp m1.h5 m1_first.h5
 "$TALLY_BIN" merge s0.h5 s12.h5 -o m1.h5 --quiet > /dev/null 2>&1 || fail "merging again over the output failed"
 cmp -s m1.h5 m1_first.h5 || fail "merging twice gives different bytes"
-echo "merge: seeds {0} + {1,2} on 1, 2 and 4 ranks equal one run; idempotent"
+# tally compare on the merged sweep says what it says on the single run
+"$TALLY_BIN" compare all.h5 --models toy-llm-b,toy-vlm-a --resamples 300 | sed "s#all.h5#RUN#" > c_all.txt ||
+  fail "compare on the single run failed"
+"$TALLY_BIN" compare m2.h5 --models toy-llm-b,toy-vlm-a --resamples 300 | sed "s#m2.h5#RUN#" > c_m2.txt ||
+  fail "compare on the merged file failed"
+cmp -s c_all.txt c_m2.txt || { diff c_all.txt c_m2.txt; fail "compare differs between the merged file and one run"; }
+grep -q "mcnemar\|McNemar" c_m2.txt || { cat c_m2.txt; fail "compare printed no McNemar test"; }
+echo "merge: seeds {0} + {1,2} on 1, 2 and 4 ranks equal one run; idempotent; compare agrees on it"
 
 # 2. two-stage benchmarks, split by model
 for bn in mtbench101 vqa; do
