@@ -152,6 +152,21 @@ typedef struct {
   int merging;                   /* tally merge: every reply comes from the inputs' journals */
   FILE *msg;                     /* this rank's messages (stderr) */
   tl_buf merge_msg;              /* merge: why an input's journal cannot be merged */
+  /* merge: every input's journal files are r->jf's files (the same list on every rank, input
+   * after input, each input's in name order); each rank scans its share of them once and keeps
+   * where each record is, for its owner */
+  int *file_input;               /* [jf.n] the input of each file */
+  struct mrec {                  /* a record this rank scanned */
+    uint32_t lcfg, item, sub;    /* lcfg: index in lcfg_key */
+    uint16_t stage, bench;
+    uint32_t file;
+    uint64_t offset;
+  } *mrecs;
+  size_t nmrecs, capmrecs;
+  tl_strmap lcfg_of;             /* "bench\x1fmodel\x1fvariant index\x1fseed" -> index in lcfg_key */
+  char **lcfg_key;
+  size_t nlcfg, caplcfg;
+  long m_nrec, m_nskip;          /* records and skipped lines this rank scanned */
   tl_pipe *pipe;
   held_rows *held;          /* [nb] */
   struct found {            /* [nb] what the answers (stage 0) hold, seen as the replay loads */
@@ -199,6 +214,11 @@ static void bench_run_release(bench_run *r) {
   free(r->nblk);
   tl_jfiles_release(&r->jf);
   tl_buf_release(&r->merge_msg);
+  free(r->file_input);
+  free(r->mrecs);
+  tl_strmap_release(&r->lcfg_of);
+  for (size_t i = 0; i < r->nlcfg; i++) free(r->lcfg_key[i]);
+  free(r->lcfg_key);
   for (size_t b = 0; r->rbs && b < r->nb; b++) tl_rb_release(&r->rbs[b]);
   free(r->rbs);
   for (int k = 0; k < TL_ROLE__N; k++) {
@@ -395,10 +415,11 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row);
 
 /* Collective-free part of the setup, run by every rank: items, replies, cfgs, units, pipeline.
  * Rank 0's log echoes problems; the others' logs are silent (same input, same problems). */
-/* tally merge, every rank: each stage-0 record's (model, variant, seed) is a cfg of its
+/* tally merge, the scan (each rank its share of the files): a record's unit key is noted with
+ * where the record is, and each stage-0 record's (model, variant, seed) is a cfg of its
  * benchmark, as the replay's discovery makes one of each answer. A record for an item the
  * benchmark does not have means the inputs ran on other items: TL_EJOB with the reason. */
-static tl_status on_merge_key(void *ctx, const tl_journal_rec *rec) {
+static tl_status on_merge_scan(void *ctx, const tl_journal_rec *rec) {
   bench_run *r = ctx;
   const tl_unit_key *k = &rec->key;
   int b = bench_index(r, k->bench);
@@ -409,33 +430,149 @@ static tl_status on_merge_key(void *ctx, const tl_journal_rec *rec) {
                   k->bench, k->id);
     return TL_EJOB;
   }
-  if (k->stage != 0) return TL_OK;
-  struct found *fd = &r->found[b];
-  return tl_cfgs_add(&fd->cfgs, &fd->ncfgs, &fd->cap, &fd->seen, k->model, tl_bench_variant(r->rbs[b].vt, k->variant),
-                     k->seed);
-}
-
-static tl_status merge_cfgs(const tl_run_opts *o, bench_run *r, tl_err *err) {
-  for (int d = 0; d < o->n_merge; d++) {
-    long nf = 0, nrec = 0, nskip = 0;
-    tl_buf_reset(&r->merge_msg);
-    tl_status st = tl_journal_read_all(o->merge[d].journal_dir, o->merge[d].job_hash, on_merge_key, r, &nf, &nrec,
-                                       &nskip, err);
-    if (st == TL_EJOB && r->merge_msg.len)
-      return tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", o->merge[d].name, r->merge_msg.data);
-    if (st) return st;
-    if (nrec == 0)
-      return tl_err_set(err, TL_EJOB, "cannot merge '%s': its journal '%s' records no unit", o->merge[d].name,
-                        o->merge[d].journal_dir);
+  r->m_nrec++;
+  if (k->stage < 0 || k->stage >= TL_MAX_STAGES) return TL_OK; /* not of this job */
+  tl_buf kb;
+  tl_buf_init(&kb);
+  if (tl_buf_printf(&kb, "%d\x1f%s\x1f%d\x1f%d", b, k->model, tl_bench_variant(r->rbs[b].vt, k->variant), k->seed))
+    return TL_ENOMEM;
+  size_t id;
+  if (!tl_strmap_get(&r->lcfg_of, kb.data, &id)) {
+    if (r->nlcfg == r->caplcfg) {
+      size_t nc = r->caplcfg ? 2 * r->caplcfg : 64;
+      char **nk = realloc(r->lcfg_key, nc * sizeof *nk);
+      if (!nk) return tl_buf_release(&kb), TL_ENOMEM;
+      r->lcfg_key = nk;
+      r->caplcfg = nc;
+    }
+    id = r->nlcfg;
+    r->lcfg_key[r->nlcfg++] = tl_buf_detach(&kb);
+    if (tl_strmap_put(&r->lcfg_of, r->lcfg_key[id], id, NULL, NULL)) return TL_ENOMEM;
   }
+  tl_buf_release(&kb);
+  if (k->stage == 0) {
+    struct found *fd = &r->found[b];
+    tl_status st = tl_cfgs_add(&fd->cfgs, &fd->ncfgs, &fd->cap, &fd->seen, k->model,
+                               tl_bench_variant(r->rbs[b].vt, k->variant), k->seed);
+    if (st) return st;
+  }
+  if (r->nmrecs == r->capmrecs) {
+    size_t nc = r->capmrecs ? 2 * r->capmrecs : 1024;
+    struct mrec *nm = realloc(r->mrecs, nc * sizeof *nm);
+    if (!nm) return TL_ENOMEM;
+    r->mrecs = nm;
+    r->capmrecs = nc;
+  }
+  r->mrecs[r->nmrecs++] = (struct mrec){(uint32_t)id, (uint32_t)item, k->sub, (uint16_t)k->stage, (uint16_t)b,
+                                        (uint32_t)rec->file, rec->offset};
   return TL_OK;
 }
 
+/* Collective. The merge's scan: every rank lists every input's journal files (r->jf, the same
+ * on every rank), reads its share (file f on rank f mod N) once, and the stage-0 cfgs found
+ * are gathered on every rank (build_cfgs then sorts them: the same cfgs everywhere). */
+static tl_status merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_err *err) {
+  tl_status st = TL_OK;
+  int *fi = NULL;
+  for (int d = 0; d < o->n_merge && !st; d++) {
+    int n = 0;
+    char **names = tl_journal_list(o->merge[d].journal_dir, &n);
+    int *g = realloc(fi, (size_t)(r->jf.n + n + 1) * sizeof *g);
+    if (!g) st = TL_ENOMEM;
+    else fi = g;
+    for (int i = 0; i < n && !st; i++) {
+      fi[r->jf.n] = d;
+      st = tl_jfiles_add(&r->jf, names[i], NULL);
+    }
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+  }
+  r->file_input = fi;
+  if (st) return tl_err_set(err, TL_ENOMEM, "out of memory listing the journals");
+  long *per = calloc((size_t)o->n_merge, sizeof *per), *all = calloc((size_t)o->n_merge, sizeof *all);
+  if (!per || !all) st = TL_ENOMEM;
+  for (int f = r->rank; f < r->jf.n && !st; f += r->nranks) {
+    const tl_merge_input *in = &o->merge[r->file_input[f]];
+    long before = r->m_nrec;
+    tl_buf_reset(&r->merge_msg);
+    st = tl_journal_read_file(r->jf.paths[f], in->journal_dir, f, in->job_hash, on_merge_scan, r, &(long){0},
+                              &r->m_nskip, err);
+    if (st == TL_EJOB && r->merge_msg.len)
+      tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", in->name, r->merge_msg.data);
+    else if (st == TL_EJOB)
+      tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", in->name, err->msg);
+    per[r->file_input[f]] += r->m_nrec - before;
+  }
+  /* every rank agrees before anything collective that depends on the scan */
+  int bad = st != TL_OK, anybad = 0;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+  if (anybad) {
+    free(per);
+    free(all);
+    if (st) return st == TL_ENOMEM ? tl_err_set(err, TL_ENOMEM, "out of memory reading the journals") : st;
+    return tl_err_set(err, TL_EJOB, "another rank could not read its share of the journals");
+  }
+  MPI_Allreduce(per, all, o->n_merge, MPI_LONG, MPI_SUM, comm);
+  for (int d = 0; d < o->n_merge && !st; d++)
+    if (all[d] == 0)
+      st = tl_err_set(err, TL_EJOB, "cannot merge '%s': its journal '%s' records no unit", o->merge[d].name,
+                      o->merge[d].journal_dir);
+  free(per);
+  free(all);
+  if (st) return st;
+  /* the stage-0 cfgs of every rank, to every rank: "bench\x1fmodel\x1fvariant\x1fseed\n" */
+  tl_buf mine;
+  tl_buf_init(&mine);
+  for (size_t b = 0; b < r->nb; b++)
+    for (size_t i = 0; i < r->found[b].ncfgs; i++) {
+      const tl_cfg *c = &r->found[b].cfgs[i];
+      if (tl_buf_printf(&mine, "%zu\x1f%s\x1f%d\x1f%d\n", b, c->model, c->variant, c->seed)) st = TL_ENOMEM;
+    }
+  int len = st || mine.len > INT_MAX ? -1 : (int)mine.len, minlen = 0;
+  MPI_Allreduce(&len, &minlen, 1, MPI_INT, MPI_MIN, comm);
+  if (minlen < 0) {
+    tl_buf_release(&mine);
+    return tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs");
+  }
+  int *lens = calloc((size_t)r->nranks, sizeof *lens), *offs = calloc((size_t)r->nranks, sizeof *offs);
+  MPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm);
+  long long tot = 0;
+  for (int q = 0; q < r->nranks; q++) offs[q] = (int)tot, tot += lens[q];
+  char *every = tot < INT_MAX ? malloc((size_t)tot + 1) : NULL;
+  int ok = every != NULL, allok = 0;
+  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, comm);
+  if (allok) MPI_Allgatherv(mine.data ? mine.data : "", len, MPI_CHAR, every, lens, offs, MPI_CHAR, comm);
+  tl_buf_release(&mine);
+  free(lens);
+  free(offs);
+  if (!allok) {
+    free(every);
+    return tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs");
+  }
+  every[tot] = 0;
+  for (char *line = every; *line && !st;) {
+    char *nl = strchr(line, '\n');
+    *nl = 0;
+    char *f1 = strchr(line, '\x1f'), *f3 = strrchr(line, '\x1f');
+    *f1 = 0;
+    *f3 = 0;
+    char *f2 = strrchr(f1 + 1, '\x1f');
+    *f2 = 0;
+    size_t b = (size_t)strtoul(line, NULL, 10);
+    struct found *fd = &r->found[b];
+    st = tl_cfgs_add(&fd->cfgs, &fd->ncfgs, &fd->cap, &fd->seen, f1 + 1, atoi(f2 + 1), atoi(f3 + 1));
+    line = nl + 1;
+  }
+  free(every);
+  return st ? tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs") : TL_OK;
+}
+
 static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *job, int rank, int nranks,
-                             tl_inlog *log, tl_err *err) {
+                             MPI_Comm comm, tl_inlog *log, tl_err *err) {
   memset(r, 0, sizeof *r);
   r->merging = o->n_merge > 0;
   r->msg = o->log;
+  tl_strmap_init(&r->lcfg_of);
   tl_buf_init(&r->merge_msg);
   r->rank = rank;
   r->nranks = nranks;
@@ -464,7 +601,7 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
     if ((st = jb->vt->load(jb->mod, job->max_line, log, err))) return st;
   }
   if (r->merging) {
-    if ((st = merge_cfgs(o, r, err))) return st;
+    if ((st = merge_scan(o, r, comm, err))) return st;
   } else if ((st = open_replays(r, log, err))) {
     return st;
   }
@@ -1066,6 +1203,123 @@ static int prepare_output(const tl_run_opts *o, const tl_job *job, const char *o
  * key blocks (so no rank holds, or sends, the whole restored run); the done-bitmaps are OR-ed.
  * Fully recorded units are scored at once; partly recorded ones are started at their next stage
  * (their replies come during scheduling). */
+/* Orders merge records (4 uint64: unit, file, offset, stage) by file, then offset. */
+static int cmp_file_offset(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  if (x[1] != y[1]) return x[1] < y[1] ? -1 : 1;
+  return x[2] < y[2] ? -1 : x[2] > y[2];
+}
+
+/* Collective, tally merge: the records each rank scanned (r->mrecs) go to the owners of their
+ * units (file, offset and stage: 4 uint64 each, one MPI_Alltoallv); each owner reads its records
+ * back in the order one process reading every input in turn would meet them (file, then offset)
+ * and places them as a resume places its own journal's (on_journal_rec: first copy kept,
+ * overlaps between inputs by o->overlap). Returns an exit code (the same on every rank). */
+static int merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI_Comm comm, long *nf, long *nrec,
+                          long *nskip) {
+  const int N = r->nranks;
+  tl_err err = {{0}};
+  int rc = TL_EXIT_OK;
+  /* each scanned cfg's index among the run's cfgs (-1: not a cfg of the run) */
+  long *gcfg = malloc((r->nlcfg ? r->nlcfg : 1) * sizeof *gcfg);
+  int *scount = calloc((size_t)N, sizeof *scount), *rcount = calloc((size_t)N, sizeof *rcount);
+  int *sdisp = calloc((size_t)N + 1, sizeof *sdisp), *rdisp = calloc((size_t)N + 1, sizeof *rdisp);
+  uint64_t *sbuf = NULL, *rbuf = NULL, *dest = malloc((r->nmrecs ? r->nmrecs : 1) * sizeof *dest);
+  int bad = !gcfg || !scount || !rcount || !sdisp || !rdisp || !dest;
+  for (size_t i = 0; !bad && i < r->nlcfg; i++) {
+    char *k = r->lcfg_key[i], *sep = strchr(k, '\x1f');
+    int b = atoi(k);
+    size_t gi;
+    gcfg[i] = sep && tl_strmap_get(&c->cfg_of[b], sep + 1, &gi) ? (long)gi : -1;
+  }
+  /* each record's owner: dest[i] = owner, or UINT64_MAX when it is no unit of the run */
+  for (size_t i = 0; !bad && i < r->nmrecs; i++) {
+    const struct mrec *m = &r->mrecs[i];
+    const tl_run_bench *rb = &r->rbs[m->bench];
+    dest[i] = UINT64_MAX;
+    if (gcfg[m->lcfg] < 0 || m->stage >= rb->nstages || m->sub >= rb->vt->n_subs(rb->b, m->item)) continue;
+    tl_unit x = {(uint32_t)gcfg[m->lcfg], m->item, m->sub};
+    uint64_t u = tl_rb_index(rb, &x);
+    dest[i] = (uint64_t)owner_of(u, rb->U, N);
+    scount[dest[i]] += 4;
+  }
+  for (int q = 0; q < N; q++) sdisp[q + 1] = sdisp[q] + scount[q];
+  if (!bad && !(sbuf = malloc(((size_t)sdisp[N] + 1) * sizeof *sbuf))) bad = 1;
+  if (!bad) {
+    int *at = calloc((size_t)N, sizeof *at);
+    bad = !at;
+    for (size_t i = 0; !bad && i < r->nmrecs; i++) {
+      if (dest[i] == UINT64_MAX) continue;
+      const struct mrec *m = &r->mrecs[i];
+      const tl_run_bench *rb = &r->rbs[m->bench];
+      tl_unit x = {(uint32_t)gcfg[m->lcfg], m->item, m->sub};
+      uint64_t *e = sbuf + sdisp[dest[i]] + at[dest[i]];
+      at[dest[i]] += 4;
+      e[0] = rb->base + tl_rb_index(rb, &x);
+      e[1] = m->file;
+      e[2] = m->offset;
+      e[3] = m->stage;
+    }
+    free(at);
+  }
+  free(r->mrecs); /* the scan's notes are spent */
+  r->mrecs = NULL;
+  r->nmrecs = r->capmrecs = 0;
+  if (agree(bad, comm)) {
+    if (r->rank == 0) fprintf(o->log, "tally: out of memory placing the merge's records\n");
+    rc = TL_EXIT_FAIL;
+    goto done;
+  }
+  MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
+  for (int q = 0; q < N; q++) rdisp[q + 1] = rdisp[q] + rcount[q];
+  rbuf = malloc(((size_t)rdisp[N] + 1) * sizeof *rbuf);
+  if (agree(!rbuf, comm)) {
+    if (r->rank == 0) fprintf(o->log, "tally: out of memory placing the merge's records\n");
+    rc = TL_EXIT_FAIL;
+    goto done;
+  }
+  MPI_Alltoallv(sbuf, scount, sdisp, MPI_UINT64_T, rbuf, rcount, rdisp, MPI_UINT64_T, comm);
+  {
+    const size_t n = (size_t)rdisp[N] / 4;
+    qsort(rbuf, n, 4 * sizeof *rbuf, cmp_file_offset);
+    tl_status st = TL_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+      const uint64_t *e = rbuf + 4 * i;
+      tl_journal_rec rec;
+      cJSON *obj = NULL;
+      st = tl_jfiles_read(&r->jf, (int)e[1], e[2], &rec, &obj, &err);
+      if (!st) {
+        c->input = r->file_input[e[1]];
+        c->file_base = 0;
+        st = on_journal_rec(c, &rec);
+        if (st && !err.msg[0]) tl_err_set(&err, st, "%s", tl_strerror(st));
+      }
+      cJSON_Delete(obj);
+    }
+    if (st) {
+      fprintf(o->log, "tally: rank %d: %s\n", r->rank, err.msg);
+      rc = TL_EXIT_FAIL;
+    }
+  }
+  {
+    long mine[2] = {r->m_nrec, r->m_nskip}, tot[2];
+    MPI_Allreduce(mine, tot, 2, MPI_LONG, MPI_SUM, comm);
+    *nf = r->jf.n;
+    *nrec = tot[0];
+    *nskip = tot[1];
+  }
+done:
+  free(gcfg);
+  free(scount);
+  free(rcount);
+  free(sdisp);
+  free(rdisp);
+  free(sbuf);
+  free(rbuf);
+  free(dest);
+  return agree(rc, comm);
+}
+
 /* (tally merge reads every input's journal, in the merge's order, the same way: the records of
  * o->merge[d] come from dirs[d] with hashes[d]; a record of a unit that an earlier input holds
  * is an overlap, handled by o->overlap.) */
@@ -1121,6 +1375,10 @@ static int resume_read(const tl_run_opts *o, bench_run *r, const char *const *di
   }
   long nf = 0, nrec = 0, nskip = 0;
   tl_status st = TL_OK;
+  if (c.merge) {
+    rc = merge_exchange(o, r, &c, comm, &nf, &nrec, &nskip);
+    ndirs = 0; /* (the inputs' records are placed: no folder is read below) */
+  }
   for (int d = 0; d < ndirs && !rc; d++) {
     /* the earlier attempts' files, numbered as tl_journal_read_all numbers them */
     int nold = 0;
@@ -1634,7 +1892,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   }
 
   /* 1. inputs and units, on every rank */
-  tl_status st = bench_setup(o, &r, job, rank, nranks, &log, &err);
+  tl_status st = bench_setup(o, &r, job, rank, nranks, comm, &log, &err);
   r.jn = &jn;
   if (!st && !(r.pipe = tl_pipe_new(r.rbs, r.nb, on_submit, on_unit_done, &r))) st = tl_err_set(&err, TL_ENOMEM, "out of memory");
   if (st == TL_EINPUT) {
@@ -2045,7 +2303,7 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
   if (!rc && !log_ok) rc = TL_EXIT_FAIL;
   tl_status st = TL_OK;
   if (!rc) {
-    st = bench_setup(o, &r, job, 0, 1, &log, &err);
+    st = bench_setup(o, &r, job, 0, 1, MPI_COMM_SELF, &log, &err);
     if (!st && !(r.pipe = tl_pipe_new(r.rbs, r.nb, on_submit, on_unit_done, &r))) st = tl_err_set(&err, TL_ENOMEM, "out of memory");
     if (st) {
       fprintf(o->log, "tally: %s\n", err.msg[0] ? err.msg : tl_strerror(st));

@@ -6,7 +6,7 @@
  * selects none but still joins the transfer).
  *
  * Layout: as the serial writer (group per table, 1-D dataset per column, `doc` attribute, no
- * object timestamps, link creation order tracked, chunked + deflate level 4 above 4096
+ * object timestamps, link creation order tracked, chunked + deflate (texts level 3, numbers 4) above 4096
  * elements, shuffle for numbers), except string columns: parallel HDF5 cannot write
  * variable-length data, so column `c` becomes `c.bytes` (uint8, every value's UTF-8 bytes in
  * global row order) and `c.offsets` (int64 [nrows], the global byte offset where each value
@@ -34,6 +34,12 @@
 #include "writer.h"
 
 #define CHUNK_ABOVE 4096 /* datasets with more elements are chunked and deflated */
+/* Deflate levels, measured on the 84,000-unit SpatialEval job (bench/merge_bench.sh's, 1 rank,
+ * 3 runs each): the text blobs at level 4 took 2.74-2.97 s of gather+write for a 6.98 MB file,
+ * at 3 2.45-2.49 s for 7.50 MB (+7.5%), at 1 2.41-2.45 s for 8.47 MB (+21%). Level 3 for texts
+ * keeps most of the time and little of the size; numbers (shuffled) stay at 4. */
+#define TL_DEFLATE_TEXT 3
+#define TL_DEFLATE_NUMBERS 4
 #define CHUNK_MAX 65536
 #define WINDOW_DEFAULT 65536 /* rows per write_rows window: one chunk of a numeric column */
 
@@ -105,7 +111,7 @@ static hid_t create_ds(hid_t g, const char *name, hid_t ftype, hsize_t n, int sh
     hsize_t chunk = n < CHUNK_MAX ? n : CHUNK_MAX;
     H5Pset_chunk(dcpl, 1, &chunk);
     if (shuffle) H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, 4);
+    H5Pset_deflate(dcpl, shuffle ? TL_DEFLATE_NUMBERS : TL_DEFLATE_TEXT);
   }
   hid_t d = H5Dcreate2(g, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   H5Pclose(dcpl);

@@ -233,53 +233,55 @@ char **tl_journal_list(const char *dir, int *n) {
   return names;
 }
 
+tl_status tl_journal_read_file(const char *path, const char *dir, int file, const char *job_hash, tl_journal_cb cb,
+                               void *ctx, long *nrecs, long *nskipped, tl_err *err) {
+  tl_jsonl r;
+  tl_status st = tl_jsonl_open(&r, path, 0, err);
+  if (st) return st;
+  cJSON *o;
+  tl_jl_result res;
+  tl_err e;
+  int header = 1;
+  while (st == TL_OK && (res = tl_jsonl_next(&r, &o, &e)) != TL_JL_EOF) {
+    if (res == TL_JL_IOERR) { st = tl_err_set(err, TL_EIO, "%s", e.msg); break; }
+    if (res == TL_JL_BAD) { (*nskipped)++; continue; }
+    if (header) {
+      header = 0;
+      const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "job");
+      if (!cJSON_GetObjectItemCaseSensitive(o, "tally_journal") || !cJSON_IsString(h)) {
+        st = tl_err_set(err, TL_EJOB, "%s: not a tally journal", r.path);
+      } else if (strcmp(h->valuestring, job_hash) != 0) {
+        st = tl_err_set(err, TL_EJOB,
+                        "%s belongs to another job (the job file changed since it was written); "
+                        "remove '%s' to start over", r.path, dir);
+      }
+      cJSON_Delete(o);
+      continue;
+    }
+    tl_journal_rec rec;
+    int bad = parse_rec(o, &rec);
+    rec.file = file;
+    rec.offset = r.line_off;
+    if (bad) (*nskipped)++;
+    else {
+      (*nrecs)++;
+      st = cb(ctx, &rec);
+    }
+    cJSON_Delete(o);
+  }
+  tl_jsonl_close(&r);
+  return st;
+}
+
 tl_status tl_journal_read_all(const char *dir, const char *job_hash, tl_journal_cb cb, void *ctx,
                               long *nfiles, long *nrecs, long *nskipped, tl_err *err) {
   *nfiles = *nrecs = *nskipped = 0;
   int n;
-  char **names = list_files(dir, &n);
+  char **names = tl_journal_list(dir, &n);
   tl_status st = TL_OK;
   for (int f = 0; f < n && st == TL_OK; f++) {
-    tl_buf path;
-    tl_buf_init(&path);
-    tl_buf_printf(&path, "%s/%s", dir, names[f]);
-    tl_jsonl r;
-    st = tl_jsonl_open(&r, path.data, 0, err);
-    tl_buf_release(&path);
-    if (st) break;
-    (*nfiles)++;
-    cJSON *o;
-    tl_jl_result res;
-    tl_err e;
-    int header = 1;
-    while (st == TL_OK && (res = tl_jsonl_next(&r, &o, &e)) != TL_JL_EOF) {
-      if (res == TL_JL_IOERR) { st = tl_err_set(err, TL_EIO, "%s", e.msg); break; }
-      if (res == TL_JL_BAD) { (*nskipped)++; continue; }
-      if (header) {
-        header = 0;
-        const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "job");
-        if (!cJSON_GetObjectItemCaseSensitive(o, "tally_journal") || !cJSON_IsString(h)) {
-          st = tl_err_set(err, TL_EJOB, "%s: not a tally journal", r.path);
-        } else if (strcmp(h->valuestring, job_hash) != 0) {
-          st = tl_err_set(err, TL_EJOB,
-                          "%s belongs to another job (the job file changed since it was written); "
-                          "remove '%s' to start over", r.path, dir);
-        }
-        cJSON_Delete(o);
-        continue;
-      }
-      tl_journal_rec rec;
-      int bad = parse_rec(o, &rec);
-      rec.file = f;
-      rec.offset = r.line_off;
-      if (bad) (*nskipped)++;
-      else {
-        (*nrecs)++;
-        st = cb(ctx, &rec);
-      }
-      cJSON_Delete(o);
-    }
-    tl_jsonl_close(&r);
+    st = tl_journal_read_file(names[f], dir, f, job_hash, cb, ctx, nrecs, nskipped, err);
+    if (st == TL_OK) (*nfiles)++;
   }
   for (int i = 0; i < n; i++) free(names[i]);
   free(names);
@@ -338,8 +340,20 @@ void tl_jfiles_release(tl_jfiles *f) {
 tl_status tl_jfiles_read(tl_jfiles *f, int file, uint64_t offset, tl_journal_rec *rec, cJSON **obj, tl_err *err) {
   *obj = NULL;
   if (file < 0 || file >= f->n) return tl_err_set(err, TL_EINTERNAL, "journal: no file %d", file);
-  if (f->fd[file] < 0 && (f->fd[file] = open(f->paths[file], O_RDONLY)) < 0)
-    return tl_err_set(err, TL_EIO, "cannot read journal '%s': %s", f->paths[file], strerror(errno));
+  if (f->fd[file] < 0) {
+    if (f->nopen >= TL_JFILES_MAX_OPEN) { /* a merge of many inputs: close another one first */
+      for (int k = 0; k < f->n; k++, f->victim = (f->victim + 1) % f->n)
+        if (f->fd[f->victim] >= 0 && f->victim != file) {
+          close(f->fd[f->victim]);
+          f->fd[f->victim] = -1;
+          f->nopen--;
+          break;
+        }
+    }
+    if ((f->fd[file] = open(f->paths[file], O_RDONLY)) < 0)
+      return tl_err_set(err, TL_EIO, "cannot read journal '%s': %s", f->paths[file], strerror(errno));
+    f->nopen++;
+  }
   tl_buf_reset(&f->line);
   char chunk[4096];
   uint64_t at = offset;

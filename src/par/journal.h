@@ -77,17 +77,25 @@ typedef tl_status (*tl_journal_cb)(void *ctx, const tl_journal_rec *rec);
  * missing dir is not an error (nothing recorded). */
 tl_status tl_journal_read_all(const char *dir, const char *job_hash, tl_journal_cb cb, void *ctx,
                               long *nfiles, long *nrecs, long *nskipped, tl_err *err);
+/* One journal file (path; its folder dir for messages), its records numbered rec->file = file;
+ * the header must name job_hash (TL_EJOB otherwise). *nrecs and *nskipped are added to. */
+tl_status tl_journal_read_file(const char *path, const char *dir, int file, const char *job_hash, tl_journal_cb cb,
+                               void *ctx, long *nrecs, long *nskipped, tl_err *err);
+
 /* The journal files of dir, full paths, sorted by name (the order tl_journal_read_all reads
  * them in and numbers rec->file by). malloc'd array of *n malloc'd strings; NULL when none. */
 char **tl_journal_list(const char *dir, int *n);
 
 /* Lines read back by (file, offset): how a row's texts come back from the journal when its
  * table is written, so no rank keeps them in memory meanwhile. One fd per file, opened on first
- * use and kept. */
+ * use and kept, at most TL_JFILES_MAX_OPEN at once (a merge of many inputs reads thousands of
+ * files: past that, another file is closed and opened again when next read). */
+#define TL_JFILES_MAX_OPEN 256
 typedef struct {
   char **paths;
   int *fd;
   int n;
+  int nopen, victim; /* fds open; where the search for one to close starts */
   tl_buf line;
 } tl_jfiles;
 void tl_jfiles_init(tl_jfiles *f);
