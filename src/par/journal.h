@@ -90,7 +90,9 @@ char **tl_journal_list(const char *dir, int *n);
  * table is written, so no rank keeps them in memory meanwhile. One fd per file, opened on first
  * use and kept, at most TL_JFILES_MAX_OPEN at once (a merge of many inputs reads thousands of
  * files: past that, another file is closed and opened again when next read). */
+#ifndef TL_JFILES_MAX_OPEN
 #define TL_JFILES_MAX_OPEN 256
+#endif
 typedef struct {
   char **paths;
   int *fd;
