@@ -1995,8 +1995,8 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
     rcnt->sched_s = all_s;
   }
   if (st) {
-    fprintf(o->log, "tally: rank %d: %s (finished units are in the journal; fix it and run with --resume)\n",
-            rank, err.msg);
+    fprintf(o->log, "tally: rank %d: %s%s\n", rank, err.msg,
+            r.merging ? "" : " (finished units are in the journal; fix it and run with --resume)");
     rc = TL_EXIT_FAIL;
   }
   if (interrupted) rc = rc ? rc : TL_EXIT_INTERRUPTED;
@@ -2004,7 +2004,9 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
     int sig = (int)g_stop, maxsig = 0;
     MPI_Allreduce(&sig, &maxsig, 1, MPI_INT, MPI_MAX, comm);
     rc = agree(rc, comm);
-    if (rc == TL_EXIT_INTERRUPTED && rank == 0)
+    if (rc == TL_EXIT_INTERRUPTED && rank == 0 && r.merging)
+      fprintf(o->log, "tally: interrupted by signal %d: nothing was written; run the merge again\n", maxsig);
+    else if (rc == TL_EXIT_INTERRUPTED && rank == 0)
       fprintf(o->log, "tally: interrupted by signal %d: finished units are in '%s'; run again with --resume\n",
               maxsig, jdir);
   }

@@ -39,9 +39,9 @@ scenario() {
     fail "$label: tally slurm --submit failed"
   id=${id%%;*}
   journaled() { cat "$out".journal/*.jsonl 2>/dev/null | grep -c '"id"' || true; }
-  for _ in $(seq 240); do [ "$(journaled)" -ge 40 ] && break; sleep 0.25; done
+  for _ in $(seq 720); do [ "$(journaled)" -ge 40 ] && break; sleep 0.25; done # (it may wait for the node)
   n=$(journaled)
-  [ "$n" -ge 40 ] || { cat "$WORK"/tally-*.out 2>/dev/null; scancel "$id"; fail "$label: the job journaled $n units in 60 s"; }
+  [ "$n" -ge 40 ] || { cat "$WORK"/tally-*.out 2>/dev/null; scancel "$id"; fail "$label: the job journaled $n units in 180 s"; }
   [ ! -e "$out" ] || fail "$label: the job finished before the stop (make it slower)"
   eval "$action" || { scancel "$id"; fail "$label: '$action' failed"; }
   # a requeued job waits (Reason=BeginTime, about 2 minutes) before it may start again: start it now
