@@ -21,7 +21,9 @@
  * So the datasets do not depend on the rank count or on who scored what. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* realpath */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <hdf5.h>
 #include <signal.h>
@@ -167,6 +169,14 @@ typedef struct {
   char **lcfg_key;
   size_t nlcfg, caplcfg;
   long m_nrec, m_nskip;          /* records and skipped lines this rank scanned */
+  /* The item-table row of each finished unit, as built when it finished: each rank appends its
+   * own to <output>.rows/r<rank>.bin (spill_row's format), so the tables are written without
+   * reading the journal back or scoring anything again. Removed at the end of the run. */
+  char *rows_dir;
+  FILE *spill;                   /* this rank's file, NULL when rows are not spilled (dry run) */
+  uint64_t spill_pos;            /* bytes written to it */
+  int *spill_fd;                 /* [nranks] every rank's file, opened for reading on first use */
+  tl_buf spill_buf;
   tl_pipe *pipe;
   held_rows *held;          /* [nb] */
   struct found {            /* [nb] what the answers (stage 0) hold, seen as the replay loads */
@@ -214,6 +224,12 @@ static void bench_run_release(bench_run *r) {
   free(r->nblk);
   tl_jfiles_release(&r->jf);
   tl_buf_release(&r->merge_msg);
+  if (r->spill) fclose(r->spill);
+  for (int q = 0; r->spill_fd && q < r->nranks; q++)
+    if (r->spill_fd[q] >= 0) close(r->spill_fd[q]);
+  free(r->spill_fd);
+  free(r->rows_dir);
+  tl_buf_release(&r->spill_buf);
   free(r->file_input);
   free(r->mrecs);
   tl_strmap_release(&r->lcfg_of);
@@ -241,7 +257,7 @@ static tl_table *items_table(const bench_run *r, size_t b, const tl_unit *units,
 }
 
 /* Keeps unit u (local index) of a finished row: its journal refs only. */
-static tl_status push_row(held_rows *h, const tl_row *row, uint64_t u) {
+static tl_status push_row(held_rows *h, const tl_row *row, uint64_t u, uint64_t spilled) {
   if (h->n == h->cap) {
     size_t cap = h->cap ? h->cap * 2 : 1024;
     uint64_t *p = realloc(h->rec, cap * (size_t)h->w * sizeof *p);
@@ -251,7 +267,8 @@ static tl_status push_row(held_rows *h, const tl_row *row, uint64_t u) {
   }
   uint64_t *x = h->rec + h->n * (size_t)h->w;
   x[0] = u;
-  for (int s = 1; s < h->w; s++) x[s] = row->ref[s - 1];
+  for (int s = 1; s < h->w - 1; s++) x[s] = row->ref[s - 1];
+  x[h->w - 1] = spilled;
   h->n++;
   return TL_OK;
 }
@@ -616,7 +633,7 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
     if ((st = build_cfgs(r, b)) || (st = tl_rb_units(&r->rbs[b]))) return tl_err_set(err, st, "out of memory");
     r->rbs[b].base = base;
     base += r->rbs[b].U;
-    r->held[b].w = 1 + r->rbs[b].nstages;
+    r->held[b].w = 2 + r->rbs[b].nstages; /* unit, a journal ref per stage, the spilled row */
     tl_table *schema = items_table(r, b, NULL, NULL, 0);
     if (!schema) return tl_err_set(err, TL_ENOMEM, "out of memory");
     for (int c = 0; c < schema->ncols; c++) r->nstr[b] += schema->cols[c].type == TL_COL_STR;
@@ -660,6 +677,37 @@ static tl_status on_submit(void *ctx, tl_role role, const tl_eng_request *rq) {
   return e->vt->submit(e, rq);
 }
 
+/* "<dir>/r<rank, 5 digits>.bin" (malloc'd): rank q's spilled rows. */
+static char *spill_path(const char *dir, int q) {
+  tl_buf p;
+  tl_buf_init(&p);
+  tl_buf_printf(&p, "%s/r%05d.bin", dir, q);
+  return tl_buf_detach(&p);
+}
+
+/* A spilled row: uint32 byte count of what follows, then each cell in column order: a string as
+ * uint32 length, its bytes and a NUL; an int64 or a double as its 8 bytes. */
+static tl_status spill_row(const tl_table *t, size_t row, tl_buf *out) {
+  tl_buf_reset(out);
+  uint32_t len = 0;
+  tl_status st = tl_buf_append(out, (const char *)&len, 4);
+  for (int c = 0; c < t->ncols && !st; c++) {
+    const tl_col *col = &t->cols[c];
+    if (col->type == TL_COL_STR) {
+      const char *v = col->v.s[row];
+      uint32_t n = (uint32_t)strlen(v);
+      st = tl_buf_append(out, (const char *)&n, 4);
+      if (!st) st = tl_buf_append(out, v, (size_t)n + 1);
+    } else {
+      st = tl_buf_append(out, col->type == TL_COL_I64 ? (const char *)&col->v.i[row] : (const char *)&col->v.f[row], 8);
+    }
+  }
+  if (!st && out->len - 4 > UINT32_MAX) st = TL_EINTERNAL;
+  len = (uint32_t)(out->len - 4);
+  if (!st) memcpy(out->data, &len, 4);
+  return st;
+}
+
 /* A finished, scored unit: added to the accumulators, then kept as its journal refs only. */
 static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   bench_run *r = ctx;
@@ -669,16 +717,25 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   tl_unit u = tl_rb_unit(rb, g - rb->base);
   rb->vt->acc_add(rb->b, rb->cfgs, rb->ncfgs, &u, row, r->acc[b]);
   /* the unit's share of the item table's string bytes, for its owner */
-  tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, &u, row, 1); /* the module's columns */
+  tl_table *t = items_table(r, b, &u, row, 1); /* the module's columns and the evidence */
   if (!t) return TL_ENOMEM;
   uint64_t *sb = r->strb[b] + (size_t)owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->nstr[b];
   int k = 0;
   for (int c = 0; c < t->ncols; c++)
     if (t->cols[c].type == TL_COL_STR) sb[k++] += strlen(t->cols[c].v.s[0]);
+  uint64_t spilled = TL_REF_NONE;
+  tl_status st = TL_OK;
+  if (r->spill) {
+    st = spill_row(t, 0, &r->spill_buf);
+    if (!st && fwrite(r->spill_buf.data, 1, r->spill_buf.len, r->spill) != r->spill_buf.len) st = TL_EIO;
+    if (!st) {
+      spilled = jref(r->rank, r->spill_pos);
+      r->spill_pos += r->spill_buf.len;
+    }
+  }
   tl_table_free(t);
-  unsigned mask = r->evidence & ((1u << rb->nstages) - 1); /* then items_table()'s evidence columns */
-  if (mask) tl_evidence_str_bytes(row, mask, sb + k);
-  return push_row(&r->held[b], row, g - rb->base);
+  if (st) return st;
+  return push_row(&r->held[b], row, g - rb->base, spilled);
 }
 
 /* ---- resume: stages recorded in journals ---- */
@@ -1513,6 +1570,7 @@ typedef struct {
     int col[16];      /* item table columns: metrics, human, group_by and join columns found */
     tl_buf cells;     /* this rank's rows in key order, each cell NUL-terminated */
   } *sc;
+  tl_buf arena;       /* the window's spilled rows, read back; its strings are the table's cells */
 } window_ctx;
 
 /* Appends the cells of table t's columns (as text) to each study's collector. */
@@ -1624,10 +1682,85 @@ static void window_clear(window_ctx *c) {
 }
 
 /* Rows first .. first + n - 1 of the block. */
+/* The window's rows from the spilled item-table rows (every unit of the window has one): read
+ * into the arena, then the cells borrowed from it. */
+static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
+  bench_run *r = c->r;
+  const int w = c->h->w;
+  tl_buf_reset(&c->arena);
+  size_t *at = malloc((n ? n : 1) * sizeof *at);
+  if (!at) {
+    c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
+    return NULL;
+  }
+  for (uint64_t i = 0; i < n && !c->st; i++) {
+    const uint64_t ref = c->h->rec[(first + i) * (uint64_t)w + (uint64_t)w - 1];
+    const int q = jref_file(ref);
+    const uint64_t off = jref_off(ref);
+    if (r->spill_fd[q] < 0) {
+      char *p = spill_path(r->rows_dir, q);
+      r->spill_fd[q] = p ? open(p, O_RDONLY) : -1;
+      if (r->spill_fd[q] < 0)
+        c->st = tl_err_set(&c->err, TL_EIO, "cannot read the rows of rank %d ('%s'): %s", q, p ? p : "?", strerror(errno));
+      free(p);
+      if (c->st) break;
+    }
+    uint32_t len;
+    if (pread(r->spill_fd[q], &len, 4, (off_t)off) != 4) {
+      c->st = tl_err_set(&c->err, TL_EIO, "the rows of rank %d are cut short", q);
+      break;
+    }
+    at[i] = c->arena.len;
+    if (tl_buf_extend(&c->arena, len) != TL_OK) { /* the bytes are read next */
+      c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
+      break;
+    }
+    if (pread(r->spill_fd[q], c->arena.data + at[i], len, (off_t)(off + 4)) != (ssize_t)len)
+      c->st = tl_err_set(&c->err, TL_EIO, "the rows of rank %d are cut short", q);
+  }
+  tl_table *t = c->st ? NULL : items_table(r, (size_t)(c->rb - r->rbs), NULL, NULL, 0);
+  if (!c->st && !t) c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory building the item table");
+  for (uint64_t i = 0; t && i < n && !c->st; i++) {
+    size_t row = tl_table_add_row(t);
+    if (row == (size_t)-1) {
+      c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory building the item table");
+      break;
+    }
+    const char *p = c->arena.data + at[i];
+    for (int k = 0; k < t->ncols; k++) {
+      if (t->cols[k].type == TL_COL_STR) {
+        uint32_t sl;
+        memcpy(&sl, p, 4);
+        tl_table_ref_str(t, row, k, p + 4);
+        p += 4 + (size_t)sl + 1;
+      } else if (t->cols[k].type == TL_COL_I64) {
+        int64_t v;
+        memcpy(&v, p, 8);
+        tl_table_set_i64(t, row, k, v);
+        p += 8;
+      } else {
+        double v;
+        memcpy(&v, p, 8);
+        tl_table_set_f64(t, row, k, v);
+        p += 8;
+      }
+    }
+  }
+  free(at);
+  if (c->st) {
+    tl_table_free(t);
+    return NULL;
+  }
+  if (c->collect) collect_cells(c, t);
+  return t;
+}
+
 static tl_table *window_fill(void *vctx, uint64_t first, uint64_t n) {
   window_ctx *c = vctx;
   window_clear(c);
   if (c->st) return NULL;
+  if (n && c->h->rec[first * (uint64_t)c->h->w + (uint64_t)c->h->w - 1] != TL_REF_NONE)
+    return window_from_spill(c, first, n);
   if (n > c->cap) {
     tl_row *rows = realloc(c->rows, n * sizeof *rows);
     if (rows) c->rows = rows;
@@ -1750,6 +1883,7 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
   for (int k = 0; k < wc.nstudy; k++) tl_buf_release(&wc.sc[k].cells);
   free(wc.sc);
   window_clear(&wc);
+  tl_buf_release(&wc.arena);
   free(wc.rows);
   free(wc.units);
   tl_table_free(schema);
@@ -1863,6 +1997,50 @@ static void sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm) {
   }
 }
 
+/* Collective: rank 0 creates <output>.rows/ (its parent, the output's folder, is checked), then
+ * every rank creates its file there (truncated: what an earlier, killed attempt left is
+ * replaced) and notes every rank's (read when the tables are written). */
+static int open_spill(const tl_run_opts *o, bench_run *r, const char *output, MPI_Comm comm) {
+  tl_buf d;
+  tl_buf_init(&d);
+  tl_buf_printf(&d, "%s.rows", output);
+  r->rows_dir = tl_buf_detach(&d);
+  int rc = r->rows_dir ? TL_EXIT_OK : TL_EXIT_FAIL;
+  if (!rc && r->rank == 0 && mkdir(r->rows_dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(o->log, "tally: cannot create the folder '%s': %s\n", r->rows_dir, strerror(errno));
+    rc = TL_EXIT_FAIL;
+  }
+  if ((rc = agree(rc, comm))) return rc;
+  char *p = spill_path(r->rows_dir, r->rank);
+  r->spill = p ? fopen(p, "wb") : NULL;
+  r->spill_fd = malloc((size_t)r->nranks * sizeof *r->spill_fd);
+  for (int q = 0; r->spill_fd && q < r->nranks; q++) r->spill_fd[q] = -1;
+  if (!r->spill || !r->spill_fd) {
+    fprintf(o->log, "tally: rank %d: cannot create '%s': %s\n", r->rank, p ? p : r->rows_dir, strerror(errno));
+    rc = TL_EXIT_FAIL;
+  }
+  free(p);
+  return agree(rc, comm);
+}
+
+/* Rank 0, once every rank has closed its file: the spilled rows and their folder go. */
+static void remove_spill(const char *dir, FILE *log) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n > 4 && strcmp(e->d_name + n - 4, ".bin") == 0) {
+      tl_buf p;
+      tl_buf_init(&p);
+      tl_buf_printf(&p, "%s/%s", dir, e->d_name);
+      if (p.data && unlink(p.data) != 0) fprintf(log, "tally: cannot remove '%s': %s\n", p.data, strerror(errno));
+      tl_buf_release(&p);
+    }
+  }
+  if (d) closedir(d);
+  if (rmdir(dir) != 0 && errno != ENOENT) fprintf(log, "tally: cannot remove the folder '%s': %s\n", dir, strerror(errno));
+}
+
 /* Collective: the benchmarks of the job, distributed; tables written through w (collective);
  * rank 0 prints the summary. */
 static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output,
@@ -1923,6 +2101,9 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
       goto done;
     }
   }
+  /* the spilled item-table rows: <output>.rows/, one file per rank (before any unit finishes:
+   * a resume scores the restored ones while it reads the journal) */
+  if ((rc = open_spill(o, &r, output, comm))) goto done;
   /* 2. journals of earlier attempts */
   done = calloc(r.U ? r.U : 1, 1);
   rc = agree(done ? TL_EXIT_OK : TL_EXIT_FAIL, comm);
@@ -2014,6 +2195,13 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
    * so --resume redoes only the writing and the studies, with no engine call). */
   restore_signals();
   if (rc) goto done;
+  /* every rank's rows on disk before any rank reads another's (a shared file system: the files
+   * are flushed and synced, and opened for reading only after the collectives below) */
+  {
+    int bad = r.spill && (fflush(r.spill) != 0 || fsync(fileno(r.spill)) != 0);
+    if (bad) fprintf(o->log, "tally: rank %d: cannot write '%s': %s\n", rank, r.rows_dir, strerror(errno));
+    if ((rc = agree(bad ? TL_EXIT_FAIL : TL_EXIT_OK, comm))) goto done;
+  }
   t_scored = now_s();
   sum_counts(&r, rcnt, comm);
   /* 5. per benchmark: rows to their owners, counts reduced, tables written */
@@ -2065,9 +2253,13 @@ done:
   free(done);
   free(pending);
   free(jdir);
-  bench_run_release(&r);
+  char *rows_dir = r.rows_dir ? tl_strdup(r.rows_dir) : NULL;
+  bench_run_release(&r); /* (closes this rank's spill files) */
   tl_inlog_release(&log);
-  return agree(rc, comm);
+  rc = agree(rc, comm);
+  if (rank == 0 && rows_dir) remove_spill(rows_dir, o->log);
+  free(rows_dir);
+  return rc;
 }
 /* Collective. Runs one study of the job with the engine of `tally correlate`. */
 /* Rank 0, a study over the run's own columns: the benchmark's gathered item columns (left),

@@ -49,6 +49,13 @@ tl_status tl_buf_append(tl_buf *b, const char *s, size_t n) {
   return TL_OK;
 }
 
+tl_status tl_buf_extend(tl_buf *b, size_t n) {
+  if (grow(b, n) != TL_OK) return TL_ENOMEM;
+  b->len += n;
+  b->data[b->len] = 0;
+  return TL_OK;
+}
+
 tl_status tl_buf_puts(tl_buf *b, const char *s) { return tl_buf_append(b, s, strlen(s)); }
 
 tl_status tl_buf_printf(tl_buf *b, const char *fmt, ...) {
