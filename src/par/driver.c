@@ -89,6 +89,7 @@ static void install_signals(void) {
 /* The output lock's and the partial output's paths, for the handler below (rank 0 only; ""
  * elsewhere). */
 static char g_lock_path[4096], g_part_path[4096];
+static char g_spill_path[4096], g_rows_dir[4096]; /* this rank's spilled rows; their folder (rank 0) */
 
 /* After scoring a signal ends the process at once, as the default action would, but first
  * removes the partial output and the output lock (unlink is async-signal-safe): the journal is
@@ -96,6 +97,8 @@ static char g_lock_path[4096], g_part_path[4096];
 static void on_signal_late(int sig) {
   if (g_part_path[0]) unlink(g_part_path);
   if (g_lock_path[0]) unlink(g_lock_path);
+  if (g_spill_path[0]) unlink(g_spill_path);
+  if (g_rows_dir[0]) rmdir(g_rows_dir); /* (empty only once every rank has removed its file) */
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -2013,6 +2016,10 @@ static int open_spill(const tl_run_opts *o, bench_run *r, const char *output, MP
   if ((rc = agree(rc, comm))) return rc;
   char *p = spill_path(r->rows_dir, r->rank);
   r->spill = p ? fopen(p, "wb") : NULL;
+  if (r->spill) { /* a signal after scoring removes it (on_signal_late) */
+    snprintf(g_spill_path, sizeof g_spill_path, "%s", p);
+    if (r->rank == 0) snprintf(g_rows_dir, sizeof g_rows_dir, "%s", r->rows_dir);
+  }
   r->spill_fd = malloc((size_t)r->nranks * sizeof *r->spill_fd);
   for (int q = 0; r->spill_fd && q < r->nranks; q++) r->spill_fd[q] = -1;
   if (!r->spill || !r->spill_fd) {
@@ -2258,6 +2265,7 @@ done:
   tl_inlog_release(&log);
   rc = agree(rc, comm);
   if (rank == 0 && rows_dir) remove_spill(rows_dir, o->log);
+  g_spill_path[0] = g_rows_dir[0] = 0;
   free(rows_dir);
   return rc;
 }

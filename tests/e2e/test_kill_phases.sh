@@ -30,6 +30,7 @@ for phase in write study; do
     else
       [ ! -e "$o.lock" ] || fail "$phase/TERM: the lock was left behind"
       [ ! -e "$o.part" ] || fail "$phase/TERM: the partial output was left behind"
+      [ ! -e "$o.rows" ] || fail "$phase/TERM: the spilled item rows ($o.rows) were left behind"
     fi
     "$TALLY_BIN" run "$JOB" --out "$o" --resume "${extra[@]}" > /dev/null 2> "$WORK/e3.txt" \
       || { cat "$WORK/e3.txt"; fail "$phase/$sig: resume failed"; }
@@ -37,7 +38,8 @@ for phase in write study; do
     for obj in /items /metrics /audit /input_problems /stats; do
       h5diff "$WORK/ref.h5" "$o" "$obj" > /dev/null || fail "$phase/$sig: $obj differs after the resume"
     done
-    [ ! -e "$o.lock" ] && [ ! -e "$o.journal" ] || fail "$phase/$sig: lock or journal left after the resume"
+    [ ! -e "$o.lock" ] && [ ! -e "$o.journal" ] && [ ! -e "$o.rows" ] ||
+      fail "$phase/$sig: lock, journal or spilled rows left after the resume"
     echo "$phase/$sig: ok"
   done
 done
