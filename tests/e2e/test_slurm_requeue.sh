@@ -44,17 +44,21 @@ scenario() {
   [ "$n" -ge 40 ] || { cat "$WORK"/tally-*.out 2>/dev/null; scancel "$id"; fail "$label: the job journaled $n units in 180 s"; }
   [ ! -e "$out" ] || fail "$label: the job finished before the stop (make it slower)"
   eval "$action" || { scancel "$id"; fail "$label: '$action' failed"; }
-  # a requeued job waits (Reason=BeginTime, about 2 minutes) before it may start again: start it now
-  for _ in $(seq 60); do
+  # A requeued job waits (Reason=BeginTime, about 2 minutes) before it may start again: start
+  # it sooner, 3 s after it is first seen pending (started at once, slurmctld can still hold the
+  # old incarnation's credential and kill it: "Job credential revoked"). Done: out of the queue
+  # with the output written (squeue can show nothing for a moment while the job is requeued).
+  local seen=0
+  for _ in $(seq 480); do
     st=$(squeue -h -j "$id" -o %T 2>/dev/null || true)
-    [ "$st" = PENDING ] && { scontrol update jobid="$id" StartTime=now 2>/dev/null || true; break; }
+    if [ "$st" = PENDING ]; then
+      seen=$((seen + 1))
+      [ "$seen" = 6 ] && { scontrol update jobid="$id" StartTime=now 2> /dev/null || true; }
+    fi
+    [ -z "$st" ] && [ -s "$out" ] && break
     sleep 0.5
   done
-  for _ in $(seq 240); do
-    [ -z "$(squeue -h -j "$id" 2>/dev/null)" ] && break
-    sleep 0.5
-  done
-  [ -z "$(squeue -h -j "$id" 2>/dev/null)" ] || { scancel "$id"; fail "$label: the requeued job did not finish in 120 s"; }
+  [ -z "$(squeue -h -j "$id" 2>/dev/null)" ] || { scancel "$id"; fail "$label: the requeued job did not finish in 240 s"; }
   log=$(ls "$WORK"/tally-"$NAME"-"$id".out 2>/dev/null) || fail "$label: no log tally-$NAME-$id.out"
   [ -s "$out" ] || { cat "$log"; fail "$label: the requeued job wrote no output"; }
   grep -q "interrupted by signal" "$log" || { cat "$log"; fail "$label: the log lacks the first attempt's stop (was it replaced?)"; }
