@@ -529,8 +529,11 @@ static tl_status merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, t
   if (anybad) {
     free(per);
     free(all);
-    if (st) return st == TL_ENOMEM ? tl_err_set(err, TL_ENOMEM, "out of memory reading the journals") : st;
-    return tl_err_set(err, TL_EJOB, "another rank could not read its share of the journals");
+    if (st == TL_ENOMEM) tl_err_set(err, TL_ENOMEM, "out of memory reading the journals");
+    /* only rank 0 prints a TL_EJOB's message: another rank says its own here */
+    if (st == TL_EJOB && r->rank != 0) fprintf(o->log, "tally: rank %d: %s\n", r->rank, err->msg);
+    if (st) return st;
+    return tl_err_set(err, TL_EJOB, "another rank could not read its share of the journals (its message is above)");
   }
   MPI_Allreduce(per, all, o->n_merge, MPI_LONG, MPI_SUM, comm);
   for (int d = 0; d < o->n_merge && !st; d++)
