@@ -280,4 +280,53 @@ v = [t["lave_expected"][i] for i in range(n) if t["model"][i] == "demo-vlm-a" an
 assert abs(a["lave_expected"][k] - sum(v) / len(v)) < 1e-9
 print("expected LAVE ratings from logprobs: %d of %d units" % (ok, n))
 PY
+# across seeds: three seeds of each model (seed s answers item i with item (i + s)'s answer of
+# seed 0, so the seeds differ; only seed 0 has judgments), /metrics/vqa/across_seeds equals a
+# re-computation from /metrics/vqa/accuracy (NaN seeds left out, std ddof 1, se = std/sqrt(n))
+"$PY" - "$TALLY_SRC/demo/vqa/answers.jsonl" "$WORK/seeds3.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+by = {}
+for r in rows:
+    by.setdefault(r["model"], []).append(r)
+with open(sys.argv[2], "w") as f:
+    for m, rs in by.items():
+        for s in range(3):
+            for i, r in enumerate(rs):
+                f.write(json.dumps(dict(r, seed=s, response=rs[(i + s) % len(rs)]["response"])) + "\n")
+PY
+sed -e "s#\"\.\./demo/vqa/answers\.jsonl\"#\"$WORK/seeds3.jsonl\"#" -e "s#\"\.\./#\"$TALLY_SRC/#g" \
+  -e "s#\"output\": \"[^\"]*\"#\"output\": \"$WORK/s3.h5\"#" "$TALLY_SRC/jobs/vqa-demo.json" > "$WORK/s3.json"
+"$TALLY_BIN" run "$WORK/s3.json" --quiet > /dev/null 2> "$WORK/s3.err" || { cat "$WORK/s3.err"; fail "the 3-seed job failed"; }
+"$PY" - "$WORK/s3.h5" <<'PY' || fail "across_seeds disagrees with the re-computation"
+import math, sys
+from collections import defaultdict
+sys.path.insert(0, __import__("os").environ["TALLY_SRC"] + "/tools")
+import tally_h5
+acc = tally_h5.read_table(sys.argv[1], "/metrics/vqa/accuracy")
+acr = tally_h5.read_table(sys.argv[1], "/metrics/vqa/across_seeds")
+want = defaultdict(list)
+for r in acc.itertuples():
+    for m in ("vqa_accuracy", "soft_vqa_accuracy", "exact_match", "lave_score"):
+        v = getattr(r, m)
+        if not math.isnan(v):
+            want[(r.model, r.prompt_variant, r.level, r.group, m)].append((r.seed, v))
+assert len(acr) == len(want), (len(acr), len(want))
+multi = 0
+for r in acr.itertuples():
+    vals = [v for _, v in sorted(want[(r.model, r.prompt_variant, r.level, r.group, r.metric)])]
+    k = len(vals)
+    mean = sum(vals) / k
+    assert r.n_seeds == k and abs(r.mean - mean) < 1e-12, (r, vals)
+    if k > 1:
+        multi += 1
+        sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (k - 1))
+        assert abs(r.std - sd) < 1e-12 and abs(r.se - sd / math.sqrt(k)) < 1e-12, (r, sd)
+    else:
+        assert math.isnan(r.std) and math.isnan(r.se), r
+lave = acr[acr.metric == "lave_score"]
+assert len(lave) and (lave.n_seeds == 1).all(), lave   # only seed 0 was judged
+assert multi > 0 and (acr[acr.metric == "vqa_accuracy"].n_seeds == 3).any()
+print("across_seeds: %d rows re-computed, %d over several seeds" % (len(acr), multi))
+PY
 echo "e2e vqa: ok"

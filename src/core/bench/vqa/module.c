@@ -1045,7 +1045,7 @@ fail:
 
 /* ---- metric tables (rank 0, from the reduced integers, in key order) ---- */
 
-enum { T_ACC, T_FAIL, T_HUMAN, T_AUDIT, T_SETTINGS, T__N };
+enum { T_ACC, T_FAIL, T_HUMAN, T_AUDIT, T_SETTINGS, T_ACROSS, T__N };
 
 static const tl_col_spec ACC_COLS[] = {
     {"model", TL_COL_STR, "model under test"},
@@ -1156,10 +1156,78 @@ static tl_status settings_table(const tl_bench *b, tl_table *t) {
   return TL_OK;
 }
 
+/* Each metric's mean, std (ddof 1) and standard error over the seeds of a (model, variant,
+ * level, group), from the accuracy table's rows (cfg-major: a (model, variant)'s seeds follow
+ * each other, each with the same groups in the same order). Seeds whose value is NaN (no
+ * scored unit, no rating) are left out and not counted. Summed in seed order. */
+static tl_status across_seeds(const tl_bench *b, const tl_table *acc, tl_table *t) {
+  static const tl_col_spec AS_COLS[] = {
+      {"model", TL_COL_STR, "model under test"},
+      {"prompt_variant", TL_COL_STR, "prompt variant"},
+      {"level", TL_COL_STR, "all, dataset, answer_type or question_type"},
+      {"group", TL_COL_STR, "the group's name"},
+      {"metric", TL_COL_STR, "vqa_accuracy, soft_vqa_accuracy, exact_match, lave_score or lave_expected"},
+      {"n_seeds", TL_COL_I64, "seeds with a value of the metric in the group"},
+      {"mean", TL_COL_F64, "mean of the per-seed values (/metrics/vqa/accuracy), summed in seed order"},
+      {"std", TL_COL_F64, "sample standard deviation over seeds (ddof 1); NaN for one seed"},
+      {"se", TL_COL_F64, "standard error of the mean, std / sqrt(n_seeds); NaN for one seed"},
+  };
+  static const int MCOL[] = {AC_VQA, AC_SOFT, AC_EM, AC_LAVE, AC_LAVEX};
+  static const char *const MNAME[] = {"vqa_accuracy", "soft_vqa_accuracy", "exact_match", "lave_score", "lave_expected"};
+  const int nmet = b->lave_expected ? 5 : b->lave ? 4 : 3;
+  if (tl_table_add_cols(t, AS_COLS, 9)) return TL_ENOMEM;
+  const size_t n = acc->nrows;
+  double *v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) return TL_ENOMEM;
+  tl_status st = TL_OK;
+  /* a block: the rows of one (model, variant); within it the rows of a (level, group) are those
+   * with the same level and group, one per seed */
+  for (size_t b0 = 0; b0 < n && !st;) {
+    size_t b1 = b0 + 1;
+    while (b1 < n && !strcmp(acc->cols[AC_MODEL].v.s[b1], acc->cols[AC_MODEL].v.s[b0]) &&
+           !strcmp(acc->cols[AC_VAR].v.s[b1], acc->cols[AC_VAR].v.s[b0]))
+      b1++;
+    for (size_t r0 = b0; r0 < b1 && !st; r0++) { /* each (level, group) at its first row in the block */
+      const char *lv = acc->cols[AC_LEVEL].v.s[r0], *gr = acc->cols[AC_GROUP].v.s[r0];
+      int first = 1;
+      for (size_t q = b0; q < r0 && first; q++)
+        first = strcmp(acc->cols[AC_LEVEL].v.s[q], lv) || strcmp(acc->cols[AC_GROUP].v.s[q], gr);
+      if (!first) continue;
+      for (int m = 0; m < nmet && !st; m++) {
+        int k = 0;
+        for (size_t q = r0; q < b1; q++)
+          if (!strcmp(acc->cols[AC_LEVEL].v.s[q], lv) && !strcmp(acc->cols[AC_GROUP].v.s[q], gr) &&
+              !isnan(acc->cols[MCOL[m]].v.f[q]))
+            v[k++] = acc->cols[MCOL[m]].v.f[q];
+        if (!k) continue;
+        double sum = 0, ss = 0;
+        for (int i = 0; i < k; i++) sum += v[i];
+        const double mean = sum / k;
+        for (int i = 0; i < k; i++) ss += (v[i] - mean) * (v[i] - mean);
+        const double sd = k > 1 ? sqrt(ss / (k - 1)) : NAN;
+        size_t r = tl_table_add_row(t);
+        if (r == (size_t)-1 || tl_table_set_str(t, r, 0, acc->cols[AC_MODEL].v.s[r0]) ||
+            tl_table_set_str(t, r, 1, acc->cols[AC_VAR].v.s[r0]) || tl_table_set_str(t, r, 2, lv) ||
+            tl_table_set_str(t, r, 3, gr) || tl_table_set_str(t, r, 4, MNAME[m])) {
+          st = TL_ENOMEM;
+          break;
+        }
+        tl_table_set_i64(t, r, 5, k);
+        tl_table_set_f64(t, r, 6, mean);
+        tl_table_set_f64(t, r, 7, sd);
+        tl_table_set_f64(t, r, 8, k > 1 ? sd / sqrt((double)k) : NAN);
+      }
+    }
+    b0 = b1;
+  }
+  free(v);
+  return st;
+}
+
 static tl_status vqa_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc, tl_table ***out,
                             int *nout) {
   static const char *const PATHS[T__N] = {"/metrics/vqa/accuracy", "/metrics/vqa/failure_modes", "/metrics/vqa/human",
-                                          "/audit/vqa/statuses", "/metrics/vqa/settings"};
+                                          "/audit/vqa/statuses", "/metrics/vqa/settings", "/metrics/vqa/across_seeds"};
   const int nm = b->nm;
   tl_table **t = calloc(T__N, sizeof *t);
   tl_status st = t ? TL_OK : TL_ENOMEM;
@@ -1242,6 +1310,7 @@ static tl_status vqa_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
       }
   }
   if (!st) st = settings_table(b, t[T_SETTINGS]);
+  if (!st) st = across_seeds(b, t[T_ACC], t[T_ACROSS]);
   if (st) {
     for (int i = 0; t && i < T__N; i++) tl_table_free(t[i]);
     free(t);
