@@ -53,10 +53,6 @@ tl_status tl_rb_score(const tl_run_bench *rb, const tl_unit *u, tl_row *row, tl_
  * documents each). A job adds them for the stages its HTTP engines answer, so the tables of a
  * replay job are what they were. */
 tl_status tl_evidence_cols(tl_table *t, const tl_row *rows, size_t n, unsigned stage_mask);
-/* What tl_evidence_cols would add to the string bytes of one row, without a table: adds the
- * length of each of its string columns for row r, in column order, to sb[0], sb[1], ...;
- * returns how many string columns that is. */
-int tl_evidence_str_bytes(const tl_row *r, unsigned stage_mask, uint64_t *sb);
 
 /* ---- cfgs ---- */
 /* Sorts cfgs into key order (model, variant index, seed). */

@@ -73,5 +73,8 @@ char *tl_utf8_lower(const char *s, size_t n);
 /* Unicode-aware classification of one code point, as Python's str methods see it. */
 bool tl_uni_isalnum(uint32_t cp);  /* str.isalnum() / regex \w minus '_' */
 bool tl_uni_isspace(uint32_t cp);  /* str.isspace() */
+/* The first index >= i of s[0..n) that does not start a code point for which str.isspace()
+ * holds (Python's str.lstrip() from i); n when none. */
+size_t tl_utf8_skip_space(const char *s, size_t n, size_t i);
 
 #endif

@@ -303,19 +303,7 @@ static int prepare(const merge_args *a, const char *job_path, char **jobdir_out,
   }
   const cJSON *nm0 = cJSON_GetObjectItemCaseSensitive(in[0].root, "name");
   cJSON_AddStringToObject(merged, "name", a->name ? a->name : cJSON_IsString(nm0) ? nm0->valuestring : "merge");
-  char *abs_out = NULL;
-  {
-    char *dir = tl_strdup(a->out), *slash = dir ? strrchr(dir, '/') : NULL;
-    const char *base = slash ? slash + 1 : a->out;
-    if (slash) *slash = 0;
-    char *rd = realpath(slash ? (dir[0] ? dir : "/") : ".", NULL);
-    tl_buf o;
-    tl_buf_init(&o);
-    if (rd) tl_buf_printf(&o, "%s/%s", strcmp(rd, "/") ? rd : "", base);
-    abs_out = tl_buf_detach(&o);
-    free(rd);
-    free(dir);
-  }
+  char *abs_out = tl_path_absolute(a->out);
   if (!abs_out) goto oom;
   cJSON_AddStringToObject(merged, "output", abs_out);
   free(abs_out);

@@ -126,14 +126,14 @@ static double now_s(void) {
 }
 
 /* One benchmark's finished units held by this rank, compact: no texts and no parse results,
- * only where each stage's reply is journaled (the texts are read back and re-scored when the
- * item table is written, window by window). Before the exchange in any order, afterwards
- * exactly the rank's key block in key order. rec[i * (1 + nstages)] is the local unit index,
- * then one journal ref per stage (jref()). */
+ * only where the unit's item-table row was spilled (read back when the table is written,
+ * window by window). Before the exchange in any order, afterwards exactly the rank's key block
+ * in key order. rec[i * w] is the local unit index, rec[i * w + 1] the spilled row (jref():
+ * the rank whose file holds it, the offset). */
 typedef struct {
   uint64_t *rec;
   size_t n, cap;  /* units */
-  int w;          /* uint64 per unit: 1 + nstages */
+  int w;          /* uint64 per unit: 2 */
 } held_rows;
 
 /* A journal ref: file index (into the run's tl_jfiles) and byte offset of the line. */
@@ -260,7 +260,7 @@ static tl_table *items_table(const bench_run *r, size_t b, const tl_unit *units,
 }
 
 /* Keeps unit u (local index) of a finished row: its journal refs only. */
-static tl_status push_row(held_rows *h, const tl_row *row, uint64_t u, uint64_t spilled) {
+static tl_status push_row(held_rows *h, uint64_t u, uint64_t spilled) {
   if (h->n == h->cap) {
     size_t cap = h->cap ? h->cap * 2 : 1024;
     uint64_t *p = realloc(h->rec, cap * (size_t)h->w * sizeof *p);
@@ -270,8 +270,7 @@ static tl_status push_row(held_rows *h, const tl_row *row, uint64_t u, uint64_t 
   }
   uint64_t *x = h->rec + h->n * (size_t)h->w;
   x[0] = u;
-  for (int s = 1; s < h->w - 1; s++) x[s] = row->ref[s - 1];
-  x[h->w - 1] = spilled;
+  x[1] = spilled;
   h->n++;
   return TL_OK;
 }
@@ -639,7 +638,7 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
     if ((st = build_cfgs(r, b)) || (st = tl_rb_units(&r->rbs[b]))) return tl_err_set(err, st, "out of memory");
     r->rbs[b].base = base;
     base += r->rbs[b].U;
-    r->held[b].w = 2 + r->rbs[b].nstages; /* unit, a journal ref per stage, the spilled row */
+    r->held[b].w = 2; /* unit, where its item-table row was spilled */
     tl_table *schema = items_table(r, b, NULL, NULL, 0);
     if (!schema) return tl_err_set(err, TL_ENOMEM, "out of memory");
     for (int c = 0; c < schema->ncols; c++) r->nstr[b] += schema->cols[c].type == TL_COL_STR;
@@ -741,7 +740,7 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   }
   tl_table_free(t);
   if (st) return st;
-  return push_row(&r->held[b], row, g - rb->base, spilled);
+  return push_row(&r->held[b], g - rb->base, spilled);
 }
 
 /* ---- resume: stages recorded in journals ---- */
@@ -1092,71 +1091,86 @@ static tl_status drain_restored(bench_run *r, tl_err *err) {
   return st;
 }
 
+/* Collective: record i of rec (n records of w uint64) to rank dest[i] (-1: to none), in one
+ * MPI_Alltoallv. *out (malloc'd, caller frees) gets the records sent to this rank, in rank
+ * order, *nout of them. A failure (memory, or over 2^31 values to one rank: MPI counts are
+ * int) is TL_ENOMEM on every rank. */
+static tl_status to_ranks(const uint64_t *rec, size_t n, size_t w, const int *dest, MPI_Comm comm, uint64_t **out,
+                          size_t *nout, tl_err *err) {
+  int nranks;
+  MPI_Comm_size(comm, &nranks);
+  *out = NULL;
+  *nout = 0;
+  int *scount = calloc((size_t)nranks, sizeof *scount), *rcount = calloc((size_t)nranks, sizeof *rcount);
+  int *sdisp = calloc((size_t)nranks + 1, sizeof *sdisp), *rdisp = calloc((size_t)nranks + 1, sizeof *rdisp);
+  int64_t *cnt = calloc((size_t)nranks, sizeof *cnt), *at = calloc((size_t)nranks, sizeof *at);
+  uint64_t *sbuf = NULL, *rbuf = NULL;
+  int bad = !scount || !rcount || !sdisp || !rdisp || !cnt || !at;
+  for (size_t i = 0; !bad && i < n; i++)
+    if (dest[i] >= 0) cnt[dest[i]]++;
+  for (int q = 0; !bad && q < nranks; q++) {
+    if ((int64_t)sdisp[q] + cnt[q] * (int64_t)w > 0x7fffffff) bad = 1;
+    else scount[q] = (int)(cnt[q] * (int64_t)w), sdisp[q + 1] = sdisp[q] + scount[q];
+  }
+  if (!bad && !(sbuf = malloc(((size_t)sdisp[nranks] + 1) * sizeof *sbuf))) bad = 1;
+  for (size_t i = 0; !bad && i < n; i++) {
+    if (dest[i] < 0) continue;
+    memcpy(sbuf + sdisp[dest[i]] + at[dest[i]], rec + i * w, w * sizeof *sbuf);
+    at[dest[i]] += (int64_t)w;
+  }
+  tl_status st = TL_OK;
+  if (agree(bad, comm)) {
+    st = tl_err_set(err, TL_ENOMEM, "cannot exchange records (memory, or over 2^31 values per rank): use more ranks");
+    goto done;
+  }
+  MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
+  int64_t rtotal = 0;
+  for (int q = 0; q < nranks; q++) rdisp[q] = (int)rtotal, rtotal += rcount[q];
+  bad = rtotal > 0x7fffffff || !(rbuf = malloc(((size_t)rtotal + 1) * sizeof *rbuf));
+  if (agree(bad, comm)) {
+    st = tl_err_set(err, TL_ENOMEM, "cannot exchange records (memory, or over 2^31 values per rank): use more ranks");
+    goto done;
+  }
+  MPI_Alltoallv(sbuf, scount, sdisp, MPI_UINT64_T, rbuf, rcount, rdisp, MPI_UINT64_T, comm);
+  *out = rbuf;
+  *nout = (size_t)rtotal / w;
+  rbuf = NULL;
+done:
+  free(scount);
+  free(rcount);
+  free(sdisp);
+  free(rdisp);
+  free(cnt);
+  free(at);
+  free(sbuf);
+  free(rbuf);
+  return st;
+}
+
 /* Collective. Afterwards h holds exactly this rank's key block of benchmark rb, in key order
- * (rank q owns local units [U q / N, U (q + 1) / N)): fixed-size records (unit, journal refs),
- * one MPI_Alltoallv. */
+ * (rank q owns local units [U q / N, U (q + 1) / N)): the fixed-size records, one exchange. */
 static tl_status redistribute(const tl_run_bench *rb, held_rows *h, MPI_Comm comm, tl_err *err) {
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
   const size_t w = (size_t)h->w;
-  int *scount = calloc((size_t)nranks, sizeof(int)), *rcount = calloc((size_t)nranks, sizeof(int));
-  int *sdisp = calloc((size_t)nranks, sizeof(int)), *rdisp = calloc((size_t)nranks, sizeof(int));
-  uint64_t *sbuf = NULL, *rbuf = NULL;
-  tl_status st = TL_OK;
-  int bad = !scount || !rcount || !sdisp || !rdisp;
-  uint64_t lo = block_lo(rb->U, rank, nranks), hi = block_lo(rb->U, rank + 1, nranks);
-  size_t nblk = (size_t)(hi - lo);
-  /* counts per destination (in records), then the records sorted by destination */
-  int64_t *cnt = calloc((size_t)nranks, sizeof *cnt);
-  bad |= !cnt;
-  for (size_t i = 0; !bad && i < h->n; i++) cnt[owner_of(h->rec[i * w], rb->U, nranks)]++;
-  int64_t total = 0;
-  for (int q = 0; !bad && q < nranks; q++) {
-    if (cnt[q] * (int64_t)w > 0x7fffffff || total * (int64_t)w > 0x7fffffff) bad = 1; /* MPI counts are int */
-    else {
-      scount[q] = (int)(cnt[q] * (int64_t)w);
-      sdisp[q] = (int)(total * (int64_t)w);
-    }
-    total += cnt[q];
+  const uint64_t lo = block_lo(rb->U, rank, nranks), hi = block_lo(rb->U, rank + 1, nranks);
+  const size_t nblk = (size_t)(hi - lo);
+  int *dest = malloc((h->n ? h->n : 1) * sizeof *dest);
+  for (size_t i = 0; dest && i < h->n; i++) dest[i] = owner_of(h->rec[i * w], rb->U, nranks);
+  if (agree(!dest, comm)) {
+    free(dest);
+    return tl_err_set(err, TL_ENOMEM, "out of memory");
   }
-  sbuf = malloc((total ? (size_t)total : 1) * w * sizeof *sbuf);
-  rbuf = malloc((nblk ? nblk : 1) * w * sizeof *rbuf);
-  bad |= !sbuf || !rbuf || nblk * w > 0x7fffffff;
-  int anybad = 0;
-  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
-  if (anybad) {
-    st = tl_err_set(err, TL_ENOMEM, "cannot exchange the finished units (memory, or over 2^31 values per rank): use more ranks");
-    goto done;
+  uint64_t *rbuf = NULL;
+  size_t nr = 0;
+  tl_status st = to_ranks(h->rec, h->n, w, dest, comm, &rbuf, &nr, err);
+  free(dest);
+  if (st) return st;
+  if (agree(nr != nblk, comm)) {
+    free(rbuf);
+    return tl_err_set(err, TL_EINTERNAL, "redistribution: a rank would receive the wrong number of units");
   }
-  {
-    int64_t *at = calloc((size_t)nranks, sizeof *at);
-    if (!at) { st = TL_ENOMEM; }
-    for (int q = 0; at && q < nranks; q++) at[q] = sdisp[q];
-    for (size_t i = 0; at && i < h->n; i++) {
-      int q = owner_of(h->rec[i * w], rb->U, nranks);
-      memcpy(sbuf + at[q], h->rec + i * w, w * sizeof *sbuf);
-      at[q] += (int64_t)w;
-    }
-    free(at);
-  }
-  if (agree(st != TL_OK, comm)) {
-    st = tl_err_set(err, TL_ENOMEM, "out of memory");
-    goto done;
-  }
-  MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
-  int64_t rtotal = 0;
-  for (int q = 0; q < nranks; q++) {
-    rdisp[q] = (int)rtotal;
-    rtotal += rcount[q];
-  }
-  if (rtotal != (int64_t)(nblk * w)) bad = 1;
-  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
-  if (anybad) {
-    st = tl_err_set(err, TL_EINTERNAL, "redistribution: a rank would receive the wrong number of units");
-    goto done;
-  }
-  MPI_Alltoallv(sbuf, scount, sdisp, MPI_UINT64_T, rbuf, rcount, rdisp, MPI_UINT64_T, comm);
   /* into key order, each unit exactly once */
   free(h->rec);
   h->rec = calloc((nblk ? nblk : 1) * w, sizeof *h->rec);
@@ -1174,13 +1188,6 @@ static tl_status redistribute(const tl_run_bench *rb, held_rows *h, MPI_Comm com
   }
   if (!st) h->n = h->cap = nblk;
   free(seen);
-done:
-  free(cnt);
-  free(scount);
-  free(rcount);
-  free(sdisp);
-  free(rdisp);
-  free(sbuf);
   free(rbuf);
   return st;
 }
@@ -1266,65 +1273,40 @@ static int prepare_output(const tl_run_opts *o, const tl_job *job, const char *o
  * key blocks (so no rank holds, or sends, the whole restored run); the done-bitmaps are OR-ed.
  * Fully recorded units are scored at once; partly recorded ones are started at their next stage
  * (their replies come during scheduling). */
-/* Orders merge records (4 uint64: unit, file, offset, stage) by file, then offset. */
+/* Orders merge records (2 uint64: file, offset) by file, then offset. */
 static int cmp_file_offset(const void *a, const void *b) {
   const uint64_t *x = a, *y = b;
-  if (x[1] != y[1]) return x[1] < y[1] ? -1 : 1;
-  return x[2] < y[2] ? -1 : x[2] > y[2];
+  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+  return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* Collective, tally merge: the records each rank scanned (r->mrecs) go to the owners of their
- * units (file, offset and stage: 4 uint64 each, one MPI_Alltoallv); each owner reads its records
- * back in the order one process reading every input in turn would meet them (file, then offset)
- * and places them as a resume places its own journal's (on_journal_rec: first copy kept,
- * overlaps between inputs by o->overlap). Returns an exit code (the same on every rank). */
 static int merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI_Comm comm, long *nf, long *nrec,
                           long *nskip) {
-  const int N = r->nranks;
   tl_err err = {{0}};
   int rc = TL_EXIT_OK;
   /* each scanned cfg's index among the run's cfgs (-1: not a cfg of the run) */
   long *gcfg = malloc((r->nlcfg ? r->nlcfg : 1) * sizeof *gcfg);
-  int *scount = calloc((size_t)N, sizeof *scount), *rcount = calloc((size_t)N, sizeof *rcount);
-  int *sdisp = calloc((size_t)N + 1, sizeof *sdisp), *rdisp = calloc((size_t)N + 1, sizeof *rdisp);
-  uint64_t *sbuf = NULL, *rbuf = NULL, *dest = malloc((r->nmrecs ? r->nmrecs : 1) * sizeof *dest);
-  int bad = !gcfg || !scount || !rcount || !sdisp || !rdisp || !dest;
+  int *dest = malloc((r->nmrecs ? r->nmrecs : 1) * sizeof *dest);
+  uint64_t *sbuf = malloc((r->nmrecs ? r->nmrecs : 1) * 2 * sizeof *sbuf), *rbuf = NULL;
+  int bad = !gcfg || !dest || !sbuf;
   for (size_t i = 0; !bad && i < r->nlcfg; i++) {
     char *k = r->lcfg_key[i], *sep = strchr(k, '\x1f');
     int b = atoi(k);
     size_t gi;
     gcfg[i] = sep && tl_strmap_get(&c->cfg_of[b], sep + 1, &gi) ? (long)gi : -1;
   }
-  /* each record's owner: dest[i] = owner, or UINT64_MAX when it is no unit of the run */
+  /* each record's owner (-1: no unit of the run) and where it is */
   for (size_t i = 0; !bad && i < r->nmrecs; i++) {
     const struct mrec *m = &r->mrecs[i];
     const tl_run_bench *rb = &r->rbs[m->bench];
-    dest[i] = UINT64_MAX;
+    dest[i] = -1;
+    sbuf[2 * i] = m->file;
+    sbuf[2 * i + 1] = m->offset;
     if (gcfg[m->lcfg] < 0 || m->stage >= rb->nstages || m->sub >= rb->vt->n_subs(rb->b, m->item)) continue;
     tl_unit x = {(uint32_t)gcfg[m->lcfg], m->item, m->sub};
-    uint64_t u = tl_rb_index(rb, &x);
-    dest[i] = (uint64_t)owner_of(u, rb->U, N);
-    scount[dest[i]] += 4;
+    dest[i] = owner_of(tl_rb_index(rb, &x), rb->U, r->nranks);
   }
-  for (int q = 0; q < N; q++) sdisp[q + 1] = sdisp[q] + scount[q];
-  if (!bad && !(sbuf = malloc(((size_t)sdisp[N] + 1) * sizeof *sbuf))) bad = 1;
-  if (!bad) {
-    int *at = calloc((size_t)N, sizeof *at);
-    bad = !at;
-    for (size_t i = 0; !bad && i < r->nmrecs; i++) {
-      if (dest[i] == UINT64_MAX) continue;
-      const struct mrec *m = &r->mrecs[i];
-      const tl_run_bench *rb = &r->rbs[m->bench];
-      tl_unit x = {(uint32_t)gcfg[m->lcfg], m->item, m->sub};
-      uint64_t *e = sbuf + sdisp[dest[i]] + at[dest[i]];
-      at[dest[i]] += 4;
-      e[0] = rb->base + tl_rb_index(rb, &x);
-      e[1] = m->file;
-      e[2] = m->offset;
-      e[3] = m->stage;
-    }
-    free(at);
-  }
+  const size_t nm = r->nmrecs;
   free(r->mrecs); /* the scan's notes are spent */
   r->mrecs = NULL;
   r->nmrecs = r->capmrecs = 0;
@@ -1333,36 +1315,30 @@ static int merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI
     rc = TL_EXIT_FAIL;
     goto done;
   }
-  MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
-  for (int q = 0; q < N; q++) rdisp[q + 1] = rdisp[q] + rcount[q];
-  rbuf = malloc(((size_t)rdisp[N] + 1) * sizeof *rbuf);
-  if (agree(!rbuf, comm)) {
-    if (r->rank == 0) fprintf(o->log, "tally: out of memory placing the merge's records\n");
+  size_t n = 0;
+  if (to_ranks(sbuf, nm, 2, dest, comm, &rbuf, &n, &err)) {
+    if (r->rank == 0) fprintf(o->log, "tally: placing the merge's records: %s\n", err.msg);
     rc = TL_EXIT_FAIL;
     goto done;
   }
-  MPI_Alltoallv(sbuf, scount, sdisp, MPI_UINT64_T, rbuf, rcount, rdisp, MPI_UINT64_T, comm);
-  {
-    const size_t n = (size_t)rdisp[N] / 4;
-    qsort(rbuf, n, 4 * sizeof *rbuf, cmp_file_offset);
-    tl_status st = TL_OK;
-    for (size_t i = 0; i < n && !st; i++) {
-      const uint64_t *e = rbuf + 4 * i;
-      tl_journal_rec rec;
-      cJSON *obj = NULL;
-      st = tl_jfiles_read(&r->jf, (int)e[1], e[2], &rec, &obj, &err);
-      if (!st) {
-        c->input = r->file_input[e[1]];
-        c->file_base = 0;
-        st = on_journal_rec(c, &rec);
-        if (st && !err.msg[0]) tl_err_set(&err, st, "%s", tl_strerror(st));
-      }
-      cJSON_Delete(obj);
+  qsort(rbuf, n, 2 * sizeof *rbuf, cmp_file_offset);
+  tl_status st = TL_OK;
+  for (size_t i = 0; i < n && !st; i++) {
+    const uint64_t *e = rbuf + 2 * i;
+    tl_journal_rec rec;
+    cJSON *obj = NULL;
+    st = tl_jfiles_read(&r->jf, (int)e[0], e[1], &rec, &obj, &err);
+    if (!st) {
+      c->input = r->file_input[e[0]];
+      c->file_base = 0;
+      st = on_journal_rec(c, &rec);
+      if (st && !err.msg[0]) tl_err_set(&err, st, "%s", tl_strerror(st));
     }
-    if (st) {
-      fprintf(o->log, "tally: rank %d: %s\n", r->rank, err.msg);
-      rc = TL_EXIT_FAIL;
-    }
+    cJSON_Delete(obj);
+  }
+  if (st) {
+    fprintf(o->log, "tally: rank %d: %s\n", r->rank, err.msg);
+    rc = TL_EXIT_FAIL;
   }
   {
     long mine[2] = {r->m_nrec, r->m_nskip}, tot[2];
@@ -1373,13 +1349,9 @@ static int merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI
   }
 done:
   free(gcfg);
-  free(scount);
-  free(rcount);
-  free(sdisp);
-  free(rdisp);
+  free(dest);
   free(sbuf);
   free(rbuf);
-  free(dest);
   return agree(rc, comm);
 }
 
@@ -1555,16 +1527,12 @@ static tl_status reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *a
   return TL_OK;
 }
 
-/* The rows of one window of a rank's block, rebuilt for its item table: texts read back from
- * the journal and scored again (scoring is deterministic: the same results as when the unit
- * finished). The window's rows live until the next fill. */
+/* One window of a rank's block, for its item table: the rows spilled when its units finished,
+ * read back into the arena (valid until the next fill). */
 typedef struct {
   bench_run *r;
   const tl_run_bench *rb;
   const held_rows *h;
-  tl_row *rows;       /* [cap] the current window */
-  tl_unit *units;
-  size_t n, cap;
   tl_status st;       /* the first failure (the writer sees a NULL table) */
   tl_err err;
   /* studies over this benchmark's own columns: the cells they need, collected window by window */
@@ -1682,12 +1650,6 @@ static tl_status gather_study(const struct study_cols *x, const tl_table *schema
   return st;
 }
 
-static void window_clear(window_ctx *c) {
-  for (size_t i = 0; i < c->n; i++) tl_row_release(&c->rows[i]);
-  c->n = 0;
-}
-
-/* Rows first .. first + n - 1 of the block. */
 /* The window's rows from the spilled item-table rows (every unit of the window has one): read
  * into the arena, then the cells borrowed from it. */
 static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
@@ -1700,7 +1662,7 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
     return NULL;
   }
   for (uint64_t i = 0; i < n && !c->st; i++) {
-    const uint64_t ref = c->h->rec[(first + i) * (uint64_t)w + (uint64_t)w - 1];
+    const uint64_t ref = c->h->rec[(first + i) * (uint64_t)w + 1];
     const int q = jref_file(ref);
     const uint64_t off = jref_off(ref);
     if (r->spill_fd[q] < 0) {
@@ -1761,57 +1723,10 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
   return t;
 }
 
+/* Rows first .. first + n - 1 of the block. */
 static tl_table *window_fill(void *vctx, uint64_t first, uint64_t n) {
   window_ctx *c = vctx;
-  window_clear(c);
-  if (c->st) return NULL;
-  if (n && c->h->rec[first * (uint64_t)c->h->w + (uint64_t)c->h->w - 1] != TL_REF_NONE)
-    return window_from_spill(c, first, n);
-  if (n > c->cap) {
-    tl_row *rows = realloc(c->rows, n * sizeof *rows);
-    if (rows) c->rows = rows;
-    tl_unit *units = realloc(c->units, n * sizeof *units);
-    if (units) c->units = units;
-    if (!rows || !units) {
-      c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
-      return NULL;
-    }
-    c->cap = n;
-  }
-  const tl_run_bench *rb = c->rb;
-  const int ns = rb->nstages, w = c->h->w;
-  for (uint64_t i = 0; i < n && !c->st; i++) {
-    const uint64_t *x = c->h->rec + (first + i) * (uint64_t)w;
-    tl_row *row = &c->rows[i];
-    tl_row_init(row);
-    c->n = i + 1;
-    c->units[i] = tl_rb_unit(rb, x[0]);
-    for (int s = 0; s < ns && !c->st; s++) {
-      row->ref[s] = x[1 + s];
-      if (x[1 + s] == TL_REF_NONE) continue; /* a stage skipped: no reply */
-      tl_journal_rec rec;
-      cJSON *o = NULL;
-      c->st = tl_jfiles_read(&c->r->jf, jref_file(x[1 + s]), jref_off(x[1 + s]), &rec, &o, &c->err);
-      if (!c->st) {
-        row->text[s] = rec.text ? tl_strdup(rec.text) : NULL;
-        row->prompt[s] = rec.prompt ? tl_strdup(rec.prompt) : NULL;
-        row->source[s] = rec.source ? tl_strdup(rec.source) : NULL;
-        row->meta[s] = rec.meta ? cJSON_PrintUnformatted(rec.meta) : NULL;
-        row->error[s] = rec.failed ? tl_strdup(rec.error ? rec.error : "the engine gave up") : NULL;
-        if ((rec.text && !row->text[s]) || (rec.prompt && !row->prompt[s]) || (rec.source && !row->source[s]) ||
-            (rec.meta && !row->meta[s]) || (rec.failed && !row->error[s]))
-          c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory");
-      }
-      cJSON_Delete(o);
-    }
-    row->done = (uint8_t)ns;
-    if (!c->st) c->st = tl_rb_score(rb, &c->units[i], row, &c->err);
-  }
-  if (c->st) return NULL;
-  tl_table *t = items_table(c->r, (size_t)(rb - c->r->rbs), c->units, c->rows, (size_t)n);
-  if (!t) c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory building the item table");
-  else if (c->collect) collect_cells(c, t);
-  return t;
+  return c->st ? NULL : window_from_spill(c, first, n);
 }
 
 /* Collective: benchmark b's finished units to their owners, its item table written window by
@@ -1888,10 +1803,7 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
   }
   for (int k = 0; k < wc.nstudy; k++) tl_buf_release(&wc.sc[k].cells);
   free(wc.sc);
-  window_clear(&wc);
   tl_buf_release(&wc.arena);
-  free(wc.rows);
-  free(wc.units);
   tl_table_free(schema);
   test_pause(rank, "write", o->log);
   int nt = *ntabs;

@@ -24,9 +24,7 @@ static char *dir_of(const char *p) {
   return slash ? tl_strndup(p, slash == p ? 1 : (size_t)(slash - p)) : tl_strdup(".");
 }
 
-/* Resolved form of a path that may not exist: realpath of the folder + the last component;
- * when the folder does not resolve either, the absolute path as given. malloc'd, NULL on OOM. */
-static char *resolve_loose(const char *p) {
+char *tl_path_absolute(const char *p) {
   char *full = realpath(p, NULL);
   if (full) return full;
   tl_buf b;
@@ -58,7 +56,7 @@ int tl_same_file(const char *a, const char *b) {
   int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
   if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   if (ea != eb) return 0; /* one exists, the other does not */
-  char *ra = resolve_loose(a), *rb = resolve_loose(b);
+  char *ra = tl_path_absolute(a), *rb = tl_path_absolute(b);
   int same = ra && rb && strcmp(ra, rb) == 0;
   free(ra);
   free(rb);

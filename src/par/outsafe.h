@@ -16,6 +16,11 @@ typedef struct {
   const char *what;
 } tl_path_role;
 
+/* The resolved form of a path that may not exist yet: its realpath when it exists, else the
+ * realpath of its folder + the last component, else the absolute path as given. malloc'd, NULL
+ * on OOM. */
+char *tl_path_absolute(const char *p);
+
 /* 1 when a and b name the same file: the same (st_dev, st_ino) after following links when both
  * exist; otherwise the same resolved path (realpath of the folder + the last component, or the
  * lexically cleaned path when the folder does not exist either). */

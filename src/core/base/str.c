@@ -237,3 +237,13 @@ char *tl_utf8_lower(const char *s, size_t n) {
   }
   return tl_buf_detach(&b);
 }
+
+size_t tl_utf8_skip_space(const char *s, size_t n, size_t i) {
+  while (i < n) {
+    uint32_t cp;
+    size_t k = tl_utf8_decode(s + i, n - i, &cp);
+    if (!k || !tl_uni_isspace(cp)) break;
+    i += k;
+  }
+  return i;
+}

@@ -148,16 +148,7 @@ static size_t close_re(const char *s, size_t n) { return ja_tag(s, n, 1, 1); }
 static size_t close_lower(const char *s, size_t n) { return ja_tag(s, n, 1, 0); }
 
 /* Python's str.lstrip(): leading code points for which str.isspace() holds. */
-static size_t py_lstrip(const char *s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    uint32_t cp;
-    size_t k = tl_utf8_decode(s + i, n - i, &cp);
-    if (!k || !tl_uni_isspace(cp)) break;
-    i += k;
-  }
-  return i;
-}
+static size_t py_lstrip(const char *s, size_t n) { return tl_utf8_skip_space(s, n, 0); }
 
 int tl_think_strip_judgearena(const char *r, size_t n, tl_buf *buf, const char **visible,
                               size_t *vlen) {

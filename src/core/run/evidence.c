@@ -33,18 +33,6 @@ static const char *str_val(const tl_row *r, int s, size_t c, const cJSON *m) {
   return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-int tl_evidence_str_bytes(const tl_row *r, unsigned stage_mask, uint64_t *sb) {
-  int k = 0;
-  for (int s = 0; s < TL_MAX_STAGES; s++) {
-    if (!(stage_mask & (1u << s))) continue;
-    cJSON *m = r->meta[s] ? cJSON_Parse(r->meta[s]) : NULL;
-    for (size_t c = 0; c < NCOLS; c++)
-      if (COLS[c].type == TL_COL_STR) sb[k++] += strlen(str_val(r, s, c, m));
-    cJSON_Delete(m);
-  }
-  return k;
-}
-
 tl_status tl_evidence_cols(tl_table *t, const tl_row *rows, size_t n, unsigned stage_mask) {
   for (int s = 0; s < TL_MAX_STAGES; s++) {
     if (!(stage_mask & (1u << s))) continue;

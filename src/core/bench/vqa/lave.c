@@ -43,16 +43,6 @@ static size_t prev_cp(const char *s, size_t i, uint32_t *cp) {
   return i - 1;
 }
 
-/* The first index >= i of s[0..n) that does not start a whitespace code point. */
-static size_t skip_ws(const char *s, size_t n, size_t i) {
-  while (i < n) {
-    uint32_t cp;
-    size_t k = tl_utf8_decode(s + i, n - i, &cp);
-    if (!k || !tl_uni_isspace(cp)) break;
-    i += k;
-  }
-  return i;
-}
 
 /* The end of s[0..n) with trailing whitespace dropped. */
 static size_t rstrip_end(const char *s, size_t n) {
@@ -467,7 +457,7 @@ static tl_status prompt_render(const tl_lave_opts *o, const tl_lave_demos *set, 
   const char *cap = NULL;
   size_t caplen = 0;
   if (o->use_caption) { /* caption.strip() */
-    size_t n = strlen(caption), a = skip_ws(caption, n, 0);
+    size_t n = strlen(caption), a = tl_utf8_skip_space(caption, n, 0);
     cap = caption + a;
     caplen = a < n ? rstrip_end(caption, n) - a : 0;
   }
@@ -514,9 +504,9 @@ static int last_rating_eq(const char *v, size_t n, size_t *a, size_t *b) {
     if (ascii_lower(v[i]) != 'r' || !ascii_ieq(v + i, "rating", 6)) continue;
     uint32_t cp;
     if (i > 0 && (prev_cp(v, i, &cp), is_word(cp))) continue;
-    size_t j = skip_ws(v, n, i + 6);
+    size_t j = tl_utf8_skip_space(v, n, i + 6);
     if (j >= n || v[j] != '=') continue;
-    j = skip_ws(v, n, j + 1);
+    j = tl_utf8_skip_space(v, n, j + 1);
     if (j >= n || !is_digit(v[j])) continue;
     size_t s = j;
     while (j < n && is_digit(v[j])) j++;
@@ -596,7 +586,7 @@ tl_status tl_lave_rate(const char *text, int compat_fallback, tl_lave_rating *ou
 
 /* The rating 1..3 that token t spells once stripped of whitespace, else 0. */
 static int token_rating(const char *t) {
-  size_t n = strlen(t), a = skip_ws(t, n, 0);
+  size_t n = strlen(t), a = tl_utf8_skip_space(t, n, 0);
   if (a >= n) return 0;
   size_t e = rstrip_end(t, n);
   return e - a == 1 && t[a] >= '1' && t[a] <= '3' ? t[a] - '0' : 0;
