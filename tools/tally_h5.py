@@ -6,10 +6,13 @@
     tally_h5.attrs("out/demo.h5")         # run metadata (job JSON, versions, ...)
 
 Each table is an HDF5 group whose datasets are equal-length 1-D columns; strings come back as
-Python str. The serial writer stores them as variable-length UTF-8; the parallel writer stores
-string column `c` as `c.bytes` (uint8, the values' UTF-8 bytes concatenated in row order) plus
-`c.offsets` (int64, where each value starts), and read_table joins the pair back into one
-column `c`. Uses Debian's python3-h5py, python3-numpy and python3-pandas.
+Python str. `tally run` (the parallel writer) stores a short-string column (ids, models, tasks,
+statuses, rules) as a fixed-length UTF-8 string dataset, which h5py and pandas read as they are
+(numpy bytes; h5py's `.asstr()` gives str), and a text column `c` (replies, judgments) as
+`c.bytes` (uint8, the values' UTF-8 bytes concatenated in row order) plus `c.offsets` (int64,
+where each value starts); read_table joins the pair back into one column `c`. The serial
+writer stores strings as variable-length UTF-8. Uses Debian's python3-h5py, python3-numpy and
+python3-pandas.
 """
 import h5py
 import numpy as np
@@ -19,6 +22,8 @@ import pandas as pd
 def _column(ds):
     if ds.dtype.kind == "O":
         return ds.asstr()[()]
+    if ds.dtype.kind == "S":  # fixed-length UTF-8: decoded in one vectorized call
+        return np.char.decode(ds[()], "utf-8").astype(object)
     return ds[()]
 
 

@@ -12,16 +12,30 @@
 
 #include "tally/err.h"
 
-typedef enum { TL_COL_STR = 0, TL_COL_I64 = 1, TL_COL_F64 = 2 } tl_col_type;
+/* Column types. STR and TEXT hold the same thing in memory (char *, UTF-8); they differ in how
+ * they are written:
+ *   TL_COL_STR   a short string (an id, a model, a task, a status, a rule): written as a
+ *                fixed-length string dataset whose width is the longest value's bytes, agreed
+ *                over the ranks (h5py and pandas read it as is); a column whose longest value
+ *                passes TL_FIXED_STR_MAX bytes is written as a TEXT column is (writer.h);
+ *   TL_COL_TEXT  a text of any length (the evidence: replies, judgments, questions): the
+ *                parallel writer stores it as a byte blob plus offsets. */
+typedef enum { TL_COL_STR = 0, TL_COL_I64 = 1, TL_COL_F64 = 2, TL_COL_TEXT = 3 } tl_col_type;
+
+/* The widest TL_COL_STR column written as fixed-length strings, in bytes. */
+#define TL_FIXED_STR_MAX 256
+
+/* 1 for the two string types (cells in v.s). */
+static inline int tl_col_is_str(tl_col_type t) { return t == TL_COL_STR || t == TL_COL_TEXT; }
 
 typedef struct {
   char *name;
   tl_col_type type;
   char *doc;      /* one line: meaning and unit; written as the dataset's "doc" attribute */
-  int borrowed;   /* STR only: cells point into strings the caller keeps alive (set with
+  int borrowed;   /* STR, TEXT only: cells point into strings the caller keeps alive (set with
                      tl_table_ref_str); the table never frees them */
   union {
-    char **s;     /* [nrows] owned strings, never NULL */
+    char **s;     /* STR, TEXT: [nrows] owned strings, never NULL */
     int64_t *i;   /* [nrows] */
     double *f;    /* [nrows] */
   } v;

@@ -176,7 +176,7 @@ int tl_cmd_compare(int argc, char **argv) {
     return st == TL_EINPUT ? 2 : 1;
   }
   const tl_col *cm = &t->cols[3];
-  if (cm->type == TL_COL_STR) {
+  if (tl_col_is_str(cm->type)) {
     fprintf(stderr, "%s: column '%s' is not numeric\n", CMD, metric);
     tl_table_free(t);
     return 2;

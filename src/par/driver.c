@@ -197,9 +197,10 @@ typedef struct {
   int *nblk;                /* [nb] */
   int64_t *(*acc)[TL_MAX_ACC]; /* [nb][nblk] this rank's accumulators (units added as they finish) */
   int rank, nranks;
-  uint64_t **strb;          /* [nb][nranks * nstr[b]]: bytes of each string column of the item
-                               table, of the units this rank finished, by the rank that owns them
-                               (so the table is written in one pass, window by window) */
+  uint64_t **strb;          /* [nb][nranks * nstr[b] * 2]: of each string column of the item
+                               table, over the units this rank finished, by the rank that owns
+                               them: the bytes and the longest value's bytes (write_rows'
+                               str_stats, so the table is written in one pass, window by window) */
   int *nstr;                /* [nb] string columns of the item table */
   uint64_t finished, failed;/* units finished by this rank in this attempt; of which unanswered */
   uint64_t restored;        /* units whose every stage came from the journal */
@@ -641,9 +642,9 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
     r->held[b].w = 2; /* unit, where its item-table row was spilled */
     tl_table *schema = items_table(r, b, NULL, NULL, 0);
     if (!schema) return tl_err_set(err, TL_ENOMEM, "out of memory");
-    for (int c = 0; c < schema->ncols; c++) r->nstr[b] += schema->cols[c].type == TL_COL_STR;
+    for (int c = 0; c < schema->ncols; c++) r->nstr[b] += tl_col_is_str(schema->cols[c].type);
     tl_table_free(schema);
-    if (!(r->strb[b] = calloc((size_t)r->nranks * (size_t)r->nstr[b] + 1, sizeof **r->strb)))
+    if (!(r->strb[b] = calloc((size_t)r->nranks * (size_t)r->nstr[b] * 2 + 1, sizeof **r->strb)))
       return tl_err_set(err, TL_ENOMEM, "out of memory");
     /* this rank's accumulators: units are added as they finish */
     r->nblk[b] = r->rbs[b].vt->acc_layout(r->rbs[b].b, r->rbs[b].ncfgs, r->lay[b]);
@@ -698,7 +699,7 @@ static tl_status spill_row(const tl_table *t, size_t row, tl_buf *out) {
   tl_status st = tl_buf_append(out, (const char *)&len, 4);
   for (int c = 0; c < t->ncols && !st; c++) {
     const tl_col *col = &t->cols[c];
-    if (col->type == TL_COL_STR) {
+    if (tl_col_is_str(col->type)) {
       const char *v = col->v.s[row];
       uint32_t n = (uint32_t)strlen(v);
       st = tl_buf_append(out, (const char *)&n, 4);
@@ -724,10 +725,14 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   /* the unit's share of the item table's string bytes, for its owner */
   tl_table *t = items_table(r, b, &u, row, 1); /* the module's columns and the evidence */
   if (!t) return TL_ENOMEM;
-  uint64_t *sb = r->strb[b] + (size_t)owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->nstr[b];
-  int k = 0;
+  uint64_t *sb = r->strb[b] + (size_t)owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->nstr[b] * 2;
   for (int c = 0; c < t->ncols; c++)
-    if (t->cols[c].type == TL_COL_STR) sb[k++] += strlen(t->cols[c].v.s[0]);
+    if (tl_col_is_str(t->cols[c].type)) {
+      uint64_t len = strlen(t->cols[c].v.s[0]);
+      sb[0] += len;
+      if (len > sb[1]) sb[1] = len;
+      sb += 2;
+    }
   uint64_t spilled = TL_REF_NONE;
   tl_status st = TL_OK;
   if (r->spill) {
@@ -1556,7 +1561,7 @@ static void collect_cells(window_ctx *c, const tl_table *t) {
         const tl_col *col = &t->cols[x->col[j]];
         char num[40];
         const char *v = num;
-        if (col->type == TL_COL_STR) v = col->v.s[r];
+        if (tl_col_is_str(col->type)) v = col->v.s[r];
         else if (col->type == TL_COL_I64) snprintf(num, sizeof num, "%lld", (long long)col->v.i[r]);
         else snprintf(num, sizeof num, "%.17g", col->v.f[r]);
         if (tl_buf_append(&x->cells, v, strlen(v) + 1)) c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory");
@@ -1696,7 +1701,7 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
     }
     const char *p = c->arena.data + at[i];
     for (int k = 0; k < t->ncols; k++) {
-      if (t->cols[k].type == TL_COL_STR) {
+      if (tl_col_is_str(t->cols[k].type)) {
         uint32_t sl;
         memcpy(&sl, p, 4);
         tl_table_ref_str(t, row, k, p + 4);
@@ -1783,15 +1788,20 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
     }
   uint64_t lo = block_lo(rb->U, rank, nranks);
   if (!wc.sc) wc.st = tl_err_set(&wc.err, TL_ENOMEM, "out of memory");
-  /* this block's string bytes, summed over the ranks that finished its units: one pass */
-  uint64_t *sb = calloc((size_t)r->nstr[b] + 1, sizeof *sb);
-  if (agree(!sb, comm)) {
+  /* this block's string bytes (summed) and longest values (the largest) over the ranks that
+   * finished its units, for write_rows' str_stats: one pass */
+  const int ns = 2 * r->nstr[b];
+  uint64_t *sb = calloc((size_t)ns + 1, sizeof *sb), *mx = calloc((size_t)ns + 1, sizeof *mx);
+  if (agree(!sb || !mx, comm)) {
     free(sb);
     sb = NULL;
     wc.st = tl_err_set(&wc.err, TL_ENOMEM, "out of memory"); /* fill fails: the write fails on every rank */
-  } else if (r->nstr[b]) {
-    MPI_Reduce_scatter_block(r->strb[b], sb, r->nstr[b], MPI_UINT64_T, MPI_SUM, comm);
+  } else if (ns) {
+    MPI_Reduce_scatter_block(r->strb[b], sb, ns, MPI_UINT64_T, MPI_SUM, comm);
+    MPI_Reduce_scatter_block(r->strb[b], mx, ns, MPI_UINT64_T, MPI_MAX, comm);
+    for (int k = 1; k < ns; k += 2) sb[k] = mx[k];
   }
+  free(mx);
   wc.collect = 1; /* fill runs once per window */
   st = w->vt->write_rows(w, schema, lo, h->n, rb->U, sb, window_fill, &wc, &err);
   free(sb);

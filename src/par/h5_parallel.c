@@ -7,10 +7,12 @@
  *
  * Layout: as the serial writer (group per table, 1-D dataset per column, `doc` attribute, no
  * object timestamps, link creation order tracked, chunked + deflate (texts level 3, numbers 4) above 4096
- * elements, shuffle for numbers), except string columns: parallel HDF5 cannot write
- * variable-length data, so column `c` becomes `c.bytes` (uint8, every value's UTF-8 bytes in
- * global row order) and `c.offsets` (int64 [nrows], the global byte offset where each value
- * starts). The bytes of every dataset depend only on the global rows, never on the split.
+ * elements, shuffle for numbers), except string columns, as parallel HDF5 cannot write
+ * variable-length data: a short-string column (TL_COL_STR) is a fixed-length string dataset as
+ * wide as its longest value over all ranks (writer.h), and a text column `c` (TL_COL_TEXT, or a
+ * TL_COL_STR column wider than TL_FIXED_STR_MAX) becomes `c.bytes` (uint8, every value's UTF-8
+ * bytes in global row order) and `c.offsets` (int64 [nrows], the global byte offset where each
+ * value starts). The bytes of every dataset depend only on the global rows, never on the split.
  *
  * write_rows writes the same datasets window by window (rows handed out by the caller's fill
  * function), so a rank's memory is one window however many rows it holds: a first pass over the
@@ -204,15 +206,16 @@ static int cmp_slice(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* From every rank's (offset, nrows, bytes of each of the nstr string columns), `per` = 2 + nstr
- * numbers a rank in `all`: checks that the non-empty slices tile [0, total) exactly, and sums
- * each string column's bytes over all ranks (blob_total) and over the slices before this
- * rank's, which starts at `offset` (blob_start: in row order, not rank order, so any assignment
- * of slices to ranks gives the same file). slices: scratch of 2 * size. Every rank computes
- * the same result from the same data, so the status needs no agreement. */
+/* From every rank's (offset, nrows, then for each of the nstr string columns its bytes and its
+ * longest value's bytes), `per` = 2 + 2 nstr numbers a rank in `all`: checks that the non-empty
+ * slices tile [0, total) exactly, sums each string column's bytes over all ranks (blob_total)
+ * and over the slices before this rank's, which starts at `offset` (blob_start: in row order,
+ * not rank order, so any assignment of slices to ranks gives the same file), and takes each
+ * string column's longest value over all ranks (width). slices: scratch of 2 * size. Every rank
+ * computes the same result from the same data, so the status needs no agreement. */
 static tl_status tile(h5p *w, const uint64_t *all, int per, int nstr, const char *path,
                       uint64_t offset, uint64_t total, uint64_t *slices, uint64_t *blob_total,
-                      uint64_t *blob_start, tl_err *e) {
+                      uint64_t *blob_start, uint64_t *width, tl_err *e) {
   uint64_t covered = 0, cursor = 0;
   int nslices = 0;
   for (int r = 0; r < w->size; r++) {
@@ -224,8 +227,9 @@ static tl_status tile(h5p *w, const uint64_t *all, int per, int nstr, const char
       nslices++;
     }
     for (int k = 0; k < nstr; k++) {
-      blob_total[k] += a[2 + k];
-      if (a[1] > 0 && a[0] < offset) blob_start[k] += a[2 + k];
+      blob_total[k] += a[2 + 2 * k];
+      if (a[1] > 0 && a[0] < offset) blob_start[k] += a[2 + 2 * k];
+      if (a[3 + 2 * k] > width[k]) width[k] = a[3 + 2 * k];
     }
   }
   qsort(slices, (size_t)nslices, 2 * sizeof *slices, cmp_slice);
@@ -239,7 +243,37 @@ static tl_status tile(h5p *w, const uint64_t *all, int per, int nstr, const char
   return TL_OK;
 }
 
-/* One string column's local part: the concatenated bytes and each row's global start. */
+/* 1 when string column col, whose longest value over all ranks has `width` bytes, is written as
+ * one fixed-length string dataset; 0 when as bytes + offsets (table.h: TL_COL_STR and
+ * TL_COL_TEXT). Every rank decides the same from the same width. */
+static int is_fixed(const tl_col *col, uint64_t width) {
+  return col->type == TL_COL_STR && width <= TL_FIXED_STR_MAX;
+}
+
+/* The file and memory type of a fixed-length string column of `width` bytes (0 -> 1): UTF-8,
+ * padded with NULs, so h5py reads it as numpy bytes ('S<width>', trailing NULs dropped) and
+ * `.asstr()` as str. The caller closes it. */
+static hid_t fixed_type(uint64_t width) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0) return -1;
+  if (H5Tset_size(t, width ? (size_t)width : 1) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0 ||
+      H5Tset_strpad(t, H5T_STR_NULLPAD) < 0) {
+    H5Tclose(t);
+    return -1;
+  }
+  return t;
+}
+
+/* Packs n values into buf (n * width bytes), each padded with NULs; every value has at most
+ * width bytes. */
+static void pack_fixed(unsigned char *buf, char *const *v, size_t n, uint64_t width) {
+  const size_t wd = width ? (size_t)width : 1;
+  memset(buf, 0, n * wd);
+  for (size_t r = 0; r < n; r++) memcpy(buf + r * wd, v[r], strlen(v[r]));
+}
+
+/* One string column's local part: the concatenated bytes and each row's global start (or, for a
+ * fixed-length column, the packed values). */
 typedef struct {
   unsigned char *bytes;
   int64_t *offsets;
@@ -269,24 +303,26 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
     return report(agreed(w, st, &e), &e, err);
   }
 
-  /* Local string bytes, then every rank's (offset, nrows, bytes per string column). */
+  /* Local string bytes and longest values, then every rank's (offset, nrows, bytes and longest
+   * value per string column). */
   int nstr = 0;
-  for (int c = 0; c < t->ncols; c++) nstr += t->cols[c].type == TL_COL_STR;
+  for (int c = 0; c < t->ncols; c++) nstr += tl_col_is_str(t->cols[c].type);
   strpart *sp = calloc((size_t)nstr + 1, sizeof *sp);
-  int per = 2 + nstr;
+  int per = 2 + 2 * nstr;
   uint64_t *mine = calloc((size_t)per, sizeof *mine);
   uint64_t *all = calloc((size_t)per * (size_t)w->size, sizeof *all);
   if (!sp || !mine || !all) st = tl_err_set(&e, TL_ENOMEM, "out of memory");
   for (int c = 0, k = 0; c < t->ncols && st == TL_OK; c++) {
     const tl_col *col = &t->cols[c];
-    if (col->type != TL_COL_STR) continue;
-    uint64_t n = 0;
-    for (size_t r = 0; r < t->nrows; r++) n += strlen(col->v.s[r]);
-    sp[k].nbytes = n;
-    sp[k].bytes = malloc(n ? n : 1);
-    sp[k].offsets = malloc(t->nrows ? t->nrows * sizeof(int64_t) : 1);
-    if (!sp[k].bytes || !sp[k].offsets) st = tl_err_set(&e, TL_ENOMEM, "out of memory");
-    mine[2 + k] = n;
+    if (!tl_col_is_str(col->type)) continue;
+    uint64_t n = 0, most = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+      size_t len = strlen(col->v.s[r]);
+      n += len;
+      if (len > most) most = len;
+    }
+    mine[2 + 2 * k] = n;
+    mine[3 + 2 * k] = most;
     k++;
   }
   if (st == TL_OK) {
@@ -299,21 +335,42 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
   /* The non-empty slices must tile [0, total) exactly; every rank checks the same data. A
    * rank's blob offset is the byte count of the slices before its own, in row order (not rank
    * order, so any assignment of slices to ranks gives the same file). */
-  uint64_t *blob_total = NULL, *blob_start = NULL, *slices = NULL;
+  uint64_t *blob_total = NULL, *blob_start = NULL, *width = NULL, *slices = NULL;
   if (st == TL_OK) {
     blob_total = calloc((size_t)nstr + 1, sizeof *blob_total);
     blob_start = calloc((size_t)nstr + 1, sizeof *blob_start);
+    width = calloc((size_t)nstr + 1, sizeof *width);
     slices = calloc(2 * (size_t)w->size, sizeof *slices);
-    if (!blob_total || !blob_start || !slices) st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+    if (!blob_total || !blob_start || !width || !slices)
+      st = tl_err_set(&e, TL_ENOMEM, "out of memory");
     st = agreed(w, st, &e);
   }
   if (st == TL_OK)
-    st = tile(w, all, per, nstr, t->path, offset, total, slices, blob_total, blob_start, &e);
+    st = tile(w, all, per, nstr, t->path, offset, total, slices, blob_total, blob_start, width,
+              &e);
 
-  /* Fill the string parts. */
+  /* Fill the string parts: the packed values of a fixed-length column, or the bytes and offsets. */
   for (int c = 0, k = 0; c < t->ncols && st == TL_OK; c++) {
     const tl_col *col = &t->cols[c];
-    if (col->type != TL_COL_STR) continue;
+    if (!tl_col_is_str(col->type)) continue;
+    if (is_fixed(col, width[k])) {
+      const size_t wd = width[k] ? (size_t)width[k] : 1;
+      sp[k].nbytes = t->nrows * wd;
+      if (!(sp[k].bytes = malloc(sp[k].nbytes ? sp[k].nbytes : 1))) {
+        st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+        break;
+      }
+      pack_fixed(sp[k].bytes, col->v.s, t->nrows, width[k]);
+      k++;
+      continue;
+    }
+    sp[k].nbytes = mine[2 + 2 * k];
+    sp[k].bytes = malloc(sp[k].nbytes ? sp[k].nbytes : 1);
+    sp[k].offsets = malloc(t->nrows ? t->nrows * sizeof(int64_t) : 1);
+    if (!sp[k].bytes || !sp[k].offsets) {
+      st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+      break;
+    }
     uint64_t at = 0;
     for (size_t r = 0; r < t->nrows; r++) {
       size_t n = strlen(col->v.s[r]);
@@ -323,6 +380,7 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
     }
     k++;
   }
+  st = agreed(w, st, &e);
 
   /* The group, then the columns in order. */
   hid_t g = -1;
@@ -337,6 +395,14 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
     } else if (col->type == TL_COL_F64) {
       st = put_ds(w, g, t->path, col->name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, total, offset,
                   t->nrows, col->v.f, col->doc, &e);
+    } else if (is_fixed(col, width[k])) {
+      hid_t ft = fixed_type(width[k]);
+      if (ft < 0) st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot make a string type for '%s'", col->name);
+      if ((st = agreed(w, st, &e)) != TL_OK) break;
+      st = put_ds(w, g, t->path, col->name, ft, ft, 0, total, offset, t->nrows, sp[k].bytes,
+                  col->doc, &e);
+      H5Tclose(ft);
+      k++;
     } else {
       tl_buf_reset(&name);
       if (tl_buf_printf(&name, "%s.bytes", col->name) != TL_OK)
@@ -366,6 +432,7 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
   free(all);
   free(blob_total);
   free(blob_start);
+  free(width);
   free(slices);
   return report(st, &e, err);
 }
@@ -417,17 +484,19 @@ static int grow(void **buf, size_t *cap, size_t n) {
   return 1;
 }
 
-/* One dataset of a write_rows table: a numeric column, or a string column's bytes or offsets. */
-typedef enum { DS_I64, DS_F64, DS_BYTES, DS_OFFSETS } ds_kind;
+/* One dataset of a write_rows table: a numeric column, a fixed-length string column, or a
+ * string column's bytes or offsets. */
+typedef enum { DS_I64, DS_F64, DS_BYTES, DS_OFFSETS, DS_FIXED } ds_kind;
 typedef struct {
   ds_kind kind;
   int col; /* column of the table */
-  int str; /* DS_BYTES, DS_OFFSETS: index among the string columns */
+  int str; /* DS_BYTES, DS_OFFSETS, DS_FIXED: index among the string columns */
   hid_t d;
+  hid_t mt; /* DS_FIXED: its string type (file and memory), else -1 */
 } rows_ds;
 
 static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, uint64_t nrows,
-                            uint64_t total, const uint64_t *str_bytes, tl_fill_fn fill, void *ctx,
+                            uint64_t total, const uint64_t *str_stats, tl_fill_fn fill, void *ctx,
                             tl_err *err) {
   h5p *w = (h5p *)w_;
   tl_err e = {{0}};
@@ -452,36 +521,37 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
     return report(agreed(w, st, &e), &e, err);
   }
 
-  /* The datasets, in write_slice's order: a string column is its bytes, then its offsets. */
   int nstr = 0;
-  for (int c = 0; c < s->ncols; c++) nstr += s->cols[c].type == TL_COL_STR;
-  const int per = 2 + nstr, nds = s->ncols + nstr;
+  for (int c = 0; c < s->ncols; c++) nstr += tl_col_is_str(s->cols[c].type);
+  const int per = 2 + 2 * nstr;
+  int nds = 0;
   uint64_t *mine = calloc((size_t)per, sizeof *mine);
   uint64_t *all = calloc((size_t)per * (size_t)w->size, sizeof *all);
   uint64_t *blob_total = calloc((size_t)nstr + 1, sizeof *blob_total);
   uint64_t *blob_start = calloc((size_t)nstr + 1, sizeof *blob_start);
+  uint64_t *width = calloc((size_t)nstr + 1, sizeof *width);
   uint64_t *done = calloc((size_t)nstr + 1, sizeof *done); /* bytes written so far, per string */
+  uint64_t *seen = calloc((size_t)nstr + 1, sizeof *seen); /* longest value written, per string */
   uint64_t *slices = calloc(2 * (size_t)w->size, sizeof *slices);
-  rows_ds *ds = calloc((size_t)nds + 1, sizeof *ds);
-  if (!mine || !all || !blob_total || !blob_start || !done || !slices || !ds)
+  rows_ds *ds = calloc((size_t)s->ncols + (size_t)nstr + 1, sizeof *ds);
+  if (!mine || !all || !blob_total || !blob_start || !width || !done || !seen || !slices || !ds)
     st = tl_err_set(&e, TL_ENOMEM, "out of memory");
-  for (int c = 0, j = 0, k = 0; ds && c < s->ncols; c++) {
-    tl_col_type type = s->cols[c].type;
-    ds[j++] = (rows_ds){type == TL_COL_I64 ? DS_I64 : type == TL_COL_F64 ? DS_F64 : DS_BYTES,
-                        c, k, -1};
-    if (type == TL_COL_STR) ds[j++] = (rows_ds){DS_OFFSETS, c, k++, -1};
-  }
 
-  /* Pass 1 (local): this slice's bytes of each string column - given by the caller, or measured. */
+  /* Pass 1 (local): this slice's bytes and longest value of each string column - given by the
+   * caller, or measured. */
   const uint64_t nwin = window_count(offset, nrows, win);
-  for (int k = 0; str_bytes && mine && k < nstr; k++) mine[2 + k] = str_bytes[k];
-  for (uint64_t first = 0; !str_bytes && nstr > 0 && first < nrows && st == TL_OK;) {
+  for (int k = 0; str_stats && mine && k < 2 * nstr; k++) mine[2 + k] = str_stats[k];
+  for (uint64_t first = 0; !str_stats && nstr > 0 && first < nrows && st == TL_OK;) {
     uint64_t n = window_len(offset, first, nrows - first, win);
     tl_table *t = fill(ctx, first, n);
     st = check_fill(s, t, offset, first, n, &e);
     for (int c = 0, k = 0; c < s->ncols && st == TL_OK; c++) {
-      if (s->cols[c].type != TL_COL_STR) continue;
-      for (size_t r = 0; r < t->nrows; r++) mine[2 + k] += strlen(t->cols[c].v.s[r]);
+      if (!tl_col_is_str(s->cols[c].type)) continue;
+      for (size_t r = 0; r < t->nrows; r++) {
+        uint64_t len = strlen(t->cols[c].v.s[r]);
+        mine[2 + 2 * k] += len;
+        if (len > mine[3 + 2 * k]) mine[3 + 2 * k] = len;
+      }
       k++;
     }
     tl_table_free(t);
@@ -497,11 +567,26 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
     MPI_Allgather(mine, per, MPI_UINT64_T, all, per, MPI_UINT64_T, w->comm);
   uint64_t maxwin = 0; /* collective rounds: the most windows of any rank */
   if (st == TL_OK) {
-    st = tile(w, all, per, nstr, s->path, offset, total, slices, blob_total, blob_start, &e);
+    st = tile(w, all, per, nstr, s->path, offset, total, slices, blob_total, blob_start, width,
+              &e);
     for (int r = 0; r < w->size; r++) {
       const uint64_t *a = all + (size_t)r * (size_t)per;
       uint64_t m = window_count(a[0], a[1], win);
       if (m > maxwin) maxwin = m;
+    }
+  }
+
+  /* The datasets, in write_slice's order: a fixed-length string column is one dataset, another
+   * string column its bytes, then its offsets. */
+  for (int c = 0, k = 0; st == TL_OK && c < s->ncols; c++) {
+    const tl_col *col = &s->cols[c];
+    if (col->type == TL_COL_I64 || col->type == TL_COL_F64) {
+      ds[nds++] = (rows_ds){col->type == TL_COL_I64 ? DS_I64 : DS_F64, c, -1, -1, -1};
+    } else if (is_fixed(col, width[k])) {
+      ds[nds++] = (rows_ds){DS_FIXED, c, k++, -1, -1};
+    } else {
+      ds[nds++] = (rows_ds){DS_BYTES, c, k, -1, -1};
+      ds[nds++] = (rows_ds){DS_OFFSETS, c, k++, -1, -1};
     }
   }
 
@@ -512,16 +597,19 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
   tl_buf_init(&name);
   for (int j = 0; j < nds && st == TL_OK; j++) {
     const tl_col *col = &s->cols[ds[j].col];
-    static const char *const suffix[] = {"", "", ".bytes", ".offsets"};
+    static const char *const suffix[] = {"", "", ".bytes", ".offsets", ""};
     tl_buf_reset(&name);
     if (tl_buf_printf(&name, "%s%s", col->name, suffix[ds[j].kind]) != TL_OK)
       st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+    if (ds[j].kind == DS_FIXED && st == TL_OK && (ds[j].mt = fixed_type(width[ds[j].str])) < 0)
+      st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot make a string type for '%s'", col->name);
     if ((st = agreed(w, st, &e)) != TL_OK) break;
     hid_t ft = ds[j].kind == DS_F64     ? H5T_IEEE_F64LE
                : ds[j].kind == DS_BYTES ? H5T_STD_U8LE
+               : ds[j].kind == DS_FIXED ? ds[j].mt
                                         : H5T_STD_I64LE;
     hsize_t n = ds[j].kind == DS_BYTES ? blob_total[ds[j].str] : total;
-    ds[j].d = create_ds(g, name.data, ft, n, ds[j].kind != DS_BYTES);
+    ds[j].d = create_ds(g, name.data, ft, n, ds[j].kind != DS_BYTES && ds[j].kind != DS_FIXED);
     if (ds[j].d < 0)
       st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot create dataset '%s/%s'", s->path, name.data);
     if ((st = agreed(w, st, &e)) != TL_OK) break;
@@ -546,17 +634,23 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
       n = window_len(offset, first, nrows - first, win);
       t = fill(ctx, first, n);
       st = check_fill(s, t, offset, first, n, &e);
-      uint64_t most = 0;
+      uint64_t most = 0; /* the scratch buffer's bytes: the largest string part of this window */
       for (int c = 0, q = 0; c < s->ncols && st == TL_OK; c++) {
-        if (s->cols[c].type != TL_COL_STR) continue;
-        uint64_t b = 0;
-        for (size_t r = 0; r < t->nrows; r++) b += strlen(t->cols[c].v.s[r]);
-        if (b > mine[2 + q] - done[q])
+        if (!tl_col_is_str(s->cols[c].type)) continue;
+        uint64_t b = 0, longest = 0;
+        for (size_t r = 0; r < t->nrows; r++) {
+          uint64_t len = strlen(t->cols[c].v.s[r]);
+          b += len;
+          if (len > longest) longest = len;
+        }
+        if (b > mine[2 + 2 * q] - done[q] || longest > mine[3 + 2 * q])
           st = tl_err_set(&e, TL_EINTERNAL,
                           "parallel writer: fill gave longer strings in column '%s' of '%s' "
                           "when writing than when measuring (both passes must give the same "
                           "rows)",
                           s->cols[c].name, s->path);
+        if (longest > seen[q]) seen[q] = longest;
+        if (is_fixed(&s->cols[c], width[q])) b = n * (width[q] ? width[q] : 1);
         if (b > most) most = b;
         q++;
       }
@@ -602,6 +696,13 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
         if (total > 0) rc = write_part(w, ds[j].d, H5T_NATIVE_INT64, offset + first, n, offs);
         done[ds[j].str] += at;
         break;
+      case DS_FIXED:
+        at = 0;
+        for (size_t r = 0; col && r < t->nrows; r++) at += strlen(col->v.s[r]);
+        if (col) pack_fixed(bytes, col->v.s, t->nrows, width[ds[j].str]);
+        if (total > 0) rc = write_part(w, ds[j].d, ds[j].mt, offset + first, n, bytes);
+        done[ds[j].str] += at;
+        break;
       }
       if (rc < 0 && bad < 0) bad = j;
     }
@@ -619,25 +720,30 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
   }
   free(bytes_buf);
   free(offs_buf);
-  /* Shorter strings in pass 2 would leave a gap in the blob. */
+  /* Shorter strings in pass 2 would leave a gap in the blob (or a fixed-length column wider
+   * than its values). */
   for (int q = 0; q < nstr && st == TL_OK; q++)
-    if (done[q] != mine[2 + q])
+    if (done[q] != mine[2 + 2 * q] || seen[q] != mine[3 + 2 * q])
       st = tl_err_set(&e, TL_EINTERNAL,
                       "parallel writer: fill gave shorter strings in '%s' when writing than when "
                       "measuring (both passes must give the same rows)",
                       s->path);
   st = agreed(w, st, &e);
 
-  for (int j = 0; ds && j < nds; j++)
+  for (int j = 0; ds && j < nds; j++) {
     if (ds[j].d >= 0 && H5Dclose(ds[j].d) < 0 && st == TL_OK)
       st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot close a dataset of '%s'", s->path);
+    if (ds[j].mt >= 0) H5Tclose(ds[j].mt);
+  }
   if (g >= 0) H5Gclose(g);
   tl_buf_release(&name);
   free(mine);
   free(all);
   free(blob_total);
   free(blob_start);
+  free(width);
   free(done);
+  free(seen);
   free(slices);
   free(ds);
   return report(agreed(w, st, &e), &e, err);

@@ -1,4 +1,5 @@
 /* h5_read.c - reads columns of a table tally wrote back into a tl_table (h5_read.h). */
+#define _POSIX_C_SOURCE 200809L /* strnlen */
 #include "h5_read.h"
 
 #include <stdlib.h>
@@ -18,16 +19,47 @@ static hssize_t rows_of(hid_t d) {
 
 static int exists(hid_t g, const char *name) { return H5Lexists(g, name, H5P_DEFAULT) > 0; }
 
-/* Reads string column `name` of group g into column c of t (nrows rows): a variable-length
- * string dataset (the serial writer), or the parallel writer's name.bytes + name.offsets. */
+/* Reads the fixed-length string dataset d (nrows rows of `width` bytes each) into column c. */
+static tl_status read_fixed(hid_t d, const char *name, size_t width, tl_table *t, int c, size_t nrows,
+                            tl_err *err) {
+  char *buf = malloc(nrows * width + 1), *one = malloc(width + 1);
+  hid_t mt = H5Tcopy(H5T_C_S1);
+  tl_status st = !buf || !one || mt < 0 ? TL_ENOMEM : TL_OK;
+  if (!st && (H5Tset_size(mt, width) < 0 || H5Tset_strpad(mt, H5T_STR_NULLPAD) < 0 ||
+              H5Tset_cset(mt, H5T_CSET_UTF8) < 0))
+    st = tl_err_set(err, TL_EIO, "cannot read column '%s'", name);
+  if (!st && nrows && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+    st = tl_err_set(err, TL_EIO, "cannot read column '%s'", name);
+  for (size_t r = 0; !st && r < nrows; r++) { /* a value ends at its first NUL, or fills its width */
+    const char *v = buf + r * width;
+    size_t n = strnlen(v, width);
+    memcpy(one, v, n);
+    one[n] = '\0';
+    st = tl_table_set_str(t, r, c, one);
+  }
+  if (mt >= 0) H5Tclose(mt);
+  free(buf);
+  free(one);
+  return st;
+}
+
+/* Reads string column `name` of group g into column c of t (nrows rows): a fixed-length string
+ * dataset (the parallel writer's short strings), a variable-length one (the serial writer), or
+ * the parallel writer's name.bytes + name.offsets (its texts). */
 static tl_status read_str(hid_t g, const char *name, tl_table *t, int c, size_t nrows, tl_err *err) {
   if (exists(g, name)) {
     hid_t d = H5Dopen2(g, name, H5P_DEFAULT), ft = d >= 0 ? H5Dget_type(d) : -1;
-    int vlen = ft >= 0 && H5Tget_class(ft) == H5T_STRING && H5Tis_variable_str(ft) > 0;
+    int str = ft >= 0 && H5Tget_class(ft) == H5T_STRING, vlen = str && H5Tis_variable_str(ft) > 0;
+    size_t width = str && !vlen ? H5Tget_size(ft) : 0;
     if (ft >= 0) H5Tclose(ft);
-    if (d < 0 || !vlen || rows_of(d) != (hssize_t)nrows) {
+    if (d < 0 || !str || rows_of(d) != (hssize_t)nrows || (!vlen && width == 0)) {
       if (d >= 0) H5Dclose(d);
       return tl_err_set(err, TL_EINPUT, "column '%s' is not a string column of %zu rows", name, nrows);
+    }
+    if (!vlen) {
+      tl_status st = read_fixed(d, name, width, t, c, nrows, err);
+      H5Dclose(d);
+      return st;
     }
     char **v = calloc(nrows ? nrows : 1, sizeof *v);
     hid_t mt = tl_h5_str_type();

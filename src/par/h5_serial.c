@@ -1,11 +1,14 @@
 /* h5_serial.c - the serial HDF5 table writer (see writer.h).
  *
  * Layout: each tl_table becomes a group at t->path; each column a 1-D dataset named after the
- * column: strings as variable-length UTF-8 (h5py: `.asstr()[()]`), int64 as <i8, double as <f8.
+ * column: strings (TL_COL_STR and TL_COL_TEXT alike) as variable-length UTF-8 (h5py:
+ * `.asstr()[()]`), int64 as <i8, double as <f8. (The parallel writer, which `tally run` uses,
+ * writes short strings as fixed-length ones; this writer serves tests and small tools.)
  * Columns of more than 4096 rows are chunked and deflate-compressed (level 4, shuffle for
  * numbers). Object modification times are not stored, so the same results give the same bytes.
  * Each dataset carries a "doc" attribute. write_rows writes the same datasets window by window
- * (65536 rows a window, each filled once) as hyperslabs of the same types. */
+ * (65536 rows a window, each filled once) as hyperslabs of the same types; it needs no string
+ * statistics (str_stats is ignored). */
 #include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
@@ -50,11 +53,11 @@ static hid_t create_col(hid_t g, const tl_col *col, hsize_t n, hid_t *mt) {
   if (n > 4096) {
     hsize_t chunk = n < 65536 ? n : 65536;
     H5Pset_chunk(dcpl, 1, &chunk);
-    if (col->type != TL_COL_STR) H5Pset_shuffle(dcpl);
+    if (!tl_col_is_str(col->type)) H5Pset_shuffle(dcpl);
     H5Pset_deflate(dcpl, 4);
   }
   hid_t ft;
-  if (col->type == TL_COL_STR) {
+  if (tl_col_is_str(col->type)) {
     ft = tl_h5_str_type();
     *mt = H5Tcopy(ft);
   } else if (col->type == TL_COL_I64) {
@@ -76,7 +79,7 @@ static hid_t create_col(hid_t g, const tl_col *col, hsize_t n, hid_t *mt) {
 }
 
 static const void *col_data(const tl_col *col) {
-  return col->type == TL_COL_STR ? (const void *)col->v.s
+  return tl_col_is_str(col->type) ? (const void *)col->v.s
          : col->type == TL_COL_I64 ? (const void *)col->v.i
                                    : (const void *)col->v.f;
 }
@@ -123,7 +126,7 @@ static herr_t write_part(hid_t d, hid_t mt, hsize_t start, hsize_t count, const 
 /* The serial write_rows: every dataset is created as write_table creates it, then each window
  * is filled once and written as one hyperslab per column (strings stay variable-length). */
 static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, uint64_t nrows,
-                            uint64_t total, const uint64_t *str_bytes, tl_fill_fn fill, void *ctx, tl_err *err) {
+                            uint64_t total, const uint64_t *str_stats, tl_fill_fn fill, void *ctx, tl_err *err) {
   h5w *w = (h5w *)w_;
   if (!s || !fill)
     return tl_err_set(err, TL_EINTERNAL,

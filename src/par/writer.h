@@ -36,9 +36,10 @@ typedef struct {
    * returns a new table (the writer frees it with tl_table_free) holding the slice's rows
    * first .. first + n - 1 (0-based within this rank's slice), with exactly the columns of
    * `schema` (a table with the path, column names, types and docs, and no rows; the same on
-   * every rank). str_bytes, when not NULL, gives this slice's bytes of each string column of
-   * schema, in column order: then fill is called exactly once per window, in row order, and a
-   * sum that does not match what fill gives fails the call on every rank. Otherwise fill is
+   * every rank). str_stats, when not NULL, gives two numbers for each string column of schema
+   * (TL_COL_STR or TL_COL_TEXT), in column order: this slice's bytes of the column, and its
+   * longest value's bytes: then fill is called exactly once per window, in row order, and a
+   * number that does not match what fill gives fails the call on every rank. Otherwise fill is
    * called at most twice per window (a first pass measures the string
    * columns, the second writes; a table without string columns is filled once) and the strings
    * of the table it returns need only stay valid until the next fill call; both passes must
@@ -60,7 +61,7 @@ typedef struct {
    * column's compressed size may differ (its chunks hold references into the global heap,
    * filled row by row over all columns). */
   tl_status (*write_rows)(tl_writer *w, const tl_table *schema, uint64_t offset, uint64_t nrows,
-                          uint64_t total, const uint64_t *str_bytes, tl_fill_fn fill, void *ctx,
+                          uint64_t total, const uint64_t *str_stats, tl_fill_fn fill, void *ctx,
                           tl_err *err);
   tl_status (*attr_str)(tl_writer *w, const char *name, const char *value, tl_err *err);
   tl_status (*attr_i64)(tl_writer *w, const char *name, int64_t value, tl_err *err);
@@ -81,11 +82,18 @@ tl_writer *tl_h5_serial_open(const char *path, tl_err *err);
  * write_slice, write_rows, attr_* (same name and value on every rank) and close/abort
  * together. Returns NULL on every rank, with err filled, when the file cannot be created (the
  * ranks agree).
- * Layout differences from the serial writer: string columns are stored as a byte blob plus
- * offsets (parallel HDF5 cannot write variable-length strings): column `c` becomes datasets
- * `c.bytes` (uint8, all values' UTF-8 bytes concatenated in row order) and `c.offsets` (int64
- * [nrows], start of each value; a value ends where the next starts, the last at the blob's
- * end). tools/tally_h5.py reads both layouts into the same DataFrame. */
+ * Layout differences from the serial writer (parallel HDF5 cannot write variable-length
+ * strings):
+ *  - a TL_COL_STR column is one fixed-length string dataset `c` (UTF-8, NUL-padded) whose width
+ *    is its longest value's bytes over all rows of all ranks (at least 1), so the width, like
+ *    every byte of the file, does not depend on the split; h5py reads it as numpy bytes and
+ *    `.asstr()` as str, pandas takes it as is. A TL_COL_STR column whose longest value passes
+ *    TL_FIXED_STR_MAX bytes is written as a TL_COL_TEXT column (so a stray long value cannot
+ *    make a window of rows cost rows x width bytes);
+ *  - a TL_COL_TEXT column `c` becomes datasets `c.bytes` (uint8, all values' UTF-8 bytes
+ *    concatenated in row order) and `c.offsets` (int64 [nrows], start of each value; a value
+ *    ends where the next starts, the last at the blob's end).
+ * tools/tally_h5.py reads every layout into the same DataFrame. */
 #include <mpi.h>
 tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err);
 /* Tests and benchmarks only: the window of the parallel writer's write_rows, in rows, for every

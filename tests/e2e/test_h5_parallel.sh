@@ -69,7 +69,8 @@ def rows(n):
         "id": np.arange(n, dtype=np.int64),
         "value": np.array([value(i) for i in r], dtype=np.int64),
         "x": np.array([x(i) for i in r], dtype=np.float64),
-        "label": np.array([LABELS[i % 3] for i in r], dtype=object)})
+        "label": np.array([LABELS[i % 3] for i in r], dtype=object),
+        "tag": np.array(["w" * 300 if i == 4100 else f"t{i % 5}" for i in r], dtype=object)})
 
 def same(got, want, what):
     assert list(got.columns) == list(want.columns), f"{what}: columns {list(got.columns)}"
@@ -103,14 +104,24 @@ for name in ["p1", "p2", "p4", "serial"]:
 
 with h5py.File(f"{work}/p4.h5", "r") as f:
     g = f["/data/rows"]
-    assert list(g) == ["text.bytes", "text.offsets", "id", "value", "x", "label.bytes",
-                       "label.offsets"], list(g)
+    # a text column is bytes + offsets; a short-string column is fixed-length, as wide as its
+    # longest value in bytes (λ: 2), unless that passes 256 bytes (tag: row 4100's 300)
+    assert list(g) == ["text.bytes", "text.offsets", "id", "value", "x", "label", "tag.bytes",
+                       "tag.offsets"], list(g)
     for ds in g.values():
         assert ds.compression == "gzip" and ds.chunks, f"{ds.name} is not chunked + deflated"
     assert g["x"].attrs["doc"] == "a float64 with NaN and inf"
     assert g["text.offsets"].attrs["doc"] == "a string of varying length"
-    assert "doc" not in g["label.bytes"].attrs  # empty docs are not written
-    assert f["/data/small/id"].chunks is None   # small datasets stay contiguous
+    assert "doc" not in g["label"].attrs  # empty docs are not written
+    assert g["label"].dtype == np.dtype("S2"), g["label"].dtype
+    assert h5py.check_string_dtype(g["label"].dtype).encoding == "utf-8"
+    assert list(g["label"].asstr()[:4]) == ["", "L1", "λ", ""]  # h5py alone reads it
+    assert list(pd.DataFrame({"label": g["label"][:3]})["label"]) == [b"", b"L1", "λ".encode()]
+    s = f["/data/small"]
+    assert list(s) == ["text.bytes", "text.offsets", "id", "value", "x", "label", "tag"], list(s)
+    assert s["tag"].dtype == np.dtype("S2") and s["id"].chunks is None  # small: contiguous
+    m = f["/metrics/summary"]
+    assert m["name"].dtype == np.dtype("S8"), m["name"].dtype  # "gamma γ": 8 bytes
 print("values ok")
 EOF
 
@@ -214,14 +225,17 @@ with h5py.File(f"{work}/m1.h5", "r") as f1:
         want = [PIECES[i % 7] + "#" * (i % 13) + (str(i) if i % 5 else "") for i in range(size)]
         assert list(df["text"]) == want, size
         assert list(df["label"]) == [LABELS[i % 3] for i in range(size)], size
+        assert list(df["tag"]) == ["w" * 300 if i == 4100 else f"t{i % 5}" for i in range(size)], size
 assert checked == 75, checked
 with h5py.File(f"{work}/m1.h5", "r") as f:
     g = f["/wdefault/n200000"]
-    assert list(g) == ["text.bytes", "text.offsets", "id", "value", "x", "label.bytes",
-                       "label.offsets"], list(g)
+    assert list(g) == ["text.bytes", "text.offsets", "id", "value", "x", "label", "tag.bytes",
+                       "tag.offsets"], list(g)
     assert g["id"].chunks == (65536,) and g["id"].compression == "gzip" and g["id"].shuffle
     assert g["text.bytes"].chunks == (65536,) and not g["text.bytes"].shuffle
-    assert g["x"].attrs["doc"] == "a float64 with NaN and inf" and "doc" not in g["label.bytes"].attrs
+    assert g["label"].chunks == (65536,) and g["label"].compression == "gzip" and not g["label"].shuffle
+    assert list(f["/w7/n4097"]) == ["text.bytes", "text.offsets", "id", "value", "x", "label", "tag"]
+    assert g["x"].attrs["doc"] == "a float64 with NaN and inf" and "doc" not in g["label"].attrs
     assert f["/w7/n4097/id"].chunks == (4097,) and f["/w7/n5/id"].chunks is None
 with h5py.File(f"{work}/ms.h5", "r") as f:
     for size in SIZES:
@@ -237,7 +251,7 @@ for kind in rows longer shorter null; do
   [ $rc != 0 ] || fail "bad fill ($kind) accepted"
   [ $rc != 124 ] || fail "bad fill ($kind): hang"
   case $kind in
-    rows) msg="fill gave 4095 rows of 5 columns for rows \[4096, 8192) of '/w4096/n70000'" ;;
+    rows) msg="fill gave 4095 rows of 6 columns for rows \[4096, 8192) of '/w4096/n70000'" ;;
     longer) msg="fill gave longer strings in column 'text' of '/w4096/n70000' when writing" ;;
     shorter) msg="fill gave shorter strings in '/w4096/n70000' when writing" ;;
     null) msg="fill gave no table for rows \[4096, 8192) of '/w4096/n70000'" ;;

@@ -6,9 +6,11 @@
  * Writes, collectively:
  *   /data/rows     R rows (default 70000) by write_slice, split unevenly: rank 1 has no rows,
  *                  the others have growing shares, and slices go to ranks in reverse order
- *                  (the highest rank holds the first rows). Columns: text (str, incl. empty and
- *                  non-ASCII), id (i64 = row), value (i64 incl. INT64_MIN/MAX), x (f64 incl.
- *                  NaN, +-inf, -0.0), label (str).
+ *                  (the highest rank holds the first rows). Columns: text (text, incl. empty
+ *                  and non-ASCII), id (i64 = row), value (i64 incl. INT64_MIN/MAX), x (f64 incl.
+ *                  NaN, +-inf, -0.0), label (short str, incl. non-ASCII: fixed-length), tag
+ *                  (short str, 2 bytes, except row 4100's 300: fixed-length in a table of up
+ *                  to 4100 rows, bytes + offsets in a longer one).
  *   /data/small    10 rows by write_slice (below the chunking threshold), same split.
  *   /data/empty    0 rows by write_slice (str + f64 columns).
  *   /metrics/summary  5 rows by write_table (rank 0 passes the table, the others NULL).
@@ -92,11 +94,13 @@ static const char *LABELS[3] = {"", "L1", "\xce\xbb"};
 /* Rows [from, from + n) of a data table at path. */
 static tl_table *data_rows(const char *path, size_t from, size_t n, int mismatch) {
   tl_table *t = tl_table_new(path);
-  tl_table_add_col(t, "text", TL_COL_STR, "a string of varying length");
+  tl_table_add_col(t, "text", TL_COL_TEXT, "a string of varying length");
   tl_table_add_col(t, "id", TL_COL_I64, "the global row index");
   tl_table_add_col(t, "value", TL_COL_I64, "an int64 with extremes");
   tl_table_add_col(t, "x", mismatch ? TL_COL_I64 : TL_COL_F64, "a float64 with NaN and inf");
   tl_table_add_col(t, "label", TL_COL_STR, "");
+  tl_table_add_col(t, "tag", TL_COL_STR, "a short string but one");
+  char tag[301];
   tl_buf b;
   tl_buf_init(&b);
   for (size_t i = from; i < from + n; i++) {
@@ -108,6 +112,13 @@ static tl_table *data_rows(const char *path, size_t from, size_t n, int mismatch
     if (mismatch) tl_table_set_i64(t, r, 3, 0);
     else tl_table_set_f64(t, r, 3, row_x(i));
     tl_table_set_str(t, r, 4, LABELS[i % 3]);
+    if (i == 4100) {
+      memset(tag, 'w', 300);
+      tag[300] = '\0';
+    } else {
+      snprintf(tag, sizeof tag, "t%d", (int)(i % 5));
+    }
+    tl_table_set_str(t, r, 5, tag);
   }
   tl_buf_release(&b);
   return t;
@@ -294,13 +305,17 @@ static int write_matrix(tl_writer *w, const uint64_t *sizes, size_t nsizes,
       /* --bad-fill: the rank holding row 0 (the highest rank with rows) misbehaves */
       fill_ctx c = {path.data, from, win, 0, 0, 0, from == 0 && n > 0 ? sabotage : 0};
       /* every other window size: the string bytes given (one pass), else measured (two) */
-      uint64_t sb[8] = {0};
+      uint64_t sb[16] = {0}; /* per string column: bytes, longest value */
       int given = k % 2 == 1 && !sabotage;
       if (given) {
         tl_table *all = data_rows(path.data, from, n, 0);
         for (int col = 0, q = 0; all && col < all->ncols && q < 8; col++)
-          if (all->cols[col].type == TL_COL_STR) {
-            for (size_t r = 0; r < all->nrows; r++) sb[q] += strlen(all->cols[col].v.s[r]);
+          if (tl_col_is_str(all->cols[col].type)) {
+            for (size_t r = 0; r < all->nrows; r++) {
+              uint64_t len = strlen(all->cols[col].v.s[r]);
+              sb[2 * q] += len;
+              if (len > sb[2 * q + 1]) sb[2 * q + 1] = len;
+            }
             q++;
           }
         tl_table_free(all);
@@ -385,7 +400,7 @@ static tl_table *bench_rows(bench_ctx *c, size_t first, size_t n) {
   if (!t) return NULL;
   tl_table_add_col(t, "id", TL_COL_I64, "row");
   tl_table_add_col(t, "x", TL_COL_F64, "a float");
-  tl_table_add_col(t, "text", TL_COL_STR, "a long text");
+  tl_table_add_col(t, "text", TL_COL_TEXT, "a long text");
   size_t pool = strlen(g_pool);
   for (size_t i = c->from + first; i < c->from + first + n; i++) {
     size_t r = tl_table_add_row(t);

@@ -24,7 +24,7 @@ tl_status tl_inlog_init(tl_inlog *l, FILE *echo, int strict) {
   if (tl_table_add_col(l->table, "kind", TL_COL_STR, "problem kind (malformed_json, ...)") < 0 ||
       tl_table_add_col(l->table, "file", TL_COL_STR, "input file") < 0 ||
       tl_table_add_col(l->table, "line", TL_COL_I64, "1-based line (0 = whole file)") < 0 ||
-      tl_table_add_col(l->table, "message", TL_COL_STR, "what is wrong") < 0)
+      tl_table_add_col(l->table, "message", TL_COL_TEXT, "what is wrong") < 0)
     return TL_ENOMEM;
   return TL_OK;
 }

@@ -23,7 +23,7 @@ void tl_table_free(tl_table *t) {
   if (!t) return;
   for (int c = 0; c < t->ncols; c++) {
     tl_col *col = &t->cols[c];
-    if (col->type == TL_COL_STR) {
+    if (tl_col_is_str(col->type)) {
       for (size_t r = 0; !col->borrowed && r < t->nrows; r++)
         if (col->v.s[r] != EMPTY) free(col->v.s[r]);
       free(col->v.s);
@@ -55,17 +55,17 @@ int tl_table_add_col(tl_table *t, const char *name, tl_col_type type, const char
     return -1;
   }
   if (t->cap) { /* rows exist already: the new column's cells start empty */
-    void *p = calloc(t->cap, col->type == TL_COL_STR ? sizeof(char *) : 8);
+    void *p = calloc(t->cap, tl_col_is_str(col->type) ? sizeof(char *) : 8);
     if (!p) {
       free(col->name);
       free(col->doc);
       return -1;
     }
-    if (type == TL_COL_STR) col->v.s = p;
+    if (tl_col_is_str(type)) col->v.s = p;
     else if (type == TL_COL_I64) col->v.i = p;
     else col->v.f = p;
     for (size_t r = 0; r < t->nrows; r++) {
-      if (type == TL_COL_STR) col->v.s[r] = EMPTY;
+      if (tl_col_is_str(type)) col->v.s[r] = EMPTY;
       else if (type == TL_COL_F64) col->v.f[r] = NAN;
     }
   }
@@ -89,12 +89,12 @@ size_t tl_table_add_row(tl_table *t) {
     size_t cap = t->cap ? t->cap * 2 : 64;
     for (int c = 0; c < t->ncols; c++) {
       tl_col *col = &t->cols[c];
-      size_t sz = col->type == TL_COL_STR ? sizeof(char *) : 8;
-      void *old = col->type == TL_COL_STR ? (void *)col->v.s
+      size_t sz = tl_col_is_str(col->type) ? sizeof(char *) : 8;
+      void *old = tl_col_is_str(col->type) ? (void *)col->v.s
                   : col->type == TL_COL_I64 ? (void *)col->v.i : (void *)col->v.f;
       void *p = realloc(old, cap * sz);
       if (!p) return (size_t)-1;
-      if (col->type == TL_COL_STR) col->v.s = p;
+      if (tl_col_is_str(col->type)) col->v.s = p;
       else if (col->type == TL_COL_I64) col->v.i = p;
       else col->v.f = p;
     }
@@ -103,7 +103,7 @@ size_t tl_table_add_row(tl_table *t) {
   size_t r = t->nrows++;
   for (int c = 0; c < t->ncols; c++) {
     tl_col *col = &t->cols[c];
-    if (col->type == TL_COL_STR) col->v.s[r] = EMPTY;
+    if (tl_col_is_str(col->type)) col->v.s[r] = EMPTY;
     else if (col->type == TL_COL_I64) col->v.i[r] = 0;
     else col->v.f[r] = NAN;
   }

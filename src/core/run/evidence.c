@@ -12,7 +12,7 @@ static const struct {
   tl_col_type type;
   const char *doc;
 } COLS[] = {
-    {"engine_error", NULL, TL_COL_STR, "why the engine gave up on this reply (\"\" when it did not): retries spent, or the server refused the request"},
+    {"engine_error", NULL, TL_COL_TEXT, "why the engine gave up on this reply (\"\" when it did not): retries spent, or the server refused the request"},
     {"finish_reason", "finish_reason", TL_COL_STR, "the server's finish_reason: stop, length, ... (\"\" when none)"},
     {"prompt_tokens", "prompt_tokens", TL_COL_I64, "usage.prompt_tokens the server reported (-1 when it reported none)"},
     {"completion_tokens", "completion_tokens", TL_COL_I64, "usage.completion_tokens the server reported (-1 when none)"},
@@ -22,7 +22,7 @@ static const struct {
     {"served_model", "model", TL_COL_STR, "the model name the server reported"},
     {"request_id", "request_id", TL_COL_STR, "the server's request id (x-request-id header, else the reply's id)"},
     {"endpoint", "endpoint", TL_COL_STR, "the endpoint that answered"},
-    {"raw_response", "raw", TL_COL_STR, "the reply as received when it differs from the scored text (reasoning, a <think> block); \"\" when the same"},
+    {"raw_response", "raw", TL_COL_TEXT, "the reply as received when it differs from the scored text (reasoning, a <think> block); \"\" when the same"},
 };
 #define NCOLS (sizeof COLS / sizeof COLS[0])
 
@@ -57,6 +57,7 @@ tl_status tl_evidence_cols(tl_table *t, const tl_row *rows, size_t n, unsigned s
         tl_status st = TL_OK;
         switch (COLS[c].type) {
         case TL_COL_STR:
+        case TL_COL_TEXT:
           if (!COLS[c].key || cJSON_IsString(v)) st = tl_table_set_str(t, i, k, str_val(r, s, c, m));
           break;
         case TL_COL_I64:

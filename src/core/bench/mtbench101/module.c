@@ -773,8 +773,8 @@ static const tl_col_spec TURN_COLS[] = {
     {"ability", TL_COL_STR, "ability of the task"},
     {"domain", TL_COL_STR, "domain of the task"},
     {"turn", TL_COL_I64, "turn of the dialogue, 1-based (upstream's turn_id); the unit's sub is the judged-turn index"},
-    {"response", TL_COL_STR, "the model's answer to the turn (\"\" when none was obtained)"},
-    {"judgment", TL_COL_STR, "the judge's reply (\"\" when none, or not asked)"},
+    {"response", TL_COL_TEXT, "the model's answer to the turn (\"\" when none was obtained)"},
+    {"judgment", TL_COL_TEXT, "the judge's reply (\"\" when none, or not asked)"},
 };
 enum { TC_MODEL, TC_VARIANT, TC_SEED, TC_ID, TC_TASK, TC_ABIL, TC_DOM, TC_TURN, TC_RESP, TC_JUDG, TC__N };
 
@@ -809,7 +809,7 @@ static tl_table *mtb_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
     char nm[32], doc[160];
     snprintf(nm, sizeof nm, "judgment_%d", j);
     snprintf(doc, sizeof doc, "the judge's reply of sample %d (seed + %d; \"\" when none); judgment is sample 0", j, j);
-    if (tl_table_add_col(t, nm, TL_COL_STR, doc) < 0) goto fail;
+    if (tl_table_add_col(t, nm, TL_COL_TEXT, doc) < 0) goto fail;
   }
   for (int k = 0; ns > 1 && k < b->nmodes; k++)
     for (int j = 0; j < ns; j++) {
@@ -1112,7 +1112,7 @@ static tl_status agreement(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, 
 
 /* The settings of the run, recorded: one (key, value) row each, values as text. */
 static tl_status settings_table(const tl_bench *b, tl_table *t) {
-  static const tl_col_spec SC[] = {{"key", TL_COL_STR, "setting"}, {"value", TL_COL_STR, "its value, as text"}};
+  static const tl_col_spec SC[] = {{"key", TL_COL_STR, "setting"}, {"value", TL_COL_TEXT, "its value, as text"}};
   if (tl_table_add_cols(t, SC, 2)) return TL_ENOMEM;
   char num[4][64];
   snprintf(num[3], sizeof num[3], "%d", b->nsamples);

@@ -141,7 +141,7 @@ tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_cfg *cfgs, const tl
   COL(t, "prompt_variant", TL_COL_STR, "reason | letter");
   COL(t, "oracle_option", TL_COL_STR, "the correct option letter");
   COL(t, "oracle_answer", TL_COL_STR, "the correct option text");
-  COL(t, "response", TL_COL_STR, "raw model answer (empty when missing)");
+  COL(t, "response", TL_COL_TEXT, "raw model answer (empty when missing)");
   COL(t, "has_response", TL_COL_I64, "1 when an answer was obtained");
   COL(t, "source", TL_COL_STR, "file:line the answer came from");
   char name[64], doc[160];

@@ -956,11 +956,11 @@ static const tl_col_spec ITEM_COLS[] = {
     {"qid", TL_COL_STR, "question id, as the dataset gives it"},
     {"question_type", TL_COL_STR, "question type (\"\" when the items give none)"},
     {"answer_type", TL_COL_STR, "answer type (\"\" when none)"},
-    {"question", TL_COL_STR, "the question"},
-    {"references", TL_COL_STR, "the reference answers, as a JSON list, in the file's order"},
+    {"question", TL_COL_TEXT, "the question"},
+    {"references", TL_COL_TEXT, "the reference answers, as a JSON list, in the file's order"},
     {"n_references", TL_COL_I64, "number of references"},
-    {"response", TL_COL_STR, "the model's answer as received (\"\" when none)"},
-    {"judgment", TL_COL_STR, "the LAVE judge's reply (\"\" when none, or no judge)"},
+    {"response", TL_COL_TEXT, "the model's answer as received (\"\" when none)"},
+    {"judgment", TL_COL_TEXT, "the LAVE judge's reply (\"\" when none, or no judge)"},
     {"vqa_accuracy", TL_COL_F64, "VQA accuracy (the official script's rules, version of the job), NaN when unscored"},
     {"soft_vqa_accuracy", TL_COL_F64, "soft VQA accuracy (tally's definition, docs/VQA.md), NaN when unscored"},
     {"exact_match", TL_COL_F64, "1 when the answer equals a reference after the version's normalization, else 0; NaN when unscored"},
@@ -1126,7 +1126,7 @@ static tl_status hum_row(tl_table *t, const char *model, int64_t seed, const int
 }
 
 static tl_status settings_table(const tl_bench *b, tl_table *t) {
-  static const tl_col_spec SC[] = {{"key", TL_COL_STR, "setting"}, {"value", TL_COL_STR, "its value, as text"}};
+  static const tl_col_spec SC[] = {{"key", TL_COL_STR, "setting"}, {"value", TL_COL_TEXT, "its value, as text"}};
   if (tl_table_add_cols(t, SC, 2)) return TL_ENOMEM;
   char num[4][64];
   snprintf(num[0], sizeof num[0], "%d", b->max_tokens);
