@@ -172,10 +172,13 @@ typedef struct {
                   int64_t *const *acc);
 
   /* The item table /items/<name> of n rows of consecutive units in key order (units[i] is
-   * row i's unit). The table may borrow the rows' texts: free it before them. NULL when out
-   * of memory. */
+   * row i's unit). The table may borrow the rows' texts: free it (or tl_table_clear it)
+   * before them. into: NULL for a new table; else a table an earlier call of this function
+   * returned for the same benchmark, emptied with tl_table_clear, to which the rows are
+   * appended (its columns are not added again) and which is returned. NULL when out of
+   * memory (into, if given, stays the caller's to free). */
   tl_table *(*items_table)(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *units,
-                           const tl_row *rows, size_t n);
+                           const tl_row *rows, size_t n, tl_table *into);
   /* Rank 0, from the reduced accumulators, in key order: /metrics/<name>/..., /audit/...
    * *out: malloc'd array of *n owned tables. */
   tl_status (*tables)(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc,

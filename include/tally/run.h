@@ -51,7 +51,8 @@ tl_status tl_rb_score(const tl_run_bench *rb, const tl_unit *u, tl_row *row, tl_
  * latency_ms, attempts, cached, served_model, request_id, endpoint and raw_response, prefixed
  * tl_stage_prefix(s) ("judge_" for stage 1, "judge1_" for judge sample 1, ...), read from row->meta[s] and row->error[s] (src/core/run/evidence.c
  * documents each). A job adds them for the stages its HTTP engines answer, so the tables of a
- * replay job are what they were. */
+ * replay job are what they were. A table that has a stage's columns already (filled again
+ * after tl_table_clear) gets its rows' values in them, not a second set. */
 tl_status tl_evidence_cols(tl_table *t, const tl_row *rows, size_t n, unsigned stage_mask);
 
 /* ---- cfgs ---- */

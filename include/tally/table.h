@@ -51,6 +51,9 @@ typedef struct {
 
 tl_table *tl_table_new(const char *path);
 void tl_table_free(tl_table *t);
+/* Drops every row (frees the strings the table owns), keeping the columns and their capacity:
+ * a table filled again and again (one unit's row at a time) allocates its columns once. */
+void tl_table_clear(tl_table *t);
 /* Adds a column; on a table with rows already, their cells of it are empty ("" / 0 / NaN).
  * Returns its index, -1 on allocation failure. */
 int tl_table_add_col(tl_table *t, const char *name, tl_col_type type, const char *doc);

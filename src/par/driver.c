@@ -202,6 +202,8 @@ typedef struct {
                                them: the bytes and the longest value's bytes (write_rows'
                                str_stats, so the table is written in one pass, window by window) */
   int *nstr;                /* [nb] string columns of the item table */
+  tl_table **rowtab;        /* [nb] one finished unit's item-table row, cleared and filled again
+                               for each unit (its columns are made once) */
   uint64_t finished, failed;/* units finished by this rank in this attempt; of which unanswered */
   uint64_t restored;        /* units whose every stage came from the journal */
   uint64_t resumed[TL_MAX_STAGES]; /* stages taken from the journal, by stage */
@@ -222,6 +224,8 @@ static void bench_run_release(bench_run *r) {
     for (int k = 0; k < TL_MAX_ACC; k++) free(r->acc[b][k]);
   for (size_t b = 0; r->strb && b < r->nb; b++) free(r->strb[b]);
   free(r->strb);
+  for (size_t b = 0; r->rowtab && b < r->nb; b++) tl_table_free(r->rowtab[b]);
+  free(r->rowtab);
   free(r->nstr);
   free(r->acc);
   free(r->lay);
@@ -249,12 +253,13 @@ static void bench_run_release(bench_run *r) {
 
 /* Benchmark b's item table of n rows (units[i], rows[i]; n = 0 and NULL: the schema): the
  * module's columns, then the evidence of the stages HTTP engines answer. */
-static tl_table *items_table(const bench_run *r, size_t b, const tl_unit *units, const tl_row *rows, size_t n) {
+static tl_table *items_table(const bench_run *r, size_t b, const tl_unit *units, const tl_row *rows, size_t n,
+                             tl_table *into) {
   const tl_run_bench *rb = &r->rbs[b];
-  tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, units, rows, n);
+  tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, units, rows, n, into);
   unsigned mask = r->evidence & ((1u << rb->nstages) - 1);
   if (t && mask && tl_evidence_cols(t, rows, n, mask) != TL_OK) {
-    tl_table_free(t);
+    if (t != into) tl_table_free(t);
     t = NULL;
   }
   return t;
@@ -609,13 +614,15 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
   r->found = calloc(r->nb, sizeof *r->found);
   r->strb = calloc(r->nb, sizeof *r->strb);
   r->nstr = calloc(r->nb, sizeof *r->nstr);
+  r->rowtab = calloc(r->nb, sizeof *r->rowtab);
   for (size_t b = 0; r->found && b < r->nb; b++) {
     tl_strmap_init(&r->found[b].seen);
     tl_strmap_init(&r->found[b].models);
     tl_buf_init(&r->found[b].model_list);
   }
   tl_jfiles_init(&r->jf);
-  if (!r->rbs || !r->held || !r->lay || !r->nblk || !r->acc || !r->found || !r->strb || !r->nstr) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (!r->rbs || !r->held || !r->lay || !r->nblk || !r->acc || !r->found || !r->strb || !r->nstr || !r->rowtab)
+    return tl_err_set(err, TL_ENOMEM, "out of memory");
   tl_status st;
   for (size_t b = 0; b < r->nb; b++) {
     const tl_job_bench *jb = &job->benches[b];
@@ -640,7 +647,7 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
     r->rbs[b].base = base;
     base += r->rbs[b].U;
     r->held[b].w = 2; /* unit, where its item-table row was spilled */
-    tl_table *schema = items_table(r, b, NULL, NULL, 0);
+    tl_table *schema = items_table(r, b, NULL, NULL, 0, NULL);
     if (!schema) return tl_err_set(err, TL_ENOMEM, "out of memory");
     for (int c = 0; c < schema->ncols; c++) r->nstr[b] += tl_col_is_str(schema->cols[c].type);
     tl_table_free(schema);
@@ -723,8 +730,10 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   tl_unit u = tl_rb_unit(rb, g - rb->base);
   rb->vt->acc_add(rb->b, rb->cfgs, rb->ncfgs, &u, row, r->acc[b]);
   /* the unit's share of the item table's string bytes, for its owner */
-  tl_table *t = items_table(r, b, &u, row, 1); /* the module's columns and the evidence */
+  if (r->rowtab[b]) tl_table_clear(r->rowtab[b]);
+  tl_table *t = items_table(r, b, &u, row, 1, r->rowtab[b]); /* the module's columns and the evidence */
   if (!t) return TL_ENOMEM;
+  r->rowtab[b] = t;
   uint64_t *sb = r->strb[b] + (size_t)owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->nstr[b] * 2;
   for (int c = 0; c < t->ncols; c++)
     if (tl_col_is_str(t->cols[c].type)) {
@@ -743,7 +752,7 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
       r->spill_pos += r->spill_buf.len;
     }
   }
-  tl_table_free(t);
+  tl_table_clear(t); /* it borrows the row's texts, which are freed next */
   if (st) return st;
   return push_row(&r->held[b], g - rb->base, spilled);
 }
@@ -1691,7 +1700,7 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
     if (pread(r->spill_fd[q], c->arena.data + at[i], len, (off_t)(off + 4)) != (ssize_t)len)
       c->st = tl_err_set(&c->err, TL_EIO, "the rows of rank %d are cut short", q);
   }
-  tl_table *t = c->st ? NULL : items_table(r, (size_t)(c->rb - r->rbs), NULL, NULL, 0);
+  tl_table *t = c->st ? NULL : items_table(r, (size_t)(c->rb - r->rbs), NULL, NULL, 0, NULL);
   if (!c->st && !t) c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory building the item table");
   for (uint64_t i = 0; t && i < n && !c->st; i++) {
     size_t row = tl_table_add_row(t);
@@ -1765,7 +1774,7 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
   int ok = 1;
   if (rank == 0) ok = rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs) == TL_OK;
   /* the item table's schema: its columns, from a table of no rows */
-  tl_table *schema = items_table(r, b, NULL, NULL, 0);
+  tl_table *schema = items_table(r, b, NULL, NULL, 0, NULL);
   ok = ok && schema;
   if (agree(!ok, comm)) {
     if (rank == 0) fprintf(o->log, "tally: out of memory building result tables\n");

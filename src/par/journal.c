@@ -60,9 +60,28 @@ tl_status tl_journal_open(tl_journal *j, const char *dir, const char *attempt, i
   return tl_journal_sync(j, err);
 }
 
+/* Appends `,"key":` (no comma when first); keys are plain ASCII. */
+static void put_key(tl_buf *b, const char *key, int first) {
+  if (!first) tl_buf_append(b, ",", 1);
+  tl_buf_append(b, "\"", 1);
+  tl_buf_append(b, key, strlen(key));
+  tl_buf_append(b, "\":", 2);
+}
+
+/* Appends `,"key":v` without printf (this runs once per unit). */
+static void put_int(tl_buf *b, const char *key, long long v) {
+  char d[24];
+  int n = 0;
+  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  do d[sizeof d - 1 - n++] = (char)('0' + u % 10); while ((u /= 10) && n < 22);
+  if (v < 0) d[sizeof d - 1 - n++] = '-';
+  put_key(b, key, 0);
+  tl_buf_append(b, d + sizeof d - n, (size_t)n);
+}
+
 /* Appends `"key":` and the JSON form of v (a string with the escapes JSON requires, or null). */
 static void put_field(tl_buf *b, const char *key, const char *v, int first) {
-  tl_buf_printf(b, "%s\"%s\":", first ? "" : ",", key);
+  put_key(b, key, first);
   if (!v) {
     tl_buf_puts(b, "null");
     return;
@@ -99,9 +118,10 @@ tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_rep
   put_field(b, "b", key->bench, 1);
   put_field(b, "m", key->model, 0);
   put_field(b, "v", key->variant, 0);
-  tl_buf_printf(b, ",\"s\":%d", key->seed);
+  put_int(b, "s", key->seed);
   put_field(b, "id", key->id, 0);
-  tl_buf_printf(b, ",\"t\":%u,\"st\":%d", (unsigned)key->sub, key->stage);
+  put_int(b, "t", (long long)(unsigned)key->sub);
+  put_int(b, "st", key->stage);
   put_field(b, "text", rep->text, 0);
   put_field(b, "prompt", rep->prompt, 0);
   put_field(b, "source", rep->source, 0);

@@ -574,7 +574,7 @@ static void test_acc_and_tables(void **state) {
   free(ts);
 
   /* the item table: one row per unit given, in the order given */
-  tl_table *it = VT->items_table(b, cfgs, units, rows, NUNITS);
+  tl_table *it = VT->items_table(b, cfgs, units, rows, NUNITS, NULL);
   assert_non_null(it);
   assert_string_equal(it->path, "/items/test_judged");
   static const char *const IT_COLS[] = {"id", "turn", "model", "seed", "prompt_variant",
@@ -605,12 +605,26 @@ static void test_acc_and_tables(void **state) {
     assert_string_equal(it->cols[8].v.s[r], IR[r].rule);
     assert_int_equal(it->cols[9].v.i[r], IR[r].rating);
   }
+  /* cleared and filled again (into): the columns stay, the rows are the new ones */
+  tl_table_clear(it);
+  assert_int_equal(it->nrows, 0);
+  assert_ptr_equal(VT->items_table(b, cfgs, units + 2, rows + 2, 3, it), it);
+  assert_int_equal(it->ncols, 10);
+  assert_int_equal(it->nrows, 3);
+  for (size_t r = 0; r < 3; r++) {
+    assert_string_equal(it->cols[0].v.s[r], IDS[UNITS[r + 2].u.item]);
+    assert_string_equal(it->cols[7].v.s[r], IR[r + 2].status);
+    assert_int_equal(it->cols[9].v.i[r], IR[r + 2].rating);
+  }
+  tl_table_clear(it);
+  assert_ptr_equal(VT->items_table(b, cfgs, units, rows, NUNITS, it), it);
+  assert_int_equal(it->nrows, NUNITS);
   /* the table holds copies: it outlives the rows */
   for (size_t i = 0; i < NUNITS; i++) tl_row_release(&rows[i]);
   assert_string_equal(it->cols[5].v.s[1], "ans b0");
   tl_table_free(it);
   /* an empty range gives an empty table with its columns */
-  it = VT->items_table(b, cfgs, units, rows, 0);
+  it = VT->items_table(b, cfgs, units, rows, 0, NULL);
   assert_non_null(it);
   assert_int_equal(it->ncols, 10);
   assert_int_equal(it->nrows, 0);

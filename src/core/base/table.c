@@ -40,6 +40,18 @@ void tl_table_free(tl_table *t) {
   free(t);
 }
 
+void tl_table_clear(tl_table *t) {
+  for (int c = 0; c < t->ncols; c++) {
+    tl_col *col = &t->cols[c];
+    if (tl_col_is_str(col->type)) {
+      for (size_t r = 0; !col->borrowed && r < t->nrows; r++)
+        if (col->v.s[r] != EMPTY) free(col->v.s[r]);
+      col->borrowed = 0;
+    }
+  }
+  t->nrows = 0;
+}
+
 int tl_table_add_col(tl_table *t, const char *name, tl_col_type type, const char *doc) {
   tl_col *c = realloc(t->cols, (size_t)(t->ncols + 1) * sizeof *c);
   if (!c) return -1;

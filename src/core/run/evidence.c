@@ -41,12 +41,15 @@ tl_status tl_evidence_cols(tl_table *t, const tl_row *rows, size_t n, unsigned s
     tl_stage_prefix(s, pre, sizeof pre);
     if (s <= 1) snprintf(who, sizeof who, "%s", s == 0 ? "" : "judge: ");
     else snprintf(who, sizeof who, "judge sample %d: ", s - 1);
-    for (size_t c = 0; c < NCOLS; c++) {
+    snprintf(name, sizeof name, "%s%s", pre, COLS[0].name);
+    first = tl_table_col(t, name); /* a table filled again has the columns already */
+    const int add = first < 0;
+    for (size_t c = 0; add && c < NCOLS; c++) {
       snprintf(name, sizeof name, "%s%s", pre, COLS[c].name);
       snprintf(doc, sizeof doc, "%s%s", who, COLS[c].doc);
       int k = tl_table_add_col(t, name, COLS[c].type, doc);
       if (k < 0) return TL_ENOMEM;
-      if (first < 0) first = k;
+      if (c == 0) first = k;
     }
     for (size_t i = 0; rows && i < n; i++) {
       const tl_row *r = &rows[i];

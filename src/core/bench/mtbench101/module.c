@@ -779,11 +779,13 @@ static const tl_col_spec TURN_COLS[] = {
 enum { TC_MODEL, TC_VARIANT, TC_SEED, TC_ID, TC_TASK, TC_ABIL, TC_DOM, TC_TURN, TC_RESP, TC_JUDG, TC__N };
 
 static tl_table *mtb_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *units, const tl_row *rows,
-                                 size_t n) {
-  tl_table *t = tl_table_new("/items/mtbench101");
-  if (!t || tl_table_add_cols(t, TURN_COLS, TC__N)) goto fail;
-  int base = TC__N;
-  for (int k = 0; k < b->nmodes; k++) {
+                                 size_t n, tl_table *into) {
+  tl_table *t = into ? into : tl_table_new("/items/mtbench101");
+  if (!t || (!into && tl_table_add_cols(t, TURN_COLS, TC__N))) goto fail;
+  /* columns: TURN_COLS; per mode rating, status, rule (from base); with judge repeats, the other
+   * samples' judgments and per mode per sample a rating and a status (from sbase) */
+  const int base = TC__N, ns = b->nsamples, sbase = base + 3 * b->nmodes;
+  for (int k = 0; !into && k < b->nmodes; k++) {
     char nm[96], doc[200];
     const char *mn = tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]);
     char pre[64];
@@ -804,14 +806,13 @@ static tl_table *mtb_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
     if (tl_table_add_col(t, nm, TL_COL_STR, doc) < 0) goto fail;
   }
   /* judge repeats: the other samples' replies, then each sample's rating and status per mode */
-  const int ns = b->nsamples, sbase = t->ncols;
-  for (int j = 1; ns > 1 && j < ns; j++) {
+  for (int j = 1; !into && ns > 1 && j < ns; j++) {
     char nm[32], doc[160];
     snprintf(nm, sizeof nm, "judgment_%d", j);
     snprintf(doc, sizeof doc, "the judge's reply of sample %d (seed + %d; \"\" when none); judgment is sample 0", j, j);
     if (tl_table_add_col(t, nm, TL_COL_TEXT, doc) < 0) goto fail;
   }
-  for (int k = 0; ns > 1 && k < b->nmodes; k++)
+  for (int k = 0; !into && ns > 1 && k < b->nmodes; k++)
     for (int j = 0; j < ns; j++) {
       char nm[96], doc[200], pre[64] = "";
       const char *mn = tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]);
@@ -863,7 +864,7 @@ static tl_table *mtb_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
   }
   return t;
 fail:
-  tl_table_free(t);
+  if (t != into) tl_table_free(t);
   return NULL;
 }
 

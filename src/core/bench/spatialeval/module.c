@@ -147,8 +147,8 @@ static void se_acc_add(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, cons
 }
 
 static tl_table *se_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *units,
-                                const tl_row *rows, size_t n) {
-  return tl_se_items_table(&b->set, cfgs, units, rows, n, b->modes, b->n_modes);
+                                const tl_row *rows, size_t n, tl_table *into) {
+  return tl_se_items_table(&b->set, cfgs, units, rows, n, b->modes, b->n_modes, into);
 }
 
 /* Tables, in this order: per mode k, <mode> and <mode>_across_seeds; then the audit. */

@@ -128,11 +128,14 @@ tl_status tl_se_score_row(tl_se_parser *const parsers[TL_SE__NMODES], const tl_s
     if (tl_table_add_col((t), (name), (type), (doc)) < 0) goto oom; \
   } while (0)
 
-/* The table borrows the texts of s, cfgs and rows: free it before them. */
+/* The table borrows the texts of s, cfgs and rows: free (or clear) it before them. into: see
+ * tl_bench_vt.items_table. */
 tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_cfg *cfgs, const tl_unit *units,
-                            const tl_row *rows, size_t nrows, const tl_se_mode *modes, int nmodes) {
-  tl_table *t = tl_table_new("/items/spatialeval");
+                            const tl_row *rows, size_t nrows, const tl_se_mode *modes, int nmodes,
+                            tl_table *into) {
+  tl_table *t = into ? into : tl_table_new("/items/spatialeval");
   if (!t) return NULL;
+  if (into) goto rows;
   COL(t, "id", TL_COL_STR, "item id <task>.<mode>.<instance>.<qid>");
   COL(t, "task", TL_COL_STR, "spatialmap | mazenav | spatialgrid | spatialreal");
   COL(t, "qid", TL_COL_I64, "question id within the task");
@@ -157,6 +160,7 @@ tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_cfg *cfgs, const tl
     snprintf(name, sizeof name, "correct_%s", mn);
     COL(t, name, TL_COL_I64, "1 when scored correct under this parser");
   }
+rows:
   for (size_t i = 0; i < nrows; i++) {
     const tl_row *r = &rows[i];
     const tl_se_item *it = &s->items[units[i].item];
@@ -186,7 +190,7 @@ tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_cfg *cfgs, const tl
   }
   return t;
 oom:
-  tl_table_free(t);
+  if (t != into) tl_table_free(t);
   return NULL;
 }
 

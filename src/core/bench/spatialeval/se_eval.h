@@ -72,7 +72,8 @@ void tl_se_status_totals(const int64_t *c, size_t ncfgs, int nmodes, int k,
  *  audit:   /audit/spatialeval - per task (and "all"): accuracy under each mode and, per pair
  *           of modes, how many units they disagree on and which side was the correct one. */
 tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_cfg *cfgs, const tl_unit *units,
-                            const tl_row *rows, size_t nrows, const tl_se_mode *modes, int nmodes);
+                            const tl_row *rows, size_t nrows, const tl_se_mode *modes, int nmodes,
+                            tl_table *into);
 tl_status tl_se_metric_tables(const int64_t *counts, const tl_cfg *cfgs, size_t ncfgs,
                               const tl_se_mode *modes, int nmodes, int k, tl_table **per_seed,
                               tl_table **across_seeds);

@@ -435,9 +435,9 @@ enum { IC_ID, IC_TURN, IC_MODEL, IC_SEED, IC_VARIANT, IC_ANSWER, IC_JUDGMENT, IC
        IC_RATING, IC__N };
 
 static tl_table *tj_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *units,
-                                const tl_row *rows, size_t n) {
-  tl_table *t = tl_table_new("/items/test_judged");
-  if (!t || tl_table_add_cols(t, ITEM_COLS, IC__N)) goto fail;
+                                const tl_row *rows, size_t n, tl_table *into) {
+  tl_table *t = into ? into : tl_table_new("/items/test_judged");
+  if (!t || (!into && tl_table_add_cols(t, ITEM_COLS, IC__N))) goto fail;
   for (size_t i = 0; i < n; i++) {
     const tl_unit *u = &units[i];
     const tl_row *r = &rows[i];
@@ -458,7 +458,7 @@ static tl_table *tj_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl_
   }
   return t;
 fail:
-  tl_table_free(t);
+  if (t != into) tl_table_free(t);
   return NULL;
 }
 

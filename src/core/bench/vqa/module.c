@@ -992,11 +992,11 @@ static tl_status refs_json(const vitem *x, tl_buf *out) {
 }
 
 static tl_table *vqa_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *units, const tl_row *rows,
-                                 size_t n) {
-  tl_table *t = tl_table_new("/items/vqa");
+                                 size_t n, tl_table *into) {
+  tl_table *t = into ? into : tl_table_new("/items/vqa");
   tl_buf tmp;
   tl_buf_init(&tmp);
-  if (!t || tl_table_add_cols(t, ITEM_COLS, IC__N)) goto fail;
+  if (!t || (!into && tl_table_add_cols(t, ITEM_COLS, IC__N))) goto fail;
   for (size_t i = 0; i < n; i++) {
     const tl_unit *u = &units[i];
     const tl_row *r = &rows[i];
@@ -1039,7 +1039,7 @@ static tl_table *vqa_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
   return t;
 fail:
   tl_buf_release(&tmp);
-  tl_table_free(t);
+  if (t != into) tl_table_free(t);
   return NULL;
 }
 
