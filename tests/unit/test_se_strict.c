@@ -407,6 +407,57 @@ static void test_long(void **state) {
   tl_se_strict_free(s);
 }
 
+/* The marker search skips text that cannot hold a marker (se_strict.c, marker_from): on 40,000
+ * responses made of marker pieces, blanks, letters, options and non-ASCII look-alikes, every
+ * result (status, rule, answer) equals the full search's. */
+static void test_skip_same(void **state) {
+  (void)state;
+  static const char *const P[] = {
+      "answer", "Answer", "ANSWER", "answers", "the", "The", "final", "Final", "correct", "my",
+      "our", " ", "  ", "\t", "\n", "\n\n", "\r\n", ":", "\xef\xbc\x9a", "**", "__", "#", "###",
+      "\\boxed{", "\\boxed {", "\\text{", "}", "{", "A", "B", "C", "D", "A.", "(B)", "is",
+      "is not", "isn't", "not", "-", "\xe2\x80\x93", "x", "boxed", "Northeast", "Northwest",
+      "southeast", ".", "MyAnswer", "Answer: ", "The answer is ", "\\boxed{C}", "**Answer**\n",
+      "### Answer\n", "Answer - ", "an\xc5\xbfwer: ", "\xc2\xa0", "\xe2\x80\x83", "wx", "XW"};
+  const size_t np = sizeof P / sizeof P[0];
+  tl_err err;
+  tl_se_strict *s = tl_se_strict_new(&err);
+  assert_non_null(s);
+  tl_buf b;
+  tl_buf_init(&b);
+  tl_parsed fast, full;
+  tl_parsed_init(&fast);
+  tl_parsed_init(&full);
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  int ok = 0;
+  for (int i = 0; i < 40000; i++) {
+    tl_buf_reset(&b);
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int k = 1 + (int)(x % 24);
+    for (int j = 0; j < k; j++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      assert_int_equal(tl_buf_puts(&b, P[x % np]), TL_OK);
+    }
+    const tl_se_item *it = &g_items[i % 2 ? DIR : OBJ];
+    tl_se_strict_test_full_search(0);
+    assert_int_equal(tl_se_strict_parse(s, it, b.data, &fast), TL_OK);
+    tl_se_strict_test_full_search(1);
+    assert_int_equal(tl_se_strict_parse(s, it, b.data, &full), TL_OK);
+    if (fast.status != full.status || strcmp(fast.rule ? fast.rule : "", full.rule ? full.rule : "") ||
+        strcmp(fast.answer ? fast.answer : "", full.answer ? full.answer : ""))
+      fail_msg("response %d \"%s\": skip gives %s/%s, full search %s/%s", i, b.data,
+               tl_pstatus_name(fast.status), fast.rule, tl_pstatus_name(full.status), full.rule);
+    ok += fast.status == TL_PS_OK;
+  }
+  tl_se_strict_test_full_search(0);
+  assert_true(ok > 4000); /* the pieces do make answers */
+  print_message("strict: skip = full search on 40000 responses (%d answered)\n", ok);
+  tl_parsed_release(&fast);
+  tl_parsed_release(&full);
+  tl_buf_release(&b);
+  tl_se_strict_free(s);
+}
+
 /* ---- real data ------------------------------------------------------------------------------ */
 
 static int find_item(tl_se_item *items, int n, const char *id) {
@@ -607,6 +658,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table),      cmocka_unit_test(test_quoted_instruction),
       cmocka_unit_test(test_dispatch),   cmocka_unit_test(test_long),
+      cmocka_unit_test(test_skip_same),
   };
   const struct CMUnitTest shared[] = {
       cmocka_unit_test(test_real_items), cmocka_unit_test(test_vlm_313),

@@ -1024,13 +1024,93 @@ static int line_start(const char *s, size_t m0) {
 /* Every marker contains "answer" or "boxed" (any case): without either, the marker pattern
  * cannot match and the search is skipped (most short answers). */
 static int may_have_marker(const char *s, size_t n) {
-  for (size_t i = 0; i + 5 <= n; i++) {
-    char ch = (char)(s[i] | 32);
-    if (ch == 'a' && i + 6 <= n && ci_prefix(s + i, n - i, "answer")) return 1;
-    if (ch == 'b' && ci_prefix(s + i, n - i, "boxed")) return 1;
+  /* "answer" or "boxed", in any case, anywhere: found through their rarest letters ('w' of
+   * answer, 'x' of boxed, in either case) with memchr, which scans many bytes a step, and
+   * checked around each hit. Same result as testing every position. */
+  static const struct {
+    char key;
+    size_t at;     /* the key's index in the word */
+    const char *w;
+  } K[4] = {{'w', 3, "answer"}, {'W', 3, "answer"}, {'x', 2, "boxed"}, {'X', 2, "boxed"}};
+  for (int k = 0; k < 4; k++) {
+    const char *p = s, *end = s + n;
+    while (p < end && (p = memchr(p, K[k].key, (size_t)(end - p)))) {
+      size_t i = (size_t)(p - s);
+      if (i >= K[k].at && ci_prefix(s + i - K[k].at, n - (i - K[k].at), K[k].w)) return 1;
+      p++;
+    }
   }
   return 0;
 }
+
+/* 1 when s[0..n) is all ASCII (8 bytes a step). */
+static int all_ascii(const char *s, size_t n) {
+  uint64_t acc = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    acc |= w;
+  }
+  for (; i < n; i++) acc |= (unsigned char)s[i];
+  return (acc & 0x8080808080808080ULL) == 0;
+}
+
+/* The start of the first "answer" or "boxed" (any case) at or after `from` in s[0..n), n + 1
+ * when there is none: through each word's rarest letter, as may_have_marker. */
+static size_t next_marker_word(const char *s, size_t n, size_t from) {
+  static const struct {
+    char key;
+    size_t at;
+    const char *w;
+  } K[4] = {{'w', 3, "answer"}, {'W', 3, "answer"}, {'x', 2, "boxed"}, {'X', 2, "boxed"}};
+  size_t best = n + 1;
+  for (int k = 0; k < 4; k++) {
+    const char *end = s + (best <= n ? best + K[k].at : n); /* only hits before the best so far */
+    if (end > s + n) end = s + n;
+    if (from + K[k].at >= n) continue;
+    const char *p = s + from + K[k].at;
+    while (p < end && (p = memchr(p, K[k].key, (size_t)(end - p)))) {
+      size_t i = (size_t)(p - s) - K[k].at;
+      if (ci_prefix(s + i, n - i, K[k].w)) {
+        best = i;
+        break;
+      }
+      p++;
+    }
+  }
+  return best;
+}
+
+/* A character that may stand in a marker before its "answer" or "boxed": blanks, the letters
+ * of the|my|our|final|correct, '*', '_', '#' and the backslash of \boxed (MARKER_RX). */
+static int marker_prefix_char(char ch) {
+  switch (ch | 32) {
+  case 't': case 'h': case 'e': case 'm': case 'y': case 'o': case 'u': case 'r': case 'f':
+  case 'i': case 'n': case 'a': case 'l': case 'c':
+    return is_ascii_alnum(ch);
+  default:
+    return is_space(ch) || ch == '*' || ch == '_' || ch == '#' || ch == '\\';
+  }
+}
+
+/* Where the marker search of an ASCII text may start instead of `from`, with the same first
+ * match; n + 1 when no match is possible. Every match contains "answer" or "boxed" after its
+ * start, with only marker_prefix_char characters between its start and the first such word
+ * (whose 's', 'w', 'b', 'x', 'd' are not among them, so a match through a later word starts
+ * after this one): the leftmost match at or after `from` starts at or after the run of those
+ * characters that ends at the first word. In an ASCII text (no Unicode case folding, no
+ * Unicode blanks) that holds for the UTF + UCP caseless pattern as for ASCII. Skipping the
+ * text before the run is most of the search in a long answer. */
+static size_t marker_from(const char *s, size_t n, size_t from) {
+  size_t q = next_marker_word(s, n, from);
+  if (q > n) return n + 1;
+  while (q > from && marker_prefix_char(s[q - 1])) q--;
+  return q;
+}
+
+static int g_full_search; /* tl_se_strict_test_full_search */
+void tl_se_strict_test_full_search(int on) { g_full_search = on; }
 
 /* ---- the parser ------------------------------------------------------------------------------ */
 
@@ -1103,9 +1183,11 @@ tl_status tl_se_strict_parse(const tl_se_strict *S, const tl_se_item *item, cons
    * weaker rules below must not pick the option that the response just ruled out. */
   res best = {K_NONE, TL_PS_NO_ANSWER, 0, 0, 0}, neg = best;
   const char *best_rule = NULL, *neg_rule = NULL;
-  size_t from = may_have_marker(v, vl) ? 0 : vl + 1; /* no "answer"/"boxed": skip the regex */
+  const int ascii = !g_full_search && all_ascii(v, vl);
+  size_t from = ascii || may_have_marker(v, vl) ? 0 : vl + 1; /* no "answer"/"boxed": skip the regex */
   tl_rx_match m;
   while (from <= vl) {
+    if (ascii && (from = marker_from(v, vl, from)) > vl) break;
     int rc = tl_rx_search(S->marker, v, vl, from, &m);
     if (rc == TL_RX_LIMIT) { /* a status, never an error: the run goes on */
       finish(item, TL_PS_PARSE_LIMIT, "parse_limit", 0, out);

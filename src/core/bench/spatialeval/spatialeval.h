@@ -100,6 +100,9 @@ tl_status tl_se_parse(const tl_se_parser *p, const tl_se_item *item, const char 
 /* Per-mode entry points (used by tl_se_parse; exposed for tests). Each file owns its state. */
 typedef struct tl_se_strict tl_se_strict;
 tl_se_strict *tl_se_strict_new(tl_err *err);
+/* Tests only: 1 makes every later strict parse search its markers from every position, as
+ * before the skip over text that cannot hold one (se_strict.c, marker_from); 0 restores it. */
+void tl_se_strict_test_full_search(int on);
 void tl_se_strict_free(tl_se_strict *s);
 tl_status tl_se_strict_parse(const tl_se_strict *s, const tl_se_item *item, const char *response,
                              tl_parsed *out);
