@@ -226,6 +226,19 @@ char *tl_utf8_lower(const char *s, size_t n) {
   tl_buf_init(&b);
   size_t i = 0;
   while (i < n) {
+    /* a run of ASCII: lowered in place of the buffer, in one extension */
+    size_t a = i;
+    while (a < n && (unsigned char)s[a] < 0x80) a++;
+    if (a > i) {
+      size_t at = b.len;
+      if (tl_buf_extend(&b, a - i) != TL_OK) { tl_buf_release(&b); return NULL; }
+      for (size_t j = i; j < a; j++) {
+        char c = s[j];
+        b.data[at++] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+      }
+      i = a;
+      if (i >= n) break;
+    }
     uint32_t cp;
     size_t k = tl_utf8_decode(s + i, n - i, &cp);
     tl_status st;

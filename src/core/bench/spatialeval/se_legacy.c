@@ -484,17 +484,21 @@ static xres spatialmap(xctx *x, int qid, const char *model_lower) {
       size_t gn = m.end[1] - m.start[1];
       tl_buf a;
       tl_buf_init(&a);
+      if (tl_buf_extend(&a, gn)) { /* room for the group; its bytes are copied next */
+        tl_buf_release(&a);
+        return fail(x, TL_ENOMEM);
+      }
+      size_t k = 0;
       for (size_t i = 0; i < gn; i++) { /* .replace('**', '') */
         if (g[i] == '*' && i + 1 < gn && g[i + 1] == '*') {
           i++;
           continue;
         }
-        if (tl_buf_append(&a, g + i, 1)) {
-          tl_buf_release(&a);
-          return fail(x, TL_ENOMEM);
-        }
+        a.data[k++] = g[i];
       }
-      size_t k = 0; /* .replace('.', '') in place */
+      a.len = k;
+      a.data[k] = 0;
+      k = 0; /* .replace('.', '') in place */
       for (size_t i = 0; i < a.len; i++)
         if (a.data[i] != '.') a.data[k++] = a.data[i];
       a.len = k;
