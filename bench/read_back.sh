@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reading an item table back: tools/tally_h5.read_table (vectorized decoding of the parallel
-# writer's string columns) against the per-row decoding it replaced, on the SpatialEval scaling
+# writer's string columns: fixed-length short strings and bytes + offsets texts) against a
+# decoding of every value on its own (one bytes.decode per row), on the SpatialEval scaling
 # job (bench/run_scaling.sh's data: K x 1,500 units, every unit a real model answer) written by
 # `tally run` on 2 ranks (the parallel writer's layout). Prints the write phase tally logs, each
 # reader's median of 3 reads, and the ratios; both readers must give identical tables.
@@ -37,6 +38,8 @@ def per_row(path, table):  # the decoding tally_h5 used before: one bytes.decode
                 out = np.empty(len(offs), dtype=object)
                 for k, (s, e) in enumerate(zip(offs.tolist(), ends)): out[k] = blob[s:e].decode("utf-8")
                 cols[base] = out
+            elif g[name].dtype.kind == "S":  # a fixed-length short-string column, decoded per row
+                cols[name] = np.array([v.decode("utf-8") for v in g[name][()]], dtype=object)
             else:
                 cols[name] = g[name][()]
         return cols
