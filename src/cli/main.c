@@ -39,14 +39,18 @@ static int launched(void) {
 /* A plain `tally ...` is a one-rank (singleton) MPI run. Open MPI's defaults cost ~0.3 s there:
  * a singleton asks for a runtime daemon and initialises the UCX transport for peers it will never
  * have. With no launcher, these defaults (Open MPI's MCA variables) are set unless the user set
- * them: an isolated singleton (no daemon), the ob1 messaging layer over the `self` transport.
- * Under mpirun or srun nothing is changed. */
+ * them: an isolated singleton (no daemon), the ob1 messaging layer over the `self` transport,
+ * and no I/O-device discovery in hwloc. Under mpirun or srun nothing is changed. */
 static void singleton_defaults(void) {
   if (launched()) return;
   setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
   setenv("OMPI_MCA_pml", "ob1", 0);
   setenv("OMPI_MCA_btl", "self", 0);
   setenv("OMPI_MCA_mtl", "^ofi", 0);
+  /* Open MPI's hwloc reads every PCI device's config space and loads its OpenCL and GL plugins
+   * to place network devices a singleton never uses: about 10 ms of a 60 ms `tally correlate`
+   * on a 100-row table (farm-bench, this project's machine). tally itself does not use hwloc. */
+  setenv("HWLOC_COMPONENTS", "-linuxio,-pci,-opencl,-gl", 0);
 }
 
 int tl_cli_with_mpi(int *argc, char ***argv, const char *what, int (*fn)(void *ctx, MPI_Comm comm),
