@@ -48,6 +48,10 @@ typedef struct {
  * a cast of an out-of-range double is undefined behaviour). Use hi <= 2^53 for exactness. */
 int tl_json_is_int(const cJSON *v, double lo, double hi);
 
+/* Sorts the keys of every object in j, recursively (byte order): the canonical form tally
+ * hashes (reply cache keys, the journal's job identity). Keys are unique (tl_json_check). */
+void tl_json_sort_keys(cJSON *j);
+
 /* What cJSON parses without complaint but tally refuses (tl_json_check). */
 typedef enum {
   TL_JSON_DUP_KEY = 1,   /* a key that appeared before in the same object */

@@ -114,7 +114,7 @@ static void union_into(cJSON *list, const cJSON *v) {
 /* One input as read on rank 0. */
 typedef struct {
   char *job, *job_dir, *files, *jdir;
-  char hash[17];
+  char hash[TL_JOB_HASH_LEN];
   cJSON *root;
 } input;
 
@@ -128,7 +128,7 @@ static void input_release(input *in) {
 
 /* Rank 0: every check, and the merged job written to job_path. Returns an exit code; on 0,
  * *jobdir_out is the inputs' job folder and hashes[i] each input's job hash. */
-static int prepare(const merge_args *a, const char *job_path, char **jobdir_out, char (*hashes)[17]) {
+static int prepare(const merge_args *a, const char *job_path, char **jobdir_out, char (*hashes)[TL_JOB_HASH_LEN]) {
   int rc = TL_EXIT_USAGE;
   tl_err err = {{0}};
   input *in = calloc((size_t)a->n, sizeof *in);
@@ -180,7 +180,7 @@ static int prepare(const merge_args *a, const char *job_path, char **jobdir_out,
       goto done;
     }
     tl_journal_job_hash(in[i].job, in[i].hash);
-    memcpy(hashes[i], in[i].hash, 17);
+    memcpy(hashes[i], in[i].hash, TL_JOB_HASH_LEN);
     if (!(in[i].root = cJSON_Parse(in[i].job)) || !cJSON_IsObject(in[i].root)) {
       fprintf(stderr, "tally merge: '%s': its job attribute is not a JSON object\n", a->inputs[i]);
       goto done;
@@ -355,7 +355,7 @@ static int merge_mpi(void *ctx, MPI_Comm comm) {
   tl_buf jp;
   tl_buf_init(&jp);
   tl_buf_printf(&jp, "%s.merge-job.json", a->out);
-  char (*hashes)[17] = calloc((size_t)a->n, sizeof *hashes);
+  char (*hashes)[TL_JOB_HASH_LEN] = calloc((size_t)a->n, sizeof *hashes);
   char *jobdir = NULL;
   int rc = jp.data && hashes ? TL_EXIT_OK : TL_EXIT_FAIL;
   if (rank == 0 && !rc) rc = prepare(a, jp.data, &jobdir, hashes);
@@ -365,7 +365,7 @@ static int merge_mpi(void *ctx, MPI_Comm comm) {
     MPI_Bcast(&dl, 1, MPI_INT64_T, 0, comm);
     if (rank != 0) jobdir = calloc((size_t)dl + 1, 1);
     MPI_Bcast(jobdir, (int)dl, MPI_CHAR, 0, comm);
-    MPI_Bcast(hashes, 17 * a->n, MPI_CHAR, 0, comm);
+    MPI_Bcast(hashes, TL_JOB_HASH_LEN * a->n, MPI_CHAR, 0, comm);
   }
   tl_merge_input *mi = rc ? NULL : calloc((size_t)a->n, sizeof *mi);
   char **jdirs = rc ? NULL : calloc((size_t)a->n, sizeof *jdirs);

@@ -26,6 +26,7 @@
 #include <openssl/evp.h>
 
 #include "openai.h"
+#include "tally/jsonl.h"
 #include "tally/str.h"
 
 /* ---- small helpers ---- */
@@ -326,31 +327,6 @@ static void add_all(cJSON *dst, const cJSON *src) {
   for (const cJSON *c = src ? src->child : NULL; c; c = c->next) cJSON_AddItemToObject(dst, c->string, cJSON_Duplicate(c, 1));
 }
 
-static int cmp_items(const void *a, const void *b) {
-  return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
-}
-/* Sorts the keys of every object in j, recursively (the canonical form the cache hashes). */
-static void sort_keys(cJSON *j) {
-  if (!j) return;
-  int n = 0;
-  for (cJSON *c = j->child; c; c = c->next) {
-    sort_keys(c);
-    n++;
-  }
-  if (!cJSON_IsObject(j) || n < 2) return;
-  cJSON **v = malloc((size_t)n * sizeof *v);
-  if (!v) return;
-  int i = 0;
-  for (cJSON *c = j->child; c; c = c->next) v[i++] = c;
-  qsort(v, (size_t)n, sizeof *v, cmp_items);
-  for (i = 0; i < n; i++) {
-    v[i]->prev = i ? v[i - 1] : v[n - 1]; /* cJSON: the first item's prev is the last */
-    v[i]->next = i + 1 < n ? v[i + 1] : NULL;
-  }
-  j->child = v[0];
-  free(v);
-}
-
 /* Percent-encodes what a header value may not hold. */
 static void hdr_put(tl_buf *b, const char *s) {
   for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
@@ -425,7 +401,7 @@ static int build_body(tl_openai *o, const tl_eng_request *rq, req *q, char *why,
   if (c->logprobs >= 0) cJSON_AddBoolToObject(body, "logprobs", c->logprobs);
   if (c->top_logprobs >= 0) cJSON_AddNumberToObject(body, "top_logprobs", c->top_logprobs);
   add_all(body, o->extra);
-  sort_keys(body);
+  tl_json_sort_keys(body);
   q->body = cJSON_PrintUnformatted(body);
   cJSON_Delete(body);
   if (!q->body) goto oom;
@@ -1002,7 +978,7 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
   }
   if (c->extra_json) {
     o->extra = cJSON_Parse(c->extra_json);
-    sort_keys(o->extra);
+    tl_json_sort_keys(o->extra);
   }
   if (op->cache_dir) o->cache_dir = tl_strdup(op->cache_dir);
   if (c->api_key_env) {

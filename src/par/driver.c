@@ -1999,7 +1999,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   uint8_t *done = NULL;
   uint64_t *pending = NULL;
   char *jdir = tl_journal_dir(output);
-  char jhash[17];
+  char jhash[TL_JOB_HASH_LEN];
   tl_journal_job_hash(job->json, jhash);
   tl_journal jn;
   memset(&jn, 0, sizeof jn);

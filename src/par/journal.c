@@ -30,10 +30,41 @@ char *tl_journal_dir(const char *output) {
   return tl_buf_detach(&b);
 }
 
-void tl_journal_job_hash(const char *job_json, char out[17]) {
+static uint64_t fnv_text(const char *s) {
   uint64_t h = 1469598103934665603ull;
-  for (const char *c = job_json; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
-  snprintf(out, 17, "%016llx", (unsigned long long)h);
+  for (const char *c = s; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  return h;
+}
+
+/* The engine settings that say where and how a server is reached (job.c's load_http). */
+static const char *const TRANSPORT[] = {"url", "urls", "port_base", "api_key_env", "concurrency",
+                                        "timeouts", "retries", "health", NULL};
+
+static void drop_transport(cJSON *eng) {
+  if (!cJSON_IsObject(eng)) return;
+  for (int k = 0; TRANSPORT[k]; k++) cJSON_DeleteItemFromObjectCaseSensitive(eng, TRANSPORT[k]);
+}
+
+void tl_journal_job_hash(const char *job_json, char out[TL_JOB_HASH_LEN]) {
+  const uint64_t raw = fnv_text(job_json);
+  uint64_t canon = raw;
+  cJSON *j = cJSON_Parse(job_json);
+  if (cJSON_IsObject(j)) {
+    drop_transport(cJSON_GetObjectItemCaseSensitive(j, "engine")); /* the older single engine */
+    cJSON *engs = cJSON_GetObjectItemCaseSensitive(j, "engines");
+    for (cJSON *e = cJSON_IsObject(engs) ? engs->child : NULL; e; e = e->next) drop_transport(e);
+    tl_json_sort_keys(j);
+    char *s = cJSON_PrintUnformatted(j);
+    if (s) canon = fnv_text(s);
+    free(s);
+  }
+  cJSON_Delete(j);
+  snprintf(out, TL_JOB_HASH_LEN, "%016llx/%016llx", (unsigned long long)canon, (unsigned long long)raw);
+}
+
+/* 1 when a journal header's job hash h names the job of `job_hash` (tl_journal_job_hash). */
+static int same_job(const char *h, const char *job_hash) {
+  return strlen(h) == 16 && (strncmp(h, job_hash, 16) == 0 || strncmp(h, job_hash + 17, 16) == 0);
 }
 
 char *tl_journal_path(const char *dir, const char *attempt, int rank) {
@@ -53,7 +84,7 @@ tl_status tl_journal_open(tl_journal *j, const char *dir, const char *attempt, i
   if (!j->path) return tl_err_set(err, TL_ENOMEM, "out of memory");
   j->fp = fopen(j->path, "a");
   if (!j->fp) return tl_err_set(err, TL_EIO, "cannot create journal '%s': %s", j->path, strerror(errno));
-  int hn = fprintf(j->fp, "{\"tally_journal\": 1, \"job\": \"%s\", \"rank\": %d, \"attempt\": \"%s\"}\n",
+  int hn = fprintf(j->fp, "{\"tally_journal\": 1, \"job\": \"%.16s\", \"rank\": %d, \"attempt\": \"%s\"}\n",
                    job_hash, rank, attempt);
   j->pos = hn > 0 ? (uint64_t)hn : 0;
   j->unsynced = 1;
@@ -270,10 +301,12 @@ tl_status tl_journal_read_file(const char *path, const char *dir, int file, cons
       const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "job");
       if (!cJSON_GetObjectItemCaseSensitive(o, "tally_journal") || !cJSON_IsString(h)) {
         st = tl_err_set(err, TL_EJOB, "%s: not a tally journal", r.path);
-      } else if (strcmp(h->valuestring, job_hash) != 0) {
+      } else if (!same_job(h->valuestring, job_hash)) {
         st = tl_err_set(err, TL_EJOB,
-                        "%s belongs to another job (the job file changed since it was written); "
-                        "remove '%s' to start over", r.path, dir);
+                        "%s belongs to another job (the job changed since it was written: its "
+                        "benchmarks, models, seeds, parsers or what the engines are asked; an engine's "
+                        "url, timeouts, concurrency, retries or health wait may change, as may the "
+                        "file's layout); remove '%s' to start over", r.path, dir);
       }
       cJSON_Delete(o);
       continue;

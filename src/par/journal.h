@@ -41,8 +41,15 @@ typedef struct {
 
 /* "<output>.journal" (malloc'd). */
 char *tl_journal_dir(const char *output);
-/* FNV-1a 64 of the job JSON as 16 hex digits into out[17]. */
-void tl_journal_job_hash(const char *job_json, char out[17]);
+/* The job's identity in journals, "CANON/RAW" (TL_JOB_HASH_LEN - 1 characters). CANON, the one
+ * a journal's header names, is FNV-1a 64 (16 hex digits) of the job JSON with every object's
+ * keys sorted and the engines' transport settings left out (url, urls, port_base, api_key_env,
+ * concurrency, timeouts, retries, health: where and how a server is reached, not what it is
+ * asked), so moving a server, raising a timeout or reformatting the job file keeps the journal.
+ * RAW is the same hash of the job text as it is, which journals written before CANON carry:
+ * they are still read. A job text that is not JSON has CANON = RAW. */
+#define TL_JOB_HASH_LEN 34
+void tl_journal_job_hash(const char *job_json, char out[TL_JOB_HASH_LEN]);
 
 /* The file of `rank` in attempt `attempt`: "<dir>/<attempt>-r<rank, 5 digits>.jsonl" (malloc'd). */
 char *tl_journal_path(const char *dir, const char *attempt, int rank);

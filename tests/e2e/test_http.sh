@@ -162,10 +162,13 @@ for i in range(len(n)):
     if n[i] > ne[i]: assert abs(a[i] - c[i] / (n[i] - ne[i])) < 1e-15
 print("permanent failures: 9 units engine_error, left out of accuracies")
 PY
-# --resume of the kept journal asks exactly the failed units again (the server now answers them)
-# (the same port: the job file, and with it the journal's job hash, stays as it was)
+# --resume of the kept journal asks exactly the failed units again (the server now answers them),
+# though the server came back on another port and the job's url, retries and timeouts changed
+# with it: the journal's job hash leaves out where and how the server is reached
 stop_server p
-start_server q --replies "$WORK/replies.jsonl" --port "$PORT_p"
+start_server q --replies "$WORK/replies.jsonl"
+sed -i "s|127.0.0.1:$PORT_p/|127.0.0.1:$PORT_q/|; s/\"max\": 2,/\"max\": 10,/; s/\"request_s\": 1}/\"request_s\": 2}/" "$WORK/p1.json"
+grep -q "127.0.0.1:$PORT_q/" "$WORK/p1.json" && grep -q '"request_s": 2}' "$WORK/p1.json" || fail "the job was not edited"
 rm -f "$WORK/p1.h5"
 "$TALLY_BIN" run "$WORK/p1.json" --resume --quiet > /dev/null 2> "$WORK/p2.err" || { cat "$WORK/p2.err"; fail "resume after engine errors failed"; }
 stop_server q

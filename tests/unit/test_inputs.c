@@ -849,13 +849,85 @@ static tl_status collect_rec(void *ctx, const tl_journal_rec *rec) {
 
 static int str_eq(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
+/* The journal's job identity: the same across where and how servers are reached, key order and
+ * layout; another for anything that changes what is asked or scored; a journal that names the
+ * job's hash of its text as it is (the form before) is read, another job's is refused. */
+static void test_journal_job_hash(void **state) {
+  (void)state;
+  static const char *const SAME[] = {
+      "{\"name\":\"j\",\"engines\":{\"model\":{\"type\":\"openai\",\"url\":\"http://a:8000/v1\",\"model\":\"m\","
+      "\"sampling\":{\"temperature\":0.7},\"timeouts\":{\"request_s\":60}}},\"benchmarks\":[{\"benchmark\":\"x\",\"seeds\":[1,2]}]}",
+      /* another server, timeouts, concurrency, retries, health wait and key variable */
+      "{\"name\":\"j\",\"engines\":{\"model\":{\"type\":\"openai\",\"urls\":[\"http://b:9/v1\"],\"model\":\"m\","
+      "\"sampling\":{\"temperature\":0.7},\"timeouts\":{\"request_s\":900},\"concurrency\":{\"max\":8},"
+      "\"retries\":{\"max\":2},\"health\":{\"wait_s\":5},\"api_key_env\":\"K\",\"port_base\":9000}},"
+      "\"benchmarks\":[{\"benchmark\":\"x\",\"seeds\":[1,2]}]}",
+      /* keys in another order, other blanks */
+      "{ \"benchmarks\": [ {\"seeds\": [1, 2], \"benchmark\": \"x\"} ],\n  \"engines\": {\"model\": {\"model\": \"m\", "
+      "\"type\": \"openai\", \"sampling\": {\"temperature\": 0.7}, \"url\": \"http://a:8000/v1\"}}, \"name\": \"j\" }",
+  };
+  static const char *const OTHER[] = {
+      /* another model, another temperature, other seeds, the url inside the benchmark (not an engine's) */
+      "{\"name\":\"j\",\"engines\":{\"model\":{\"type\":\"openai\",\"url\":\"http://a:8000/v1\",\"model\":\"m2\","
+      "\"sampling\":{\"temperature\":0.7}}},\"benchmarks\":[{\"benchmark\":\"x\",\"seeds\":[1,2]}]}",
+      "{\"name\":\"j\",\"engines\":{\"model\":{\"type\":\"openai\",\"url\":\"http://a:8000/v1\",\"model\":\"m\","
+      "\"sampling\":{\"temperature\":0.8}}},\"benchmarks\":[{\"benchmark\":\"x\",\"seeds\":[1,2]}]}",
+      "{\"name\":\"j\",\"engines\":{\"model\":{\"type\":\"openai\",\"url\":\"http://a:8000/v1\",\"model\":\"m\","
+      "\"sampling\":{\"temperature\":0.7}}},\"benchmarks\":[{\"benchmark\":\"x\",\"seeds\":[2,1]}]}",
+      "{\"name\":\"j\",\"engines\":{\"model\":{\"type\":\"openai\",\"model\":\"m\","
+      "\"sampling\":{\"temperature\":0.7}}},\"benchmarks\":[{\"benchmark\":\"x\",\"seeds\":[1,2],\"url\":\"u\"}]}",
+  };
+  char h0[TL_JOB_HASH_LEN], h[TL_JOB_HASH_LEN];
+  tl_journal_job_hash(SAME[0], h0);
+  assert_int_equal(strlen(h0), TL_JOB_HASH_LEN - 1);
+  assert_int_equal(h0[16], '/');
+  for (size_t i = 1; i < sizeof SAME / sizeof SAME[0]; i++) {
+    tl_journal_job_hash(SAME[i], h);
+    assert_memory_equal(h, h0, 16);
+    assert_memory_not_equal(h + 17, h0 + 17, 16); /* the texts differ */
+  }
+  for (size_t i = 0; i < sizeof OTHER / sizeof OTHER[0]; i++) {
+    tl_journal_job_hash(OTHER[i], h);
+    if (!memcmp(h, h0, 16)) fail_msg("OTHER[%zu] has the job hash of SAME[0]", i);
+  }
+  tl_journal_job_hash("not json {", h); /* no JSON: both halves hash the text */
+  assert_memory_equal(h, h + 17, 16);
+
+  /* journals: written with this hash, with the text's (before), with another job's */
+  char dir[] = "/tmp/tally-jhash-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char jdir[64];
+  snprintf(jdir, sizeof jdir, "%s/o.journal", dir);
+  tl_err err;
+  tl_journal j;
+  assert_int_equal(tl_journal_open(&j, jdir, "a1", 0, h0, &err), TL_OK);
+  tl_journal_close(&j);
+  jrecs got;
+  memset(&got, 0, sizeof got);
+  long nf, nrec, nskip;
+  tl_journal_job_hash(SAME[1], h); /* the job after a server moved */
+  assert_int_equal(tl_journal_read_all(jdir, h, collect_rec, &got, &nf, &nrec, &nskip, &err), TL_OK);
+  assert_int_equal(nf, 1);
+  char old[TL_JOB_HASH_LEN];
+  memcpy(old, h0 + 17, 17); /* a header naming the raw hash, as earlier versions wrote it */
+  assert_int_equal(tl_journal_open(&j, jdir, "a2", 0, old, &err), TL_OK);
+  tl_journal_close(&j);
+  assert_int_equal(tl_journal_read_all(jdir, h0, collect_rec, &got, &nf, &nrec, &nskip, &err), TL_OK);
+  assert_int_equal(nf, 2);
+  tl_journal_job_hash(OTHER[0], h);
+  assert_int_equal(tl_journal_read_all(jdir, h, collect_rec, &got, &nf, &nrec, &nskip, &err), TL_EJOB);
+  assert_non_null(strstr(err.msg, "belongs to another job"));
+  assert_int_equal(tl_journal_remove(jdir, &err), TL_OK);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_journal_keys(void **state) {
   (void)state;
   char dir[] = "/tmp/tally-journal-XXXXXX";
   assert_non_null(mkdtemp(dir));
   char jdir[64];
   snprintf(jdir, sizeof jdir, "%s/out.journal", dir);
-  char hash[17];
+  char hash[TL_JOB_HASH_LEN];
   tl_journal_job_hash("{\"job\":1}", hash);
   /* what tl_journal_add writes, then lines written by hand */
   static const struct {
@@ -1093,7 +1165,8 @@ int main(void) {
       cmocka_unit_test(test_replay),       cmocka_unit_test(test_replay_keys),
       cmocka_unit_test(test_replay_line_positions), cmocka_unit_test(test_replay_file_changed),
       cmocka_unit_test(test_replay_key_fn), cmocka_unit_test(test_replay_key_hash),
-      cmocka_unit_test(test_journal_keys), cmocka_unit_test(test_job_validation),
+      cmocka_unit_test(test_journal_keys), cmocka_unit_test(test_journal_job_hash),
+      cmocka_unit_test(test_job_validation),
       cmocka_unit_test(test_utf8),         cmocka_unit_test(test_paths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

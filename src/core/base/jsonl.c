@@ -14,6 +14,31 @@ int tl_json_is_int(const cJSON *v, double lo, double hi) {
   return d >= lo && d <= hi && d == floor(d);
 }
 
+static int cmp_keys(const void *a, const void *b) {
+  return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
+}
+
+void tl_json_sort_keys(cJSON *j) {
+  if (!j) return;
+  int n = 0;
+  for (cJSON *c = j->child; c; c = c->next) {
+    tl_json_sort_keys(c);
+    n++;
+  }
+  if (!cJSON_IsObject(j) || n < 2) return;
+  cJSON **v = malloc((size_t)n * sizeof *v);
+  if (!v) return;
+  int i = 0;
+  for (cJSON *c = j->child; c; c = c->next) v[i++] = c;
+  qsort(v, (size_t)n, sizeof *v, cmp_keys);
+  for (i = 0; i < n; i++) {
+    v[i]->prev = i ? v[i - 1] : v[n - 1]; /* cJSON: the first item's prev is the last */
+    v[i]->next = i + 1 < n ? v[i + 1] : NULL;
+  }
+  j->child = v[0];
+  free(v);
+}
+
 tl_status tl_jsonl_open(tl_jsonl *r, const char *path, size_t max_line, tl_err *err) {
   memset(r, 0, sizeof *r);
   tl_buf_init(&r->line);
