@@ -729,7 +729,7 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   r->failed += row->text[0] == NULL;
   tl_unit u = tl_rb_unit(rb, g - rb->base);
   rb->vt->acc_add(rb->b, rb->cfgs, rb->ncfgs, &u, row, r->acc[b]);
-  /* the unit's share of the item table's string bytes, for its owner */
+  /* the unit's share of the item table's string bytes and longest values, for its owner */
   if (r->rowtab[b]) tl_table_clear(r->rowtab[b]);
   tl_table *t = items_table(r, b, &u, row, 1, r->rowtab[b]); /* the module's columns and the evidence */
   if (!t) return TL_ENOMEM;
