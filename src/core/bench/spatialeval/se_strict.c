@@ -1021,28 +1021,6 @@ static int line_start(const char *s, size_t m0) {
   return m0 == 0 || s[m0 - 1] == '\n';
 }
 
-/* Every marker contains "answer" or "boxed" (any case): without either, the marker pattern
- * cannot match and the search is skipped (most short answers). */
-static int may_have_marker(const char *s, size_t n) {
-  /* "answer" or "boxed", in any case, anywhere: found through their rarest letters ('w' of
-   * answer, 'x' of boxed, in either case) with memchr, which scans many bytes a step, and
-   * checked around each hit. Same result as testing every position. */
-  static const struct {
-    char key;
-    size_t at;     /* the key's index in the word */
-    const char *w;
-  } K[4] = {{'w', 3, "answer"}, {'W', 3, "answer"}, {'x', 2, "boxed"}, {'X', 2, "boxed"}};
-  for (int k = 0; k < 4; k++) {
-    const char *p = s, *end = s + n;
-    while (p < end && (p = memchr(p, K[k].key, (size_t)(end - p)))) {
-      size_t i = (size_t)(p - s);
-      if (i >= K[k].at && ci_prefix(s + i - K[k].at, n - (i - K[k].at), K[k].w)) return 1;
-      p++;
-    }
-  }
-  return 0;
-}
-
 /* 1 when s[0..n) is all ASCII (8 bytes a step). */
 static int all_ascii(const char *s, size_t n) {
   uint64_t acc = 0;
@@ -1057,7 +1035,9 @@ static int all_ascii(const char *s, size_t n) {
 }
 
 /* The start of the first "answer" or "boxed" (any case) at or after `from` in s[0..n), n + 1
- * when there is none: through each word's rarest letter, as may_have_marker. */
+ * when there is none: found through each word's rarest letter ('w' of answer, 'x' of boxed,
+ * in either case) with memchr, which scans many bytes a step, and checked around each hit;
+ * the same as testing every position. */
 static size_t next_marker_word(const char *s, size_t n, size_t from) {
   static const struct {
     char key;
@@ -1081,6 +1061,10 @@ static size_t next_marker_word(const char *s, size_t n, size_t from) {
   }
   return best;
 }
+
+/* Every marker contains "answer" or "boxed" (any case): without either, the marker pattern
+ * cannot match and the search is skipped (most short answers). */
+static int may_have_marker(const char *s, size_t n) { return next_marker_word(s, n, 0) <= n; }
 
 /* A character that may stand in a marker before its "answer" or "boxed": blanks, the letters
  * of the|my|our|final|correct, '*', '_', '#' and the backslash of \boxed (MARKER_RX). */
