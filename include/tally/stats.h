@@ -13,6 +13,12 @@
 #include "tally/err.h"
 
 /* ---- distributions ---- */
+/* The mean of v[0..k) (k >= 1) and, in *ss, the sum of squared deviations from it: two passes
+ * in index order, so a table that sums its seeds in seed order gets the same bits on any rank
+ * count. The across-seed tables take std = sqrt(ss / (k - 1)) (ddof 1), or sqrt(ss / k), and
+ * se = std / sqrt(k) from it. */
+double tl_mean_ss(const double *v, size_t k, double *ss);
+
 double tl_norm_cdf(double z);            /* Phi(z) */
 double tl_norm_sf(double z);             /* 1 - Phi(z), accurate in the tail */
 double tl_norm_ppf(double p);            /* Phi^-1(p), p in (0,1); +-inf at 0/1 */

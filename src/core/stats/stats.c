@@ -772,3 +772,12 @@ double tl_kripp_alpha_votes(const int *votes, size_t n_items, size_t n_coders, t
   free(lv);
   return alpha;
 }
+
+double tl_mean_ss(const double *v, size_t k, double *ss) {
+  double sum = 0, s = 0;
+  for (size_t i = 0; i < k; i++) sum += v[i];
+  const double mean = sum / (double)k;
+  for (size_t i = 0; i < k; i++) s += (v[i] - mean) * (v[i] - mean);
+  *ss = s;
+  return mean;
+}

@@ -1159,7 +1159,8 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   /* per mode, cfg, policy, group */
   size_t ng = (size_t)b->nmodes * ncfgs * 2 * NGROUPS;
   double *gs = malloc((ng ? ng : 1) * sizeof *gs);
-  tl_status st = (!t || !ex || !fa || !gs) ? TL_ENOMEM : TL_OK;
+  double *sv = malloc((ncfgs ? ncfgs : 1) * sizeof *sv); /* one group's values over a model's seeds */
+  tl_status st = (!t || !ex || !fa || !gs || !sv) ? TL_ENOMEM : TL_OK;
   for (int i = 0; !st && i < T__N; i++)
     if (!(t[i] = tl_table_new(PATHS[i]))) st = TL_ENOMEM;
   if (!st && (tl_table_add_cols(t[T_DLG], DLG_COLS, 10) || tl_table_add_cols(t[T_OVERALL], GRP_COLS, GC__N) ||
@@ -1237,24 +1238,17 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
       while (c1 < ncfgs && !strcmp(cfgs[c1].model, cfgs[c0].model) && cfgs[c1].variant == cfgs[c0].variant) c1++;
       for (int pol = 0; pol < 2 && !st; pol++)
         for (int g = 0; g < NGROUPS && !st; g++) {
-          double s = 0, s2 = 0;
           int64_t m = 0;
           bool present = false;
           for (size_t i = 0; i < n; i++) present |= task_in_group(b->d[i].task, g);
           if (!present) continue;
           for (size_t c = c0; c < c1; c++) {
             double v = gs[(((size_t)k * ncfgs + c) * 2 + pol) * NGROUPS + g];
-            if (!isnan(v)) {
-              s += v;
-              m++;
-            }
+            if (!isnan(v)) sv[m++] = v;
           }
-          double mean = m ? s / m : NAN;
-          for (size_t c = c0; c < c1; c++) {
-            double v = gs[(((size_t)k * ncfgs + c) * 2 + pol) * NGROUPS + g];
-            if (!isnan(v)) s2 += (v - mean) * (v - mean);
-          }
-          double sd = m > 1 ? sqrt(s2 / (double)(m - 1)) : NAN;
+          double s2 = 0;
+          const double mean = m ? tl_mean_ss(sv, (size_t)m, &s2) : NAN;
+          const double sd = m > 1 ? sqrt(s2 / (double)(m - 1)) : NAN;
           tl_table *tt = t[T_SEEDS];
           size_t r = tl_table_add_row(tt);
           if (r == (size_t)-1 || tl_table_set_str(tt, r, 0, tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k])) ||
@@ -1329,6 +1323,7 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   free(ex);
   free(fa);
   free(gs);
+  free(sv);
   if (st) {
     for (int i = 0; t && i < T__N; i++) tl_table_free(t[i]);
     free(t);

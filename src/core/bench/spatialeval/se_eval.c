@@ -7,6 +7,7 @@
 #include "tally/jsonl.h"
 #include "se_eval.h"
 #include "tally/str.h"
+#include "tally/stats.h"
 
 /* ---- item set ---- */
 
@@ -322,14 +323,12 @@ tl_status tl_se_metric_tables(const int64_t *c, const tl_cfg *cfgs, size_t ncfgs
           tc += g[1];
         }
         if (!k) continue;
-        double sum = 0, mn_ = acc[0], mx = acc[0];
+        double mn_ = acc[0], mx = acc[0], ss;
         for (int i = 0; i < k; i++) {
-          sum += acc[i];
           if (acc[i] < mn_) mn_ = acc[i];
           if (acc[i] > mx) mx = acc[i];
         }
-        double mean = sum / k, ss = 0;
-        for (int i = 0; i < k; i++) ss += (acc[i] - mean) * (acc[i] - mean);
+        const double mean = tl_mean_ss(acc, (size_t)k, &ss);
         size_t row = tl_table_add_row(a);
         if (row == (size_t)-1) goto oom;
         if (tl_table_set_str(a, row, 0, cfgs[b0].model) ||

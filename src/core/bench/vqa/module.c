@@ -1200,10 +1200,8 @@ static tl_status across_seeds(const tl_bench *b, const tl_table *acc, tl_table *
               !isnan(acc->cols[MCOL[m]].v.f[q]))
             v[k++] = acc->cols[MCOL[m]].v.f[q];
         if (!k) continue;
-        double sum = 0, ss = 0;
-        for (int i = 0; i < k; i++) sum += v[i];
-        const double mean = sum / k;
-        for (int i = 0; i < k; i++) ss += (v[i] - mean) * (v[i] - mean);
+        double ss;
+        const double mean = tl_mean_ss(v, (size_t)k, &ss);
         const double sd = k > 1 ? sqrt(ss / (k - 1)) : NAN;
         size_t r = tl_table_add_row(t);
         if (r == (size_t)-1 || tl_table_set_str(t, r, 0, acc->cols[AC_MODEL].v.s[r0]) ||
