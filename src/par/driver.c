@@ -699,8 +699,10 @@ static char *spill_path(const char *dir, int q) {
 }
 
 /* A spilled row: uint32 byte count of what follows, then each cell in column order: a string as
- * uint32 length, its bytes and a NUL; an int64 or a double as its 8 bytes. */
-static tl_status spill_row(const tl_table *t, size_t row, tl_buf *out) {
+ * uint32 length, its bytes and a NUL; an int64 or a double as its 8 bytes. Each string cell's
+ * length is added to sb[2k] and raised into sb[2k + 1] (k: its index among the string columns;
+ * write_rows' str_stats). */
+static tl_status spill_row(const tl_table *t, size_t row, tl_buf *out, uint64_t *sb) {
   tl_buf_reset(out);
   uint32_t len = 0;
   tl_status st = tl_buf_append(out, (const char *)&len, 4);
@@ -708,7 +710,11 @@ static tl_status spill_row(const tl_table *t, size_t row, tl_buf *out) {
     const tl_col *col = &t->cols[c];
     if (tl_col_is_str(col->type)) {
       const char *v = col->v.s[row];
-      uint32_t n = (uint32_t)strlen(v);
+      const size_t vl = strlen(v);
+      sb[0] += vl;
+      if (vl > sb[1]) sb[1] = vl;
+      sb += 2;
+      uint32_t n = (uint32_t)vl;
       st = tl_buf_append(out, (const char *)&n, 4);
       if (!st) st = tl_buf_append(out, v, (size_t)n + 1);
     } else {
@@ -729,23 +735,15 @@ static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   r->failed += row->text[0] == NULL;
   tl_unit u = tl_rb_unit(rb, g - rb->base);
   rb->vt->acc_add(rb->b, rb->cfgs, rb->ncfgs, &u, row, r->acc[b]);
-  /* the unit's share of the item table's string bytes and longest values, for its owner */
   if (r->rowtab[b]) tl_table_clear(r->rowtab[b]);
   tl_table *t = items_table(r, b, &u, row, 1, r->rowtab[b]); /* the module's columns and the evidence */
   if (!t) return TL_ENOMEM;
   r->rowtab[b] = t;
-  uint64_t *sb = r->strb[b] + (size_t)owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->nstr[b] * 2;
-  for (int c = 0; c < t->ncols; c++)
-    if (tl_col_is_str(t->cols[c].type)) {
-      uint64_t len = strlen(t->cols[c].v.s[0]);
-      sb[0] += len;
-      if (len > sb[1]) sb[1] = len;
-      sb += 2;
-    }
   uint64_t spilled = TL_REF_NONE;
   tl_status st = TL_OK;
-  if (r->spill) {
-    st = spill_row(t, 0, &r->spill_buf);
+  if (r->spill) { /* its row, and its share of the table's string bytes and longest values for its owner */
+    uint64_t *sb = r->strb[b] + (size_t)owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->nstr[b] * 2;
+    st = spill_row(t, 0, &r->spill_buf, sb);
     if (!st && fwrite(r->spill_buf.data, 1, r->spill_buf.len, r->spill) != r->spill_buf.len) st = TL_EIO;
     if (!st) {
       spilled = jref(r->rank, r->spill_pos);
