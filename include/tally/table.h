@@ -39,6 +39,8 @@ typedef struct {
     int64_t *i;   /* [nrows] */
     double *f;    /* [nrows] */
   } v;
+  size_t *len;    /* STR, TEXT: [nrows] each cell's bytes (strlen(v.s[r])), kept by the setters
+                     so that writers measure no string twice; NULL for numeric columns */
 } tl_col;
 
 typedef struct {
@@ -73,6 +75,8 @@ tl_status tl_table_set_str(tl_table *t, size_t row, int col, const char *s); /* 
 /* Borrowing variant for big texts (responses): the cell points at s, which must outlive the
  * table; the column becomes a borrowing column (all its cells must be set this way). */
 void tl_table_ref_str(tl_table *t, size_t row, int col, const char *s);
+/* tl_table_ref_str for a caller that knows strlen(s) (n). */
+void tl_table_ref_strn(tl_table *t, size_t row, int col, const char *s, size_t n);
 void tl_table_set_i64(tl_table *t, size_t row, int col, int64_t v);
 void tl_table_set_f64(tl_table *t, size_t row, int col, double v);
 

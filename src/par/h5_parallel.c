@@ -114,6 +114,10 @@ static hid_t create_ds(hid_t g, const char *name, hid_t ftype, hsize_t n, int sh
     H5Pset_chunk(dcpl, 1, &chunk);
     if (shuffle) H5Pset_shuffle(dcpl);
     H5Pset_deflate(dcpl, shuffle ? TL_DEFLATE_NUMBERS : TL_DEFLATE_TEXT);
+    /* Parallel HDF5 allocates every chunk at creation; with a fill time it also deflates a
+     * chunk of fill values and writes it to each (5% of a run's time, for bytes every dataset
+     * overwrites: the ranks' slices tile it) */
+    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
   }
   hid_t d = H5Dcreate2(g, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   H5Pclose(dcpl);
@@ -266,10 +270,10 @@ static hid_t fixed_type(uint64_t width) {
 
 /* Packs n values into buf (n * width bytes), each padded with NULs; every value has at most
  * width bytes. */
-static void pack_fixed(unsigned char *buf, char *const *v, size_t n, uint64_t width) {
+static void pack_fixed(unsigned char *buf, const tl_col *col, size_t n, uint64_t width) {
   const size_t wd = width ? (size_t)width : 1;
   memset(buf, 0, n * wd);
-  for (size_t r = 0; r < n; r++) memcpy(buf + r * wd, v[r], strlen(v[r]));
+  for (size_t r = 0; r < n; r++) memcpy(buf + r * wd, col->v.s[r], col->len[r]);
 }
 
 /* One string column's local part: the concatenated bytes and each row's global start (or, for a
@@ -317,7 +321,7 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
     if (!tl_col_is_str(col->type)) continue;
     uint64_t n = 0, most = 0;
     for (size_t r = 0; r < t->nrows; r++) {
-      size_t len = strlen(col->v.s[r]);
+      size_t len = col->len[r];
       n += len;
       if (len > most) most = len;
     }
@@ -360,7 +364,7 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
         st = tl_err_set(&e, TL_ENOMEM, "out of memory");
         break;
       }
-      pack_fixed(sp[k].bytes, col->v.s, t->nrows, width[k]);
+      pack_fixed(sp[k].bytes, col, t->nrows, width[k]);
       k++;
       continue;
     }
@@ -373,7 +377,7 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
     }
     uint64_t at = 0;
     for (size_t r = 0; r < t->nrows; r++) {
-      size_t n = strlen(col->v.s[r]);
+      size_t n = col->len[r];
       sp[k].offsets[r] = (int64_t)(blob_start[k] + at);
       memcpy(sp[k].bytes + at, col->v.s[r], n);
       at += n;
@@ -548,7 +552,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
     for (int c = 0, k = 0; c < s->ncols && st == TL_OK; c++) {
       if (!tl_col_is_str(s->cols[c].type)) continue;
       for (size_t r = 0; r < t->nrows; r++) {
-        uint64_t len = strlen(t->cols[c].v.s[r]);
+        uint64_t len = t->cols[c].len[r];
         mine[2 + 2 * k] += len;
         if (len > mine[3 + 2 * k]) mine[3 + 2 * k] = len;
       }
@@ -639,7 +643,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
         if (!tl_col_is_str(s->cols[c].type)) continue;
         uint64_t b = 0, longest = 0;
         for (size_t r = 0; r < t->nrows; r++) {
-          uint64_t len = strlen(t->cols[c].v.s[r]);
+          uint64_t len = t->cols[c].len[r];
           b += len;
           if (len > longest) longest = len;
         }
@@ -683,7 +687,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
         const uint64_t base = blob_start[ds[j].str] + done[ds[j].str];
         at = 0;
         for (size_t r = 0; col && r < t->nrows; r++) {
-          size_t len = strlen(col->v.s[r]);
+          size_t len = col->len[r];
           offs[r] = (int64_t)(base + at);
           memcpy(bytes + at, col->v.s[r], len);
           at += len;
@@ -698,8 +702,8 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
         break;
       case DS_FIXED:
         at = 0;
-        for (size_t r = 0; col && r < t->nrows; r++) at += strlen(col->v.s[r]);
-        if (col) pack_fixed(bytes, col->v.s, t->nrows, width[ds[j].str]);
+        for (size_t r = 0; col && r < t->nrows; r++) at += col->len[r];
+        if (col) pack_fixed(bytes, col, t->nrows, width[ds[j].str]);
         if (total > 0) rc = write_part(w, ds[j].d, ds[j].mt, offset + first, n, bytes);
         done[ds[j].str] += at;
         break;

@@ -27,6 +27,7 @@ void tl_table_free(tl_table *t) {
       for (size_t r = 0; !col->borrowed && r < t->nrows; r++)
         if (col->v.s[r] != EMPTY) free(col->v.s[r]);
       free(col->v.s);
+      free(col->len);
     } else if (col->type == TL_COL_I64) {
       free(col->v.i);
     } else {
@@ -68,11 +69,15 @@ int tl_table_add_col(tl_table *t, const char *name, tl_col_type type, const char
   }
   if (t->cap) { /* rows exist already: the new column's cells start empty */
     void *p = calloc(t->cap, tl_col_is_str(col->type) ? sizeof(char *) : 8);
-    if (!p) {
+    size_t *len = tl_col_is_str(type) ? calloc(t->cap, sizeof *len) : NULL;
+    if (!p || (tl_col_is_str(type) && !len)) {
+      free(p);
+      free(len);
       free(col->name);
       free(col->doc);
       return -1;
     }
+    col->len = len;
     if (tl_col_is_str(type)) col->v.s = p;
     else if (type == TL_COL_I64) col->v.i = p;
     else col->v.f = p;
@@ -106,7 +111,12 @@ size_t tl_table_add_row(tl_table *t) {
                   : col->type == TL_COL_I64 ? (void *)col->v.i : (void *)col->v.f;
       void *p = realloc(old, cap * sz);
       if (!p) return (size_t)-1;
-      if (tl_col_is_str(col->type)) col->v.s = p;
+      if (tl_col_is_str(col->type)) {
+        col->v.s = p;
+        size_t *len = realloc(col->len, cap * sizeof *len);
+        if (!len) return (size_t)-1; /* v.s grew; the capacity stays: a later call retries */
+        col->len = len;
+      }
       else if (col->type == TL_COL_I64) col->v.i = p;
       else col->v.f = p;
     }
@@ -115,25 +125,34 @@ size_t tl_table_add_row(tl_table *t) {
   size_t r = t->nrows++;
   for (int c = 0; c < t->ncols; c++) {
     tl_col *col = &t->cols[c];
-    if (tl_col_is_str(col->type)) col->v.s[r] = EMPTY;
-    else if (col->type == TL_COL_I64) col->v.i[r] = 0;
+    if (tl_col_is_str(col->type)) {
+      col->v.s[r] = EMPTY;
+      col->len[r] = 0;
+    } else if (col->type == TL_COL_I64) col->v.i[r] = 0;
     else col->v.f[r] = NAN;
   }
   return r;
 }
 
 tl_status tl_table_set_str(tl_table *t, size_t row, int col, const char *s) {
-  char *d = (s && *s) ? tl_strdup(s) : EMPTY;
+  size_t n = s ? strlen(s) : 0;
+  char *d = n ? tl_strndup(s, n) : EMPTY;
   if (!d) return TL_ENOMEM;
   char **slot = &t->cols[col].v.s[row];
   if (*slot != EMPTY) free(*slot);
   *slot = d;
+  t->cols[col].len[row] = n;
   return TL_OK;
 }
 
-void tl_table_ref_str(tl_table *t, size_t row, int col, const char *s) {
+void tl_table_ref_strn(tl_table *t, size_t row, int col, const char *s, size_t n) {
   t->cols[col].borrowed = 1;
-  t->cols[col].v.s[row] = (s && *s) ? (char *)s : EMPTY;
+  t->cols[col].v.s[row] = (s && n) ? (char *)s : EMPTY;
+  t->cols[col].len[row] = s ? n : 0;
+}
+
+void tl_table_ref_str(tl_table *t, size_t row, int col, const char *s) {
+  tl_table_ref_strn(t, row, col, s, s ? strlen(s) : 0);
 }
 
 void tl_table_set_i64(tl_table *t, size_t row, int col, int64_t v) { t->cols[col].v.i[row] = v; }
