@@ -921,6 +921,64 @@ static void test_journal_job_hash(void **state) {
   assert_int_equal(rmdir(dir), 0);
 }
 
+/* Texts with every character JSON escapes, at every byte of an 8-byte word (the journal scans a
+ * text 8 bytes at a time), next to UTF-8 and DEL bytes it keeps: each reads back as written. */
+static void test_journal_text_escapes(void **state) {
+  (void)state;
+  char dir[] = "/tmp/tally-journal-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char jdir[64];
+  snprintf(jdir, sizeof jdir, "%s/out.journal", dir);
+  char hash[TL_JOB_HASH_LEN];
+  tl_journal_job_hash("{\"job\":2}", hash);
+  static const char *const SPECIAL[] = {"\"", "\\", "\n", "\t", "\r", "\x01", "\x1f", "\x7f", " ",
+                                        "\xc3\xa9", "\xe2\x80\x9c"};
+  static const char *const FILL[] = {"abcdefghijklmnopqrstuvwxyz", "\xc3\xa0\xc3\xa0 \xc3\xa0\xc3\xa0 \xc3\xa0\xc3\xa0 \xc3\xa0\xc3\xa0 \xc3\xa0",
+                                     "                          "};
+  const size_t ns = sizeof SPECIAL / sizeof SPECIAL[0], nf = sizeof FILL / sizeof FILL[0];
+  enum { NPOS = 19 };
+  char *texts[64 * NPOS];
+  uint64_t off[64 * NPOS];
+  size_t n = 0;
+  tl_journal j;
+  tl_err err;
+  assert_int_equal(tl_journal_open(&j, jdir, "a1", 0, hash, &err), TL_OK);
+  for (size_t f = 0; f < nf; f++)
+    for (size_t k = 0; k < ns; k++)
+      for (size_t p = 0; p < NPOS; p++) {
+        char t[96];
+        const size_t fl = strlen(FILL[f]);
+        size_t at = p < fl ? p : fl;
+        while (at > 0 && ((unsigned char)FILL[f][at] & 0xc0) == 0x80) at--; /* on a character boundary */
+        snprintf(t, sizeof t, "%.*s%s%s%s", (int)at, FILL[f], SPECIAL[k], FILL[f] + at, SPECIAL[k]);
+        assert_true(n < sizeof texts / sizeof texts[0]);
+        texts[n] = strdup(t);
+        tl_unit_key key = {"spatialeval", "a.1", "m", "letter", 0, (uint32_t)n, 0};
+        tl_eng_reply rep = {0, texts[n], NULL, NULL, NULL, NULL, 0};
+        assert_int_equal(tl_journal_add(&j, &key, &rep, &off[n], &err), TL_OK);
+        n++;
+      }
+  assert_int_equal(tl_journal_sync(&j, &err), TL_OK);
+  char *jpath = strdup(j.path);
+  tl_journal_close(&j);
+  tl_jfiles jf;
+  tl_jfiles_init(&jf);
+  int fi = -1;
+  assert_int_equal(tl_jfiles_add(&jf, jpath, &fi), TL_OK);
+  for (size_t i = 0; i < n; i++) {
+    tl_journal_rec rec;
+    cJSON *o = NULL;
+    assert_int_equal(tl_jfiles_read(&jf, fi, off[i], &rec, &o, &err), TL_OK);
+    if (!rec.text || strcmp(rec.text, texts[i]) != 0) fail_msg("journal text %zu did not read back as written", i);
+    cJSON_Delete(o);
+    free(texts[i]);
+  }
+  tl_jfiles_release(&jf);
+  free(jpath);
+  assert_int_equal(tl_journal_remove(jdir, &err), TL_OK);
+  rmdir(dir);
+}
+
 static void test_journal_keys(void **state) {
   (void)state;
   char dir[] = "/tmp/tally-journal-XXXXXX";
@@ -1165,7 +1223,8 @@ int main(void) {
       cmocka_unit_test(test_replay),       cmocka_unit_test(test_replay_keys),
       cmocka_unit_test(test_replay_line_positions), cmocka_unit_test(test_replay_file_changed),
       cmocka_unit_test(test_replay_key_fn), cmocka_unit_test(test_replay_key_hash),
-      cmocka_unit_test(test_journal_keys), cmocka_unit_test(test_journal_job_hash),
+      cmocka_unit_test(test_journal_keys),
+      cmocka_unit_test(test_journal_text_escapes), cmocka_unit_test(test_journal_job_hash),
       cmocka_unit_test(test_job_validation),
       cmocka_unit_test(test_utf8),         cmocka_unit_test(test_paths),
   };
