@@ -143,6 +143,7 @@ static void walk_ws(json_walk *w) { /* cJSON skips every byte <= ' ' */
 static int walk_string(json_walk *w, const char *key) {
   const char *p = w->p + 1;
   for (;;) {
+    p += strcspn(p, "\"\\\n"); /* the next byte that matters (vectorized in glibc) */
     if (!*p) return -1;
     if (*p == '"') break;
     if (*p == '\n') w->line++;
