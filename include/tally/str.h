@@ -36,6 +36,11 @@ char *tl_buf_detach(tl_buf *b); /* OUT: caller owns; b is re-inited */
  * reason" in err, TL_EINPUT when it is larger than max bytes (0 = no cap), TL_ENOMEM. */
 tl_status tl_file_read(const char *path, size_t max, tl_buf *b, tl_err *err);
 
+/* A 64-bit hash of s[0..n), 8 bytes at a time (multiply-rotate rounds, MurmurHash3's finalizer):
+ * for in-memory tables and change detection, never written to a file (it may change between
+ * versions). */
+uint64_t tl_hash64(const void *s, size_t n);
+
 /* strdup / strndup that return NULL only on allocation failure. */
 char *tl_strdup(const char *s);
 char *tl_strndup(const char *s, size_t n);

@@ -22,6 +22,7 @@
 #include "replay.h"
 #include "tally/bench.h"
 #include "tally/jsonl.h"
+#include "tally/str.h"
 #include "tally/strmap.h"
 
 #define MAX_SOURCES 65536u                 /* the source number takes 16 bits of an entry */
@@ -112,22 +113,8 @@ uint64_t tl_replay_key_hash(const tl_unit_key *key) { return key_hash(key); }
 static uint64_t (*g_test_hash)(const tl_unit_key *key);
 void tl_replay_test_hash(uint64_t (*fn)(const tl_unit_key *key)) { g_test_hash = fn; }
 
-/* The checksum of a line's bytes (a change detector, 8 bytes at a time). */
-static uint32_t line_sum(const char *p, size_t n) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
-  while (n >= 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    h ^= w * 0xff51afd7ed558ccdULL;
-    h = ((h << 31) | (h >> 33)) * 0x9e3779b97f4a7c15ULL;
-    p += 8;
-    n -= 8;
-  }
-  uint64_t w = 0;
-  memcpy(&w, p, n);
-  h ^= w * 0xc4ceb9fe1a85ec53ULL;
-  return (uint32_t)fmix64(h);
-}
+/* The checksum of a line's bytes (a change detector). */
+static uint32_t line_sum(const char *p, size_t n) { return (uint32_t)tl_hash64(p, n); }
 
 static uint64_t ent_hash(const entry *e) { return (uint64_t)e->h[1] << 32 | e->h[0]; }
 static uint64_t ent_off(const entry *e) { return (uint64_t)(e->pos[1] & 0xffffu) << 32 | e->pos[0]; }

@@ -169,20 +169,31 @@ static const struct {
     {I_MAP0, P_REASON, "Answer:\xe1\xa0\x8e" "B", NULL, NA, TNL, 0}, /* U+180E is not \s */
 };
 
+/* The cases twice over: with the options of every prompt cached, and with a cache that holds
+ * one prompt (emptied before almost every case); then with one that holds two, in the reverse
+ * order. The results are the same. */
 static void test_edge_cases(void **state) {
   (void)state;
   tl_se_item items[I__N];
   for (int i = 0; i < I__N; i++) tu_item(&items[i], ITEMS[i]);
-  for (size_t k = 0; k < sizeof EDGE / sizeof EDGE[0]; k++) {
+  tl_err perr;
+  tl_se_pr3 *small = tl_se_pr3_new(&perr);
+  assert_non_null(small);
+  const size_t ncase = sizeof EDGE / sizeof EDGE[0];
+  for (size_t q = 0; q < 6 * ncase; q++) {
+    const size_t k = q / ncase == 5 ? ncase - 1 - q % ncase : q % ncase;
+    const tl_se_pr3 *pr = q / ncase < 2 ? g_pr3 : small;
+    if (q == 2 * ncase) tl_se_pr3_test_cache_max(small, 1);
+    if (q == 4 * ncase) tl_se_pr3_test_cache_max(small, 2);
     const tl_se_item *it = &items[EDGE[k].item];
     char *prompt = make_prompt(it, EDGE[k].pv);
     tl_parsed out;
     tl_parsed_init(&out);
-    assert_int_equal(tl_se_pr3_parse(g_pr3, it, prompt, EDGE[k].response, &out), TL_OK);
+    assert_int_equal(tl_se_pr3_parse(pr, it, prompt, EDGE[k].response, &out), TL_OK);
     if (out.status != EDGE[k].status || strcmp(out.rule, EDGE[k].rule) != 0 ||
         out.correct != EDGE[k].correct ||
         (EDGE[k].answer ? !out.answer || strcmp(out.answer, EDGE[k].answer) != 0 : !!out.answer))
-      fail_msg("case %zu (%s): got answer=%s status=%s rule=%s correct=%d; want %s %s %s %d", k,
+      fail_msg("pass %zu, case %zu (%s): got answer=%s status=%s rule=%s correct=%d; want %s %s %s %d", q / ncase, k,
                EDGE[k].response, out.answer ? out.answer : "(null)",
                tl_pstatus_name(out.status), out.rule, out.correct,
                EDGE[k].answer ? EDGE[k].answer : "(null)", tl_pstatus_name(EDGE[k].status),
@@ -190,6 +201,7 @@ static void test_edge_cases(void **state) {
     tl_parsed_release(&out);
     free(prompt);
   }
+  tl_se_pr3_free(small);
   /* through the dispatcher: mode pr3, NULL prompt = item->text, NULL response = missing */
   tl_err err;
   tl_se_parser *p = tl_se_parser_new(TL_SE_PR3, &err);
@@ -283,6 +295,39 @@ static void free_real(real_case *rc, int n) {
     free(rc[i].source);
   }
   free(rc);
+}
+
+/* 600 prompts of one length whose options differ: each prompt's own option text is a direct
+ * answer, its neighbour's is not; asked in two passes (the second from the cache), and through
+ * a cache that holds 7 prompts. Prompts that share a length and a probe sequence must not share
+ * options. */
+static void test_cache_same_length(void **state) {
+  (void)state;
+  tl_se_item it;
+  tu_item(&it, ITEMS[I_MAP0]);
+  tl_err err;
+  tl_se_pr3 *small = tl_se_pr3_new(&err);
+  assert_non_null(small);
+  tl_se_pr3_test_cache_max(small, 7);
+  enum { NP = 600 };
+  for (int pass = 0; pass < 3; pass++)
+    for (int i = 0; i < NP; i++) {
+      char prompt[160], own[32], other[32];
+      snprintf(prompt, sizeof prompt, "Question?\nAvailable options:\nA. opt%04d\nB. alt%04d\n", i, i);
+      snprintf(own, sizeof own, "Answer: alt%04d", i);
+      snprintf(other, sizeof other, "Answer: alt%04d", (i + 1) % NP);
+      const tl_se_pr3 *pr = pass == 2 ? small : g_pr3;
+      tl_parsed out;
+      tl_parsed_init(&out);
+      assert_int_equal(tl_se_pr3_parse(pr, &it, prompt, own, &out), TL_OK);
+      if (strcmp(out.rule, DIR) != 0 || !out.answer || strcmp(out.answer, "B") != 0)
+        fail_msg("pass %d, prompt %d: '%s' read as %s by %s, want B by %s", pass, i, own,
+                 out.answer ? out.answer : "(none)", out.rule, DIR);
+      assert_int_equal(tl_se_pr3_parse(pr, &it, prompt, other, &out), TL_OK);
+      if (strcmp(out.rule, DIR) == 0) fail_msg("pass %d, prompt %d: '%s' is another prompt's option", pass, i, other);
+      tl_parsed_release(&out);
+    }
+  tl_se_pr3_free(small);
 }
 
 /* Fixed expectations on the real answers (reason prompt, VLM style). */
@@ -544,6 +589,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_edge_cases),
   };
   const struct CMUnitTest shared[] = {
+      cmocka_unit_test(test_cache_same_length),
       cmocka_unit_test(test_real_data),
       cmocka_unit_test(test_oracle_agreement),
   };

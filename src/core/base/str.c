@@ -98,6 +98,28 @@ tl_status tl_file_read(const char *path, size_t max, tl_buf *b, tl_err *err) {
   return st;
 }
 
+uint64_t tl_hash64(const void *s, size_t n) {
+  const unsigned char *p = s;
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h ^= w * 0xff51afd7ed558ccdULL;
+    h = ((h << 31) | (h >> 33)) * 0x9e3779b97f4a7c15ULL;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  memcpy(&w, p, n);
+  h ^= w * 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33; /* MurmurHash3's fmix64: every bit affects every bit */
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
 char *tl_strdup(const char *s) { return tl_strndup(s, strlen(s)); }
 
 char *tl_strndup(const char *s, size_t n) {

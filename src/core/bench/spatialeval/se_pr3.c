@@ -96,12 +96,56 @@ static const char F_NO_TAG[] = "(?!(?<=" PY_S ")[*" PY_SET "])(?!(?<=\\*)\\*)"
 
 #define NL 26 /* option letters are [A-Z] (the block and choice patterns are case-sensitive) */
 
+typedef struct {
+  int n, cap;
+  char *letter; /* 'A'..'Z' */
+  char **norm;  /* normalised, lower-cased choice texts */
+} choices;
+
+/* The options read from prompts, by prompt: a unit's prompt is its item's text in one of a few
+ * variants, so a run sees the same few thousand prompts again and again, and reading the options
+ * (two regex searches per option and a normalisation) cost more than the rest of the parse. Keyed
+ * by the prompt's bytes (hashed, then compared in full). Open addressing at a load of at most
+ * 1/2; when PR3_CACHE_MAX prompts are held the cache is emptied and fills again. Prompts over
+ * PR3_CACHE_PROMPT bytes are not kept. It is the parser's only mutable state: one parser serves
+ * one thread. */
+#define PR3_CACHE_MAX 4096
+#define PR3_CACHE_PROMPT 65536
+typedef struct {
+  char *prompt; /* NULL = empty slot */
+  size_t len;
+  uint64_t h;
+  choices c;
+} pr3_cached;
+typedef struct {
+  pr3_cached *slot; /* [2 * PR3_CACHE_MAX] */
+  size_t n, max;    /* held, and held at most (PR3_CACHE_MAX but in tests) */
+} pr3_cache;
+
 struct tl_se_pr3 {
   tl_rx *block, *choice, *direct, *tag_prefix, *placeholder, *norm;
   /* [min][max] for min <= max: the two letter patterns for that letter range. */
   tl_rx *tag_letter[NL][NL];
   tl_rx *no_tag[NL][NL];
+  pr3_cache *cache; /* owned; NULL when it could not be allocated (no caching) */
 };
+
+static void choices_release(choices *c) {
+  for (int i = 0; i < c->n; i++) free(c->norm[i]);
+  free(c->letter);
+  free(c->norm);
+  memset(c, 0, sizeof *c);
+}
+
+static void cache_empty(pr3_cache *k) {
+  for (size_t i = 0; i < 2 * PR3_CACHE_MAX; i++)
+    if (k->slot[i].prompt) {
+      free(k->slot[i].prompt);
+      choices_release(&k->slot[i].c);
+      k->slot[i].prompt = NULL;
+    }
+  k->n = 0;
+}
 
 void tl_se_pr3_free(tl_se_pr3 *s) {
   if (!s) return;
@@ -116,6 +160,11 @@ void tl_se_pr3_free(tl_se_pr3 *s) {
       tl_rx_free(s->tag_letter[a][b]);
       tl_rx_free(s->no_tag[a][b]);
     }
+  if (s->cache) {
+    cache_empty(s->cache);
+    free(s->cache->slot);
+    free(s->cache);
+  }
   free(s);
 }
 
@@ -133,6 +182,11 @@ tl_se_pr3 *tl_se_pr3_new(tl_err *err) {
     tl_err_set(err, TL_ENOMEM, "out of memory");
     return NULL;
   }
+  if ((s->cache = calloc(1, sizeof *s->cache)) && !(s->cache->slot = calloc(2 * PR3_CACHE_MAX, sizeof *s->cache->slot))) {
+    free(s->cache); /* parsing works without it */
+    s->cache = NULL;
+  }
+  if (s->cache) s->cache->max = PR3_CACHE_MAX;
   if (!(s->block = tl_rx_compile(P_BLOCK, 0, err)) ||
       !(s->choice = tl_rx_compile(P_CHOICE, 0, err)) ||
       !(s->direct = tl_rx_compile(P_DIRECT, TL_RX_I, err)) ||
@@ -189,19 +243,6 @@ out:
   return NULL;
 }
 
-typedef struct {
-  int n, cap;
-  char *letter; /* 'A'..'Z' */
-  char **norm;  /* normalised, lower-cased choice texts */
-} choices;
-
-static void choices_release(choices *c) {
-  for (int i = 0; i < c->n; i++) free(c->norm[i]);
-  free(c->letter);
-  free(c->norm);
-  memset(c, 0, sizeof *c);
-}
-
 /* extract_available_options + the choice normalisation. c->n == 0 when there is no block. */
 static tl_status read_choices(const tl_se_pr3 *s, const char *prompt, choices *c) {
   memset(c, 0, sizeof *c);
@@ -235,6 +276,44 @@ static tl_status read_choices(const tl_se_pr3 *s, const char *prompt, choices *c
     c->n++;
     pos = cm.end[0]; /* never empty: a letter and a '.' at least */
   }
+  return TL_OK;
+}
+
+void tl_se_pr3_test_cache_max(tl_se_pr3 *s, size_t n) {
+  if (s->cache) s->cache->max = n < 1 ? 1 : n > PR3_CACHE_MAX ? PR3_CACHE_MAX : n;
+}
+
+/* The options of prompt (n bytes): the cached ones, or read (and cached when there is room).
+ * *c points at them; *owned = 1 when the caller must release them (not cached). */
+static tl_status cached_choices(const tl_se_pr3 *s, const char *prompt, size_t n, choices *local,
+                                const choices **c, int *owned) {
+  pr3_cache *k = n <= PR3_CACHE_PROMPT ? s->cache : NULL;
+  size_t j = 0;
+  uint64_t h = 0;
+  if (k) {
+    h = tl_hash64(prompt, n);
+    for (j = (size_t)h & (2 * PR3_CACHE_MAX - 1); k->slot[j].prompt; j = (j + 1) & (2 * PR3_CACHE_MAX - 1))
+      if (k->slot[j].h == h && k->slot[j].len == n && memcmp(k->slot[j].prompt, prompt, n) == 0) {
+        *c = &k->slot[j].c;
+        *owned = 0;
+        return TL_OK;
+      }
+  }
+  *c = local;
+  *owned = 1;
+  tl_status st = read_choices(s, prompt, local);
+  if (st || !k) return st;
+  if (k->n >= k->max) { /* full: start again (the slot found above is no longer free) */
+    cache_empty(k);
+    j = (size_t)h & (2 * PR3_CACHE_MAX - 1);
+  }
+  char *copy = tl_strndup(prompt, n);
+  if (!copy) return TL_OK; /* not cached: the caller releases them */
+  k->slot[j] = (pr3_cached){copy, n, h, *local};
+  k->n++;
+  memset(local, 0, sizeof *local);
+  *c = &k->slot[j].c;
+  *owned = 0;
   return TL_OK;
 }
 
@@ -292,8 +371,12 @@ tl_status tl_se_pr3_parse(const tl_se_pr3 *s, const tl_se_item *item, const char
     out->rule = "no_response";
     return TL_OK;
   }
-  choices c;
-  tl_status st = read_choices(s, prompt, &c);
+  choices local;
+  memset(&local, 0, sizeof local);
+  const choices *cp = &local;
+  int owned = 1;
+  tl_status st = cached_choices(s, prompt, strlen(prompt), &local, &cp, &owned);
+  const choices c = *cp; /* read only */
   if (st) goto done;
   if (c.n == 0) { /* min([]) -> ValueError -> line skipped (counted wrong) */
     out->status = TL_PS_NO_OPTIONS;
@@ -363,7 +446,7 @@ tl_status tl_se_pr3_parse(const tl_se_pr3 *s, const tl_se_item *item, const char
     free(rl);
   }
 done:
-  choices_release(&c);
+  if (owned) choices_release(&local);
   if (st == TL_EREGEX) { /* a regex resource limit: a status, never an error */
     tl_parsed_release(out);
     out->status = TL_PS_PARSE_LIMIT;

@@ -110,6 +110,8 @@ tl_status tl_se_strict_parse(const tl_se_strict *s, const tl_se_item *item, cons
 typedef struct tl_se_pr3 tl_se_pr3;
 tl_se_pr3 *tl_se_pr3_new(tl_err *err);
 void tl_se_pr3_free(tl_se_pr3 *s);
+/* Tests only: s keeps the options of at most n (1 .. 4096) prompts before its cache is emptied. */
+void tl_se_pr3_test_cache_max(tl_se_pr3 *s, size_t n);
 tl_status tl_se_pr3_parse(const tl_se_pr3 *s, const tl_se_item *item, const char *prompt,
                           const char *response, tl_parsed *out);
 
