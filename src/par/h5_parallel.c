@@ -42,7 +42,8 @@
  * keeps most of the time and little of the size; numbers (shuffled) stay at 4. */
 #define TL_DEFLATE_TEXT 3
 #define TL_DEFLATE_NUMBERS 4
-#define CHUNK_MAX 65536
+#define CHUNK_MAX 65536                  /* elements */
+#define CHUNK_BYTES ((hsize_t)1 << 20)    /* at most, and a byte blob's (HDF5's chunk cache holds one) */
 #define WINDOW_DEFAULT 65536 /* rows per write_rows window: one chunk of a numeric column */
 
 static uint64_t g_window = WINDOW_DEFAULT;
@@ -104,20 +105,27 @@ static int same_everywhere(MPI_Comm comm, uint64_t h) {
 }
 
 
+/* The elements of a chunk of a dataset of n elements of esize bytes: CHUNK_MAX (a write_rows
+ * window, so that a window writes whole chunks), halved while the chunk passes CHUNK_BYTES; a
+ * byte blob's chunks are CHUNK_BYTES. Parallel HDF5 allocates every chunk of a filtered dataset
+ * when it is created, deflating a chunk of fill values for each: with 64 KiB chunks that was 4%
+ * of a replay run, for bytes the writes then replace. */
+static hsize_t chunk_elems(hsize_t n, size_t esize) {
+  hsize_t c = esize == 1 ? CHUNK_BYTES : CHUNK_MAX;
+  while (c > 1 && c * esize > CHUNK_BYTES) c /= 2;
+  return n < c ? n : c;
+}
+
 /* Creates a 1-D dataset of n elements (collective). */
 static hid_t create_ds(hid_t g, const char *name, hid_t ftype, hsize_t n, int shuffle) {
   hid_t sp = H5Screate_simple(1, &n, NULL);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   H5Pset_obj_track_times(dcpl, 0);
   if (n > CHUNK_ABOVE) {
-    hsize_t chunk = n < CHUNK_MAX ? n : CHUNK_MAX;
+    hsize_t chunk = chunk_elems(n, H5Tget_size(ftype));
     H5Pset_chunk(dcpl, 1, &chunk);
     if (shuffle) H5Pset_shuffle(dcpl);
     H5Pset_deflate(dcpl, shuffle ? TL_DEFLATE_NUMBERS : TL_DEFLATE_TEXT);
-    /* Parallel HDF5 allocates every chunk at creation; with a fill time it also deflates a
-     * chunk of fill values and writes it to each (5% of a run's time, for bytes every dataset
-     * overwrites: the ranks' slices tile it) */
-    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
   }
   hid_t d = H5Dcreate2(g, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   H5Pclose(dcpl);
