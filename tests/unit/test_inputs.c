@@ -563,8 +563,8 @@ static void check_reply(const char *name, const tl_eng_reply *rep, const char *p
 }
 
 /* Each line is read back from where it is: leading blanks, CRLF, runs of "\r", blank lines,
- * line ends on each side of the reader's 64 KiB blocks, lines longer than a block, no final
- * newline. */
+ * line ends on each side of the reader's 64 KiB blocks, lines longer than a block or than the
+ * engine's read-ahead, no final newline; asked in file order, in reverse and out of order. */
 static void test_replay_line_positions(void **state) {
   (void)state;
   tl_replay_test_hash(NULL);
@@ -594,7 +594,13 @@ static void test_replay_line_positions(void **state) {
   memset(t7, 'L', 150000);
   t7[150000] = 0;
   tl_buf_printf(&b, "{\"id\":\"p.7\",\"model\":\"m\",\"response\":\"%s\"}\n", t7);
-  tl_buf_puts(&b, "{\"id\":\"p.8\",\"model\":\"m\",\"response\":\"last\"}"); /* 8, no newline */
+  /* 8: longer than the replay engine's 1 MiB read-ahead */
+  const size_t n9 = ((size_t)1 << 20) + 12345;
+  char *t9 = malloc(n9 + 1);
+  for (size_t i = 0; i < n9; i++) t9[i] = (char)('a' + i % 26);
+  t9[n9] = 0;
+  tl_buf_printf(&b, "{\"id\":\"p.9\",\"model\":\"m\",\"response\":\"%s\"}\n", t9);
+  tl_buf_puts(&b, "{\"id\":\"p.8\",\"model\":\"m\",\"response\":\"last\"}"); /* 9, no newline */
   char *path = write_tmp(b.data, b.len);
   tl_buf_release(&b);
   tl_replay_source src = {path, SE, 0, NULL, 0, "reason", SE_VARIANTS};
@@ -607,25 +613,33 @@ static void test_replay_line_positions(void **state) {
   static const struct {
     const char *id;
     long line;
-  } Q[] = {{"p.1", 1}, {"p.4", 4}, {"p.5", 5}, {"p.6", 6}, {"p.7", 7}, {"p.8", 8}};
-  const char *want[] = {"lead", "crcr", t5, t6, t7, "last"};
+  } Q[] = {{"p.1", 1}, {"p.4", 4}, {"p.5", 5}, {"p.6", 6}, {"p.7", 7}, {"p.9", 8}, {"p.8", 9}};
+  const char *want[] = {"lead", "crcr", t5, t6, t7, t9, "last"};
+  enum { NQ = 7 };
   tl_engine *e = tl_replay_engine(r);
-  for (size_t i = 0; i < 6; i++) {
-    tl_eng_request q = rq(i, SE, 0, "m", "reason", 0, Q[i].id, 0);
-    assert_int_equal(e->vt->submit(e, &q), TL_OK);
+  /* in file order (read ahead), in reverse, every other line, then in order again */
+  static const int ORDER[4][NQ] = {{0, 1, 2, 3, 4, 5, 6}, {6, 5, 4, 3, 2, 1, 0}, {0, 2, 4, 6, 1, 3, 5}, {0, 1, 2, 3, 4, 5, 6}};
+  for (int pass = 0; pass < 4; pass++) {
+    for (size_t k = 0; k < NQ; k++) {
+      const int i = ORDER[pass][k];
+      tl_eng_request q = rq((uint64_t)i, SE, 0, "m", "reason", 0, Q[i].id, 0);
+      assert_int_equal(e->vt->submit(e, &q), TL_OK);
+    }
+    tl_eng_reply rep[8];
+    assert_int_equal(e->vt->poll(e, rep, 8, 0), NQ);
+    for (size_t k = 0; k < NQ; k++) {
+      const size_t i = (size_t)rep[k].tag;
+      check_reply(Q[i].id, &rep[k], path, want[i], NULL, Q[i].line);
+      tl_eng_reply_release(&rep[k]);
+    }
   }
-  tl_eng_reply rep[8];
-  assert_int_equal(e->vt->poll(e, rep, 8, 0), 6);
-  for (size_t i = 0; i < 6; i++) {
-    check_reply(Q[i].id, &rep[i], path, want[i], NULL, Q[i].line);
-    tl_eng_reply_release(&rep[i]);
-  }
-  assert_true(tl_replay_index_bytes(r) <= 6 * 32);
+  assert_true(tl_replay_index_bytes(r) <= NQ * 32);
   e->vt->free(e);
   tl_inlog_release(&log);
   free(t5);
   free(t6);
   free(t7);
+  free(t9);
   unlink(path);
   free(path);
 }
