@@ -3,8 +3,8 @@
  * the files load, an open-addressing table of entry numbers finds the entries of a hash (to tell
  * a duplicate from a collision, the earlier line is read back and the real keys compared); when
  * loading ends the table is dropped and the entries are sorted by hash, and a request finds its
- * entries by binary search. A request is answered at submit time, by reading its line back,
- * and queued. The engine names no benchmark: what a benchmark allows (its variant names) comes
+ * entries by binary search. A request is answered at submit time, by reading its line back
+ * (through a read-ahead buffer when the file is read in order), and queued. The engine names no benchmark: what a benchmark allows (its variant names) comes
  * with each source. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
