@@ -389,7 +389,13 @@ static tl_status answer(tl_replay *r, const tl_unit_key *k, tl_eng_reply *out) {
       cJSON_Delete(o);
       continue;
     }
-    int bad = tl_buf_printf(&b, "%s:%lu", r->src[ent_src(&r->e[i])].path, (unsigned long)r->e[i].line) != TL_OK;
+    /* "<path>:<line>", without printf (once per request) */
+    char num[24];
+    int nd = 0;
+    for (unsigned long ln = r->e[i].line; nd == 0 || ln; ln /= 10) num[sizeof num - 1 - nd++] = (char)('0' + ln % 10);
+    const char *path = r->src[ent_src(&r->e[i])].path;
+    int bad = tl_buf_append(&b, path, strlen(path)) != TL_OK || tl_buf_append(&b, ":", 1) != TL_OK ||
+              tl_buf_append(&b, num + sizeof num - nd, (size_t)nd) != TL_OK;
     out->source = tl_buf_detach(&b);
     if (cJSON_IsString(v.resp)) bad |= !(out->text = tl_strdup(v.resp->valuestring));
     else bad |= !(out->error = tl_strdup("the answer file records no response (null)"));

@@ -189,6 +189,8 @@ typedef struct {
     tl_strmap seen;         /* cfg key -> index */
     tl_strmap models;       /* distinct models */
     tl_buf model_list;      /* the first 8, quoted, for messages */
+    char *last_model;       /* the (model, variant, seed) of the last answer seen, owned: lines of */
+    int last_variant, last_seed; /* one file mostly share it, and it is already in cfgs */
   } *found;
   tl_inlog *log;            /* for the replay's discovery callback */
   tl_journal *jn;           /* this attempt's journal (scheduling) */
@@ -219,6 +221,7 @@ static void bench_run_release(bench_run *r) {
     tl_strmap_release(&r->found[b].seen);
     tl_strmap_release(&r->found[b].models);
     tl_buf_release(&r->found[b].model_list);
+    free(r->found[b].last_model);
   }
   free(r->found);
   for (size_t b = 0; r->acc && b < r->nb; b++)
@@ -395,12 +398,21 @@ static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long
                            k->stage == 0 ? "answer" : "judgment", k->id) != TL_OK;
   if (k->stage != 0) return 0;
   struct found *fd = &r->found[b];
+  const int variant = tl_bench_variant(r->rbs[b].vt, k->variant);
+  if (fd->last_model && fd->last_variant == variant && fd->last_seed == k->seed && strcmp(fd->last_model, k->model) == 0)
+    return 0; /* the configuration of the line before */
   bool ins = false;
   if (tl_strmap_put(&fd->models, k->model, 0, &ins, NULL)) return 1;
   if (ins && fd->models.n <= 8 && tl_buf_printf(&fd->model_list, "%s'%s'", fd->model_list.len ? ", " : "", k->model))
     return 1;
-  return tl_cfgs_add(&fd->cfgs, &fd->ncfgs, &fd->cap, &fd->seen, k->model, tl_bench_variant(r->rbs[b].vt, k->variant),
-                     k->seed) != TL_OK;
+  if (tl_cfgs_add(&fd->cfgs, &fd->ncfgs, &fd->cap, &fd->seen, k->model, variant, k->seed) != TL_OK) return 1;
+  char *m = tl_strdup(k->model);
+  if (!m) return 1;
+  free(fd->last_model);
+  fd->last_model = m;
+  fd->last_variant = variant;
+  fd->last_seed = k->seed;
+  return 0;
 }
 
 /* Opens the replay engine of each role from the benchmarks' files (answers: stage 0 for the
@@ -943,8 +955,11 @@ static tl_status poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nre
       uint64_t off = 0;
       if (st == TL_OK && !r->dry) st = tl_journal_add(r->jn, &key, &rep[i], &off, err);
       if (st == TL_OK) {
-        char src[512];
-        snprintf(src, sizeof src, "%s", rep[i].source ? rep[i].source : "no source");
+        char src[512]; /* for the message: the pipeline takes the reply's strings */
+        const char *sp = rep[i].source ? rep[i].source : "no source";
+        const size_t sn = strnlen(sp, sizeof src - 1);
+        memcpy(src, sp, sn);
+        src[sn] = 0;
         tl_err e2 = {{0}};
         if ((st = tl_pipe_reply(r->pipe, &rep[i], jref(r->jf_mine, off), &e2)) != TL_OK) /* journaled: resume retries it */
           tl_err_set(err, st, "item '%s' of model '%s' (seed %d, stage %d; reply from %s): %s", key.id, key.model,
