@@ -396,20 +396,15 @@ static xres earliest_number(xctx *x, const char *rule_found, const char *rule_no
   size_t best_pos = 0;
   int best_word = -1;                /* value of a number word, or -1 for a digit run */
   size_t best_ds = 0, best_dn = 0;   /* the winning digit run (byte span in x->t) */
-  for (int w = 0; w < 11; w++) {
-    size_t from = 0, cb = 0, cc = 0; /* running byte -> char cursor */
-    for (;;) {
-      int r = tl_rx_search(s->rx[P_NUMW0 + w], x->t, x->n, from, &m);
-      if (r < 0) return rx_fail(x, r);
-      if (r == 0) break;
-      cc += nchars(x->t + cb, m.start[0] - cb);
-      cb = m.start[0];
-      if (!have || cc < best_pos) {
-        have = 1;
-        best_pos = cc;
-        best_word = NUMW_VALUE[w];
-      }
-      from = m.end[0]; /* never empty: \bword\b */
+  for (int w = 0; w < 11; w++) { /* a word's first match only: its later ones are never earlier */
+    int r = tl_rx_search(s->rx[P_NUMW0 + w], x->t, x->n, 0, &m);
+    if (r < 0) return rx_fail(x, r);
+    if (r == 0) continue;
+    const size_t cc = nchars(x->t, m.start[0]);
+    if (!have || cc < best_pos) {
+      have = 1;
+      best_pos = cc;
+      best_word = NUMW_VALUE[w];
     }
   }
   size_t off = 0;
