@@ -328,6 +328,7 @@ static void test_cache_same_length(void **state) {
       tl_parsed_release(&out);
     }
   tl_se_pr3_free(small);
+  tl_se_item_release(&it);
 }
 
 /* Fixed expectations on the real answers (reason prompt, VLM style). */
