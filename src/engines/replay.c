@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rdahead.h"
 #include "replay.h"
 #include "tally/bench.h"
 #include "tally/jsonl.h"
@@ -27,7 +28,6 @@
 
 #define MAX_SOURCES 65536u                 /* the source number takes 16 bits of an entry */
 #define MAX_OFFSET ((uint64_t)1 << 48)     /* the offset takes the other 48 */
-#define RA_BYTES ((size_t)1 << 20)
 #define RA_GAP ((uint64_t)1 << 16)
 
 /* One source: what its lines' keys default to, and the open file they are read back from. */
@@ -63,12 +63,9 @@ struct tl_replay {
   size_t lcap;
   /* Read-ahead: requests come in key order, and answer files are mostly written in that order,
    * so a line that starts at most RA_GAP bytes after the previous one read from its file is read
-   * with the RA_BYTES after it (one pread for ~1,500 lines, not one each); any other line is
-   * read on its own. One buffer for the engine. */
-  char *ra;            /* RA_BYTES (or a longer line), NULL until used */
-  size_t ra_cap, ra_len;
-  size_t ra_src;       /* whose bytes: a source number, or SIZE_MAX for none */
-  uint64_t ra_off;     /* where they start in that file */
+   * with the 1 MiB after it (one pread for ~1,500 lines, not one each); any other line is read
+   * on its own. One buffer for the engine (its key: the source number). */
+  tl_rdahead ra;
   uint64_t *last_end;  /* [nsrc] the end of the last line read back from each source */
   tl_eng_reply *queue; /* FIFO of replies */
   double *ready;       /* [qcap] time each reply becomes ready (CLOCK_MONOTONIC seconds) */
@@ -253,19 +250,6 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   return 0;
 }
 
-/* Reads exactly n bytes at off. 0 ok, -1 on a read error or end of file. */
-static int pread_all(int fd, char *buf, size_t n, uint64_t off) {
-  while (n) {
-    ssize_t k = pread(fd, buf, n, (off_t)off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    buf += k;
-    n -= (size_t)k;
-    off += (uint64_t)k;
-  }
-  return 0;
-}
-
 /* What reading a line back gave. */
 enum { RB_OK = 0, RB_CHANGED = 1, RB_NOMEM = 2 };
 
@@ -283,32 +267,11 @@ static const char *line_bytes(tl_replay *r, const entry *x, int *nomem) {
   const source *s = &r->src[f];
   uint64_t *last = r->last_end ? &r->last_end[f] : NULL;
   *nomem = 0;
-  if (r->ra_src == f && off >= r->ra_off && off - r->ra_off <= r->ra_len && len <= r->ra_len - (off - r->ra_off)) {
-    if (last) *last = off + len;
-    return r->ra + (off - r->ra_off);
-  }
-  if (last && off >= *last && off - *last <= RA_GAP) { /* the file read in order: read ahead */
-    size_t want = len > RA_BYTES ? len : RA_BYTES;
-    if (want > r->ra_cap) {
-      char *b = realloc(r->ra, want);
-      if (!b) return *nomem = 1, NULL;
-      r->ra = b;
-      r->ra_cap = want;
-    }
-    r->ra_src = SIZE_MAX;
-    size_t got = 0;
-    while (got < want) { /* up to want bytes, at least the line's */
-      ssize_t k = pread(s->fd, r->ra + got, want - got, (off_t)(off + got));
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) break;
-      got += (size_t)k;
-    }
-    if (got < len) return NULL;
-    r->ra_src = f;
-    r->ra_off = off;
-    r->ra_len = got;
-    *last = off + len;
-    return r->ra;
+  const int in_order = last && off >= *last && off - *last <= RA_GAP;
+  if (in_order || tl_rdahead_holds(&r->ra, (long)f, off, len)) {
+    const char *p = tl_rdahead_at(&r->ra, (long)f, s->fd, off, len, nomem);
+    if (p && last) *last = off + len;
+    return p;
   }
   if (len + 1 > r->lcap) {
     char *b = realloc(r->lbuf, len + 1);
@@ -316,7 +279,7 @@ static const char *line_bytes(tl_replay *r, const entry *x, int *nomem) {
     r->lbuf = b;
     r->lcap = len + 1;
   }
-  if (pread_all(s->fd, r->lbuf, len, off) != 0) return NULL;
+  if (tl_pread_full(s->fd, r->lbuf, len, off) != 0) return NULL;
   if (last) *last = off + len;
   return r->lbuf;
 }
@@ -422,12 +385,7 @@ static tl_status answer(tl_replay *r, const tl_unit_key *k, tl_eng_reply *out) {
 
 /* The read-back buffer is kept between requests only while it is small. */
 static void drop_long_buffer(tl_replay *r) {
-  if (r->ra_cap > RA_BYTES) { /* it held a longer line */
-    free(r->ra);
-    r->ra = NULL;
-    r->ra_cap = r->ra_len = 0;
-    r->ra_src = SIZE_MAX;
-  }
+  tl_rdahead_shrink(&r->ra, TL_RDAHEAD_BYTES); /* it held a longer line */
   if (r->lcap <= ((size_t)1 << 20)) return;
   free(r->lbuf);
   r->lbuf = NULL;
@@ -508,7 +466,7 @@ static void free_(tl_engine *e) {
   free(r->e);
   free(r->tab);
   free(r->lbuf);
-  free(r->ra);
+  tl_rdahead_release(&r->ra);
   free(r->last_end);
   tl_strmap_release(&r->pool);
   free(r);
@@ -696,7 +654,7 @@ tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line,
   tl_replay *r = calloc(1, sizeof *r);
   if (!r) return tl_err_set(err, TL_ENOMEM, "out of memory");
   r->base.vt = &VT;
-  r->ra_src = SIZE_MAX;
+  tl_rdahead_init(&r->ra);
   r->hash = g_test_hash ? g_test_hash : key_hash;
   tl_strmap_init(&r->pool);
   tl_status st = TL_OK;

@@ -39,6 +39,7 @@
 #include "journal.h"
 #include "outsafe.h"
 #include "provenance.h"
+#include "rdahead.h"
 #include "replay.h"
 #include "tally/boot.h"
 #include "tally/inlog.h"
@@ -1574,16 +1575,11 @@ typedef struct {
     tl_buf cells;     /* this rank's rows in key order, each cell NUL-terminated */
   } *sc;
   tl_buf arena;       /* the window's spilled rows, read back; its strings are the table's cells */
-  char *ra;           /* read-ahead: SPILL_RA bytes of one rank's spill file (NULL until used) */
-  int ra_q;           /* whose file: -1 none */
-  uint64_t ra_off;    /* where ra starts in it */
-  size_t ra_len;      /* bytes of ra that hold the file */
+  tl_rdahead ra;      /* a window's rows lie in its ranks' spill files mostly in file order (a
+                         rank spills its units as they finish, chunk by chunk in key order):
+                         one pread serves hundreds of rows instead of two preads a row. Its key:
+                         the rank whose file it holds */
 } window_ctx;
-
-/* A window's rows lie in its ranks' spill files mostly in file order (a rank spills its units
- * as they finish, chunk by chunk in key order), so they are read through a 1 MiB read-ahead
- * buffer: one pread serves hundreds of rows instead of two preads a row. */
-#define SPILL_RA ((size_t)1 << 20)
 
 /* Appends the cells of table t's columns (as text) to each study's collector. */
 static void collect_cells(window_ctx *c, const tl_table *t) {
@@ -1688,32 +1684,13 @@ static tl_status gather_study(const struct study_cols *x, const tl_table *schema
   return st;
 }
 
-/* Reads n bytes at off of rank q's spill file (descriptor fd) into dst, from the read-ahead
- * buffer when it holds them. 0 ok, -1 on a read error or a file cut short. */
+/* Reads n bytes at off of rank q's spill file (descriptor fd) into dst, through the
+ * read-ahead. 0 ok, -1 on a read error, a file cut short or no memory. */
 static int spill_read(window_ctx *c, int q, int fd, uint64_t off, void *dst, size_t n) {
-  if (c->ra_q != q || off < c->ra_off || off - c->ra_off > c->ra_len || n > c->ra_len - (off - c->ra_off)) {
-    if (!c->ra && n < SPILL_RA) c->ra = malloc(SPILL_RA);
-    if (!c->ra || n >= SPILL_RA) { /* a row this long (or no buffer): read as it is */
-      for (char *d = dst; n;) {
-        ssize_t k = pread(fd, d, n, (off_t)off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        d += k;
-        n -= (size_t)k;
-        off += (uint64_t)k;
-      }
-      return 0;
-    }
-    c->ra_q = -1;
-    ssize_t k;
-    do k = pread(fd, c->ra, SPILL_RA, (off_t)off);
-    while (k < 0 && errno == EINTR);
-    if (k < 0 || (size_t)k < n) return -1;
-    c->ra_q = q;
-    c->ra_off = off;
-    c->ra_len = (size_t)k;
-  }
-  memcpy(dst, c->ra + (off - c->ra_off), n);
+  int nomem;
+  const char *p = tl_rdahead_at(&c->ra, q, fd, off, n, &nomem);
+  if (!p) return -1;
+  memcpy(dst, p, n);
   return 0;
 }
 
@@ -1836,7 +1813,7 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
   }
   window_ctx wc;
   memset(&wc, 0, sizeof wc);
-  wc.ra_q = -1;
+  tl_rdahead_init(&wc.ra);
   wc.r = r;
   wc.rb = rb;
   wc.h = h;
@@ -1877,7 +1854,7 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
   for (int k = 0; k < wc.nstudy; k++) tl_buf_release(&wc.sc[k].cells);
   free(wc.sc);
   tl_buf_release(&wc.arena);
-  free(wc.ra);
+  tl_rdahead_release(&wc.ra);
   tl_table_free(schema);
   test_pause(rank, "write", o->log);
   int nt = *ntabs;

@@ -935,16 +935,33 @@ static void test_journal_job_hash(void **state) {
   assert_int_equal(rmdir(dir), 0);
 }
 
+/* A fresh folder (dir, a mkdtemp template) with jdir = dir/out.journal in it, and the journal
+ * hash of job. */
+static void journal_dirs(char *dir, char *jdir, size_t jsz, const char *job, char hash[TL_JOB_HASH_LEN]) {
+  assert_non_null(mkdtemp(dir));
+  snprintf(jdir, jsz, "%s/out.journal", dir);
+  tl_journal_job_hash(job, hash);
+}
+
+/* Syncs and closes journal j, and opens its file as file *fi of jf (caller releases jf and
+ * frees the returned path). */
+static char *journal_to_jfiles(tl_journal *j, tl_jfiles *jf, int *fi) {
+  tl_err err;
+  assert_int_equal(tl_journal_sync(j, &err), TL_OK);
+  char *path = strdup(j->path);
+  tl_journal_close(j);
+  tl_jfiles_init(jf);
+  *fi = -1;
+  assert_int_equal(tl_jfiles_add(jf, path, fi), TL_OK);
+  return path;
+}
+
 /* Texts with every character JSON escapes, at every byte of an 8-byte word (the journal scans a
  * text 8 bytes at a time), next to UTF-8 and DEL bytes it keeps: each reads back as written. */
 static void test_journal_text_escapes(void **state) {
   (void)state;
-  char dir[] = "/tmp/tally-journal-XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  char jdir[64];
-  snprintf(jdir, sizeof jdir, "%s/out.journal", dir);
-  char hash[TL_JOB_HASH_LEN];
-  tl_journal_job_hash("{\"job\":2}", hash);
+  char dir[] = "/tmp/tally-journal-XXXXXX", jdir[64], hash[TL_JOB_HASH_LEN];
+  journal_dirs(dir, jdir, sizeof jdir, "{\"job\":2}", hash);
   static const char *const SPECIAL[] = {"\"", "\\", "\n", "\t", "\r", "\x01", "\x1f", "\x7f", " ",
                                         "\xc3\xa9", "\xe2\x80\x9c"};
   static const char *const FILL[] = {"abcdefghijklmnopqrstuvwxyz", "\xc3\xa0\xc3\xa0 \xc3\xa0\xc3\xa0 \xc3\xa0\xc3\xa0 \xc3\xa0\xc3\xa0 \xc3\xa0",
@@ -972,13 +989,9 @@ static void test_journal_text_escapes(void **state) {
         assert_int_equal(tl_journal_add(&j, &key, &rep, &off[n], &err), TL_OK);
         n++;
       }
-  assert_int_equal(tl_journal_sync(&j, &err), TL_OK);
-  char *jpath = strdup(j.path);
-  tl_journal_close(&j);
   tl_jfiles jf;
-  tl_jfiles_init(&jf);
-  int fi = -1;
-  assert_int_equal(tl_jfiles_add(&jf, jpath, &fi), TL_OK);
+  int fi;
+  char *jpath = journal_to_jfiles(&j, &jf, &fi);
   for (size_t i = 0; i < n; i++) {
     tl_journal_rec rec;
     cJSON *o = NULL;
@@ -995,12 +1008,8 @@ static void test_journal_text_escapes(void **state) {
 
 static void test_journal_keys(void **state) {
   (void)state;
-  char dir[] = "/tmp/tally-journal-XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  char jdir[64];
-  snprintf(jdir, sizeof jdir, "%s/out.journal", dir);
-  char hash[TL_JOB_HASH_LEN];
-  tl_journal_job_hash("{\"job\":1}", hash);
+  char dir[] = "/tmp/tally-journal-XXXXXX", jdir[64], hash[TL_JOB_HASH_LEN];
+  journal_dirs(dir, jdir, sizeof jdir, "{\"job\":1}", hash);
   /* what tl_journal_add writes, then lines written by hand */
   static const struct {
     tl_unit_key key;
@@ -1043,14 +1052,10 @@ static void test_journal_keys(void **state) {
                         (char *)ADD[i].error, (char *)ADD[i].meta, ADD[i].failed};
     assert_int_equal(tl_journal_add(&j, &ADD[i].key, &rep, &off[i], &err), TL_OK);
   }
-  assert_int_equal(tl_journal_sync(&j, &err), TL_OK);
-  char *jpath = strdup(j.path);
-  tl_journal_close(&j);
   /* each record read back at its offset: the texts come back this way when tables are written */
   tl_jfiles jf;
-  tl_jfiles_init(&jf);
-  int fi = -1;
-  assert_int_equal(tl_jfiles_add(&jf, jpath, &fi), TL_OK);
+  int fi;
+  char *jpath = journal_to_jfiles(&j, &jf, &fi);
   for (size_t i = 0; i < nadd; i++) {
     tl_journal_rec rec;
     cJSON *o = NULL;
