@@ -4,8 +4,8 @@
  * a duplicate from a collision, the earlier line is read back and the real keys compared); when
  * loading ends the table is dropped and the entries are sorted by hash, and a request finds its
  * entries by binary search. A request is answered at submit time, by reading its line back
- * (through a read-ahead buffer when the file is read in order), and queued. The engine names no benchmark: what a benchmark allows (its variant names) comes
- * with each source. */
+ * (through a read-ahead buffer when the file is read in order), and queued. The engine names
+ * no benchmark: what a benchmark allows (its variant names) comes with each source. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -295,7 +295,7 @@ static int read_back(tl_replay *r, const entry *x, cJSON **o, line_view *v) {
     return RB_CHANGED;
   const char *end = NULL;
   cJSON *p = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-  while (p && end < buf + len && (*end == ' ' || *end == '\t')) end++;
+  while (p && end < buf + len && (unsigned char)*end <= 32) end++; /* cJSON's whitespace */
   if (p && end != buf + len) { /* as loading required: nothing after the value */
     cJSON_Delete(p);
     p = NULL;

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -123,8 +124,8 @@ static void put_int(tl_buf *b, const char *key, long long v) {
  * 8 at a time. Per byte b of a word with its top bit set (b | 0x80), b - 0x20 keeps the top bit
  * iff b >= 0x20, and b - 1 iff b != 0, with no borrow into the next byte; so with v the word's
  * low 7 bits, the bytes under 0x80 that are under 0x20, equal to '"' (v ^ 0x22 == 0) or to
- * '\\' (v ^ 0x5c == 0) are exactly the top bits that `keep` clears. The byte itself is then found one at
- * a time, within that word. */
+ * '\\' (v ^ 0x5c == 0) are exactly the top bits that `keep` clears. The byte itself is then
+ * found one at a time, within that word. */
 static size_t plain_prefix(const char *s, size_t n) {
   const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
   size_t i = 0;
@@ -246,7 +247,18 @@ static void jsync_start(tl_journal *j) {
     free(s);
     return;
   }
-  if (pthread_cond_init(&s->cv, NULL) != 0 || pthread_create(&s->th, NULL, jsync_main, s) != 0) {
+  /* every signal blocked in the thread: SIGTERM and the others always reach the scoring thread,
+   * whose waits they interrupt (the thread inherits the mask it is created under) */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int made = pthread_cond_init(&s->cv, NULL) == 0;
+  if (made && pthread_create(&s->th, NULL, jsync_main, s) != 0) {
+    pthread_cond_destroy(&s->cv);
+    made = 0;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!made) {
     pthread_mutex_destroy(&s->mu);
     free(s);
     return;

@@ -572,7 +572,7 @@ static void test_replay_line_positions(void **state) {
   tl_buf_init(&b);
   tl_buf_puts(&b, "  {\"id\":\"p.1\",\"model\":\"m\",\"response\":\"lead\"}\r\n"); /* 1 */
   tl_buf_puts(&b, "\n   \t \n");                                                    /* 2, 3 blank */
-  tl_buf_puts(&b, "{\"id\":\"p.4\",\"model\":\"m\",\"response\":\"crcr\"}\r\r\n");  /* 4 */
+  tl_buf_puts(&b, "{\"id\":\"p.4\",\"model\":\"m\",\"response\":\"crcr\"} \t\x0b\r\r\n"); /* 4, blanks after */
   /* 5: its text ends 30 bytes before the block boundary; 100 "\r" and a "\n" follow */
   const char *head = "{\"id\":\"p.5\",\"model\":\"m\",\"response\":\"", *tail = "\"}";
   size_t fill5 = 65536 - 30 - b.len - strlen(head) - strlen(tail);

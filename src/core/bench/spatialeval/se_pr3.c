@@ -182,7 +182,8 @@ tl_se_pr3 *tl_se_pr3_new(tl_err *err) {
     tl_err_set(err, TL_ENOMEM, "out of memory");
     return NULL;
   }
-  if ((s->cache = calloc(1, sizeof *s->cache)) && !(s->cache->slot = calloc(2 * PR3_CACHE_MAX, sizeof *s->cache->slot))) {
+  s->cache = calloc(1, sizeof *s->cache);
+  if (s->cache && !(s->cache->slot = calloc(2 * PR3_CACHE_MAX, sizeof *s->cache->slot))) {
     free(s->cache); /* parsing works without it */
     s->cache = NULL;
   }
@@ -303,7 +304,7 @@ static tl_status cached_choices(const tl_se_pr3 *s, const char *prompt, size_t n
   *owned = 1;
   tl_status st = read_choices(s, prompt, local);
   if (st || !k) return st;
-  if (k->n >= k->max) { /* full: start again (the slot found above is no longer free) */
+  if (k->n >= k->max) { /* full: start again (the probe restarts at the hash's own slot) */
     cache_empty(k);
     j = (size_t)h & (2 * PR3_CACHE_MAX - 1);
   }
