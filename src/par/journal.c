@@ -266,21 +266,19 @@ static void jsync_start(tl_journal *j) {
   j->bg = s;
 }
 
-/* Stops j's syncer (the fsync asked last runs first). Returns its errno, 0. */
-static int jsync_stop(tl_journal *j) {
+/* Stops j's syncer (an fsync asked and not yet run runs first). */
+static void jsync_stop(tl_journal *j) {
   struct tl_jsync *s = j->bg;
-  if (!s) return 0;
+  if (!s) return;
   pthread_mutex_lock(&s->mu);
   s->quit = 1;
   pthread_cond_signal(&s->cv);
   pthread_mutex_unlock(&s->mu);
   pthread_join(s->th, NULL);
-  int e = s->err;
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
   free(s);
   j->bg = NULL;
-  return e;
 }
 
 /* An earlier background fsync's failure, as the caller's error (once). */
@@ -304,7 +302,7 @@ tl_status tl_journal_sync(tl_journal *j, tl_err *err) {
 }
 
 void tl_journal_close(tl_journal *j) {
-  jsync_stop(j); /* its error, if any, was reported by the last sync or is moot: the run ends */
+  jsync_stop(j); /* a failed background fsync was reported by the next sync; after the last one the run ends */
   if (j->fp) fclose(j->fp);
   free(j->vbuf);
   free(j->path);
