@@ -1298,8 +1298,46 @@ static void test_bca_wide(void **state) {
   for (int k = 0; k < 3; k++) free(m[k]);
 }
 
+/* tl_sort_f64 against glibc's qsort (a stable merge sort) with the summaries' old comparison:
+ * the same bytes, for sizes on both sides of the insertion-sort cut and value sets that make
+ * the radix passes skip (one exponent) or not (signs, magnitudes from 1e-300 to infinity), with
+ * ties, -0.0 and +0.0 mixed in input order. */
+static int cmp_f64_old(const void *pa, const void *pb) {
+  double a = *(const double *)pa, b = *(const double *)pb;
+  return (a > b) - (a < b);
+}
+
+static void test_sort_f64(void **state) {
+  (void)state;
+  static const size_t N[] = {0, 1, 2, 31, 32, 33, 100, 1000, 5000};
+  uint64_t x = 0x9E3779B97F4A7C15u;
+  for (size_t ni = 0; ni < sizeof N / sizeof *N; ni++) {
+    for (int kind = 0; kind < 4; kind++) {
+      size_t n = N[ni];
+      double *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
+      for (size_t i = 0; i < n; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        double u = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
+        switch (kind) {
+        case 0: a[i] = 0.5 + u / 4; break;                               /* one exponent */
+        case 1: a[i] = (double)((x >> 3) % 7) / 6.0 - 0.5; break;         /* few values, ties */
+        case 2: a[i] = (x & 1 ? -1 : 1) * ((x >> 1) % 5 == 0 ? 0.0 : u); break; /* +-0 */
+        default: a[i] = (x & 1 ? -1 : 1) * ((x >> 9) % 17 == 0 ? INFINITY : ldexp(u, (int)((x >> 20) % 2000) - 1000));
+        }
+        b[i] = a[i];
+      }
+      assert_int_equal(tl_sort_f64(a, n), TL_OK);
+      if (n) qsort(b, n, sizeof *b, cmp_f64_old);
+      if (n) assert_memory_equal(a, b, n * sizeof *a);
+      free(a);
+      free(b);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_sort_f64),
       cmocka_unit_test(test_index_draw),          cmocka_unit_test(test_suff_exact),
       cmocka_unit_test(test_resample_invariance), cmocka_unit_test(test_indices),
       cmocka_unit_test(test_interval_math),       cmocka_unit_test(test_summaries_nan_and_bca),

@@ -1329,6 +1329,68 @@ double tl_quantile_sorted(const double *sorted, size_t n, double q) {
   return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
 }
 
+/* Order key of a double: unsigned order of the keys is numeric order of the values, and -0.0
+ * has +0.0's key (they compare equal). */
+static uint64_t f64_key(double x) {
+  uint64_t u;
+  if (x == 0) x = 0.0;
+  memcpy(&u, &x, sizeof u);
+  return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+/* LSD radix sort, 8 bits a pass; a pass whose digit is the same for every value is skipped (the
+ * sign and exponent bytes of a resample's statistics mostly are). Stable, so values that compare
+ * equal keep their order, as in glibc's qsort (a merge sort) with a (a > b) - (a < b)
+ * comparison, which the summaries used before: the same sorted bytes, -0.0 and +0.0 included,
+ * at about a tenth of the time for B = 5,000. */
+tl_status tl_sort_f64(double *v, size_t n) {
+  if (n < 2) return TL_OK;
+  if (n <= 32) { /* insertion sort: stable too */
+    for (size_t i = 1; i < n; i++) {
+      double x = v[i];
+      size_t j = i;
+      for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+      v[j] = x;
+    }
+    return TL_OK;
+  }
+  uint64_t *k = malloc(2 * n * sizeof *k);
+  double *t = malloc(n * sizeof *t);
+  size_t(*cnt)[256] = calloc(8, sizeof *cnt);
+  if (!k || !t || !cnt) {
+    free(k); free(t); free(cnt);
+    return TL_ENOMEM;
+  }
+  uint64_t *k2 = k + n;
+  for (size_t i = 0; i < n; i++) {
+    k[i] = f64_key(v[i]);
+    for (int d = 0; d < 8; d++) cnt[d][(k[i] >> (8 * d)) & 255]++;
+  }
+  double *src = v, *dst = t;
+  for (int d = 0; d < 8; d++) {
+    size_t *c = cnt[d];
+    if (c[(k[0] >> (8 * d)) & 255] == n) continue;
+    size_t sum = 0;
+    for (int b = 0; b < 256; b++) {
+      size_t x = c[b];
+      c[b] = sum;
+      sum += x;
+    }
+    for (size_t i = 0; i < n; i++) {
+      size_t at = c[(k[i] >> (8 * d)) & 255]++;
+      k2[at] = k[i];
+      dst[at] = src[i];
+    }
+    uint64_t *tk = k; k = k2; k2 = tk;
+    double *tv = src; src = dst; dst = tv;
+  }
+  if (src != v) memcpy(v, src, n * sizeof *v);
+  free(k < k2 ? k : k2); /* the block's start: the two halves swap on every pass */
+  free(t);
+  free(cnt);
+  return TL_OK;
+}
+
 /* scipy passes q*100 to np.percentile, which divides by 100. */
 static double pct_q(double q) { return (q * 100.0) / 100.0; }
 
@@ -1378,6 +1440,7 @@ void tl_boot_bca_ci(const double *sorted, size_t nd, double z0, double accel, do
   *hi = tl_quantile_sorted(sorted, nd, pct_q(a2));
 }
 
+/* The order tl_sort_f64 gives, for when it has no memory. */
 static int cmp_double(const void *pa, const void *pb) {
   double a = *(const double *)pa, b = *(const double *)pb;
   return (a > b) - (a < b);
@@ -1404,10 +1467,10 @@ static void summarize_one(double *v, size_t nd, uint64_t B, double estimate, con
   if (method == TL_CI_BCA) {
     double z0 = tl_boot_bca_z0(v, nd, estimate);
     double acc = tl_boot_bca_accel(jack, n);
-    if (nd > 1) qsort(v, nd, sizeof *v, cmp_double);
+    if (tl_sort_f64(v, nd)) qsort(v, nd, sizeof *v, cmp_double); /* out of memory: the same order */
     tl_boot_bca_ci(v, nd, z0, acc, level, &o->ci_lo, &o->ci_hi);
   } else {
-    if (nd > 1) qsort(v, nd, sizeof *v, cmp_double);
+    if (tl_sort_f64(v, nd)) qsort(v, nd, sizeof *v, cmp_double); /* out of memory: the same order */
     tl_boot_percentile_ci(v, nd, level, &o->ci_lo, &o->ci_hi);
   }
 }

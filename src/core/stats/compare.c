@@ -51,7 +51,7 @@ tl_status tl_paired_boot(const double *a, const double *b, uint32_t n, uint64_t 
     le += v[r] <= 0;
     ge += v[r] >= 0;
   }
-  qsort(v, (size_t)B, sizeof *v, cmp_dbl);
+  if (tl_sort_f64(v, (size_t)B)) qsort(v, (size_t)B, sizeof *v, cmp_dbl); /* no memory: the same order */
   out->ci_lo = tl_quantile_sorted(v, (size_t)B, (1 - level) / 2);
   out->ci_hi = tl_quantile_sorted(v, (size_t)B, 1 - (1 - level) / 2);
   double p = 2.0 * (double)(le < ge ? le : ge) / (double)B;
