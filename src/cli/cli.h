@@ -32,5 +32,11 @@ void tl_opt_unknown(const char *cmd, int c, int optopt_c, const char *arg);
 #include <mpi.h>
 int tl_cli_with_mpi(int *argc, char ***argv, const char *what, int (*fn)(void *ctx, MPI_Comm comm),
                     void *ctx);
+/* Under a launcher (mpirun, srun: its variables are set), tl_cli_with_mpi. Without one, runs
+ * fn(ctx, TL_SOLO) with MPI never initialised (comm.h: fn's collectives must be comm.h's), then
+ * shuts HDF5 down as tl_cli_with_mpi does. For commands that nothing but one process could
+ * share without a launcher: a singleton MPI world would be one rank too. */
+int tl_cli_solo_or_mpi(int *argc, char ***argv, const char *what,
+                       int (*fn)(void *ctx, MPI_Comm comm), void *ctx);
 
 #endif

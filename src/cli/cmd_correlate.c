@@ -125,5 +125,5 @@ int tl_cmd_correlate(int argc, char **argv) {
     fprintf(stderr, "%s: --out needs a file path\n", CMD);
     return TL_EXIT_USAGE;
   }
-  return tl_cli_with_mpi(&argc, &argv, CMD, corr_mpi, &o);
+  return tl_cli_solo_or_mpi(&argc, &argv, CMD, corr_mpi, &o);
 }

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "cli.h"
+#include "comm.h"
 #include "driver.h"
 #include "tally/str.h"
 
@@ -38,19 +39,44 @@ static int launched(void) {
 
 /* A plain `tally ...` is a one-rank (singleton) MPI run. Open MPI's defaults cost ~0.3 s there:
  * a singleton asks for a runtime daemon and initialises the UCX transport for peers it will never
- * have. With no launcher, these defaults (Open MPI's MCA variables) are set unless the user set
- * them: an isolated singleton (no daemon), the ob1 messaging layer over the `self` transport,
- * and no I/O-device discovery in hwloc. Under mpirun or srun nothing is changed. */
+ * have. With no launcher, these defaults (Open MPI's MCA variables, and hwloc's) are set unless
+ * the user set them; under mpirun or srun nothing is changed. They stay in the environment
+ * (taking them out while Open MPI's threads run would race with its getenv calls); the
+ * commands that initialise MPI (run, correlate, merge) start no other program. Components are
+ * left out by exclusion lists (`^name`), which Open MPI accepts when a named component does not
+ * exist, so another build of Open MPI reads them too. */
+static const char *const SINGLETON_ENV[][2] = {
+    /* an isolated singleton (no daemon); the ob1 messaging layer over the `self` transport */
+    {"OMPI_MCA_ess_singleton_isolated", "1"},
+    {"OMPI_MCA_pml", "ob1"},
+    {"OMPI_MCA_btl", "self"},
+    {"OMPI_MCA_mtl", "^ofi"},
+    /* Components a one-process world never selects, each otherwise loaded (dlopen) and
+     * queried: the collectives for shared memory, topologies and intercommunicators, one-sided
+     * transports (tally makes no MPI_Win), the launcher-side error and state managers, the
+     * netlink reachability probe, POSIX and SysV shared memory, the AVX reduction operators.
+     * About 6 ms of MPI_Init here. (The `schizo` and `allocator` components cannot be left out:
+     * MPI_Init then fails.) */
+    {"OMPI_MCA_coll", "^adapt,han,monitoring,sm,sync,tuned,inter"},
+    {"OMPI_MCA_osc", "^monitoring,rdma,pt2pt,ucx,sm"},
+    {"OMPI_MCA_errmgr", "^default_hnp,default_orted,default_tool"},
+    {"OMPI_MCA_state", "^hnp,novm,orted,tool"},
+    {"OMPI_MCA_reachable", "^netlink"},
+    {"OMPI_MCA_shmem", "^posix,sysv"},
+    {"OMPI_MCA_op", "^avx"},
+    /* Open MPI's hwloc reads every PCI device's config space, and loads its PCI, OpenCL, GL and
+     * libxml2 plugins (with libX11, libOpenCL, libicu and libxml2 behind them), to place network
+     * devices a singleton never uses: about 16 ms of MPI_Init here. tally itself does not use
+     * hwloc. */
+    {"HWLOC_COMPONENTS", "-linuxio,-pci,-opencl,-gl"},
+    {"HWLOC_PLUGINS_BLACKLIST", "hwloc_pci,hwloc_opencl,hwloc_gl,hwloc_xml_libxml"},
+};
+#define N_SINGLETON_ENV (sizeof SINGLETON_ENV / sizeof *SINGLETON_ENV)
+
+/* Sets the singleton defaults the user did not set (none under a launcher). */
 static void singleton_defaults(void) {
   if (launched()) return;
-  setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
-  setenv("OMPI_MCA_pml", "ob1", 0);
-  setenv("OMPI_MCA_btl", "self", 0);
-  setenv("OMPI_MCA_mtl", "^ofi", 0);
-  /* Open MPI's hwloc reads every PCI device's config space and loads its OpenCL and GL plugins
-   * to place network devices a singleton never uses: about 10 ms of a 60 ms `tally correlate`
-   * on a 100-row table (farm-bench, this project's machine). tally itself does not use hwloc. */
-  setenv("HWLOC_COMPONENTS", "-linuxio,-pci,-opencl,-gl", 0);
+  for (size_t i = 0; i < N_SINGLETON_ENV; i++) setenv(SINGLETON_ENV[i][0], SINGLETON_ENV[i][1], 0);
 }
 
 int tl_cli_with_mpi(int *argc, char ***argv, const char *what, int (*fn)(void *ctx, MPI_Comm comm),
@@ -68,6 +94,18 @@ int tl_cli_with_mpi(int *argc, char ***argv, const char *what, int (*fn)(void *c
     _exit(rc);
   }
   MPI_Finalize();
+  return rc;
+}
+
+int tl_cli_solo_or_mpi(int *argc, char ***argv, const char *what,
+                       int (*fn)(void *ctx, MPI_Comm comm), void *ctx) {
+  if (launched()) return tl_cli_with_mpi(argc, argv, what, fn, ctx);
+  int rc = fn(ctx, TL_SOLO);
+  fflush(stdout);
+  if (!tl_par_shutdown()) { /* as in tl_cli_with_mpi */
+    fflush(stderr);
+    _exit(rc);
+  }
   return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "comm.h"
 #include "correlate.h"
 #include "driver.h"
 #include "outsafe.h"
@@ -617,8 +618,8 @@ fail:
 
 int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char *prefix) {
   int rank, nranks;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
+  rank = tl_comm_rank(comm);
+  nranks = tl_comm_size(comm);
   corr_data d;
   memset(&d, 0, sizeof d);
   for (int s = 0; s < TL_STAT__N; s++)
@@ -627,7 +628,7 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
   tl_inlog_init(&log, o->log, o->strict_input);
   int rc = TL_EXIT_OK;
   if (rank == 0) rc = load(o, &log, &d);
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  tl_bcast(&rc, 1, MPI_INT, 0, comm);
   if (rc) {
     corr_release(&d);
     tl_inlog_release(&log);
@@ -635,7 +636,7 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
   }
   /* shape of the study, then each group's columns (collective) */
   uint64_t hdr[4] = {(uint64_t)d.M, (uint64_t)d.ngroups, d.B, d.indices != NULL};
-  MPI_Bcast(hdr, 4, MPI_UINT64_T, 0, comm);
+  tl_bcast(hdr, 4, MPI_UINT64_T, 0, comm);
   if (rank) {
     d.M = (int)hdr[0];
     d.ngroups = (int)hdr[1];
@@ -648,9 +649,9 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
     tl_buf_init(&nb);
     for (int m = 0; rank == 0 && m < d.M; m++) tl_buf_printf(&nb, "%s\n", d.names[m]);
     uint64_t len = nb.len;
-    MPI_Bcast(&len, 1, MPI_UINT64_T, 0, comm);
+    tl_bcast(&len, 1, MPI_UINT64_T, 0, comm);
     char *all = rank == 0 ? nb.data : calloc(len + 1, 1);
-    MPI_Bcast(all, (int)len, MPI_CHAR, 0, comm);
+    tl_bcast(all, (int)len, MPI_CHAR, 0, comm);
     if (rank) {
       char *p = all;
       for (int m = 0; m < d.M; m++) {
@@ -668,16 +669,16 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
   tl_err err = {{0}};
   for (int k = 0; k < d.ngroups && rc == TL_EXIT_OK; k++) {
     group *g = &d.g[k];
-    MPI_Bcast(&g->n, 1, MPI_UINT32_T, 0, comm);
+    tl_bcast(&g->n, 1, MPI_UINT32_T, 0, comm);
     if (rank) {
       g->human = malloc((g->n ? g->n : 1) * sizeof(double));
       g->metric = malloc((size_t)d.M * (g->n ? g->n : 1) * sizeof(double));
     }
-    MPI_Bcast(g->human, (int)g->n, MPI_DOUBLE, 0, comm);
-    MPI_Bcast(g->metric, (int)((size_t)d.M * g->n), MPI_DOUBLE, 0, comm);
+    tl_bcast(g->human, (int)g->n, MPI_DOUBLE, 0, comm);
+    tl_bcast(g->metric, (int)((size_t)d.M * g->n), MPI_DOUBLE, 0, comm);
     if (hdr[3]) {
       if (rank) d.indices = malloc(d.B * g->n * sizeof *d.indices);
-      MPI_Bcast(d.indices, (int)(d.B * g->n), MPI_UINT32_T, 0, comm); /* --indices: small studies only */
+      tl_bcast(d.indices, (int)(d.B * g->n), MPI_UINT32_T, 0, comm); /* --indices: small studies only */
     }
     const double **mp = malloc((size_t)d.M * sizeof *mp);
     for (int m = 0; m < d.M; m++) mp[m] = g->metric + (size_t)m * g->n;
@@ -694,7 +695,7 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
     t_res += now_s() - t0;
     gpu_groups += used_gpu;
     int bad = st != TL_OK, anybad = 0;
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+    tl_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
     if (anybad) {
       if (bad) fprintf(o->log, "%s: rank %d, group '%s': %s\n", LABEL(o), rank, rank ? "?" : g->key,
                        err.msg[0] ? err.msg : tl_strerror(st));
@@ -712,7 +713,7 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
         }
         g->vals = malloc((d.B ? d.B : 1) * (size_t)K * sizeof *g->vals);
       }
-      MPI_Gatherv(mine, (int)((r1 - r0) * (uint64_t)K), MPI_DOUBLE, g->vals, cnt, dsp, MPI_DOUBLE, 0, comm);
+      tl_gatherv(mine, (int)((r1 - r0) * (uint64_t)K), MPI_DOUBLE, g->vals, cnt, dsp, 0, comm);
       /* The permutation test and the BCa jackknife are split over ranks the same way: integer
        * permutation counts are summed (MPI_Reduce), jackknife task values gathered in task
        * order, so rank 0 summarizes identical inputs whatever the rank count. */
@@ -732,12 +733,12 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
       }
       t_sum += now_s() - t0;
       bad = pst != TL_OK;
-      MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+      tl_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
       if (anybad) {
         if (rank == 0) fprintf(o->log, "%s: group '%s': out of memory in the tests\n", LABEL(o), g->key);
         rc = TL_EXIT_FAIL;
       } else {
-        if (P) MPI_Reduce(pc_mine, pc_all, P, MPI_INT64_T, MPI_SUM, 0, comm);
+        if (P) tl_reduce(pc_mine, pc_all, P, MPI_INT64_T, MPI_SUM, 0, comm);
         if (T) {
           if (rank == 0) {
             for (int q = 0; q < nranks; q++) {
@@ -747,7 +748,7 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
             }
             jack = malloc(T * (size_t)d.nstats * sizeof *jack);
           }
-          MPI_Gatherv(jmine, (int)((j1 - j0) * (size_t)d.nstats), MPI_DOUBLE, jack, cnt, dsp, MPI_DOUBLE, 0, comm);
+          tl_gatherv(jmine, (int)((j1 - j0) * (size_t)d.nstats), MPI_DOUBLE, jack, cnt, dsp, 0, comm);
         }
         if (rank == 0) {
           g->per = calloc((size_t)K, sizeof *g->per);
@@ -759,7 +760,7 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
             rc = TL_EXIT_FAIL;
           }
         }
-        MPI_Bcast(&rc, 1, MPI_INT, 0, comm); /* every rank leaves the group loop together */
+        tl_bcast(&rc, 1, MPI_INT, 0, comm); /* every rank leaves the group loop together */
       }
       free(pc_mine);
       free(pc_all);
@@ -773,12 +774,12 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
     tl_study_free(s);
     if (hdr[3] && rank) { free(d.indices); d.indices = NULL; }
   }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  tl_bcast(&rc, 1, MPI_INT, 0, comm);
   int gpu_ranks = 0, my_gpu = gpu_groups > 0;
-  MPI_Reduce(&my_gpu, &gpu_ranks, 1, MPI_INT, MPI_SUM, 0, comm);
+  tl_reduce(&my_gpu, &gpu_ranks, 1, MPI_INT, MPI_SUM, 0, comm);
   double t_max = 0, t_sum_max = 0;
-  MPI_Reduce(&t_res, &t_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
-  MPI_Reduce(&t_sum, &t_sum_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  tl_reduce(&t_res, &t_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  tl_reduce(&t_sum, &t_sum_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
   if (rank == 0 && rc == TL_EXIT_OK) {
     char devices[128];
     snprintf(devices, sizeof devices, "%d rank(s), %d using CUDA", nranks, gpu_ranks);
@@ -791,9 +792,9 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
               o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices);
     if (log.total) fprintf(o->log, "%s: %ld bad input cell(s) reported; those rows were excluded\n", LABEL(o), log.total);
   }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  tl_bcast(&rc, 1, MPI_INT, 0, comm);
   if (rc == TL_EXIT_OK && w) rc = write_tables(o, &d, w, prefix, rank); /* collective */
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  tl_bcast(&rc, 1, MPI_INT, 0, comm);
   corr_release(&d);
   tl_inlog_release(&log);
   return rc;
@@ -801,8 +802,8 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
 
 int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
   int rank, nranks;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
+  rank = tl_comm_rank(comm);
+  nranks = tl_comm_size(comm);
   tl_writer *w = NULL;
   int rc = TL_EXIT_OK;
   tl_err err = {{0}};
@@ -820,7 +821,7 @@ int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
       rc = st == TL_EUSAGE ? TL_EXIT_USAGE : TL_EXIT_FAIL;
     }
   }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  tl_bcast(&rc, 1, MPI_INT, 0, comm);
   if (rc) return rc;
   if (o->out) {
     w = tl_h5_parallel_open(o->out, comm, &err); /* collective */
@@ -849,6 +850,6 @@ int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
     rc = TL_EXIT_FAIL;
   }
   tl_out_lock_release(&lock);
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  tl_bcast(&rc, 1, MPI_INT, 0, comm);
   return rc;
 }

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "tally/str.h"
+#include "comm.h"
 #include "h5_common.h"
 #include "writer.h"
 
@@ -64,11 +65,11 @@ typedef struct {
  * TL_OK; otherwise every rank gets the status and message (in *e) of the lowest failing rank. */
 static tl_status agree(MPI_Comm comm, int rank, int size, tl_status st, tl_err *e) {
   int who = st != TL_OK ? rank : size, first = size;
-  MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm);
+  tl_allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm);
   if (first == size) return TL_OK;
   int code = (int)st;
-  MPI_Bcast(&code, 1, MPI_INT, first, comm);
-  MPI_Bcast(e->msg, TL_ERR_MSG_MAX, MPI_CHAR, first, comm);
+  tl_bcast(&code, 1, MPI_INT, first, comm);
+  tl_bcast(e->msg, TL_ERR_MSG_MAX, MPI_CHAR, first, comm);
   e->msg[TL_ERR_MSG_MAX - 1] = '\0';
   return (tl_status)code;
 }
@@ -100,7 +101,7 @@ static uint64_t fnv_str(uint64_t h, const char *s) {
 /* True when h is the same on every rank (one MPI_Allreduce). */
 static int same_everywhere(MPI_Comm comm, uint64_t h) {
   uint64_t v[2] = {h, ~h}, m[2];
-  MPI_Allreduce(v, m, 2, MPI_UINT64_T, MPI_MIN, comm);
+  tl_allreduce(v, m, 2, MPI_UINT64_T, MPI_MIN, comm);
   return m[0] == h && ~m[1] == h;
 }
 
@@ -342,7 +343,7 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
     mine[1] = t->nrows;
   }
   if ((st = agreed(w, st, &e)) == TL_OK)
-    MPI_Allgather(mine, per, MPI_UINT64_T, all, per, MPI_UINT64_T, w->comm);
+    tl_allgather(mine, per, MPI_UINT64_T, all, w->comm);
 
   /* The non-empty slices must tile [0, total) exactly; every rank checks the same data. A
    * rank's blob offset is the byte count of the slices before its own, in row order (not rank
@@ -576,7 +577,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
     mine[1] = nrows;
   }
   if ((st = agreed(w, st, &e)) == TL_OK)
-    MPI_Allgather(mine, per, MPI_UINT64_T, all, per, MPI_UINT64_T, w->comm);
+    tl_allgather(mine, per, MPI_UINT64_T, all, w->comm);
   uint64_t maxwin = 0; /* collective rounds: the most windows of any rank */
   if (st == TL_OK) {
     st = tile(w, all, per, nstr, s->path, offset, total, slices, blob_total, blob_start, width,
@@ -793,7 +794,7 @@ static tl_status bcast_schema(h5p *w, const tl_table *t, tl_table **out, uint64_
     tl_buf_release(&b);
     return st;
   }
-  MPI_Bcast(&len, 1, MPI_UINT64_T, 0, w->comm);
+  tl_bcast(&len, 1, MPI_UINT64_T, 0, w->comm);
   if (w->rank != 0) {
     b.len = 0;
     char *p = malloc(len + 1);
@@ -810,7 +811,7 @@ static tl_status bcast_schema(h5p *w, const tl_table *t, tl_table **out, uint64_
     tl_buf_release(&b);
     return st;
   }
-  MPI_Bcast(b.data, (int)len, MPI_CHAR, 0, w->comm);
+  tl_bcast(b.data, (int)len, MPI_CHAR, 0, w->comm);
   if (w->rank != 0) {
     const char *p = b.data, *end = b.data + len;
     uint64_t n;
@@ -925,7 +926,7 @@ static void abort_(tl_writer *w_) {
   h5p *w = (h5p *)w_;
   H5Pclose(w->dxpl);
   if (H5Fclose(w->file) < 0) g_hdf5_broken = 1;
-  MPI_Barrier(w->comm);
+  tl_barrier(w->comm);
   if (w->rank == 0) remove(w->part);
   destroy(w);
 }
@@ -935,9 +936,7 @@ static const tl_writer_vtbl VT = {write_table, write_slice, write_rows, attr_str
 
 tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err) {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported by us, with names */
-  int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  int rank = tl_comm_rank(comm), size = tl_comm_size(comm), solo = comm == TL_SOLO;
   tl_err e = {{0}};
   tl_status st = TL_OK;
   h5p *w = calloc(1, sizeof *w);
@@ -967,12 +966,16 @@ tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err) {
     report(st, &e, err);
     return NULL;
   }
-  MPI_Comm_dup(comm, &w->comm);
+  if (!solo) MPI_Comm_dup(comm, &w->comm); /* solo: w->comm stays TL_SOLO */
 
+  /* One process without MPI (TL_SOLO) writes through HDF5's default POSIX driver: the same
+   * datasets, types, chunks and filters as over MPI-IO. */
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  H5Pset_fapl_mpio(fapl, w->comm, MPI_INFO_NULL);
-  H5Pset_all_coll_metadata_ops(fapl, 1);
-  H5Pset_coll_metadata_write(fapl, 1);
+  if (!solo) {
+    H5Pset_fapl_mpio(fapl, w->comm, MPI_INFO_NULL);
+    H5Pset_all_coll_metadata_ops(fapl, 1);
+    H5Pset_coll_metadata_write(fapl, 1);
+  }
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
   w->file = H5Fcreate(w->part, H5F_ACC_TRUNC, fcpl, fapl);
@@ -980,17 +983,17 @@ tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err) {
   H5Pclose(fapl);
   w->dxpl = H5Pcreate(H5P_DATASET_XFER);
   if (w->file < 0)
-    st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot create '%s' with MPI-IO", w->part);
-  else if (w->dxpl < 0 || H5Pset_dxpl_mpio(w->dxpl, H5FD_MPIO_COLLECTIVE) < 0)
+    st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot create '%s'%s", w->part, solo ? "" : " with MPI-IO");
+  else if (w->dxpl < 0 || (!solo && H5Pset_dxpl_mpio(w->dxpl, H5FD_MPIO_COLLECTIVE) < 0))
     st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot set up collective transfers for '%s'", w->part);
   if ((st = agreed(w, st, &e)) != TL_OK) {
     /* Close only when every rank opened (H5Fclose is collective); a file opened on some ranks
      * only is left to process exit rather than risk a hang. */
     int opened = w->file >= 0, all_opened = 0;
-    MPI_Allreduce(&opened, &all_opened, 1, MPI_INT, MPI_LAND, w->comm);
+    tl_allreduce(&opened, &all_opened, 1, MPI_INT, MPI_LAND, w->comm);
     if (all_opened) H5Fclose(w->file);
     if (w->dxpl >= 0) H5Pclose(w->dxpl);
-    MPI_Barrier(w->comm);
+    tl_barrier(w->comm);
     if (rank == 0) remove(w->part);
     destroy(w);
     report(st, &e, err);

@@ -81,7 +81,8 @@ tl_writer *tl_h5_serial_open(const char *path, tl_err *err);
 /* Parallel HDF5 writer (MPI-IO), collective over comm: every rank calls open, write_table,
  * write_slice, write_rows, attr_* (same name and value on every rank) and close/abort
  * together. Returns NULL on every rank, with err filled, when the file cannot be created (the
- * ranks agree).
+ * ranks agree). comm may be TL_SOLO (comm.h: one process, MPI not initialised): the file is
+ * then written through HDF5's POSIX driver, with the same datasets as over MPI-IO.
  * Layout differences from the serial writer (parallel HDF5 cannot write variable-length
  * strings):
  *  - a TL_COL_STR column is one fixed-length string dataset `c` (UTF-8, NUL-padded) whose width
