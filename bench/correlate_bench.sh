@@ -13,6 +13,9 @@
 #   - build/bench/boot_floor: the hardware floor of the same shape (the n Philox index draws of
 #     every resample plus one counting pass per metric, in C), in one process with tally's
 #     tl_study_resamples on the same table, thread CPU time, median of REPS.
+#   - start-up: a plain `tally correlate` on the table's first 100 rows (B = 5,000, BCa, the
+#     issue's bound is 50 ms) against `tally --version` (the process alone: loading the
+#     libraries), 11 runs each in turn, median wall;
 # It prints every ratio: tally vs numpy, tally vs the scipy loop, tally vs the floor, BCa vs
 # percentile, 2 ranks vs 1. The machine is usually shared: it prints the load average too, and
 # medians of REPS runs (each pair of percentile/BCa runs back to back) are what it reports.
@@ -122,6 +125,16 @@ echo "scipy loop ($BPY resamples scaled to $B): $SCI s"
 "$BUILD/bench/boot_floor" "$T/lave.csv" human vqa_acc,soft_acc,lave,score "$B" "$REPS" 1 > "$T/floor.txt"
 sed -n '1,/tally \/ floor/p' "$T/floor.txt"
 read -r FL TR DR < <(sed -n 's/^floor_s=\([0-9.]*\) tally_resample_s=\([0-9.]*\) draws_s=\([0-9.]*\).*/\1 \2 \3/p' "$T/floor.txt")
+
+# ---- start-up: a plain command on a small table ----
+head -n 101 "$T/lave.csv" > "$T/small.csv"
+SU=""; SV=""
+for rep in $(seq 11); do
+  t0=$(now); "$BUILD/tally" correlate --input "$T/small.csv" --human human --metrics vqa_acc,soft_acc,lave > /dev/null 2>&1; t1=$(now)
+  "$BUILD/tally" --version > /dev/null; t2=$(now)
+  SU+="$(awk "BEGIN{print $t1 - $t0}") "; SV+="$(awk "BEGIN{print $t2 - $t1}") "
+done
+echo "start-up: tally correlate on 100 rows (B = 5000, BCa) $(awk "BEGIN{printf \"%.1f\", 1000 * $(med $SU)}") ms; tally --version $(awk "BEGIN{printf \"%.1f\", 1000 * $(med $SV)}") ms (medians of 11)"
 
 echo "ratios (medians):"
 [ -n "$NPX" ] && echo "  numpy / tally, whole command (1 rank, percentile): $(div "$NPX" "$P1")x; resampling only: $(div "$NPR" "$(med ${RS[p1]})")x"
