@@ -199,13 +199,6 @@ int tl_cmd_slurm(int argc, char **argv) {
   }
   self[sl] = 0;
   const char *jn = name ? name : job.name && sbatch_safe(job.name) ? job.name : "tally";
-  char dir[PATH_MAX]; /* the log goes beside the output (else beside the job file) */
-  if (!job.output || !realpath(job.output, dir)) {
-    snprintf(dir, sizeof dir, "%s", job.output ? job.output : jabs);
-    if (dir[0] != '/') snprintf(dir, sizeof dir, "%s", jabs);
-  }
-  char *slash = strrchr(dir, '/');
-  if (slash) *slash = 0;
   /* a sweep: its cells, and where their outputs go (OUTPUT.cells/, beside the output) */
   long ncell = 0;
   char out_abs[PATH_MAX + 64] = "", cells[PATH_MAX + 96] = "";
@@ -251,6 +244,12 @@ int tl_cmd_slurm(int argc, char **argv) {
     snprintf(cells, sizeof cells, "%s.cells", out_abs);
     free(oa);
   }
+  /* The log goes beside the output, whether or not the output exists yet (realpath of the
+   * output itself failed before the first run and put the log beside the job file). */
+  char dir[PATH_MAX + 64];
+  snprintf(dir, sizeof dir, "%s", out_abs);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = 0;
 
   tl_buf s;
   tl_buf_init(&s);

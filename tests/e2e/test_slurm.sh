@@ -51,6 +51,10 @@ cmp "$WORK/o1.txt" "$WORK/o2.txt" || fail "summary differs between 1 rank and sr
 sed -e "s#\"\.\./out/demo\.h5\"#\"$WORK/sb.h5\"#" -e "s#\"\.\./#\"$TALLY_SRC/#g" \
   "$TALLY_SRC/jobs/demo.json" > "$WORK/sb.json"
 grep -q "\"$WORK/sb.h5\"" "$WORK/sb.json" || fail "could not point the demo job at $WORK/sb.h5"
+# tally slurm puts the log beside the output before the output exists, not beside the job file
+mkdir "$WORK/jd" && sed "s#\"$WORK/sb.h5\"#\"../sb.h5\"#" "$WORK/sb.json" > "$WORK/jd/sb.json"
+(cd "$WORK" && "$TALLY_BIN" slurm jd/sb.json) | grep -qxF "#SBATCH --output=$WORK/tally-%x-%j.out" ||
+  fail "tally slurm: the log of a job whose output does not exist yet is not beside the output"
 rc=0
 timeout 120 sbatch --wait --parsable -t 3 -J "$NAME" --chdir="$WORK" -o "$WORK/sb-%j.out" \
   --export="ALL,JOB=$WORK/sb.json,TALLY=$TALLY_BIN" "$TALLY_SRC/slurm/tally-run.sbatch" \
