@@ -4,7 +4,9 @@
  *
  * POSTs BODY_FILE (a chat request as tally sends it) N times to URL, keeping IN_FLIGHT requests
  * outstanding on reused keep-alive connections, with the event loop tally uses (libcurl's socket
- * interface over epoll: CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION). Each reply body is
+ * interface over epoll: CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION; as in tally, a socket
+ * this program opened stays in the epoll set between requests, so a kept-alive connection costs
+ * no epoll_ctl per request; src/engines/openai.c says why that is safe). Each reply body is
  * kept in a buffer and dropped: no JSON, no journal, no scoring, no tables. Prints the wall time,
  * requests/s and the process's CPU (user+sys, getrusage) per request; bench/http_engine.sh
  * runs it beside `tally run` against the same test server, so tally's CPU per request reads
@@ -19,10 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
+enum { FD_CAP = 65536 }; /* descriptors this program can track; more fail the transfer */
+
 typedef struct {
   CURLM *multi;
   int epfd;
   double due; /* when libcurl wants CURL_SOCKET_TIMEOUT (now_s clock); < 0: never */
+  unsigned char reg[FD_CAP]; /* per socket: 1 in, 2 out (in the epoll set), 4 libcurl waits, 8 ours */
 } loop;
 
 typedef struct {
@@ -51,20 +56,46 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
   return m;
 }
 
+static curl_socket_t on_open(void *ud, curlsocktype purpose, struct curl_sockaddr *a) {
+  (void)purpose;
+  loop *l = ud;
+  curl_socket_t s = socket(a->family, a->socktype, a->protocol);
+  if (s < 0 || s >= FD_CAP) {
+    if (s >= 0) close(s);
+    return CURL_SOCKET_BAD;
+  }
+  l->reg[s] = 8;
+  return s;
+}
+
+static int on_close(void *ud, curl_socket_t s) {
+  ((loop *)ud)->reg[s] = 0;
+  return close(s);
+}
+
 static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *sp) {
   (void)e;
+  (void)sp;
   loop *l = ud;
+  if (s < 0 || s >= FD_CAP) return -1;
+  unsigned char *st = &l->reg[s], reg = *st & 3;
   if (what == CURL_POLL_REMOVE) {
-    epoll_ctl(l->epfd, EPOLL_CTL_DEL, s, NULL);
-    curl_multi_assign(l->multi, s, NULL);
+    if (*st & 8) *st &= (unsigned char)~4;
+    else {
+      if (reg) epoll_ctl(l->epfd, EPOLL_CTL_DEL, s, NULL);
+      *st = 0;
+    }
     return 0;
   }
-  struct epoll_event ev = {0};
-  ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
-  ev.data.fd = s;
-  if (epoll_ctl(l->epfd, sp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0)
-    epoll_ctl(l->epfd, EPOLL_CTL_ADD, s, &ev);
-  if (!sp) curl_multi_assign(l->multi, s, l);
+  unsigned char want = (unsigned char)((what & CURL_POLL_IN ? 1 : 0) | (what & CURL_POLL_OUT ? 2 : 0));
+  if (want != reg) {
+    struct epoll_event ev = {0};
+    ev.events = (want & 1 ? EPOLLIN : 0u) | (want & 2 ? EPOLLOUT : 0u);
+    ev.data.fd = s;
+    if (epoll_ctl(l->epfd, reg ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0)
+      epoll_ctl(l->epfd, reg ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s, &ev);
+  }
+  *st = (unsigned char)((*st & 8) | want | 4);
   return 0;
 }
 
@@ -112,7 +143,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  loop l = {curl_multi_init(), epoll_create1(EPOLL_CLOEXEC), -1.0};
+  static loop l; /* the descriptor table is large */
+  l.multi = curl_multi_init();
+  l.epfd = epoll_create1(EPOLL_CLOEXEC);
+  l.due = -1.0;
   curl_multi_setopt(l.multi, CURLMOPT_SOCKETFUNCTION, on_socket);
   curl_multi_setopt(l.multi, CURLMOPT_SOCKETDATA, &l);
   curl_multi_setopt(l.multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -135,6 +169,10 @@ int main(int argc, char **argv) {
     curl_easy_setopt(h[i], CURLOPT_PRIVATE, (char *)&sk[i]);
     curl_easy_setopt(h[i], CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h[i], CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(h[i], CURLOPT_OPENSOCKETFUNCTION, on_open);
+    curl_easy_setopt(h[i], CURLOPT_OPENSOCKETDATA, &l);
+    curl_easy_setopt(h[i], CURLOPT_CLOSESOCKETFUNCTION, on_close);
+    curl_easy_setopt(h[i], CURLOPT_CLOSESOCKETDATA, &l);
     curl_multi_add_handle(l.multi, h[i]);
   }
   struct epoll_event evs[64];
@@ -144,6 +182,12 @@ int main(int argc, char **argv) {
     double w = l.due < 0 ? 1.0 : l.due - now_s();
     int n = epoll_wait(l.epfd, evs, 64, w <= 0 ? 0 : (int)(w * 1e3) + 1);
     for (int i = 0; i < n; i++) {
+      int fd = evs[i].data.fd;
+      if (fd >= 0 && fd < FD_CAP && !(l.reg[fd] & 4)) { /* libcurl waits on it no more */
+        epoll_ctl(l.epfd, EPOLL_CTL_DEL, fd, NULL);
+        l.reg[fd] &= 8;
+        continue;
+      }
       int m = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (evs[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
               (evs[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
       curl_multi_socket_action(l.multi, evs[i].data.fd, m, &running);

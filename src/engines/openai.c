@@ -106,6 +106,8 @@ struct tl_openai {
   int nep;
   CURLM *multi;
   int epfd;                 /* the sockets libcurl waits on (-1 before open) */
+  unsigned char *fdst;      /* [fdcap] per socket: FD_* bits (see on_socket) */
+  int fdcap;
   double timer_due;         /* when libcurl wants CURL_SOCKET_TIMEOUT (now_s clock); < 0: never */
   CURL **idle;              /* easy handles kept for reuse */
   int nidle, capidle;
@@ -127,6 +129,9 @@ struct tl_openai {
 };
 
 #define MAX_HISTORY 100000
+
+static curl_socket_t on_open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a);
+static int on_close_socket(void *ud, curl_socket_t s);
 
 static void note_limit(tl_openai *o, int e, char why) {
   if (o->nhist >= MAX_HISTORY) return;
@@ -597,6 +602,10 @@ static tl_status start(tl_openai *o, req *q, int e) {
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
   curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+  curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, o);
+  curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
+  curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, o);
   if (curl_multi_add_handle(o->multi, h) != CURLM_OK) return TL_ENGINE;
   q->aprev = NULL;
   q->anext = o->active;
@@ -807,22 +816,88 @@ static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
   return TL_OK;
 }
 
-/* libcurl's socket callback: keeps the epoll set equal to what libcurl waits on. socketp is
- * non-NULL once the socket is in the set (curl_multi_assign). */
+/* Socket bookkeeping. libcurl says, per socket, what it waits for (CURLMOPT_SOCKETFUNCTION):
+ * after every reply on a kept-alive connection it says "nothing" (CURL_POLL_REMOVE) and at the
+ * next request on it "readable" again. Taking the socket out of the epoll set and putting it
+ * back each time cost two epoll_ctl calls a request. A socket tally opened itself (FD_OURS:
+ * CURLOPT_OPENSOCKETFUNCTION; libcurl closes it through CURLOPT_CLOSESOCKETFUNCTION, so tally
+ * sees its end) therefore stays in the set while libcurl waits for nothing on it (FD_WANT
+ * clear); an event on such a socket takes it out then (an idle connection the server closed),
+ * and the event is dropped: libcurl checks a connection before it reuses it. Any other socket
+ * (libcurl's own, e.g. its resolver's) follows libcurl's word at once. */
+enum { FD_IN = 1, FD_OUT = 2, FD_WANT = 4, FD_OURS = 8 };
+
+/* The state of socket s, the table grown to hold it; NULL when out of memory. */
+static unsigned char *fd_state(tl_openai *o, curl_socket_t s) {
+  if (s < 0) return NULL;
+  if (s >= o->fdcap) {
+    int cap = o->fdcap ? o->fdcap : 256;
+    while (cap <= s) cap *= 2;
+    unsigned char *t = realloc(o->fdst, (size_t)cap);
+    if (!t) return NULL;
+    memset(t + o->fdcap, 0, (size_t)(cap - o->fdcap));
+    o->fdst = t;
+    o->fdcap = cap;
+  }
+  return &o->fdst[s];
+}
+
+static curl_socket_t on_open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a) {
+  (void)purpose;
+  tl_openai *o = ud;
+  curl_socket_t s = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+  if (s < 0) return CURL_SOCKET_BAD;
+  unsigned char *st = fd_state(o, s);
+  if (!st) {
+    close(s);
+    return CURL_SOCKET_BAD;
+  }
+  *st = FD_OURS; /* a new descriptor: in no epoll set, whatever an earlier one of its number was */
+  return s;
+}
+
+static int on_close_socket(void *ud, curl_socket_t s) {
+  tl_openai *o = ud;
+  if (s >= 0 && s < o->fdcap) o->fdst[s] = 0; /* closing it takes it out of the epoll set */
+  return close(s);
+}
+
+/* libcurl's socket callback: the epoll set holds every socket libcurl waits on, with the events
+ * it waits for (and, lazily, tally's own sockets it waits on no more; see above). */
 static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *socketp) {
   (void)e;
+  (void)socketp;
   tl_openai *o = ud;
+  unsigned char *st = fd_state(o, s);
+  if (!st) return -1; /* out of memory: libcurl fails the transfers on this socket */
+  unsigned char reg = *st & (FD_IN | FD_OUT);
   if (what == CURL_POLL_REMOVE) {
-    if (socketp) epoll_ctl(o->epfd, EPOLL_CTL_DEL, s, NULL);
-    curl_multi_assign(o->multi, s, NULL);
+    if (*st & FD_OURS) {
+      *st &= (unsigned char)~FD_WANT;
+    } else {
+      if (reg) epoll_ctl(o->epfd, EPOLL_CTL_DEL, s, NULL);
+      *st = 0;
+    }
     return 0;
   }
-  struct epoll_event ev = {0};
-  ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
-  ev.data.fd = s;
-  if (epoll_ctl(o->epfd, socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0 && errno == ENOENT)
-    epoll_ctl(o->epfd, EPOLL_CTL_ADD, s, &ev); /* a socket libcurl reused after closing */
-  if (!socketp) curl_multi_assign(o->multi, s, o);
+  unsigned char want = (unsigned char)((what & CURL_POLL_IN ? FD_IN : 0) | (what & CURL_POLL_OUT ? FD_OUT : 0));
+  if (want != reg || !want) {
+    struct epoll_event ev = {0};
+    ev.events = (want & FD_IN ? EPOLLIN : 0u) | (want & FD_OUT ? EPOLLOUT : 0u);
+    ev.data.fd = s;
+    if (epoll_ctl(o->epfd, reg ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0)
+      epoll_ctl(o->epfd, reg ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s, &ev); /* our state was stale */
+  }
+  *st = (unsigned char)((*st & FD_OURS) | want | FD_WANT);
+  return 0;
+}
+
+/* An event on socket s: 1 to hand it to libcurl; 0 when libcurl waits for nothing on it (one of
+ * tally's sockets left in the set), which takes it out of the set now. */
+static int fd_event_wanted(tl_openai *o, int s) {
+  if (s < 0 || s >= o->fdcap || (o->fdst[s] & FD_WANT)) return 1;
+  if (o->fdst[s] & (FD_IN | FD_OUT)) epoll_ctl(o->epfd, EPOLL_CTL_DEL, s, NULL);
+  o->fdst[s] &= FD_OURS;
   return 0;
 }
 
@@ -857,6 +932,7 @@ static int poll_(tl_engine *eng, tl_eng_reply *out, int max, int timeout_ms) {
     int ms = (int)(w * 1e3) + (w > 0 ? 1 : 0);
     int n = epoll_wait(o->epfd, evs, (int)(sizeof evs / sizeof *evs), ms);
     for (int i = 0; i < n; i++) {
+      if (!fd_event_wanted(o, evs[i].data.fd)) continue;
       int mask = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (evs[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
                  (evs[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
       int running = 0;
@@ -896,8 +972,9 @@ static void free_(tl_engine *eng) {
   free(o->ready);
   for (int i = 0; i < o->nidle; i++) curl_easy_cleanup(o->idle[i]);
   free(o->idle);
-  if (o->multi) curl_multi_cleanup(o->multi);
+  if (o->multi) curl_multi_cleanup(o->multi); /* closes the kept connections: on_close_socket */
   if (o->epfd >= 0) close(o->epfd);
+  free(o->fdst);
   for (int e = 0; e < o->nep; e++) {
     free(o->ep[e].base);
     free(o->ep[e].url);

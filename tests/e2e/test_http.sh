@@ -3,6 +3,11 @@
 # items with the demo answers of toy-vlm-a (108 units) as the server's canned replies:
 #  1. twin: the openai job gives the tables of its replay twin (every column but `source` and the
 #     evidence columns), at 1 rank and at 2 ranks with one server per rank ({port});
+#  1b. idle connections: a server that closes keep-alive connections idle for 100 ms (as uvicorn's
+#     keep-alive timeout does), with replies spread over 2.5 s so that connections idle while
+#     others wait: the tables are the twin's, every unit answered once, and tally, which keeps
+#     its idle sockets in its epoll set, takes them out when they close instead of spinning on
+#     them (its CPU time stays far below the ~2.5 s a busy loop over the wait would take);
 #  2. faults: under 20% injected faults of every kind the job completes and the server answered
 #     every unit exactly once (its count per unit key); the non-null kinds keep the twin's tables;
 #  3. permanent failures: units the server always refuses end as engine_error (counted in
@@ -116,6 +121,30 @@ assert all(r.startswith("req-") for r in col("request_id")) and col("source") ==
 assert set(col("served_model")) == {"toy-vlm-a"}
 print("evidence columns: ok (%d rows)" % len(col("id")))
 PY
+
+# ---- 1b. idle keep-alive connections closed by the server ----
+start_server i --replies "$WORK/replies.jsonl" --jitter-ms 2500 --idle-close-ms 100 --seed 3
+cat > "$WORK/i1.json" <<JOB
+{"name": "http", "output": "$WORK/i1.h5",
+ "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:$PORT_i/v1",
+   "sampling": {"temperature": 0, "max_tokens": 256}, "extra": {"top_k": 1},
+   "concurrency": {"initial": 8, "min": 8, "max": 8}, "timeouts": {"connect_s": 2, "request_s": 10}}},
+ "benchmarks": [{"benchmark": "spatialeval", "items": "$D/items.jsonl", "models": ["toy-vlm-a"],
+                 "seeds": [0, 1, 2], "parsers": ["strict", "pr3", "legacy"]}]}
+JOB
+TIMEFORMAT='%U %S'
+{ time "$TALLY_BIN" run "$WORK/i1.json" --quiet > /dev/null 2> "$WORK/i1.err"; } 2> "$WORK/i1.time" ||
+  { cat "$WORK/i1.err"; fail "run against a server closing idle connections failed"; }
+unset TIMEFORMAT
+stop_server i
+same_as_twin "$WORK/i1.h5" "idle connections closed"
+read -r nk oks _ <<< "$(keys_ok "$WORK/i.stats.json")"
+[ "$nk" = 108 ] && [ "$oks" = "[1]" ] || fail "idle closes: not every unit answered exactly once ($nk keys, ok counts $oks)"
+closed=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["idle_closed"])' "$WORK/i.stats.json")
+cpu=$(awk '{print $1 + $2}' "$WORK/i1.time")
+echo "idle closes: $closed connections closed idle by the server; tally used $cpu s of CPU"
+[ "$closed" -gt 0 ] || fail "the server closed no idle connection: the case was not exercised"
+awk -v c="$cpu" 'BEGIN{exit !(c < 1.2)}' || fail "tally used $cpu s of CPU over ~2.5 s of waiting (spinning on closed sockets?)"
 
 # ---- 2. 20% faults of every kind: exactly once; the non-null kinds keep the twin's tables ----
 start_server f --replies "$WORK/replies.jsonl" --faults 0.2 --stall-ms 3000 --retry-after 1 --seed 7

@@ -349,7 +349,7 @@ enum { R_NONE, R_THINK, R_FIELD };
 static struct {
     const char *host;
     const char *port;
-    double latency_ms, jitter_ms, fault_rate, stall_ms, ready_after_ms;
+    double latency_ms, jitter_ms, fault_rate, stall_ms, ready_after_ms, idle_close_ms;
     int kinds[F_COUNT];
     int nkinds;
     long retry_after;
@@ -365,7 +365,7 @@ static struct {
 } opt;
 
 static struct {
-    uint64_t requests, ok, bad_request, faults[F_COUNT], fail_match, abandoned;
+    uint64_t requests, ok, bad_request, faults[F_COUNT], fail_match, abandoned, idle_closed;
     uint64_t in_flight, max_in_flight;
     uint64_t reqid;
 } st;
@@ -383,6 +383,7 @@ static FILE *g_log;
 static uint64_t g_now;       /* cached monotonic microseconds */
 static uint64_t g_ready_at;  /* monotonic us when /health turns ready */
 static uint64_t g_lat_us, g_jit_us, g_stall_us;
+static uint64_t g_idle_us; /* --idle-close-ms: 0 = keep idle connections open */
 static uint64_t g_rng;       /* jitter PRNG state */
 static int g_epfd = -1;
 static int g_lfd = -1;
@@ -445,6 +446,7 @@ typedef struct conn {
     uint32_t pend_key;
     uint64_t deadline;
     size_t heap_idx;
+    uint64_t last_us;   /* the last event on it, or its last reply (for --idle-close-ms) */
     struct conn *prev, *next;
 } conn_t;
 
@@ -674,6 +676,8 @@ static void stats_json(buf_t *b)
     buf_u64(b, st.max_in_flight);
     buf_adds(b, ",\"abandoned\":");
     buf_u64(b, st.abandoned);
+    buf_adds(b, ",\"idle_closed\":");
+    buf_u64(b, st.idle_closed);
     buf_adds(b, ",\"keys\":{");
     for (uint32_t i = 0; i < g_keys.n; i++) {
         if (i) buf_addc(b, ',');
@@ -1115,6 +1119,7 @@ static int handle_completion(conn_t *c, int chat, const char *path, size_t plen,
 static int complete_pending(conn_t *c)
 {
     int kind = c->pending;
+    c->last_us = g_now;
     c->pending = P_NONE;
     st.in_flight--;
     switch (kind) {
@@ -1416,6 +1421,7 @@ static int conn_read(conn_t *c)
 
 static void on_conn_event(conn_t *c, uint32_t ev)
 {
+    c->last_us = g_now;
     if (ev & (EPOLLERR | EPOLLHUP)) {
         close_conn(c, 0);
         return;
@@ -1464,6 +1470,7 @@ static void on_accept(void)
         conn_t *c = xcalloc(1, sizeof *c);
         c->fd = fd;
         c->heap_idx = NOIDX;
+        c->last_us = g_now;
         c->events = EPOLLIN;
         struct epoll_event ev;
         memset(&ev, 0, sizeof ev);
@@ -1489,7 +1496,7 @@ static void usage(FILE *f)
     fputs("usage: " PROG " [--host 127.0.0.1] [--port N] [--latency-ms L] [--jitter-ms J]\n"
           "         [--faults RATE] [--fault-kinds 429,500,stall,malformed,drop,truncate,null]\n"
           "         [--retry-after S] [--stall-ms MS] [--seed S] [--replies FILE]\n"
-          "         [--fail-match STR]... [--fail-status CODE] [--ready-after-ms MS]\n"
+          "         [--fail-match STR]... [--fail-status CODE] [--ready-after-ms MS] [--idle-close-ms MS]\n"
           "         [--model NAME] [--reasoning none|think|field] [--stats FILE]\n"
           "         [--log-requests FILE]\n",
           f);
@@ -1612,6 +1619,8 @@ static void parse_args(int argc, char **argv)
             opt.fail_status = (int)parse_int(name, val, 100, 599);
         } else if (strcmp(name, "ready-after-ms") == 0) {
             opt.ready_after_ms = parse_nonneg(name, val, 1e9);
+        } else if (strcmp(name, "idle-close-ms") == 0) {
+            opt.idle_close_ms = parse_nonneg(name, val, 1e9);
         } else if (strcmp(name, "model") == 0) {
             opt.model = val;
         } else if (strcmp(name, "reasoning") == 0) {
@@ -1630,6 +1639,7 @@ static void parse_args(int argc, char **argv)
     g_lat_us = (uint64_t)llround(opt.latency_ms * 1000.0);
     g_jit_us = (uint64_t)llround(opt.jitter_ms * 1000.0);
     g_stall_us = (uint64_t)llround(opt.stall_ms * 1000.0);
+    g_idle_us = (uint64_t)llround(opt.idle_close_ms * 1000.0);
     g_rng = opt.seed ^ 0x6a09e667f3bcc908ULL;
 }
 
@@ -1834,6 +1844,10 @@ int main(int argc, char **argv)
         uint64_t next = UINT64_MAX;
         if (g_heap_n) next = g_heap[0]->deadline;
         if (g_accept_paused && g_accept_resume < next) next = g_accept_resume;
+        if (g_idle_us && g_conns) { /* wake for the idle sweep below, at a tenth of the bound */
+            uint64_t t = now_us() + g_idle_us / 10 + 1;
+            if (t < next) next = t;
+        }
         if (next != UINT64_MAX) {
             uint64_t t = now_us();
             if (next <= t) timeout = 0;
@@ -1865,6 +1879,17 @@ int main(int argc, char **argv)
             conn_t *c = g_heap[0];
             heap_remove(c);
             if (complete_pending(c) == 0) process(c);
+        }
+        /* --idle-close-ms: a keep-alive connection with no request in it, nothing buffered
+         * either way, and no event for that long is closed (as uvicorn's keep-alive timeout
+         * closes a vLLM server's idle connections). */
+        for (conn_t *c = g_idle_us ? g_conns : NULL, *nx; c; c = nx) {
+            nx = c->next;
+            if (!c->pending && c->out.len == c->out_off && c->in.len == c->in_start &&
+                g_now - c->last_us >= g_idle_us) {
+                st.idle_closed++;
+                close_conn(c, 1);
+            }
         }
     }
 }
