@@ -617,9 +617,7 @@ fail:
 }
 
 int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char *prefix) {
-  int rank, nranks;
-  rank = tl_comm_rank(comm);
-  nranks = tl_comm_size(comm);
+  int rank = tl_comm_rank(comm), nranks = tl_comm_size(comm);
   corr_data d;
   memset(&d, 0, sizeof d);
   for (int s = 0; s < TL_STAT__N; s++)
@@ -801,9 +799,7 @@ int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char
 }
 
 int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
-  int rank, nranks;
-  rank = tl_comm_rank(comm);
-  nranks = tl_comm_size(comm);
+  int rank = tl_comm_rank(comm), nranks = tl_comm_size(comm);
   tl_writer *w = NULL;
   int rc = TL_EXIT_OK;
   tl_err err = {{0}};

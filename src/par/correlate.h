@@ -5,7 +5,8 @@
  * each group's columns; resamples [0, B) are split into contiguous blocks, one per rank; each
  * rank computes its block (CUDA when available, else the CPU path - bit-identical values);
  * MPI_Gatherv brings the values to rank 0 in resample order; rank 0 summarizes, prints and
- * writes. The output therefore does not depend on the rank count or the device. */
+ * writes. The output therefore does not depend on the rank count or the device. `comm` may be
+ * TL_SOLO (comm.h): one process, MPI not initialised. */
 #ifndef TALLY_CORRELATE_H
 #define TALLY_CORRELATE_H
 
