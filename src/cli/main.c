@@ -43,9 +43,8 @@ static int launched(void) {
  * the user set them; under mpirun or srun nothing is changed. They stay in the environment
  * (taking them out while Open MPI's threads run would race with its getenv calls); the
  * commands that initialise MPI (run and merge; correlate only under a launcher) start no other
- * program. Components are
- * left out by exclusion lists (`^name`), which Open MPI accepts when a named component does not
- * exist, so another build of Open MPI reads them too. */
+ * program. Components are left out by exclusion lists (`^name`), which Open MPI accepts when a
+ * named component does not exist, so another build of Open MPI reads them too. */
 static const char *const SINGLETON_ENV[][2] = {
     /* an isolated singleton (no daemon); the ob1 messaging layer over the `self` transport */
     {"OMPI_MCA_ess_singleton_isolated", "1"},
