@@ -160,8 +160,9 @@ tl_status tl_study_summarize_with(const tl_study *s, const double *vals, double 
                                   tl_boot_compare *cmp);
 
 /* Sorts v[0..n) ascending (no NaN), stably: values that compare equal (-0.0 and +0.0 too) keep
- * their order. TL_ENOMEM leaves v as it was. */
-tl_status tl_sort_f64(double *v, size_t n);
+ * their order, the order glibc's qsort (a merge sort) gives with a (a > b) - (a < b)
+ * comparison. Out of memory, it is that qsort. */
+void tl_sort_f64(double *v, size_t n);
 
 /* Percentile of sorted values, linear interpolation (numpy default, Hyndman-Fan type 7). */
 double tl_quantile_sorted(const double *sorted, size_t n, double q);

@@ -2,8 +2,8 @@
  * communicator or over this one process with MPI never initialised.
  *
  * A plain `tally correlate` (no mpirun or srun: nothing to share the work with) passes TL_SOLO
- * and does not initialise MPI at all, which takes ~15 ms off a command that otherwise takes ~35
- * (docs/ARCHITECTURE.md). Over TL_SOLO each call does what the MPI call does on a one-rank
+ * and does not initialise MPI at all (MPI_Init and MPI_Finalize of a singleton cost ~20 ms here;
+ * bench/mpi_startup.sh). Over TL_SOLO each call does what the MPI call does on a one-rank
  * communicator: the rank is 0 of 1; a broadcast or a barrier does nothing; a reduction, gather or
  * allgather copies the send buffer to the receive buffer (count elements; a gatherv's rcounts[0]
  * at displs[0]). Over any other communicator each call is the MPI call it names, collective as

@@ -1326,7 +1326,7 @@ static void test_sort_f64(void **state) {
         }
         b[i] = a[i];
       }
-      assert_int_equal(tl_sort_f64(a, n), TL_OK);
+      tl_sort_f64(a, n);
       if (n) qsort(b, n, sizeof *b, cmp_f64_old);
       if (n) assert_memory_equal(a, b, n * sizeof *a);
       free(a);

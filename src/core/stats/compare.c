@@ -16,11 +16,6 @@ double tl_mcnemar_exact_p(int64_t b, int64_t c) {
   return p > 1.0 ? 1.0 : p;
 }
 
-static int cmp_dbl(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
 tl_status tl_paired_boot(const double *a, const double *b, uint32_t n, uint64_t B, uint64_t seed, double level,
                          tl_paired_res *out) {
   out->n = n;
@@ -51,7 +46,7 @@ tl_status tl_paired_boot(const double *a, const double *b, uint32_t n, uint64_t 
     le += v[r] <= 0;
     ge += v[r] >= 0;
   }
-  if (tl_sort_f64(v, (size_t)B)) qsort(v, (size_t)B, sizeof *v, cmp_dbl); /* no memory: the same order */
+  tl_sort_f64(v, (size_t)B);
   out->ci_lo = tl_quantile_sorted(v, (size_t)B, (1 - level) / 2);
   out->ci_hi = tl_quantile_sorted(v, (size_t)B, 1 - (1 - level) / 2);
   double p = 2.0 * (double)(le < ge ? le : ge) / (double)B;

@@ -965,11 +965,6 @@ static void win_rates(const double *sa, const double *sb, const size_t *idx, siz
   }
 }
 
-static int cmp_dbl(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
 /* Percentile CI of the defined values v[0..n) (sorted here). */
 static void ci(double *v, size_t n, double level, double *lo, double *hi) {
   size_t k = 0;
@@ -979,7 +974,7 @@ static void ci(double *v, size_t n, double level, double *lo, double *hi) {
     *lo = *hi = NAN;
     return;
   }
-  qsort(v, k, sizeof *v, cmp_dbl);
+  tl_sort_f64(v, k);
   *lo = tl_quantile_sorted(v, k, (1 - level) / 2);
   *hi = tl_quantile_sorted(v, k, 1 - (1 - level) / 2);
 }
