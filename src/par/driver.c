@@ -35,6 +35,7 @@
 
 #include "correlate.h"
 #include "driver.h"
+#include "h5_common.h"
 #include "http_run.h"
 #include "journal.h"
 #include "outsafe.h"
@@ -2411,6 +2412,7 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   if (!st) st = w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err);
   if (!st) st = w->vt->attr_str(w, "tally_commit", TALLY_GIT_COMMIT, &err);
   if (!st) st = w->vt->attr_str(w, "hdf5_version", h5v, &err);
+  if (!st) st = w->vt->attr_str(w, "deflate", tl_h5_deflate_name(), &err);
   if (!st) st = w->vt->attr_str(w, "engine", job->engines[TL_ROLE_MODEL].type, &err);
   if (!st) {
     tl_buf e;

@@ -6,7 +6,7 @@
  * selects none but still joins the transfer).
  *
  * Layout: as the serial writer (group per table, 1-D dataset per column, `doc` attribute, no
- * object timestamps, link creation order tracked, chunked + deflate (texts level 3, numbers 4) above 4096
+ * object timestamps, link creation order tracked, chunked + deflate (texts level 1, numbers 4) above 4096
  * elements, shuffle for numbers), except string columns, as parallel HDF5 cannot write
  * variable-length data: a short-string column (TL_COL_STR) is a fixed-length string dataset as
  * wide as its longest value over all ranks (writer.h), and a text column `c` (TL_COL_TEXT, or a
@@ -37,11 +37,13 @@
 #include "writer.h"
 
 #define CHUNK_ABOVE 4096 /* datasets with more elements are chunked and deflated */
-/* Deflate levels, measured on the 84,000-unit SpatialEval job (bench/merge_bench.sh's, 1 rank,
- * 3 runs each): the text blobs at level 4 took 2.74-2.97 s of gather+write for a 6.98 MB file,
- * at 3 2.45-2.49 s for 7.50 MB (+7.5%), at 1 2.41-2.45 s for 8.47 MB (+21%). Level 3 for texts
- * keeps most of the time and little of the size; numbers (shuffled) stay at 4. */
-#define TL_DEFLATE_TEXT 3
+/* Deflate levels. With zlib, measured on the 84,000-unit SpatialEval job (bench/merge_bench.sh's,
+ * 1 rank, 3 runs each), the text blobs at level 4 took 2.74-2.97 s of gather+write for a 6.98 MB
+ * file, at 3 2.45-2.49 s for 7.50 MB, at 1 2.41-2.45 s for 8.47 MB, so texts were at 3. Deflate is
+ * now libdeflate's (h5_deflate.c): on the 150,000-unit job's 86 MB of responses its level 1 took
+ * 0.18 s for 9.44 MB, its level 3 0.29 s for 8.83 MB, zlib's level 3 0.45 s for 9.86 MB. Texts
+ * are at 1: faster and smaller than before. Numbers (shuffled) stay at 4. */
+#define TL_DEFLATE_TEXT 1
 #define TL_DEFLATE_NUMBERS 4
 #define CHUNK_MAX 65536                  /* elements */
 #define CHUNK_BYTES ((hsize_t)1 << 20)    /* at most, and a byte blob's (HDF5's chunk cache holds one) */

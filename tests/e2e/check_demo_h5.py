@@ -28,6 +28,7 @@ assert re.fullmatch(r"([0-9a-f]{40}(-dirty)?|unknown)", attrs["tally_commit"]), 
 eng = json.loads(attrs["engines"])
 assert eng["model"]["type"] == "replay" and eng["judge"]["type"] == "replay", eng
 assert attrs["engine"] == "replay", attrs["engine"]
+assert attrs["deflate"].startswith("libdeflate "), attrs["deflate"]  # h5_deflate.c's compress2
 tables = set(tally_h5.tables(path))
 for t in ["/items/spatialeval", "/metrics/spatialeval/strict", "/metrics/spatialeval/pr3",
           "/metrics/spatialeval/legacy", "/metrics/spatialeval/strict_across_seeds",

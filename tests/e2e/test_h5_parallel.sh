@@ -6,7 +6,8 @@
 #   compressed sizes (h5dump -p with file offsets removed);
 # - tools/tally_h5.py reads every value back as written (Python recomputes each row from its
 #   index), the blob + offsets string layout comes back as str columns in file order, the big
-#   columns are chunked and deflated, and the tables equal those of the serial writer;
+#   columns are chunked and deflated (by libdeflate, through tally's compress2; h5py inflates
+#   them with zlib), and the tables equal those of the serial writer;
 # - an unwritable path, tables that differ between ranks and overlapping slices give every rank
 #   the same error, a non-zero exit and no hang, and leave no file behind;
 # - windowed writes (write_rows, h5_parallel_check --matrix): tables of 0, 1, 5, 4097, 70000 and
@@ -28,6 +29,7 @@ for n in 1 2 4; do
   timeout 120 mpirun -n $n --oversubscribe "$PROG" "$WORK/p$n.h5" "${extra[@]}" \
     > "$WORK/o$n.txt" 2>&1 || { cat "$WORK/o$n.txt"; fail "mpirun -n $n failed"; }
   [ -f "$WORK/p$n.h5" ] || fail "no output file on $n ranks"
+  grep -q '^deflate: libdeflate ' "$WORK/o$n.txt" || { cat "$WORK/o$n.txt"; fail "the chunks were not deflated by libdeflate"; }
   [ ! -e "$WORK/p$n.h5.part" ] || fail "part file left behind on $n ranks"
   h5dump -p "$WORK/p$n.h5" | tail -n +2 | grep -v '^ *OFFSET ' > "$WORK/d$n.txt"
 done
