@@ -1576,6 +1576,10 @@ typedef struct {
     tl_buf cells;     /* this rank's rows in key order, each cell NUL-terminated */
   } *sc;
   tl_buf arena;       /* the window's spilled rows, read back; its strings are the table's cells */
+  tl_table *win;      /* the window's rows (cells borrowed from the arena): one table, cleared for
+                         each window, so its columns are allocated (and their pages touched) once */
+  size_t *at;         /* [at_cap] each row's start in the arena */
+  size_t at_cap;
   tl_rdahead ra;      /* a window's rows lie in its ranks' spill files mostly in file order (a
                          rank spills its units as they finish, chunk by chunk in key order):
                          one pread serves hundreds of rows instead of two preads a row. Its key:
@@ -1701,11 +1705,16 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
   bench_run *r = c->r;
   const int w = c->h->w;
   tl_buf_reset(&c->arena);
-  size_t *at = malloc((n ? n : 1) * sizeof *at);
-  if (!at) {
-    c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
-    return NULL;
+  if (n > c->at_cap) {
+    size_t *p = realloc(c->at, n * sizeof *p);
+    if (!p) {
+      c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
+      return NULL;
+    }
+    c->at = p;
+    c->at_cap = n;
   }
+  size_t *at = c->at;
   for (uint64_t i = 0; i < n && !c->st; i++) {
     const uint64_t ref = c->h->rec[(first + i) * (uint64_t)w + 1];
     const int q = jref_file(ref);
@@ -1731,7 +1740,9 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
     if (spill_read(c, q, r->spill_fd[q], off + 4, c->arena.data + at[i], len) != 0)
       c->st = tl_err_set(&c->err, TL_EIO, "the rows of rank %d are cut short", q);
   }
-  tl_table *t = c->st ? NULL : items_table(r, (size_t)(c->rb - r->rbs), NULL, NULL, 0, NULL);
+  if (!c->st && c->win) tl_table_clear(c->win);
+  else if (!c->st) c->win = items_table(r, (size_t)(c->rb - r->rbs), NULL, NULL, 0, NULL);
+  tl_table *t = c->st ? NULL : c->win;
   if (!c->st && !t) c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory building the item table");
   for (uint64_t i = 0; t && i < n && !c->st; i++) {
     size_t row = tl_table_add_row(t);
@@ -1759,11 +1770,7 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
       }
     }
   }
-  free(at);
-  if (c->st) {
-    tl_table_free(t);
-    return NULL;
-  }
+  if (c->st) return NULL; /* c->win is freed with the context */
   if (c->collect) collect_cells(c, t);
   return t;
 }
@@ -1855,6 +1862,8 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
   for (int k = 0; k < wc.nstudy; k++) tl_buf_release(&wc.sc[k].cells);
   free(wc.sc);
   tl_buf_release(&wc.arena);
+  tl_table_free(wc.win);
+  free(wc.at);
   tl_rdahead_release(&wc.ra);
   tl_table_free(schema);
   test_pause(rank, "write", o->log);

@@ -175,8 +175,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
       else if (write_part(d[c], mt[c], first, n, col_data(col)) < 0)
         st = h5err(err, "write dataset", col->name);
     }
-    tl_table_free(t);
-    first += n;
+    first += n; /* t is fill's: not ours to free */
   }
   for (int c = 0; c < made; c++) {
     if (d[c] < 0) continue;

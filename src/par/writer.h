@@ -16,9 +16,10 @@
 
 typedef struct tl_writer tl_writer;
 
-/* Hands out rows for write_rows: a new table (the writer frees it with tl_table_free) holding
- * rows first .. first + n - 1 of the caller's slice (0-based within the slice), or NULL when it
- * cannot (the writer then fails the call). */
+/* Hands out rows for write_rows: a table holding rows first .. first + n - 1 of the caller's
+ * slice (0-based within the slice), or NULL when it cannot (the writer then fails the call).
+ * The table stays the caller's: the writer reads it until the next fill call or until
+ * write_rows returns, and never frees it (so one table can serve every window). */
 typedef tl_table *(*tl_fill_fn)(void *ctx, uint64_t first, uint64_t n);
 
 typedef struct {
@@ -33,7 +34,7 @@ typedef struct {
                            tl_err *err);
   /* Collective. Like write_slice, for a slice of nrows rows starting at global row `offset` of
    * a table of `total` rows, but the rows come from fill, window by window: fill(ctx, first, n)
-   * returns a new table (the writer frees it with tl_table_free) holding the slice's rows
+   * returns a table (still the caller's; see tl_fill_fn) holding the slice's rows
    * first .. first + n - 1 (0-based within this rank's slice), with exactly the columns of
    * `schema` (a table with the path, column names, types and docs, and no rows; the same on
    * every rank). str_stats, when not NULL, gives two numbers for each string column of schema
@@ -44,8 +45,8 @@ typedef struct {
    * columns, the second writes; a table without string columns is filled once) and the strings
    * of the table it returns need only stay valid until the next fill call; both passes must
    * give the same rows. Windows are taken in row order, each of at most window_rows rows
-   * (65536; tl_h5_parallel_set_window changes it for tests), with their boundaries on global row
-   * multiples of window_rows (so at the default a 65536-element chunk of a numeric column is
+   * (16384; tl_h5_parallel_set_window changes it for tests), with their boundaries on global row
+   * multiples of window_rows (so at the default a 16384-element chunk of a numeric column is
    * written in one go); a rank's first and last window may be shorter. Every rank takes part
    * in as many collective rounds as the rank with the most windows. The file holds exactly what
    * write_slice writes for the same rows: same datasets in the same order, values, types,
@@ -98,7 +99,7 @@ tl_writer *tl_h5_serial_open(const char *path, tl_err *err);
 #include <mpi.h>
 tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err);
 /* Tests and benchmarks only: the window of the parallel writer's write_rows, in rows, for every
- * later call (the same on every rank); 0 restores the default (65536). The serial writer
+ * later call (the same on every rank); 0 restores the default (16384). The serial writer
  * always uses 65536. */
 void tl_h5_parallel_set_window(uint64_t rows);
 /* 1 when a file could not be closed (disk full): HDF5 must then not be shut down (see

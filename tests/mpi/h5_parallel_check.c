@@ -235,10 +235,19 @@ typedef struct {
   uint64_t next, pass;  /* the next expected first row, and passes begun */
   int bad;
   int sabotage;         /* --bad-fill: 1 rows, 2 longer, 3 null, 4 shorter (this rank only) */
+  tl_table *last;       /* the table fill gave last: ours (tl_fill_fn), freed at the next call */
 } fill_ctx;
 
+static tl_table *make_rows(fill_ctx *c, uint64_t first, uint64_t n);
+
+/* write_rows' fill: the table it gave last is freed here, and the last one after write_rows. */
 static tl_table *fill_rows(void *ctx_, uint64_t first, uint64_t n) {
   fill_ctx *c = ctx_;
+  tl_table_free(c->last);
+  return c->last = make_rows(c, first, n);
+}
+
+static tl_table *make_rows(fill_ctx *c, uint64_t first, uint64_t n) {
   if (first == 0) c->pass++, c->next = 0;
   if (first != c->next || n == 0 || n > c->window || c->pass > 2) {
     fprintf(stderr, "h5_parallel_check: fill(%llu, %llu) of %s: expected first %llu, at most "
@@ -291,7 +300,7 @@ static int write_matrix(tl_writer *w, const uint64_t *sizes, size_t nsizes,
     st = w->vt->write_slice(w, t, from, sizes[i], &e);
     tl_table_free(t);
     for (size_t k = 0; k < nwindows && st == TL_OK; k++) {
-      uint64_t win = windows[k] ? windows[k] : 65536;
+      uint64_t win = windows[k] ? windows[k] : 16384; /* the writer's default */
       if ((sizes[i] + win - 1) / win > max_windows) {
         if (rank == 0) printf("skip n%llu w%llu\n", (unsigned long long)sizes[i],
                               (unsigned long long)windows[k]);
@@ -304,7 +313,7 @@ static int write_matrix(tl_writer *w, const uint64_t *sizes, size_t nsizes,
       tl_h5_parallel_set_window(windows[k]);
       t = data_rows(path.data, 0, 0, 0); /* the schema */
       /* --bad-fill: the rank holding row 0 (the highest rank with rows) misbehaves */
-      fill_ctx c = {path.data, from, win, 0, 0, 0, from == 0 && n > 0 ? sabotage : 0};
+      fill_ctx c = {path.data, from, win, 0, 0, 0, from == 0 && n > 0 ? sabotage : 0, NULL};
       /* every other window size: the string bytes given (one pass), else measured (two) */
       uint64_t sb[16] = {0}; /* per string column: bytes, longest value */
       int given = k % 2 == 1 && !sabotage;
@@ -323,6 +332,7 @@ static int write_matrix(tl_writer *w, const uint64_t *sizes, size_t nsizes,
       }
       st = w->vt->write_rows(w, t, from, n, sizes[i], given ? sb : NULL, fill_rows, &c, &e);
       tl_table_free(t);
+      tl_table_free(c.last);
       bad |= c.bad;
       if (given && n > 0 && c.pass != 1) {
         fprintf(stderr, "h5_parallel_check: %s: string bytes given, yet %llu fill passes\n", path.data,
@@ -359,9 +369,10 @@ static int write_serial_matrix(const char *path, const uint64_t *sizes, size_t n
     tl_buf_reset(&p);
     tl_buf_printf(&p, "/rows/n%llu", (unsigned long long)sizes[i]);
     t = data_rows(p.data, 0, 0, 0);
-    fill_ctx c = {p.data, 0, 65536, 0, 0, 0, 0};
+    fill_ctx c = {p.data, 0, 65536, 0, 0, 0, 0, NULL};
     st = w->vt->write_rows(w, t, 0, sizes[i], sizes[i], NULL, fill_rows, &c, &e);
     tl_table_free(t);
+    tl_table_free(c.last);
     if (c.bad) st = tl_err_set(&e, TL_EINTERNAL, "serial fill called out of order");
   }
   tl_buf_release(&p);
@@ -424,10 +435,12 @@ static tl_table *bench_rows(bench_ctx *c, size_t first, size_t n) {
 }
 
 static double g_fill_s; /* seconds spent making rows */
+static tl_table *g_bench_last; /* the table bench_fill gave last (ours: tl_fill_fn) */
 
 static tl_table *bench_fill(void *ctx, uint64_t first, uint64_t n) {
   double t0 = MPI_Wtime();
-  tl_table *t = bench_rows(ctx, first, n);
+  tl_table_free(g_bench_last);
+  tl_table *t = g_bench_last = bench_rows(ctx, first, n);
   g_fill_s += MPI_Wtime() - t0;
   return t;
 }
@@ -470,6 +483,8 @@ static int bench(tl_writer *w, size_t rows, size_t bytes, int rows_mode, int ran
   double cpu_sum = 0;
   MPI_Reduce(dt, slowest, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   MPI_Reduce(&dt[2], &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (g_bench_last != t) tl_table_free(g_bench_last); /* write_rows' last window */
+  g_bench_last = NULL;
   tl_table_free(t);
   free(c.text);
   long peak = vm_kib("VmHWM");
