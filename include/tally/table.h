@@ -17,7 +17,8 @@
  *   TL_COL_STR   a short string (an id, a model, a task, a status, a rule): written as a
  *                fixed-length string dataset whose width is the longest value's bytes, agreed
  *                over the ranks (h5py and pandas read it as is); a column whose longest value
- *                passes TL_FIXED_STR_MAX bytes is written as a TEXT column is (writer.h);
+ *                passes TL_FIXED_STR_MAX bytes, or that would be mostly padding, is written
+ *                as a TEXT column is (writer.h);
  *   TL_COL_TEXT  a text of any length (the evidence: replies, judgments, questions): the
  *                parallel writer stores it as a byte blob plus offsets. */
 typedef enum { TL_COL_STR = 0, TL_COL_I64 = 1, TL_COL_F64 = 2, TL_COL_TEXT = 3 } tl_col_type;

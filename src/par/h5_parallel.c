@@ -262,11 +262,19 @@ static tl_status tile(h5p *w, const uint64_t *all, int per, int nstr, const char
   return TL_OK;
 }
 
-/* 1 when string column col, whose longest value over all ranks has `width` bytes, is written as
- * one fixed-length string dataset; 0 when as bytes + offsets (table.h: TL_COL_STR and
- * TL_COL_TEXT). Every rank decides the same from the same width. */
-static int is_fixed(const tl_col *col, uint64_t width) {
-  return col->type == TL_COL_STR && width <= TL_FIXED_STR_MAX;
+/* 1 when string column col, whose longest value over all ranks has `width` bytes and whose
+ * `bytes` over all `rows` rows, is written as one fixed-length string dataset; 0 when as bytes +
+ * offsets (table.h: TL_COL_STR and TL_COL_TEXT). A short-string column goes the text way when
+ * its longest value passes TL_FIXED_STR_MAX, or passes TL_FIXED_STR_PAD bytes and would be
+ * mostly padding (width x rows over TL_FIXED_STR_SPREAD times its bytes): the 150,000-unit
+ * SpatialEval job's answer_legacy (a few long answers the legacy parser extracts, 236 bytes, 21
+ * on average) was 35 MB of NULs to pack and deflate, 0.14 s of libdeflate alone, and is 3 MB as
+ * text. Every rank decides the same from the same totals. */
+#define TL_FIXED_STR_PAD 32
+#define TL_FIXED_STR_SPREAD 8
+static int is_fixed(const tl_col *col, uint64_t width, uint64_t bytes, uint64_t rows) {
+  if (col->type != TL_COL_STR || width > TL_FIXED_STR_MAX) return 0;
+  return width <= TL_FIXED_STR_PAD || width * rows <= TL_FIXED_STR_SPREAD * bytes;
 }
 
 /* The file and memory type of a fixed-length string column of `width` bytes (0 -> 1): UTF-8,
@@ -372,7 +380,7 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
   for (int c = 0, k = 0; c < t->ncols && st == TL_OK; c++) {
     const tl_col *col = &t->cols[c];
     if (!tl_col_is_str(col->type)) continue;
-    if (is_fixed(col, width[k])) {
+    if (is_fixed(col, width[k], blob_total[k], total)) {
       const size_t wd = width[k] ? (size_t)width[k] : 1;
       sp[k].nbytes = t->nrows * wd;
       if (!(sp[k].bytes = malloc(sp[k].nbytes ? sp[k].nbytes : 1))) {
@@ -414,7 +422,7 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
     } else if (col->type == TL_COL_F64) {
       st = put_ds(w, g, t->path, col->name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, total, offset,
                   t->nrows, col->v.f, col->doc, &e);
-    } else if (is_fixed(col, width[k])) {
+    } else if (is_fixed(col, width[k], blob_total[k], total)) {
       hid_t ft = fixed_type(width[k]);
       if (ft < 0) st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot make a string type for '%s'", col->name);
       if ((st = agreed(w, st, &e)) != TL_OK) break;
@@ -600,7 +608,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
     const tl_col *col = &s->cols[c];
     if (col->type == TL_COL_I64 || col->type == TL_COL_F64) {
       ds[nds++] = (rows_ds){col->type == TL_COL_I64 ? DS_I64 : DS_F64, c, -1, -1, -1};
-    } else if (is_fixed(col, width[k])) {
+    } else if (is_fixed(col, width[k], blob_total[k], total)) {
       ds[nds++] = (rows_ds){DS_FIXED, c, k++, -1, -1};
     } else {
       ds[nds++] = (rows_ds){DS_BYTES, c, k, -1, -1};
@@ -668,7 +676,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
                           "rows)",
                           s->cols[c].name, s->path);
         if (longest > seen[q]) seen[q] = longest;
-        if (is_fixed(&s->cols[c], width[q])) b = n * (width[q] ? width[q] : 1);
+        if (is_fixed(&s->cols[c], width[q], blob_total[q], total)) b = n * (width[q] ? width[q] : 1);
         if (b > most) most = b;
         q++;
       }

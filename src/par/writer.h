@@ -90,8 +90,9 @@ tl_writer *tl_h5_serial_open(const char *path, tl_err *err);
  *    is its longest value's bytes over all rows of all ranks (at least 1), so the width, like
  *    every byte of the file, does not depend on the split; h5py reads it as numpy bytes and
  *    `.asstr()` as str, pandas takes it as is. A TL_COL_STR column whose longest value passes
- *    TL_FIXED_STR_MAX bytes is written as a TL_COL_TEXT column (so a stray long value cannot
- *    make a window of rows cost rows x width bytes);
+ *    TL_FIXED_STR_MAX bytes, or passes 32 bytes while the column would be more than 8 times its
+ *    bytes with the padding, is written as a TL_COL_TEXT column (so a stray long value cannot
+ *    make a window of rows cost rows x width bytes; the totals are agreed over the ranks);
  *  - a TL_COL_TEXT column `c` becomes datasets `c.bytes` (uint8, all values' UTF-8 bytes
  *    concatenated in row order) and `c.offsets` (int64 [nrows], start of each value; a value
  *    ends where the next starts, the last at the blob's end).

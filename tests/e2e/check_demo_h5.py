@@ -35,6 +35,15 @@ for t in ["/items/spatialeval", "/metrics/spatialeval/strict", "/metrics/spatial
           "/audit/spatialeval"]:
     assert t in tables, (t, tables)
 
+# Short-string columns are fixed-length strings, except one that would be mostly padding
+# (h5_parallel.c is_fixed): the demo's answer_legacy is 42 bytes at most and 5 on average, so
+# it is a text column (bytes + offsets); status_strict (18 at most, 3 on average) stays fixed.
+import h5py  # noqa: E402
+with h5py.File(path, "r") as f:
+    g = f["/items/spatialeval"]
+    assert "answer_legacy.bytes" in g and "answer_legacy" not in g, list(g)
+    assert g["status_strict"].dtype.kind == "S" and g["answer_strict"].dtype.kind == "S"
+
 items = tally_h5.read_table(path, "/items/spatialeval")
 n_items = sum(1 for _ in open(src + "/demo/spatialeval/items.jsonl"))
 assert len(items) % n_items == 0 and len(items) > 0, (len(items), n_items)
