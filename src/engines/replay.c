@@ -1,9 +1,10 @@
 /* replay.c - the replay engine (see replay.h). The engine keeps an index, not the texts: per
- * accepted line one `entry` (28 bytes: the key's hash, where the line is, its checksum). While
+ * accepted line one `entry` (32 bytes: the key's hash, where the line is, its checksum). While
  * the files load, an open-addressing table of entry numbers finds the entries of a hash (to tell
  * a duplicate from a collision, the earlier line is read back and the real keys compared); when
  * loading ends the table is dropped and the entries are sorted by hash, and a request finds its
- * entries by binary search. A request is answered at submit time, by reading its line back
+ * entries through a directory of the hashes' top bits (about one entry a bucket: one or two
+ * cache misses where a binary search over 150,000 entries took 17, 3% of a replay run). A request is answered at submit time, by reading its line back
  * (through a read-ahead buffer when the file is read in order), and queued. The engine names
  * no benchmark: what a benchmark allows (its variant names) comes with each source. */
 #define _POSIX_C_SOURCE 200809L
@@ -40,13 +41,13 @@ typedef struct {
   uint64_t base;             /* the file offset the reader started at (0 but for stdin) */
 } source;
 
-/* One accepted line. uint32_t halves keep it at 28 bytes with 4-byte alignment. */
+/* One accepted line. uint32_t halves keep it at 32 bytes with 4-byte alignment. */
 typedef struct {
   uint32_t h[2];   /* the key's hash: low, high half */
   uint32_t pos[2]; /* the line's byte offset: low 32 bits; high 16 bits | source << 16 */
   uint32_t len;    /* bytes of the line (without its "\r\n"/"\n") */
   uint32_t line;   /* 1-based line number */
-  uint32_t sum;    /* checksum of the line's bytes */
+  uint32_t sum[2]; /* 64-bit checksum of the line's bytes: low, high half */
 } entry;
 
 struct tl_replay {
@@ -56,6 +57,9 @@ struct tl_replay {
   entry *e;
   size_t n, cap;
   uint32_t *tab;       /* while loading: entry number + 1 per slot, 0 = empty */
+  uint32_t *dir;       /* once loaded: [2^dbits + 1], dir[b] = the first entry whose hash's top
+                          dbits bits are >= b (NULL when there are no entries) */
+  int dbits;
   size_t tcap;         /* slots (a power of two), or 0 */
   tl_strmap pool;      /* interned bench, model and variant names (the map owns the copies) */
   uint64_t (*hash)(const tl_unit_key *key);
@@ -121,8 +125,11 @@ uint64_t tl_replay_key_hash(const tl_unit_key *key) { return key_hash(key); }
 static uint64_t (*g_test_hash)(const tl_unit_key *key);
 void tl_replay_test_hash(uint64_t (*fn)(const tl_unit_key *key)) { g_test_hash = fn; }
 
-/* The checksum of a line's bytes (a change detector). */
-static uint32_t line_sum(const char *p, size_t n) { return (uint32_t)tl_hash64(p, n); }
+/* The checksum of a line's bytes (a change detector): 64 bits, so a line read back whose sum
+ * matches is, but for a chance of 2^-64, the line loaded, which was checked then (UTF-8, no NUL,
+ * JSON): read_back does not check those again. */
+static uint64_t line_sum(const char *p, size_t n) { return tl_hash64(p, n); }
+static uint64_t ent_sum(const entry *e) { return (uint64_t)e->sum[1] << 32 | e->sum[0]; }
 
 static uint64_t ent_hash(const entry *e) { return (uint64_t)e->h[1] << 32 | e->h[0]; }
 static uint64_t ent_off(const entry *e) { return (uint64_t)(e->pos[1] & 0xffffu) << 32 | e->pos[0]; }
@@ -291,8 +298,7 @@ static int read_back(tl_replay *r, const entry *x, cJSON **o, line_view *v) {
   int nomem;
   const char *buf = line_bytes(r, x, &nomem);
   if (!buf) return nomem ? RB_NOMEM : RB_CHANGED;
-  if (line_sum(buf, len) != x->sum || memchr(buf, 0, len) || !tl_utf8_valid(buf, len, NULL))
-    return RB_CHANGED;
+  if (line_sum(buf, len) != ent_sum(x)) return RB_CHANGED;
   const char *end = NULL;
   cJSON *p = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
   while (p && end < buf + len && (unsigned char)*end <= 32) end++; /* cJSON's whitespace */
@@ -322,9 +328,16 @@ static double now_s(void) {
 
 void tl_replay_set_latency(tl_replay *r, int ms) { r->latency_ms = ms; }
 
-/* The first entry (of the sorted index) whose hash is >= h. */
+/* The first entry (of the sorted index) whose hash is >= h: a binary search within h's bucket of
+ * the directory (whose end is the next bucket's first entry, so an h above every hash of its
+ * bucket gets that). */
 static size_t lower_bound(const tl_replay *r, uint64_t h) {
   size_t lo = 0, hi = r->n;
+  if (r->dir) {
+    const uint64_t b = r->dbits ? h >> (64 - r->dbits) : 0;
+    lo = r->dir[b];
+    hi = r->dir[b + 1];
+  }
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     if (ent_hash(&r->e[mid]) < h) lo = mid + 1;
@@ -465,6 +478,7 @@ static void free_(tl_engine *e) {
   free(r->ready);
   free(r->e);
   free(r->tab);
+  free(r->dir);
   free(r->lbuf);
   tl_rdahead_release(&r->ra);
   free(r->last_end);
@@ -576,7 +590,9 @@ static tl_status add_line(tl_replay *r, const tl_jsonl *jl, size_t f, const line
   x->pos[1] = (uint32_t)(start >> 32) | (uint32_t)f << 16;
   x->len = (uint32_t)len;
   x->line = (uint32_t)jl->line_no;
-  x->sum = line_sum(jl->line.data, len);
+  const uint64_t sum = line_sum(jl->line.data, len);
+  x->sum[0] = (uint32_t)sum;
+  x->sum[1] = (uint32_t)(sum >> 32);
   r->tab[j] = (uint32_t)++r->n;
   if (key_fn && key_fn(key_ctx, &v->key, jl->path, jl->line_no))
     return tl_err_set(err, TL_EINPUT, "%s:%ld: loading stopped here", jl->path, jl->line_no);
@@ -677,6 +693,20 @@ tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line,
       r->e = p;
       r->cap = r->n;
     }
+    /* the directory: 2^dbits buckets, dbits = floor(log2 n), so 1 to 2 entries a bucket on
+     * average and 2 to 4 bytes a line; without memory for it, lookups search the whole index */
+    int bits = 0;
+    while (bits < 30 && ((size_t)2 << bits) <= r->n) bits++;
+    const size_t nb = (size_t)1 << bits;
+    if ((r->dir = malloc((nb + 1) * sizeof *r->dir))) {
+      r->dbits = bits;
+      size_t i = 0;
+      for (size_t b = 0; b < nb; b++) {
+        while (i < r->n && (bits ? ent_hash(&r->e[i]) >> (64 - bits) : 0) < b) i++;
+        r->dir[b] = (uint32_t)i;
+      }
+      r->dir[nb] = (uint32_t)r->n;
+    }
   }
   *out = r;
   return TL_OK;
@@ -684,4 +714,6 @@ tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line,
 
 tl_engine *tl_replay_engine(tl_replay *r) { return &r->base; }
 size_t tl_replay_served(const tl_replay *r) { return r->served; }
-size_t tl_replay_index_bytes(const tl_replay *r) { return r->cap * sizeof *r->e; }
+size_t tl_replay_index_bytes(const tl_replay *r) {
+  return r->cap * sizeof *r->e + (r->dir ? (((size_t)1 << r->dbits) + 1) * sizeof *r->dir : 0);
+}
