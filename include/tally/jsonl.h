@@ -42,7 +42,15 @@ typedef struct {
   char detail[256];/* after TL_JL_BAD: what is wrong, without the "file:line: " prefix */
   char rbuf[65536]; /* read buffer (fread), so lines with NUL bytes keep their length */
   size_t rpos, rlen;
+  /* after TL_JL_RECORD whose value is an object: where the values of its first TL_JSONL_TOP
+   * members lie in `line` (tl_jsonl_span) */
+  struct tl_jsonl_top {
+    const cJSON *node;
+    size_t off, len;
+  } top[16];
+  int ntop;
 } tl_jsonl;
+#define TL_JSONL_TOP 16
 
 /* True when v is a JSON number holding an integer in [lo, hi] exactly (checked before any cast:
  * a cast of an out-of-range double is undefined behaviour). Use hi <= 2^53 for exactness. */
@@ -85,5 +93,11 @@ void tl_jsonl_close(tl_jsonl *r);
 
 /* Reads the next non-blank line. On TL_JL_RECORD *obj is set (never NULL). */
 tl_jl_result tl_jsonl_next(tl_jsonl *r, cJSON **obj, tl_err *err);
+
+/* After TL_JL_RECORD: when `node` is the value of one of the first TL_JSONL_TOP members of the
+ * record (a top-level object), sets *off and *len to where its JSON text lies in r->line (for a
+ * string: from its opening quote to its closing one, both included) and returns 1; else 0.
+ * The JSON text of a string value parses alone (cJSON_ParseWithLength) to the same string. */
+int tl_jsonl_span(const tl_jsonl *r, const cJSON *node, size_t *off, size_t *len);
 
 #endif

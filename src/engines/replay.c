@@ -1,5 +1,6 @@
 /* replay.c - the replay engine (see replay.h). The engine keeps an index, not the texts: per
- * accepted line one `entry` (32 bytes: the key's hash, where the line is, its checksum). While
+ * accepted line one `entry` (36 bytes: the key's hash, where the line is and where its response
+ * lies in it, its checksum). While
  * the files load, an open-addressing table of entry numbers finds the entries of a hash (to tell
  * a duplicate from a collision, the earlier line is read back and the real keys compared); when
  * loading ends the table is dropped and the entries are sorted by hash, and a request finds its
@@ -41,13 +42,16 @@ typedef struct {
   uint64_t base;             /* the file offset the reader started at (0 but for stdin) */
 } source;
 
-/* One accepted line. uint32_t halves keep it at 32 bytes with 4-byte alignment. */
+/* One accepted line. uint32_t halves keep it at 36 bytes with 4-byte alignment. */
 typedef struct {
   uint32_t h[2];   /* the key's hash: low, high half */
   uint32_t pos[2]; /* the line's byte offset: low 32 bits; high 16 bits | source << 16 */
   uint32_t len;    /* bytes of the line (without its "\r\n"/"\n") */
   uint32_t line;   /* 1-based line number */
   uint32_t sum[2]; /* 64-bit checksum of the line's bytes: low, high half */
+  uint32_t resp;   /* where the response's JSON string starts in the line (its opening quote),
+                      when it is a string member of the line's object and the line has no
+                      prompt; 0 otherwise (a line starts with '{') */
 } entry;
 
 struct tl_replay {
@@ -75,7 +79,7 @@ struct tl_replay {
   double *ready;       /* [qcap] time each reply becomes ready (CLOCK_MONOTONIC seconds) */
   size_t qhead, qlen, qcap;
   int latency_ms;
-  size_t served;
+  size_t served, served_fast;
 };
 
 static const char *nz(const char *s) { return s ? s : ""; }
@@ -346,13 +350,72 @@ static size_t lower_bound(const tl_replay *r, uint64_t h) {
   return lo;
 }
 
+/* "<path>:<line>" of entry x, without printf (once per request); NULL when out of memory. */
+static char *source_of(const tl_replay *r, const entry *x) {
+  char num[24];
+  int nd = 0;
+  for (unsigned long ln = x->line; nd == 0 || ln; ln /= 10) num[sizeof num - 1 - nd++] = (char)('0' + ln % 10);
+  const char *path = r->src[ent_src(x)].path;
+  tl_buf b;
+  tl_buf_init(&b);
+  int bad = tl_buf_append(&b, path, strlen(path)) != TL_OK || tl_buf_append(&b, ":", 1) != TL_OK ||
+            tl_buf_append(&b, num + sizeof num - nd, (size_t)nd) != TL_OK;
+  if (bad) {
+    tl_buf_release(&b);
+    return NULL;
+  }
+  return tl_buf_detach(&b);
+}
+
+/* The fast way to entry x's text, when the key's hash is the real one (not a test's), x is the
+ * only entry of its hash, and its line's response is a string member it knows the place of:
+ * the line is read back and checked against its checksum as read_back does, and only the
+ * response's JSON string is parsed (not the whole line, whose key the checksum vouches for: the
+ * request's key has x's 64-bit hash, and x's is the only key of the files with it). Returns
+ * RB_OK with *text set (caller frees), RB_CHANGED or RB_NOMEM; -1 when x does not qualify. */
+static int fast_text(tl_replay *r, const entry *x, char **text) {
+  *text = NULL;
+  if (!x->resp || r->hash != key_hash) return -1;
+  const size_t len = x->len;
+  int nomem;
+  const char *buf = line_bytes(r, x, &nomem);
+  if (!buf) return nomem ? RB_NOMEM : RB_CHANGED;
+  if (line_sum(buf, len) != ent_sum(x)) return RB_CHANGED;
+  const char *end = NULL;
+  cJSON *s = cJSON_ParseWithLengthOpts(buf + x->resp, len - x->resp, &end, 0);
+  if (!cJSON_IsString(s)) { /* cannot be, for the line loaded; also when cJSON ran out of memory */
+    cJSON_Delete(s);
+    return s ? RB_CHANGED : RB_NOMEM;
+  }
+  *text = s->valuestring; /* taken from the item: cJSON_Delete leaves a NULL valuestring */
+  s->valuestring = NULL;
+  cJSON_Delete(s);
+  return RB_OK;
+}
+
 /* Fills out (tag set, the rest zero) for key k. TL_ENOMEM leaves out's strings freed. */
 static tl_status answer(tl_replay *r, const tl_unit_key *k, tl_eng_reply *out) {
   uint64_t h = r->hash(k);
   const entry *changed = NULL;
   tl_buf b;
   tl_buf_init(&b);
-  for (size_t i = lower_bound(r, h); i < r->n && ent_hash(&r->e[i]) == h; i++) {
+  size_t first = lower_bound(r, h);
+  if (first < r->n && ent_hash(&r->e[first]) == h && (first + 1 == r->n || ent_hash(&r->e[first + 1]) != h)) {
+    char *text;
+    int rb = fast_text(r, &r->e[first], &text);
+    if (rb == RB_NOMEM) return TL_ENOMEM;
+    if (rb == RB_OK) {
+      r->served_fast++;
+      out->text = text;
+      if (!(out->source = source_of(r, &r->e[first]))) {
+        tl_eng_reply_release(out);
+        return TL_ENOMEM;
+      }
+      return TL_OK;
+    }
+    /* RB_CHANGED: read_back below says so; -1: the whole line is parsed */
+  }
+  for (size_t i = first; i < r->n && ent_hash(&r->e[i]) == h; i++) {
     cJSON *o;
     line_view v;
     int rb = read_back(r, &r->e[i], &o, &v);
@@ -365,19 +428,12 @@ static tl_status answer(tl_replay *r, const tl_unit_key *k, tl_eng_reply *out) {
       cJSON_Delete(o);
       continue;
     }
-    /* "<path>:<line>", without printf (once per request) */
-    char num[24];
-    int nd = 0;
-    for (unsigned long ln = r->e[i].line; nd == 0 || ln; ln /= 10) num[sizeof num - 1 - nd++] = (char)('0' + ln % 10);
-    const char *path = r->src[ent_src(&r->e[i])].path;
-    int bad = tl_buf_append(&b, path, strlen(path)) != TL_OK || tl_buf_append(&b, ":", 1) != TL_OK ||
-              tl_buf_append(&b, num + sizeof num - nd, (size_t)nd) != TL_OK;
-    out->source = tl_buf_detach(&b);
+    int bad = !(out->source = source_of(r, &r->e[i]));
     if (cJSON_IsString(v.resp)) bad |= !(out->text = tl_strdup(v.resp->valuestring));
     else bad |= !(out->error = tl_strdup("the answer file records no response (null)"));
     if (v.prompt) bad |= !(out->prompt = tl_strdup(v.prompt));
     cJSON_Delete(o);
-    if (bad || !out->source) {
+    if (bad) {
       tl_eng_reply_release(out);
       return TL_ENOMEM;
     }
@@ -590,6 +646,11 @@ static tl_status add_line(tl_replay *r, const tl_jsonl *jl, size_t f, const line
   x->pos[1] = (uint32_t)(start >> 32) | (uint32_t)f << 16;
   x->len = (uint32_t)len;
   x->line = (uint32_t)jl->line_no;
+  size_t roff = 0, rlen = 0;
+  x->resp = cJSON_IsString(v->resp) && !v->prompt && tl_jsonl_span(jl, v->resp, &roff, &rlen) &&
+                    roff > 0 && roff < len && jl->line.data[roff] == '"'
+                ? (uint32_t)roff
+                : 0;
   const uint64_t sum = line_sum(jl->line.data, len);
   x->sum[0] = (uint32_t)sum;
   x->sum[1] = (uint32_t)(sum >> 32);
@@ -714,6 +775,7 @@ tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line,
 
 tl_engine *tl_replay_engine(tl_replay *r) { return &r->base; }
 size_t tl_replay_served(const tl_replay *r) { return r->served; }
+size_t tl_replay_served_fast(const tl_replay *r) { return r->served_fast; }
 size_t tl_replay_index_bytes(const tl_replay *r) {
   return r->cap * sizeof *r->e + (r->dir ? (((size_t)1 << r->dbits) + 1) * sizeof *r->dir : 0);
 }

@@ -78,6 +78,10 @@ void tl_replay_set_latency(tl_replay *r, int ms);
 
 /* Number of requests answered so far (a call counter for tests). */
 size_t tl_replay_served(const tl_replay *r);
+/* Of those, the requests answered by parsing only the response's JSON string of the line read
+ * back (a string member of the line's object, the only key of its hash, no prompt), not the
+ * whole line. */
+size_t tl_replay_served_fast(const tl_replay *r);
 
 /* Bytes of index held (the heap the engine keeps per accepted line, for measurements). */
 size_t tl_replay_index_bytes(const tl_replay *r);

@@ -633,8 +633,8 @@ static void test_replay_line_positions(void **state) {
       tl_eng_reply_release(&rep[k]);
     }
   }
-  /* 32 bytes an entry, plus the directory: 4 buckets (floor(log2 7) = 2 bits) + 1 */
-  assert_int_equal(tl_replay_index_bytes(r), NQ * 32 + 5 * 4);
+  /* 36 bytes an entry, plus the directory: 4 buckets (floor(log2 7) = 2 bits) + 1 */
+  assert_int_equal(tl_replay_index_bytes(r), NQ * 36 + 5 * 4);
   e->vt->free(e);
   tl_inlog_release(&log);
   free(t5);
@@ -643,6 +643,74 @@ static void test_replay_line_positions(void **state) {
   free(t9);
   unlink(path);
   free(path);
+}
+
+/* A response is taken from its JSON string alone when it is a string member of the line's object
+ * (among the first TL_JSONL_TOP), the line has no prompt and its key is the only one of its hash;
+ * every other line is parsed whole. Both give the text cJSON gives for the whole line. */
+static void test_replay_fast_text(void **state) {
+  (void)state;
+  static const struct {
+    const char *line;
+    const char *text;  /* NULL: the reply is the null-response error */
+    const char *prompt;
+    int fast;
+  } T[] = {
+      {"{\"id\":\"f.1\",\"model\":\"m\",\"response\":\"a\\nb\\t\\\"q\\\" \\\\ \\/ \xc3\xa9 \\u00e9 \\ud83d\\ude00 end\"}",
+       "a\nb\t\"q\" \\ / \xc3\xa9 \xc3\xa9 \xf0\x9f\x98\x80 end", NULL, 1},
+      {"{\"response\":\"first member\",\"id\":\"f.2\",\"model\":\"m\"}", "first member", NULL, 1},
+      {"{ \"id\" : \"f.3\" , \"model\":\"m\", \"response\" :  \"spaced\"  , \"x\":[1,{\"response\":\"no\"}]}",
+       "spaced", NULL, 1},
+      {"{\"id\":\"f.4\",\"model\":\"m\",\"response\":null}", NULL, NULL, 0},
+      {"{\"id\":\"f.5\",\"model\":\"m\",\"nested\":{\"response\":\"inner\"},\"response\":\"outer\"}", "outer", NULL, 1},
+      {"{\"id\":\"f.6\",\"model\":\"m\",\"oracle_answer\":\"A\",\"answer\":\"the answer\",\"prompt\":\"P\"}",
+       "the answer", "P", 0},
+      {"{\"id\":\"f.7\",\"model\":\"m\",\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":8,"
+       "\"k9\":9,\"k10\":10,\"k11\":11,\"k12\":12,\"k13\":13,\"k14\":14,\"response\":\"member 17\"}",
+       "member 17", NULL, 0},
+      {"{\"id\":\"f.8\",\"model\":\"m\",\"response\":\"\"}", "", NULL, 1},
+  };
+  enum { N = sizeof T / sizeof T[0] };
+  tl_buf b;
+  tl_buf_init(&b);
+  int nfast = 0;
+  for (size_t i = 0; i < N; i++) {
+    tl_buf_printf(&b, "%s\n", T[i].line);
+    nfast += T[i].fast;
+  }
+  for (int collide = 0; collide < 2; collide++) {
+    tl_replay_test_hash(collide ? one_hash : NULL);
+    char *path = write_tmp(b.data, b.len);
+    tl_replay_source src = {path, SE, 0, NULL, 0, "reason", SE_VARIANTS};
+    tl_inlog log;
+    assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
+    tl_replay *r;
+    tl_err err;
+    if (tl_replay_open(&src, 1, 0, &log, NULL, NULL, &r, &err) != TL_OK) fail_msg("%s", err.msg);
+    assert_int_equal(log.total, 0);
+    tl_engine *e = tl_replay_engine(r);
+    for (size_t i = 0; i < N; i++) {
+      char id[8];
+      snprintf(id, sizeof id, "f.%zu", i + 1);
+      tl_eng_request q = rq(i, SE, 0, "m", "reason", 0, id, 0);
+      assert_int_equal(e->vt->submit(e, &q), TL_OK);
+      tl_eng_reply rep;
+      assert_int_equal(e->vt->poll(e, &rep, 1, 0), 1);
+      check_reply(T[i].line, &rep, path, T[i].text, T[i].text ? NULL : "the answer file records no response (null)",
+                  (long)i + 1);
+      if (T[i].prompt ? !rep.prompt || strcmp(rep.prompt, T[i].prompt) : rep.prompt != NULL)
+        fail_msg("%s: prompt '%s'", T[i].line, rep.prompt ? rep.prompt : "(null)");
+      tl_eng_reply_release(&rep);
+    }
+    /* a test's hash gives every key one hash: every line is parsed whole then */
+    assert_int_equal(tl_replay_served_fast(r), collide ? 0 : (size_t)nfast);
+    e->vt->free(e);
+    tl_inlog_release(&log);
+    unlink(path);
+    free(path);
+  }
+  tl_replay_test_hash(NULL);
+  tl_buf_release(&b);
 }
 
 #define CHANGED "the answer file changed since it was read: @:"
@@ -1243,6 +1311,7 @@ int main(void) {
       cmocka_unit_test(test_replay),       cmocka_unit_test(test_replay_keys),
       cmocka_unit_test(test_replay_line_positions), cmocka_unit_test(test_replay_file_changed),
       cmocka_unit_test(test_replay_key_fn), cmocka_unit_test(test_replay_key_hash),
+      cmocka_unit_test(test_replay_fast_text),
       cmocka_unit_test(test_journal_keys),
       cmocka_unit_test(test_journal_text_escapes), cmocka_unit_test(test_journal_job_hash),
       cmocka_unit_test(test_job_validation),

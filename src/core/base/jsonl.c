@@ -121,6 +121,9 @@ typedef struct {
   void *ctx;
   long n;
   int stop;
+  int depth;                  /* objects and arrays entered */
+  struct tl_jsonl_top *top;   /* when not NULL: the spans of the root object's member values */
+  int *ntop;
 } json_walk;
 
 static void walk_issue(json_walk *w, tl_json_issue_kind kind, long line, const char *at,
@@ -241,9 +244,15 @@ static int walk_value(json_walk *w, const cJSON *v) {
       w->p++;
       size_t saved;
       path_push(w, &saved, c->string ? c->string : "", 0);
+      walk_ws(w);
+      const char *vat = w->p;
+      w->depth++;
       rc = walk_value(w, c);
+      w->depth--;
       path_pop(w, saved);
       if (rc) break;
+      if (w->top && w->depth == 0 && *w->ntop < TL_JSONL_TOP)
+        w->top[(*w->ntop)++] = (struct tl_jsonl_top){c, (size_t)(vat - w->text), (size_t)(w->p - vat)};
     }
     if (dup != small) free(dup);
     if (rc || w->stop) return rc;
@@ -264,7 +273,9 @@ static int walk_value(json_walk *w, const cJSON *v) {
       }
       size_t saved;
       path_push(w, &saved, NULL, i);
+      w->depth++;
       int rc = walk_value(w, c);
+      w->depth--;
       path_pop(w, saved);
       if (rc) return rc;
     }
@@ -281,16 +292,36 @@ static int walk_value(json_walk *w, const cJSON *v) {
   return w->p > s ? 0 : -1;
 }
 
-long tl_json_check(const char *text, const cJSON *root, tl_json_issue_fn fn, void *ctx) {
+/* tl_json_check, recording the spans of the root object's member values in top (see
+ * tl_jsonl_span) when top is not NULL. */
+static long check_spans(const char *text, const cJSON *root, tl_json_issue_fn fn, void *ctx,
+                        struct tl_jsonl_top *top, int *ntop) {
   json_walk w;
   memset(&w, 0, sizeof w);
   w.text = w.p = text;
   w.line = 1;
   w.fn = fn;
   w.ctx = ctx;
+  w.top = top;
+  w.ntop = ntop;
+  if (top) *ntop = 0;
   if (!strncmp(w.p, "\xef\xbb\xbf", 3)) w.p += 3; /* cJSON skips a UTF-8 BOM too */
-  walk_value(&w, root);
+  if (walk_value(&w, root) != 0 && top) *ntop = 0; /* no spans from a walk that lost its way */
   return w.n;
+}
+
+long tl_json_check(const char *text, const cJSON *root, tl_json_issue_fn fn, void *ctx) {
+  return check_spans(text, root, fn, ctx, NULL, NULL);
+}
+
+int tl_jsonl_span(const tl_jsonl *r, const cJSON *node, size_t *off, size_t *len) {
+  for (int i = 0; node && i < r->ntop; i++)
+    if (r->top[i].node == node) {
+      *off = r->top[i].off;
+      *len = r->top[i].len;
+      return 1;
+    }
+  return 0;
 }
 
 /* Keeps the first issue of a line as its detail. */
@@ -322,6 +353,7 @@ static tl_jl_result bad(tl_jsonl *r, int kind, tl_err *err) {
 
 tl_jl_result tl_jsonl_next(tl_jsonl *r, cJSON **obj, tl_err *err) {
   *obj = NULL;
+  r->ntop = 0;
   for (;;) {
     int rc = read_line(r);
     if (rc == 0) return TL_JL_EOF;
@@ -355,7 +387,7 @@ tl_jl_result tl_jsonl_next(tl_jsonl *r, cJSON **obj, tl_err *err) {
       return bad(r, TL_IN_MALFORMED_JSON, err);
     }
     r->bad_kind = -1;
-    tl_json_check(s, v, first_issue, r);
+    check_spans(s, v, first_issue, r, r->top, &r->ntop);
     if (r->bad_kind >= 0) {
       cJSON_Delete(v);
       return bad(r, r->bad_kind, err);
