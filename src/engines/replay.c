@@ -31,6 +31,7 @@
 #define MAX_SOURCES 65536u                 /* the source number takes 16 bits of an entry */
 #define MAX_OFFSET ((uint64_t)1 << 48)     /* the offset takes the other 48 */
 #define RA_GAP ((uint64_t)1 << 16)
+#define RA_STREAMS 4
 
 /* One source: what its lines' keys default to, and the open file they are read back from. */
 typedef struct {
@@ -70,11 +71,20 @@ struct tl_replay {
   char *lbuf;          /* a line read back */
   size_t lcap;
   /* Read-ahead: requests come in key order, and answer files are mostly written in that order,
-   * so a line that starts at most RA_GAP bytes after the previous one read from its file is read
-   * with the 1 MiB after it (one pread for ~1,500 lines, not one each); any other line is read
-   * on its own. One buffer for the engine (its key: the source number). */
-  tl_rdahead ra;
-  uint64_t *last_end;  /* [nsrc] the end of the last line read back from each source */
+   * or in a few interleaved runs of it (a file in the items' order, when the ids do not sort
+   * that way: a question's variants .0, .1, .2 listed in three blocks). Each of RA_STREAMS
+   * streams follows one run: a line that starts at most RA_GAP bytes after the end of the last
+   * line a stream read from its file is read through that stream's 1 MiB read-ahead (one pread
+   * for ~1,500 lines, not one each); any other line is read on its own, and the least recently
+   * used stream then follows on from it. */
+  struct ra_stream {
+    tl_rdahead ra;     /* its key: the source number */
+    long f;            /* the source it follows, -1 none */
+    uint64_t end;      /* the end of the last line it read */
+    uint64_t used;     /* when it was last used (a request count) */
+  } ras[RA_STREAMS];
+  uint64_t ticks;
+  int ra_on;           /* 0 while loading (duplicates are read back on their own) */
   tl_eng_reply *queue; /* FIFO of replies */
   double *ready;       /* [qcap] time each reply becomes ready (CLOCK_MONOTONIC seconds) */
   size_t qhead, qlen, qcap;
@@ -276,13 +286,21 @@ static const char *line_bytes(tl_replay *r, const entry *x, int *nomem) {
   const size_t f = ent_src(x), len = x->len;
   const uint64_t off = ent_off(x);
   const source *s = &r->src[f];
-  uint64_t *last = r->last_end ? &r->last_end[f] : NULL;
   *nomem = 0;
-  const int in_order = last && off >= *last && off - *last <= RA_GAP;
-  if (in_order || tl_rdahead_holds(&r->ra, (long)f, off, len)) {
-    const char *p = tl_rdahead_at(&r->ra, (long)f, s->fd, off, len, nomem);
-    if (p && last) *last = off + len;
-    return p;
+  r->ticks++;
+  struct ra_stream *lru = NULL;
+  for (int k = 0; r->ra_on && k < RA_STREAMS; k++) {
+    struct ra_stream *q = &r->ras[k];
+    const int in_order = q->f == (long)f && off >= q->end && off - q->end <= RA_GAP;
+    if (in_order || tl_rdahead_holds(&q->ra, (long)f, off, len)) {
+      const char *p = tl_rdahead_at(&q->ra, (long)f, s->fd, off, len, nomem);
+      if (p) {
+        q->end = off + len;
+        q->used = r->ticks;
+      }
+      return p;
+    }
+    if (!lru || q->used < lru->used) lru = q;
   }
   if (len + 1 > r->lcap) {
     char *b = realloc(r->lbuf, len + 1);
@@ -291,7 +309,11 @@ static const char *line_bytes(tl_replay *r, const entry *x, int *nomem) {
     r->lcap = len + 1;
   }
   if (tl_pread_full(s->fd, r->lbuf, len, off) != 0) return NULL;
-  if (last) *last = off + len;
+  if (lru) { /* follows on from here */
+    lru->f = (long)f;
+    lru->end = off + len;
+    lru->used = r->ticks;
+  }
   return r->lbuf;
 }
 
@@ -454,7 +476,7 @@ static tl_status answer(tl_replay *r, const tl_unit_key *k, tl_eng_reply *out) {
 
 /* The read-back buffer is kept between requests only while it is small. */
 static void drop_long_buffer(tl_replay *r) {
-  tl_rdahead_shrink(&r->ra, TL_RDAHEAD_BYTES); /* it held a longer line */
+  for (int k = 0; k < RA_STREAMS; k++) tl_rdahead_shrink(&r->ras[k].ra, TL_RDAHEAD_BYTES); /* it held a longer line */
   if (r->lcap <= ((size_t)1 << 20)) return;
   free(r->lbuf);
   r->lbuf = NULL;
@@ -536,8 +558,7 @@ static void free_(tl_engine *e) {
   free(r->tab);
   free(r->dir);
   free(r->lbuf);
-  tl_rdahead_release(&r->ra);
-  free(r->last_end);
+  for (int k = 0; k < RA_STREAMS; k++) tl_rdahead_release(&r->ras[k].ra);
   tl_strmap_release(&r->pool);
   free(r);
 }
@@ -731,7 +752,10 @@ tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line,
   tl_replay *r = calloc(1, sizeof *r);
   if (!r) return tl_err_set(err, TL_ENOMEM, "out of memory");
   r->base.vt = &VT;
-  tl_rdahead_init(&r->ra);
+  for (int k = 0; k < RA_STREAMS; k++) {
+    tl_rdahead_init(&r->ras[k].ra);
+    r->ras[k].f = -1;
+  }
   r->hash = g_test_hash ? g_test_hash : key_hash;
   tl_strmap_init(&r->pool);
   tl_status st = TL_OK;
@@ -743,7 +767,7 @@ tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line,
   }
   /* the table is for loading only: the index is the entries, sorted by hash */
   drop_long_buffer(r);
-  r->last_end = calloc(r->nsrc + 1, sizeof *r->last_end); /* NULL: no read-ahead */
+  r->ra_on = 1;
   free(r->tab);
   r->tab = NULL;
   r->tcap = 0;

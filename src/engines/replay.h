@@ -13,9 +13,10 @@
  * benchmark and stage, and a request is answered from the sources of its key's benchmark and
  * stage.
  *
- * What is kept: an index, not the texts. Per accepted line 32 bytes: a 64-bit hash of its full
+ * What is kept: an index, not the texts. Per accepted line 36 bytes: a 64-bit hash of its full
  * key (benchmark, stage, model, variant, seed, id, sub), its file, byte offset, length and line
- * number, and a 64-bit checksum of its bytes; the index is sorted by hash once loading ends,
+ * number, where its response's JSON string starts, and a 64-bit checksum of its bytes; the
+ * index is sorted by hash once loading ends,
  * with a directory of the hashes' top bits (2 to 4 bytes a line) to find a hash's entries.
  * Each file stays open (one descriptor per source) for the engine's lifetime, and a request's
  * line is read back from it (pread) and parsed when the request is submitted (into one buffer,

@@ -617,9 +617,11 @@ static void test_replay_line_positions(void **state) {
   const char *want[] = {"lead", "crcr", t5, t6, t7, t9, "last"};
   enum { NQ = 7 };
   tl_engine *e = tl_replay_engine(r);
-  /* in file order (read ahead), in reverse, every other line, then in order again */
-  static const int ORDER[4][NQ] = {{0, 1, 2, 3, 4, 5, 6}, {6, 5, 4, 3, 2, 1, 0}, {0, 2, 4, 6, 1, 3, 5}, {0, 1, 2, 3, 4, 5, 6}};
-  for (int pass = 0; pass < 4; pass++) {
+  /* in file order (read ahead), in reverse, every other line, then in order again, then three
+   * interleaved runs (each followed by a read-ahead stream of its own) */
+  static const int ORDER[5][NQ] = {{0, 1, 2, 3, 4, 5, 6}, {6, 5, 4, 3, 2, 1, 0}, {0, 2, 4, 6, 1, 3, 5},
+                                   {0, 1, 2, 3, 4, 5, 6}, {0, 3, 5, 1, 4, 6, 2}};
+  for (int pass = 0; pass < 5; pass++) {
     for (size_t k = 0; k < NQ; k++) {
       const int i = ORDER[pass][k];
       tl_eng_request q = rq((uint64_t)i, SE, 0, "m", "reason", 0, Q[i].id, 0);
