@@ -1278,6 +1278,25 @@ static void test_utf8(void **state) {
            {"\xed\xa0\x80", 0}, {"\xe2\x80", 0}, {"\xf4\x90\x80\x80", 0}, {"\xf0\x9f\x98\x80", 1}};
   for (size_t i = 0; i < sizeof V / sizeof V[0]; i++)
     assert_int_equal(tl_utf8_valid(V[i].s, strlen(V[i].s), NULL), V[i].valid);
+  /* ASCII is skipped 8 bytes at a time: a bad byte, a cut sequence and a good one at every
+   * place of texts of 1 to 40 bytes, the bad offset exact */
+  for (size_t n = 1; n <= 40; n++)
+    for (size_t at = 0; at < n; at++) {
+      char t[48];
+      memset(t, 'a', n);
+      t[at] = (char)0xff;
+      size_t bad = 99;
+      assert_false(tl_utf8_valid(t, n, &bad));
+      assert_int_equal(bad, at);
+      t[at] = (char)0xc3; /* cut: the last byte, or followed by 'a' */
+      bad = 99;
+      assert_false(tl_utf8_valid(t, n, &bad));
+      assert_int_equal(bad, at);
+      if (at + 1 < n) {
+        t[at + 1] = (char)0xa9; /* é */
+        assert_true(tl_utf8_valid(t, n, NULL));
+      }
+    }
   static const struct {
     const char *in, *out;
   } L[] = {{"NorthEAST", "northeast"}, {"\xc3\x89T\xc3\x89", "\xc3\xa9t\xc3\xa9"},

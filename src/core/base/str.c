@@ -171,6 +171,9 @@ size_t tl_utf8_floor(const char *s, size_t n) {
 bool tl_utf8_valid(const char *s, size_t n, size_t *bad_offset) {
   size_t i = 0;
   while (i < n) {
+    uint64_t w; /* ASCII 8 bytes at a time: most of any text */
+    while (i + 8 <= n && (memcpy(&w, s + i, 8), !(w & 0x8080808080808080ULL))) i += 8;
+    if (i >= n) break;
     if ((unsigned char)s[i] < 0x80) { i++; continue; }
     uint32_t cp;
     size_t k = tl_utf8_decode(s + i, n - i, &cp);
