@@ -14,9 +14,95 @@ where each value starts); read_table joins the pair back into one column `c`. Th
 writer stores strings as variable-length UTF-8. Uses Debian's python3-h5py, python3-numpy and
 python3-pandas.
 """
+import os
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+
 import h5py
 import numpy as np
 import pandas as pd
+
+# ---- chunks read and inflated in parallel ----
+# h5py reads a dataset through HDF5, which inflates its chunks one after another under one
+# lock. For tally's own layout (1-D datasets, deflate and shuffle only) the chunks are read
+# here instead: their places come from HDF5 (H5Dget_chunk_info), their bytes with os.pread, and
+# zlib inflates them on a pool of threads (zlib and pread release the GIL). The values are the
+# same; anything else (another filter, a user block, a chunk not written) is read by h5py.
+
+_DEFLATE, _SHUFFLE = 1, 2
+_MAX_CHUNKS = 4096
+_pool = None
+
+
+def _workers():
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)))
+    return _pool
+
+
+class _Chunks:
+    """Where the chunks of a 1-D dataset lie, or None from plan() when h5py must read it."""
+
+    @staticmethod
+    def plan(ds, fd):
+        if fd is None or ds.chunks is None or len(ds.shape) != 1 or ds.dtype.kind not in "iufS":
+            return None
+        p = ds.id.get_create_plist()
+        filters = [p.get_filter(i)[0] for i in range(p.get_nfilters())]
+        if any(f not in (_DEFLATE, _SHUFFLE) for f in filters):
+            return None
+        c = _Chunks()
+        c.ds, c.fd, c.filters = ds, fd, filters
+        c.n, c.esize, c.clen = ds.shape[0], ds.dtype.itemsize, ds.chunks[0]
+        nchunks = -(-c.n // c.clen)
+        # HDF5 1.10 finds a chunk's place by walking its index, so asking for every chunk costs
+        # their number squared: past _MAX_CHUNKS (tally writes chunks of 1 MiB or 16,384 rows,
+        # a few hundred to a dataset) h5py reads the dataset
+        if nchunks > _MAX_CHUNKS or ds.id.get_num_chunks() != nchunks:  # or one never written
+            return None
+        c.info = [ds.id.get_chunk_info_by_coord((i * c.clen,)) for i in range(nchunks)]
+        return c
+
+    def _one(self, i, lo, hi, dest, at):
+        """Chunk i's elements within [lo, hi), into dest (uint8) from byte `at` on."""
+        info = self.info[i]
+        first = info.chunk_offset[0]
+        a, b = max(lo, first), min(hi, first + self.clen, self.n)
+        data = os.pread(self.fd, info.size, info.byte_offset)
+        for k in reversed(range(len(self.filters))):
+            if info.filter_mask & (1 << k):
+                continue  # this filter was skipped for this chunk (an optional one that failed)
+            if self.filters[k] == _DEFLATE:
+                data = zlib.decompress(data, bufsize=self.clen * self.esize)
+            elif self.esize > 1:  # shuffle: byte j of every element, then byte j + 1, ...
+                m = self.clen
+                v = np.frombuffer(data, np.uint8, count=m * self.esize)
+                data = v.reshape(self.esize, m).T.tobytes()
+        src = np.frombuffer(data, np.uint8, count=(b - first) * self.esize, offset=0)
+        dest[at + (a - lo) * self.esize:at + (b - lo) * self.esize] = src[(a - first) * self.esize:]
+
+    def read(self, lo, hi, dest, at=0):
+        """Elements [lo, hi) into dest (a writable uint8 array) from byte `at` on."""
+        first = lo // self.clen
+        last = -(-hi // self.clen)
+        if last - first <= 1:  # one chunk: no thread to hand it to
+            for i in range(first, last):
+                self._one(i, lo, hi, dest, at)
+            return
+        jobs = [_workers().submit(self._one, i, lo, hi, dest, at) for i in range(first, last)]
+        for j in jobs:
+            j.result()
+
+
+def _read_all(ds, fd):
+    """The whole 1-D dataset ds as a numpy array (chunks in parallel when it can)."""
+    c = _Chunks.plan(ds, fd)
+    if c is None or c.n == 0:
+        return ds[()]
+    out = np.empty(c.n, dtype=ds.dtype)
+    c.read(0, c.n, out.view(np.uint8).reshape(-1))
+    return out
 
 
 def _decode_each(a):
@@ -72,12 +158,12 @@ def _decode_fixed(a):
     return dec[codes]
 
 
-def _column(ds):
+def _column(ds, fd=None):
     if ds.dtype.kind == "O":
         return ds.asstr()[()]
     if ds.dtype.kind == "S":  # fixed-length UTF-8 (numpy drops the NUL padding)
-        return _decode_fixed(ds[()])
-    return ds[()]
+        return _decode_fixed(_read_all(ds, fd))
+    return _read_all(ds, fd)
 
 
 # Bytes of a text blob read at a time (rounded down to whole chunks): the blob is never held
@@ -85,7 +171,19 @@ def _column(ds):
 _WINDOW = 8 << 20
 
 
-def _blob_column(g, base):
+def _decode_rows(buf, starts, ends):
+    """The str of each byte range [starts[i], ends[i]) of buf, decoded from a memoryview of it
+    (one copy, where a bytes slice and its decode made two). Decoding the rows' bytes in one
+    call and slicing the str was slower: one non-ASCII character makes the whole str two or
+    four bytes a character."""
+    mv = memoryview(buf)
+    try:
+        return [str(mv[s:e], "utf-8") for s, e in zip(starts.tolist(), ends.tolist())]
+    finally:
+        mv.release()  # buf may grow after this
+
+
+def _blob_column(g, base, fd=None):
     """Decodes the parallel writer's `base.bytes` + `base.offsets` pair into an array of str.
 
     The blob is read a window of whole chunks at a time into one reused buffer, and each value
@@ -94,7 +192,7 @@ def _blob_column(g, base):
     table's 175 MB of responses this takes 0.9 s, where reading the whole blob into a numpy
     array and decoding from its tobytes() took 1.5-1.9 s (bench/read_back.sh)."""
     bds = g[base + ".bytes"]
-    offs = g[base + ".offsets"][()].astype(np.int64)
+    offs = _read_all(g[base + ".offsets"], fd).astype(np.int64)
     size, n = bds.shape[0], len(offs)
     if n and (offs[0] != 0 or np.any(np.diff(offs) < 0) or offs[-1] > size):
         raise ValueError(f"{g.name}/{base}.offsets: offsets are not increasing within the blob")
@@ -105,14 +203,14 @@ def _blob_column(g, base):
     step = _WINDOW
     if bds.chunks:
         step = max(1, _WINDOW // bds.chunks[0]) * bds.chunks[0]
+    chunks = _Chunks.plan(bds, fd)
     buf = bytearray(step)
     lo = hi = 0  # buf[:hi - lo] holds the blob's bytes [lo, hi)
     r = 0
     while True:
         k = int(np.searchsorted(ends, hi, side="right"))  # rows r .. k-1 end within [lo, hi)
         if k > r:
-            out[r:k] = [buf[s:e].decode("utf-8")
-                        for s, e in zip((offs[r:k] - lo).tolist(), (ends[r:k] - lo).tolist())]
+            out[r:k] = _decode_rows(buf, offs[r:k] - lo, ends[r:k] - lo)
             r = k
         if r == n:
             return out
@@ -124,7 +222,10 @@ def _blob_column(g, base):
         else:
             buf[:held] = buf[keep:hi - lo]
         dest = np.frombuffer(buf, dtype=np.uint8)
-        bds.read_direct(dest, np.s_[hi:nxt], np.s_[held:held + nxt - hi])
+        if chunks is not None:
+            chunks.read(hi, nxt, dest, held)
+        else:
+            bds.read_direct(dest, np.s_[hi:nxt], np.s_[held:held + nxt - hi])
         del dest
         lo, hi = lo + keep, nxt
 
@@ -140,14 +241,22 @@ def read_table(path, table):
     creation order; a `c.bytes`/`c.offsets` pair becomes one str column `c` in its place)."""
     with h5py.File(path, "r") as f:
         g = f[table]
-        cols = {}
-        for name in g:
-            base, dot, part = name.rpartition(".")
-            if dot and part in ("bytes", "offsets") and _is_blob_pair(g, base):
-                if base not in cols:
-                    cols[base] = _blob_column(g, base)
-                continue
-            cols[name] = _column(g[name])
+        # chunks are read from the file directly only where HDF5's addresses are file offsets
+        fd = None
+        if f.driver == "sec2" and f.id.get_create_plist().get_userblock() == 0:
+            fd = os.open(f.filename, os.O_RDONLY)
+        try:
+            cols = {}
+            for name in g:
+                base, dot, part = name.rpartition(".")
+                if dot and part in ("bytes", "offsets") and _is_blob_pair(g, base):
+                    if base not in cols:
+                        cols[base] = _blob_column(g, base, fd)
+                    continue
+                cols[name] = _column(g[name], fd)
+        finally:
+            if fd is not None:
+                os.close(fd)
         return pd.DataFrame(cols, copy=False)
 
 
