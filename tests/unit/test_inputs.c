@@ -562,6 +562,18 @@ static void check_reply(const char *name, const tl_eng_reply *rep, const char *p
              rep->source ? rep->source : "(null)", want_text ? want_text : "(null)", err_want, src_want);
 }
 
+/* A replay engine over the one SpatialEval answers file at path, every line of which must load
+ * (log: initialised here, released by the caller). */
+static tl_replay *open_clean(const char *path, tl_inlog *log) {
+  tl_replay_source src = {path, SE, 0, NULL, 0, "reason", SE_VARIANTS};
+  assert_int_equal(tl_inlog_init(log, NULL, 0), TL_OK);
+  tl_replay *r;
+  tl_err err;
+  if (tl_replay_open(&src, 1, 0, log, NULL, NULL, &r, &err) != TL_OK) fail_msg("%s: %s", path, err.msg);
+  assert_int_equal(log->total, 0);
+  return r;
+}
+
 /* Each line is read back from where it is: leading blanks, CRLF, runs of "\r", blank lines,
  * line ends on each side of the reader's 64 KiB blocks, lines longer than a block or than the
  * engine's read-ahead, no final newline; asked in file order, in reverse and out of order. */
@@ -603,13 +615,8 @@ static void test_replay_line_positions(void **state) {
   tl_buf_puts(&b, "{\"id\":\"p.8\",\"model\":\"m\",\"response\":\"last\"}"); /* 9, no newline */
   char *path = write_tmp(b.data, b.len);
   tl_buf_release(&b);
-  tl_replay_source src = {path, SE, 0, NULL, 0, "reason", SE_VARIANTS};
   tl_inlog log;
-  assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
-  tl_replay *r;
-  tl_err err;
-  if (tl_replay_open(&src, 1, 0, &log, NULL, NULL, &r, &err) != TL_OK) fail_msg("%s", err.msg);
-  assert_int_equal(log.total, 0);
+  tl_replay *r = open_clean(path, &log);
   static const struct {
     const char *id;
     long line;
@@ -683,13 +690,8 @@ static void test_replay_fast_text(void **state) {
   for (int collide = 0; collide < 2; collide++) {
     tl_replay_test_hash(collide ? one_hash : NULL);
     char *path = write_tmp(b.data, b.len);
-    tl_replay_source src = {path, SE, 0, NULL, 0, "reason", SE_VARIANTS};
     tl_inlog log;
-    assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
-    tl_replay *r;
-    tl_err err;
-    if (tl_replay_open(&src, 1, 0, &log, NULL, NULL, &r, &err) != TL_OK) fail_msg("%s", err.msg);
-    assert_int_equal(log.total, 0);
+    tl_replay *r = open_clean(path, &log);
     tl_engine *e = tl_replay_engine(r);
     for (size_t i = 0; i < N; i++) {
       char id[8];
