@@ -19,6 +19,7 @@
 #include "tally/str.h"
 
 #define TL_JSONL_DEFAULT_MAX_LINE (64u * 1024u * 1024u) /* 64 MiB */
+#define TL_JSONL_TOP 16 /* members of a record whose value spans are kept (tl_jsonl_span) */
 
 typedef enum {
   TL_JL_RECORD = 0, /* *obj holds a parsed JSON value (caller owns: cJSON_Delete) */
@@ -47,10 +48,9 @@ typedef struct {
   struct tl_jsonl_top {
     const cJSON *node;
     size_t off, len;
-  } top[16];
+  } top[TL_JSONL_TOP];
   int ntop;
 } tl_jsonl;
-#define TL_JSONL_TOP 16
 
 /* True when v is a JSON number holding an integer in [lo, hi] exactly (checked before any cast:
  * a cast of an out-of-range double is undefined behaviour). Use hi <= 2^53 for exactness. */
