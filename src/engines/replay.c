@@ -406,8 +406,9 @@ static int fast_text(tl_replay *r, const entry *x, char **text) {
   const char *end = NULL;
   cJSON *s = cJSON_ParseWithLengthOpts(buf + x->resp, len - x->resp, &end, 0);
   if (!cJSON_IsString(s)) { /* cannot be, for the line loaded; also when cJSON ran out of memory */
+    const int rb = s ? RB_CHANGED : RB_NOMEM;
     cJSON_Delete(s);
-    return s ? RB_CHANGED : RB_NOMEM;
+    return rb;
   }
   *text = s->valuestring; /* taken from the item: cJSON_Delete leaves a NULL valuestring */
   s->valuestring = NULL;
