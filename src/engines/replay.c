@@ -317,14 +317,23 @@ static const char *line_bytes(tl_replay *r, const entry *x, int *nomem) {
   return r->lbuf;
 }
 
+/* Entry x's line as it was loaded (its checksum matches): its x->len bytes; NULL with *rb set
+ * (RB_CHANGED, RB_NOMEM) when it cannot be read or is not that line any more. */
+static const char *checked_line(tl_replay *r, const entry *x, int *rb) {
+  int nomem;
+  const char *buf = line_bytes(r, x, &nomem);
+  if (!buf) return *rb = nomem ? RB_NOMEM : RB_CHANGED, NULL;
+  if (line_sum(buf, x->len) != ent_sum(x)) return *rb = RB_CHANGED, NULL;
+  return buf;
+}
+
 static int read_back(tl_replay *r, const entry *x, cJSON **o, line_view *v) {
   *o = NULL;
   const source *s = &r->src[ent_src(x)];
   size_t len = x->len;
-  int nomem;
-  const char *buf = line_bytes(r, x, &nomem);
-  if (!buf) return nomem ? RB_NOMEM : RB_CHANGED;
-  if (line_sum(buf, len) != ent_sum(x)) return RB_CHANGED;
+  int rb;
+  const char *buf = checked_line(r, x, &rb);
+  if (!buf) return rb;
   const char *end = NULL;
   cJSON *p = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
   while (p && end < buf + len && (unsigned char)*end <= 32) end++; /* cJSON's whitespace */
@@ -398,15 +407,13 @@ static char *source_of(const tl_replay *r, const entry *x) {
 static int fast_text(tl_replay *r, const entry *x, char **text) {
   *text = NULL;
   if (!x->resp || r->hash != key_hash) return -1;
-  const size_t len = x->len;
-  int nomem;
-  const char *buf = line_bytes(r, x, &nomem);
-  if (!buf) return nomem ? RB_NOMEM : RB_CHANGED;
-  if (line_sum(buf, len) != ent_sum(x)) return RB_CHANGED;
+  int rb;
+  const char *buf = checked_line(r, x, &rb);
+  if (!buf) return rb;
   const char *end = NULL;
-  cJSON *s = cJSON_ParseWithLengthOpts(buf + x->resp, len - x->resp, &end, 0);
+  cJSON *s = cJSON_ParseWithLengthOpts(buf + x->resp, x->len - x->resp, &end, 0);
   if (!cJSON_IsString(s)) { /* cannot be, for the line loaded; also when cJSON ran out of memory */
-    const int rb = s ? RB_CHANGED : RB_NOMEM;
+    rb = s ? RB_CHANGED : RB_NOMEM;
     cJSON_Delete(s);
     return rb;
   }

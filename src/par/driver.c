@@ -2457,7 +2457,8 @@ static int provenance_write(const tl_run_opts *o, const tl_job *job, provenance_
 }
 
 /* Collective: opens the output (parallel HDF5) and writes the run's root attributes but the
- * provenance ones, whose hashing rank 0 starts here (provenance_write writes them). */
+ * provenance ones, whose hashing rank 0 starts here (provenance_write writes them). Whatever
+ * the result, the caller ends prov (provenance_end). */
 static int open_output(const tl_run_opts *o, const tl_job *job, const char *output, MPI_Comm comm,
                        tl_writer **wout, provenance_job *prov) {
   int nranks, rank;
@@ -2474,7 +2475,6 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   tl_writer *w = tl_h5_parallel_open(output, comm, &err);
   if (!w) {
     if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
-    provenance_end(prov);
     return TL_EXIT_FAIL;
   }
   unsigned maj, min, rel;
@@ -2500,7 +2500,6 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   if (st) {
     fprintf(o->log, "tally: %s\n", err.msg);
     w->vt->abort(w);
-    provenance_end(prov);
     return TL_EXIT_FAIL;
   }
   *wout = w;

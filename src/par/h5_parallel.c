@@ -732,7 +732,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
         if (blob_total[q] > 0)
           rc = write_part(w, ds[j].d, H5T_NATIVE_UINT8, wpos[q], upto - wpos[q], bytes);
         const uint64_t keep = end - upto;
-        if (keep > cn && keep > 0) { /* carry grows: at most a chunk */
+        if (keep > cn) { /* carry grows: at most a chunk */
           unsigned char *p = realloc(carry[q], keep);
           if (!p) rc = -1;
           else carry[q] = p;
