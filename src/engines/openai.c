@@ -26,7 +26,9 @@
 #include <openssl/evp.h>
 
 #include "openai.h"
+#include "tally/http_body.h"
 #include "tally/jsonl.h"
+#include "tally/jsonw.h"
 #include "tally/str.h"
 
 /* ---- small helpers ---- */
@@ -88,7 +90,9 @@ typedef struct req {
   char *last_err;           /* why the last attempt failed */
   int ep;                   /* endpoint of the attempt in flight, -1 */
   CURL *h;
-  struct curl_slist *hdrs;
+  /* the request's headers, a list libcurl reads (CURLOPT_HTTPHEADER) built in place: nodes and
+   * strings are q's and the engine's, so a request allocates none (NULL data: not built yet) */
+  struct curl_slist hdrs[4];
   tl_buf resp;              /* the reply body */
   char reqid[128];          /* x-request-id header */
   double retry_after;       /* seconds, from a 429 */
@@ -99,8 +103,8 @@ typedef struct req {
 struct tl_openai {
   tl_engine base;
   tl_http_cfg cfg;          /* copied scalars; strings below */
-  char *model, *extra_json, *api_key_hdr, **stop;
-  cJSON *extra;             /* parsed "extra" (keys sorted) */
+  char *model, *api_key_hdr;
+  tl_http_body_tpl tpl;     /* the members every request body holds alike */
   tl_role role;
   endpoint *ep;
   int nep;
@@ -185,7 +189,6 @@ static void req_free(tl_openai *o, req *q) {
     if (o->nidle < o->capidle) o->idle[o->nidle++] = q->h;
     else curl_easy_cleanup(q->h);
   }
-  curl_slist_free_all(q->hdrs);
   free(q->kbuf);
   free(q->body);
   free(q->key_hdr);
@@ -259,8 +262,9 @@ static cJSON *cache_get(tl_openai *o, const char *hash) {
   return j;
 }
 
-/* Stores the reply object under hash: a temporary file in the same folder, then rename. */
-static void cache_put(tl_openai *o, const req *q, const cJSON *reply) {
+/* Stores the reply object (rj: its JSON text) under q's hash: a temporary file in the same
+ * folder, then rename. */
+static void cache_put(tl_openai *o, const req *q, const char *rj) {
   char *dir = cache_path(o, q->hash, 1), *path = cache_path(o, q->hash, 0);
   if (!dir || !path) goto out;
   mkdir(o->cache_dir, 0777);
@@ -268,8 +272,7 @@ static void cache_put(tl_openai *o, const req *q, const cJSON *reply) {
   tl_buf tmp;
   tl_buf_init(&tmp);
   tl_buf_printf(&tmp, "%s/.%s.%ld.%llx.tmp", dir, q->hash, (long)getpid(), (unsigned long long)splitmix(&o->rng));
-  char *rj = cJSON_PrintUnformatted(reply);
-  FILE *f = rj ? fopen(tmp.data, "wb") : NULL;
+  FILE *f = fopen(tmp.data, "wb");
   int ok = 0;
   if (f) {
     ok = fprintf(f, "{\"v\":1,\"role\":\"%s\",\"stage\":%d,\"reply\":%s,\"request\":", tl_role_name(o->role),
@@ -279,7 +282,6 @@ static void cache_put(tl_openai *o, const req *q, const cJSON *reply) {
   }
   if (ok && rename(tmp.data, path) == 0) o->st.cache_writes++;
   else if (f) unlink(tmp.data);
-  free(rj);
   tl_buf_release(&tmp);
 out:
   free(dir);
@@ -327,90 +329,51 @@ static char *image_url(const char *path, char *why, size_t whysz) {
   return tl_buf_detach(&b);
 }
 
-/* Adds every item of src (an object) to dst. */
-static void add_all(cJSON *dst, const cJSON *src) {
-  for (const cJSON *c = src ? src->child : NULL; c; c = c->next) cJSON_AddItemToObject(dst, c->string, cJSON_Duplicate(c, 1));
-}
-
 /* Percent-encodes what a header value may not hold. */
 static void hdr_put(tl_buf *b, const char *s) {
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    if (*p < 0x20 || *p >= 0x7f || *p == '%' || *p == '/') tl_buf_printf(b, "%%%02X", *p);
-    else tl_buf_append(b, (const char *)p, 1);
+  static const char HEX[] = "0123456789ABCDEF";
+  const unsigned char *run = (const unsigned char *)(s ? s : ""), *p = run;
+  for (;; p++) {
+    if (*p >= 0x20 && *p < 0x7f && *p != '%' && *p != '/') continue;
+    tl_buf_append(b, (const char *)run, (size_t)(p - run));
+    if (!*p) break;
+    const char e[3] = {'%', HEX[*p >> 4], HEX[*p & 15]};
+    tl_buf_append(b, e, 3);
+    run = p + 1;
   }
 }
 
-/* Builds q's body from the request. Returns 0, or -1 with why set (the request cannot be made:
- * a permanent failure, e.g. an unreadable image). */
+/* Builds q's body from the request (tl_http_body). Returns 0, or -1 with why set (the request
+ * cannot be made: a permanent failure, e.g. an unreadable image). */
 static int build_body(tl_openai *o, const tl_eng_request *rq, req *q, char *why, size_t whysz) {
   const tl_http_cfg *c = &o->cfg;
-  cJSON *body = cJSON_CreateObject();
-  if (!body) goto oom;
-  cJSON_AddStringToObject(body, "model", o->model ? o->model : rq->key.model);
-  /* the image parts go with the last user message */
-  int img_msg = -1;
-  for (int i = 0; i < rq->nmsg; i++)
-    if (rq->msgs[i].role && !strcmp(rq->msgs[i].role, "user")) img_msg = i;
-  if (c->completions) {
-    tl_buf p;
-    tl_buf_init(&p);
-    for (int i = 0; i < rq->nmsg; i++) tl_buf_printf(&p, "%s%s", i ? "\n\n" : "", rq->msgs[i].content ? rq->msgs[i].content : "");
-    cJSON_AddStringToObject(body, "prompt", p.data);
-    tl_buf_release(&p);
-    if (rq->nimages) {
-      snprintf(why, whysz, "the completions API takes no images: use \"api\": \"chat\"");
-      cJSON_Delete(body);
-      return -1;
-    }
-  } else {
-    cJSON *msgs = cJSON_AddArrayToObject(body, "messages");
-    for (int i = 0; i < rq->nmsg; i++) {
-      cJSON *m = cJSON_CreateObject();
-      cJSON_AddItemToArray(msgs, m);
-      if (i == img_msg && rq->nimages > 0) {
-        cJSON *parts = cJSON_AddArrayToObject(m, "content");
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddStringToObject(t, "text", rq->msgs[i].content ? rq->msgs[i].content : "");
-        cJSON_AddStringToObject(t, "type", "text");
-        cJSON_AddItemToArray(parts, t);
-        for (int k = 0; k < rq->nimages; k++) {
-          char *url = image_url(rq->images[k], why, whysz);
-          if (!url) {
-            cJSON_Delete(body);
-            return -1;
-          }
-          cJSON *im = cJSON_CreateObject(), *iu = cJSON_CreateObject();
-          cJSON_AddStringToObject(iu, "url", url);
-          free(url);
-          cJSON_AddItemToObject(im, "image_url", iu);
-          cJSON_AddStringToObject(im, "type", "image_url");
-          cJSON_AddItemToArray(parts, im);
-        }
-      } else {
-        cJSON_AddStringToObject(m, "content", rq->msgs[i].content ? rq->msgs[i].content : "");
+  if (c->completions && rq->nimages) {
+    snprintf(why, whysz, "the completions API takes no images: use \"api\": \"chat\"");
+    return -1;
+  }
+  char **urls = NULL;
+  if (rq->nimages) {
+    urls = calloc((size_t)rq->nimages, sizeof *urls);
+    if (!urls) goto oom;
+    for (int k = 0; k < rq->nimages; k++)
+      if (!(urls[k] = image_url(rq->images[k], why, whysz))) {
+        for (int i = 0; i < k; i++) free(urls[i]);
+        free(urls);
+        return -1;
       }
-      cJSON_AddStringToObject(m, "role", rq->msgs[i].role ? rq->msgs[i].role : "user");
-    }
   }
-  double temp = !isnan(c->temperature) ? c->temperature : rq->temperature >= 0 ? rq->temperature : 0.0;
-  cJSON_AddNumberToObject(body, "temperature", temp);
-  if (!isnan(c->top_p)) cJSON_AddNumberToObject(body, "top_p", c->top_p);
-  int mt = c->max_tokens > 0 ? c->max_tokens : rq->max_tokens > 0 ? rq->max_tokens : -1;
-  if (mt > 0) cJSON_AddNumberToObject(body, "max_tokens", mt);
-  if (c->send_seed) cJSON_AddNumberToObject(body, "seed", rq->seed);
-  if (c->n > 0) cJSON_AddNumberToObject(body, "n", c->n);
-  if (c->nstop) {
-    cJSON *s = cJSON_AddArrayToObject(body, "stop");
-    for (int i = 0; i < c->nstop; i++) cJSON_AddItemToArray(s, cJSON_CreateString(o->stop[i]));
+  tl_buf b;
+  tl_buf_init(&b);
+  double temp = 0;
+  tl_status st = tl_http_body(&b, &o->tpl, c, o->model ? o->model : rq->key.model, rq, urls, &temp);
+  for (int k = 0; k < rq->nimages; k++) free(urls[k]);
+  free(urls);
+  if (st) {
+    tl_buf_release(&b);
+    goto oom;
   }
-  if (c->logprobs >= 0) cJSON_AddBoolToObject(body, "logprobs", c->logprobs);
-  if (c->top_logprobs >= 0) cJSON_AddNumberToObject(body, "top_logprobs", c->top_logprobs);
-  add_all(body, o->extra);
-  tl_json_sort_keys(body);
-  q->body = cJSON_PrintUnformatted(body);
-  cJSON_Delete(body);
-  if (!q->body) goto oom;
-  q->body_len = strlen(q->body);
+  q->body_len = b.len;
+  q->body = tl_buf_detach(&b);
   /* the cache key: role, stage, body; reads only when the reply is reproducible */
   if (o->cache_dir) {
     char pre[64];
@@ -439,55 +402,125 @@ static const char *answer_part(const tl_openai *o, const char *content, int *str
   return end;
 }
 
-/* Turns a reply object (ours: {"content", "reasoning", "finish_reason", "prompt_tokens",
- * "completion_tokens", "model", "request_id", "n_choices", "content_null", "logprobs"}) into q's
- * reply; the meta keeps all but the texts ("logprobs": choices[0].logprobs.content, when sent). */
-static tl_status emit(tl_openai *o, req *q, const cJSON *rep, int cached, double latency, int ep) {
+/* A reply, as read from a server's completion or from a cached reply object; the pointers are
+ * into the parsed JSON (or q), valid while it lives. */
+typedef struct {
+  const char *content;       /* NULL: the server sent none (content: null) */
+  const char *reasoning;     /* reasoning_content / reasoning, NULL when none */
+  const cJSON *finish_reason, *prompt_tokens, *completion_tokens, *model; /* NULL when absent */
+  const char *request_id;    /* x-request-id, else the completion's id; NULL when none */
+  int n_choices;             /* recorded when > 1 */
+  const cJSON *logprobs;     /* choices[0].logprobs.content (an array), NULL when not sent */
+} reply_view;
+
+/* Appends a JSON value as cJSON prints it: scalars by tally/jsonw.h, the rest by cJSON. */
+static tl_status put_item(tl_buf *b, const cJSON *v) {
+  if (cJSON_IsString(v)) return tl_json_cstr(b, v->valuestring);
+  if (cJSON_IsNumber(v)) return tl_json_num(b, v->valuedouble);
+  if (cJSON_IsBool(v)) return tl_buf_puts(b, cJSON_IsTrue(v) ? "true" : "false");
+  char *t = cJSON_PrintUnformatted(v);
+  tl_status st = t ? tl_buf_puts(b, t) : TL_ENOMEM;
+  free(t);
+  return st;
+}
+
+/* The reply object the cache stores: {"content" | "content_null", "reasoning", "finish_reason",
+ * "prompt_tokens", "completion_tokens", "model", "request_id", "n_choices", "logprobs"}, each
+ * when present. */
+static tl_status view_json(tl_buf *b, const reply_view *v) {
+  tl_status st = tl_buf_append(b, "{", 1);
+  if (v->content) {
+    st |= tl_json_key(b, "content", 1);
+    st |= tl_json_cstr(b, v->content);
+  } else {
+    st |= tl_buf_puts(b, "\"content_null\":true");
+  }
+  if (v->reasoning) st |= tl_json_key(b, "reasoning", 0) | tl_json_cstr(b, v->reasoning);
+  const struct { const char *k; const cJSON *v; } items[] = {{"finish_reason", v->finish_reason},
+      {"prompt_tokens", v->prompt_tokens}, {"completion_tokens", v->completion_tokens}, {"model", v->model}};
+  for (size_t i = 0; i < sizeof items / sizeof *items; i++)
+    if (items[i].v) st |= tl_json_key(b, items[i].k, 0) | put_item(b, items[i].v);
+  if (v->request_id) st |= tl_json_key(b, "request_id", 0) | tl_json_cstr(b, v->request_id);
+  if (v->n_choices > 1) st |= tl_json_key(b, "n_choices", 0) | tl_json_num(b, v->n_choices);
+  if (v->logprobs) st |= tl_json_key(b, "logprobs", 0) | put_item(b, v->logprobs);
+  return st | tl_buf_append(b, "}", 1);
+}
+
+/* The view of a cached reply object (view_json's form; a member that is null counts as absent). */
+static void view_of_cached(const cJSON *rep, reply_view *v) {
+  memset(v, 0, sizeof *v);
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(rep, "content");
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(rep, "reasoning");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(rep, "request_id");
+  const cJSON *nc = cJSON_GetObjectItemCaseSensitive(rep, "n_choices");
+  v->content = cJSON_IsString(c) ? c->valuestring : NULL;
+  v->reasoning = cJSON_IsString(r) ? r->valuestring : NULL;
+  const char *const K[] = {"finish_reason", "prompt_tokens", "completion_tokens", "model", "logprobs"};
+  const cJSON **dst[] = {&v->finish_reason, &v->prompt_tokens, &v->completion_tokens, &v->model, &v->logprobs};
+  for (int i = 0; i < 5; i++) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(rep, K[i]);
+    *dst[i] = x && !cJSON_IsNull(x) ? x : NULL;
+  }
+  v->request_id = cJSON_IsString(id) ? id->valuestring : NULL;
+  v->n_choices = cJSON_IsNumber(nc) ? nc->valueint : 0;
+}
+
+/* Hands q's reply on: the text scoring sees, the request id as its source, and the evidence
+ * (meta), written in this order: "finish_reason", "prompt_tokens", "completion_tokens", "model",
+ * "request_id", "n_choices", "content_null", "logprobs" (each when present), "attempts",
+ * "cached", "latency_ms" (fresh replies), "endpoint" (fresh), "raw" (the whole text, when the
+ * reasoning was sent apart or stripped from the answer). */
+static tl_status emit(tl_openai *o, req *q, const reply_view *v, int cached, double latency, int ep) {
   tl_eng_reply r;
   memset(&r, 0, sizeof r);
   r.tag = q->tag;
-  const cJSON *content = cJSON_GetObjectItemCaseSensitive(rep, "content");
-  const cJSON *reasoning = cJSON_GetObjectItemCaseSensitive(rep, "reasoning");
-  const char *ctext = cJSON_IsString(content) ? content->valuestring : "";
+  const char *ctext = v->content ? v->content : "";
   int stripped = 0;
-  const char *ans = answer_part(o, ctext, &stripped);
-  r.text = tl_strdup(ans);
-  const cJSON *rid = cJSON_GetObjectItemCaseSensitive(rep, "request_id");
-  if (cJSON_IsString(rid) && rid->valuestring[0]) r.source = tl_strdup(rid->valuestring);
-  cJSON *m = cJSON_CreateObject();
-  if (!m || !r.text) {
-    cJSON_Delete(m);
+  r.text = tl_strdup(answer_part(o, ctext, &stripped));
+  if (v->request_id && v->request_id[0]) r.source = tl_strdup(v->request_id);
+  tl_buf *m = &o->tmp;
+  tl_buf_reset(m);
+  tl_status st = tl_buf_append(m, "{", 1);
+  int first = 1;
+  const struct { const char *k; const cJSON *v; } items[] = {{"finish_reason", v->finish_reason},
+      {"prompt_tokens", v->prompt_tokens}, {"completion_tokens", v->completion_tokens}, {"model", v->model}};
+  for (size_t i = 0; i < sizeof items / sizeof *items; i++)
+    if (items[i].v) {
+      st |= tl_json_key(m, items[i].k, first) | put_item(m, items[i].v);
+      first = 0;
+    }
+  if (v->request_id) st |= tl_json_key(m, "request_id", first) | tl_json_cstr(m, v->request_id), first = 0;
+  if (v->n_choices > 1) st |= tl_json_key(m, "n_choices", first) | tl_json_num(m, v->n_choices), first = 0;
+  if (!v->content) st |= tl_json_key(m, "content_null", first) | tl_buf_puts(m, "true"), first = 0;
+  if (v->logprobs) st |= tl_json_key(m, "logprobs", first) | put_item(m, v->logprobs), first = 0;
+  st |= tl_json_key(m, "attempts", first) | tl_json_num(m, cached ? 0 : q->attempts);
+  st |= tl_buf_puts(m, cached ? ",\"cached\":true" : ",\"cached\":false");
+  if (!cached) st |= tl_json_key(m, "latency_ms", 0) | tl_json_milli(m, (long long)floor(1e6 * latency + 0.5));
+  if (ep >= 0) st |= tl_json_key(m, "endpoint", 0) | tl_json_cstr(m, o->ep[ep].base);
+  if (v->reasoning || stripped) {
+    tl_buf raw;
+    tl_buf_init(&raw);
+    if (v->reasoning) {
+      st |= tl_buf_puts(&raw, "<think>") | tl_buf_puts(&raw, v->reasoning) | tl_buf_puts(&raw, "</think>\n\n");
+    }
+    st |= tl_buf_puts(&raw, ctext);
+    st |= tl_json_key(m, "raw", 0) | tl_json_str(m, raw.data, raw.len);
+    tl_buf_release(&raw);
+  }
+  st |= tl_buf_append(m, "}", 1);
+  r.meta = st ? NULL : tl_strndup(m->data, m->len);
+  if (!r.text || !r.meta) {
     tl_eng_reply_release(&r);
     return TL_ENOMEM;
   }
-  static const char *const COPY[] = {"finish_reason", "prompt_tokens", "completion_tokens", "model", "request_id",
-                                     "n_choices", "content_null", "logprobs", NULL};
-  for (const char *const *k = COPY; *k; k++) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(rep, *k);
-    if (v && !cJSON_IsNull(v)) cJSON_AddItemToObject(m, *k, cJSON_Duplicate(v, 1));
-  }
-  cJSON_AddNumberToObject(m, "attempts", cached ? 0 : q->attempts);
-  cJSON_AddBoolToObject(m, "cached", cached);
-  if (!cached) cJSON_AddNumberToObject(m, "latency_ms", floor(1e6 * latency + 0.5) / 1e3);
-  if (ep >= 0) cJSON_AddStringToObject(m, "endpoint", o->ep[ep].base);
-  if (cJSON_IsString(reasoning) || stripped) {
-    tl_buf raw;
-    tl_buf_init(&raw);
-    if (cJSON_IsString(reasoning)) tl_buf_printf(&raw, "<think>%s</think>\n\n", reasoning->valuestring);
-    tl_buf_puts(&raw, ctext);
-    cJSON_AddStringToObject(m, "raw", raw.data);
-    tl_buf_release(&raw);
-  }
-  r.meta = cJSON_PrintUnformatted(m);
-  cJSON_Delete(m);
   if (cached) o->st.cache_hits++;
   else o->st.replies++;
   return push_reply(o, &r);
 }
 
-/* Parses a server's completion reply into our reply object; NULL when it is not one. */
-static cJSON *parse_reply(const tl_openai *o, const req *q, char *why, size_t whysz) {
-  cJSON *j = cJSON_ParseWithLength(q->resp.data, q->resp.len);
+/* Reads a server's completion reply (j: parsed) into v. 0, or -1 with why set when it is not one. */
+static int view_of_server(const tl_openai *o, const req *q, const cJSON *j, reply_view *v, char *why, size_t whysz) {
+  memset(v, 0, sizeof *v);
   const cJSON *ch = j ? cJSON_GetObjectItemCaseSensitive(j, "choices") : NULL;
   const cJSON *c0 = cJSON_IsArray(ch) ? cJSON_GetArrayItem(ch, 0) : NULL;
   const cJSON *msg = c0 ? cJSON_GetObjectItemCaseSensitive(c0, o->cfg.completions ? "text" : "message") : NULL;
@@ -496,35 +529,30 @@ static cJSON *parse_reply(const tl_openai *o, const req *q, char *why, size_t wh
       (content && !cJSON_IsString(content) && !cJSON_IsNull(content))) {
     if (j) snprintf(why, whysz, "the reply is not a completion (no choices[0] with a %s)", o->cfg.completions ? "text" : "message");
     else snprintf(why, whysz, "the reply is not JSON (%zu bytes)", q->resp.len);
-    cJSON_Delete(j);
-    return NULL;
+    return -1;
   }
-  cJSON *r = cJSON_CreateObject();
-  if (cJSON_IsString(content)) cJSON_AddStringToObject(r, "content", content->valuestring);
-  else cJSON_AddBoolToObject(r, "content_null", 1);
-  const cJSON *rs = msg && !o->cfg.completions ? cJSON_GetObjectItemCaseSensitive(msg, "reasoning_content") : NULL;
-  if (!cJSON_IsString(rs) && msg && !o->cfg.completions) rs = cJSON_GetObjectItemCaseSensitive(msg, "reasoning");
-  if (cJSON_IsString(rs)) cJSON_AddStringToObject(r, "reasoning", rs->valuestring);
+  v->content = cJSON_IsString(content) ? content->valuestring : NULL;
+  const cJSON *rs = !o->cfg.completions ? cJSON_GetObjectItemCaseSensitive(msg, "reasoning_content") : NULL;
+  if (!cJSON_IsString(rs) && !o->cfg.completions) rs = cJSON_GetObjectItemCaseSensitive(msg, "reasoning");
+  v->reasoning = cJSON_IsString(rs) ? rs->valuestring : NULL;
   const cJSON *fr = cJSON_GetObjectItemCaseSensitive(c0, "finish_reason");
-  if (cJSON_IsString(fr)) cJSON_AddStringToObject(r, "finish_reason", fr->valuestring);
+  v->finish_reason = cJSON_IsString(fr) ? fr : NULL;
   const cJSON *us = cJSON_GetObjectItemCaseSensitive(j, "usage");
   const cJSON *pt = us ? cJSON_GetObjectItemCaseSensitive(us, "prompt_tokens") : NULL;
   const cJSON *ct = us ? cJSON_GetObjectItemCaseSensitive(us, "completion_tokens") : NULL;
-  if (cJSON_IsNumber(pt)) cJSON_AddNumberToObject(r, "prompt_tokens", pt->valuedouble);
-  if (cJSON_IsNumber(ct)) cJSON_AddNumberToObject(r, "completion_tokens", ct->valuedouble);
+  v->prompt_tokens = cJSON_IsNumber(pt) ? pt : NULL;
+  v->completion_tokens = cJSON_IsNumber(ct) ? ct : NULL;
   const cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "model");
-  if (cJSON_IsString(md)) cJSON_AddStringToObject(r, "model", md->valuestring);
+  v->model = cJSON_IsString(md) ? md : NULL;
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
-  if (q->reqid[0]) cJSON_AddStringToObject(r, "request_id", q->reqid);
-  else if (cJSON_IsString(id)) cJSON_AddStringToObject(r, "request_id", id->valuestring);
-  if (cJSON_GetArraySize(ch) > 1) cJSON_AddNumberToObject(r, "n_choices", cJSON_GetArraySize(ch));
+  v->request_id = q->reqid[0] ? q->reqid : cJSON_IsString(id) ? id->valuestring : NULL;
+  v->n_choices = cJSON_GetArraySize(ch);
   /* the token log-probabilities when asked for ("logprobs": true): choices[0].logprobs.content
    * (chat) is kept whole, for scorers that read a rating's distribution (LAVE) */
   const cJSON *lp = cJSON_GetObjectItemCaseSensitive(c0, "logprobs");
   const cJSON *lpc = cJSON_IsObject(lp) ? cJSON_GetObjectItemCaseSensitive(lp, "content") : NULL;
-  if (cJSON_IsArray(lpc)) cJSON_AddItemToObject(r, "logprobs", cJSON_Duplicate(lpc, 1));
-  cJSON_Delete(j);
-  return r;
+  v->logprobs = cJSON_IsArray(lpc) ? lpc : NULL;
+  return 0;
 }
 
 /* ---- transfers ---- */
@@ -566,36 +594,15 @@ static int pick_endpoint(const tl_openai *o, double t) {
   return best;
 }
 
-static tl_status start(tl_openai *o, req *q, int e) {
-  CURL *h = o->nidle ? o->idle[--o->nidle] : curl_easy_init();
-  if (!h) return TL_ENOMEM;
-  curl_easy_reset(h);
-  q->h = h;
-  q->ep = e;
-  q->attempts++;
-  q->t_sent = now_s();
-  if (q->attempts == 1) q->t_first = q->t_sent;
-  q->retry_after = 0;
-  q->reqid[0] = 0;
-  tl_buf_reset(&q->resp);
-  if (!q->hdrs) {
-    struct curl_slist *l = curl_slist_append(NULL, "Content-Type: application/json");
-    l = l ? curl_slist_append(l, "Expect:") : NULL; /* no 100-continue round trip */
-    l = l && q->key_hdr ? curl_slist_append(l, q->key_hdr) : l;
-    l = l && o->api_key_hdr ? curl_slist_append(l, o->api_key_hdr) : l;
-    if (!l) return TL_ENOMEM;
-    q->hdrs = l;
-  }
-  curl_easy_setopt(h, CURLOPT_URL, o->ep[e].url);
+/* A new easy handle with the options every transfer shares; start() sets the rest. Handles
+ * are kept for reuse (o->idle) with these options in place: libcurl keeps an option until it is
+ * set again. */
+static CURL *new_handle(tl_openai *o) {
+  CURL *h = curl_easy_init();
+  if (!h) return NULL;
   curl_easy_setopt(h, CURLOPT_POST, 1L);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, q->body);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_len);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, q->hdrs);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, q);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, q);
-  curl_easy_setopt(h, CURLOPT_PRIVATE, q);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(1e3 * o->cfg.connect_timeout_s));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(1e3 * o->cfg.request_timeout_s));
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -606,6 +613,41 @@ static tl_status start(tl_openai *o, req *q, int e) {
   curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, o);
   curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
   curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, o);
+  return h;
+}
+
+static char HDR_JSON[] = "Content-Type: application/json";
+static char HDR_NO_EXPECT[] = "Expect:"; /* no 100-continue round trip */
+
+static tl_status start(tl_openai *o, req *q, int e) {
+  CURL *h = o->nidle ? o->idle[--o->nidle] : new_handle(o);
+  if (!h) return TL_ENOMEM;
+  q->h = h;
+  q->ep = e;
+  q->attempts++;
+  q->t_sent = now_s();
+  if (q->attempts == 1) q->t_first = q->t_sent;
+  q->retry_after = 0;
+  q->reqid[0] = 0;
+  tl_buf_reset(&q->resp);
+  if (!q->hdrs[0].data) {
+    char *v[4] = {HDR_JSON, HDR_NO_EXPECT, q->key_hdr, o->api_key_hdr};
+    int k = 0;
+    for (int i = 0; i < 4; i++)
+      if (v[i]) {
+        q->hdrs[k].data = v[i];
+        q->hdrs[k].next = NULL;
+        if (k) q->hdrs[k - 1].next = &q->hdrs[k];
+        k++;
+      }
+  }
+  curl_easy_setopt(h, CURLOPT_URL, o->ep[e].url);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, q->body);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_len);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, q->hdrs);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, q);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, q);
+  curl_easy_setopt(h, CURLOPT_PRIVATE, q);
   if (curl_multi_add_handle(o->multi, h) != CURLM_OK) return TL_ENGINE;
   q->aprev = NULL;
   q->anext = o->active;
@@ -684,18 +726,25 @@ static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
     else o->st.conn_errors++;
     snprintf(why, sizeof why, "%s: %s", p->base, curl_easy_strerror(rc));
   } else if (code == 200) {
-    cJSON *rep = parse_reply(o, q, why, sizeof why);
-    if (rep) {
+    cJSON *j = cJSON_ParseWithLength(q->resp.data, q->resp.len);
+    reply_view v;
+    if (view_of_server(o, q, j, &v, why, sizeof why) == 0) {
       /* grow while fast and in use; the fastest reply is the endpoint's floor */
       if (p->lat_min == 0 || lat < p->lat_min) p->lat_min = lat;
       if (lat <= 2 * p->lat_min && p->in_flight + 1 >= (int)p->limit)
         set_limit(o, e, p->limit + (p->backed_off ? 1.0 / p->limit : 1.0), 'g');
-      if (o->cache_dir && q->hash[0]) cache_put(o, q, rep);
-      tl_status st = emit(o, q, rep, 0, t - q->t_first, e);
-      cJSON_Delete(rep);
+      if (o->cache_dir && q->hash[0]) {
+        tl_buf rj;
+        tl_buf_init(&rj);
+        if (view_json(&rj, &v) == TL_OK) cache_put(o, q, rj.data);
+        tl_buf_release(&rj);
+      }
+      tl_status st = emit(o, q, &v, 0, t - q->t_first, e);
+      cJSON_Delete(j);
       req_free(o, q);
       return st;
     }
+    cJSON_Delete(j);
     o->st.malformed++;
   } else if (code == 429) {
     o->st.http_429++;
@@ -770,7 +819,11 @@ static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
     hdr_put(&kb, parts[i]);
     tl_buf_puts(&kb, "/");
   }
-  tl_buf_printf(&kb, "%d/%u/%d", rq->key.seed, (unsigned)rq->key.sub, rq->key.stage);
+  tl_json_num(&kb, rq->key.seed); /* integers: their decimal digits */
+  tl_buf_append(&kb, "/", 1);
+  tl_json_num(&kb, rq->key.sub);
+  tl_buf_append(&kb, "/", 1);
+  tl_json_num(&kb, rq->key.stage);
   q->key_hdr = tl_buf_detach(&kb);
   q->key = rq->key;
   char why[512];
@@ -794,7 +847,9 @@ static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
     if (j) {
       tl_status st = TL_OK;
       if (o->dry) dry_line(o, q, 1);
-      st = emit(o, q, cJSON_GetObjectItemCaseSensitive(j, "reply"), 1, 0, -1);
+      reply_view v;
+      view_of_cached(cJSON_GetObjectItemCaseSensitive(j, "reply"), &v);
+      st = emit(o, q, &v, 1, 0, -1);
       cJSON_Delete(j);
       req_free(o, q);
       return st;
@@ -981,11 +1036,9 @@ static void free_(tl_engine *eng) {
     free(o->ep[e].health);
   }
   free(o->ep);
-  for (int i = 0; i < o->cfg.nstop; i++) free(o->stop[i]);
-  free(o->stop);
   free(o->model);
   free(o->api_key_hdr);
-  cJSON_Delete(o->extra);
+  tl_http_body_free(&o->tpl);
   free(o->cache_dir);
   free(o->hist);
   tl_buf_release(&o->tmp);
@@ -1049,13 +1102,10 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
   tl_buf_init(&o->tmp);
   tl_status st = TL_OK;
   o->model = c->model ? tl_strdup(c->model) : NULL;
-  if (c->nstop) {
-    o->stop = calloc((size_t)c->nstop, sizeof *o->stop);
-    for (int i = 0; o->stop && i < c->nstop; i++) o->stop[i] = tl_strdup(c->stop[i]);
-  }
-  if (c->extra_json) {
-    o->extra = cJSON_Parse(c->extra_json);
-    tl_json_sort_keys(o->extra);
+  {
+    cJSON *extra = c->extra_json ? cJSON_Parse(c->extra_json) : NULL;
+    st = (c->extra_json && !extra) ? TL_ENOMEM : tl_http_body_prepare(&o->tpl, c, extra);
+    cJSON_Delete(extra);
   }
   if (op->cache_dir) o->cache_dir = tl_strdup(op->cache_dir);
   if (c->api_key_env) {
@@ -1081,7 +1131,7 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
     free_(&o->base);
     return tl_err_set(err, TL_ENGINE, "epoll_create1: %s", strerror(errno));
   }
-  if (!o->ep || !o->idle || !o->multi || (c->extra_json && !o->extra) || (op->cache_dir && !o->cache_dir)) st = TL_ENOMEM;
+  if (!st && (!o->ep || !o->idle || !o->multi || (op->cache_dir && !o->cache_dir))) st = TL_ENOMEM;
   if (!st && c->nurls == 1) {
     st = add_endpoint(o, c->urls[0], lr);
   } else if (!st) {

@@ -23,6 +23,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 #include "tally/jsonl.h"
+#include "tally/jsonw.h"
 #include "tally/str.h"
 
 char *tl_journal_dir(const char *output) {
@@ -101,14 +102,6 @@ tl_status tl_journal_open(tl_journal *j, const char *dir, const char *attempt, i
   return st;
 }
 
-/* Appends `,"key":` (no comma when first); keys are plain ASCII. */
-static void put_key(tl_buf *b, const char *key, int first) {
-  if (!first) tl_buf_append(b, ",", 1);
-  tl_buf_append(b, "\"", 1);
-  tl_buf_append(b, key, strlen(key));
-  tl_buf_append(b, "\":", 2);
-}
-
 /* Appends `,"key":v` without printf (this runs once per unit). */
 static void put_int(tl_buf *b, const char *key, long long v) {
   char d[24];
@@ -116,65 +109,14 @@ static void put_int(tl_buf *b, const char *key, long long v) {
   unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
   do d[sizeof d - 1 - n++] = (char)('0' + u % 10); while ((u /= 10) && n < 22);
   if (v < 0) d[sizeof d - 1 - n++] = '-';
-  put_key(b, key, 0);
+  tl_json_key(b, key, 0);
   tl_buf_append(b, d + sizeof d - n, (size_t)n);
 }
 
-/* The bytes of s[0..n) before the first one JSON escapes (a '"', a '\\' or a byte under 0x20),
- * 8 at a time. Per byte b of a word with its top bit set (b | 0x80), b - 0x20 keeps the top bit
- * iff b >= 0x20, and b - 1 iff b != 0, with no borrow into the next byte; so with v the word's
- * low 7 bits, the bytes under 0x80 that are under 0x20, equal to '"' (v ^ 0x22 == 0) or to
- * '\\' (v ^ 0x5c == 0) are exactly the top bits that `keep` clears. The byte itself is then
- * found one at a time, within that word. */
-static size_t plain_prefix(const char *s, size_t n) {
-  const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x;
-    memcpy(&x, s + i, 8);
-    const uint64_t v = x & ~high;
-    const uint64_t keep = (((v | high) - 0x20 * ones) & (((v ^ 0x22 * ones) | high) - ones) &
-                           (((v ^ 0x5c * ones) | high) - ones));
-    if (~keep & ~x & high) break;
-  }
-  while (i < n) {
-    unsigned char ch = (unsigned char)s[i];
-    if (ch < 0x20 || ch == '"' || ch == '\\') break;
-    i++;
-  }
-  return i;
-}
-
-/* Appends `"key":` and the JSON form of v (a string with the escapes JSON requires, or null). */
+/* Appends `"key":` and the JSON form of v (a string, or null). */
 static void put_field(tl_buf *b, const char *key, const char *v, int first) {
-  put_key(b, key, first);
-  if (!v) {
-    tl_buf_puts(b, "null");
-    return;
-  }
-  tl_buf_append(b, "\"", 1);
-  const size_t n = strlen(v);
-  const char *run = v, *end = v + n;
-  for (const char *c = v;; c++) {
-    c += plain_prefix(c, (size_t)(end - c));
-    unsigned char ch = (unsigned char)*c;
-    if (ch && ch >= 0x20 && ch != '"' && ch != '\\') continue;
-    tl_buf_append(b, run, (size_t)(c - run));
-    if (!ch) break;
-    char esc[8];
-    switch (ch) {
-    case '"': tl_buf_append(b, "\\\"", 2); break;
-    case '\\': tl_buf_append(b, "\\\\", 2); break;
-    case '\n': tl_buf_append(b, "\\n", 2); break;
-    case '\t': tl_buf_append(b, "\\t", 2); break;
-    case '\r': tl_buf_append(b, "\\r", 2); break;
-    default:
-      snprintf(esc, sizeof esc, "\\u%04x", ch);
-      tl_buf_append(b, esc, 6);
-    }
-    run = c + 1;
-  }
-  tl_buf_append(b, "\"", 1);
+  tl_json_key(b, key, first);
+  tl_json_cstr(b, v);
 }
 
 tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_reply *rep, uint64_t *offset,
