@@ -105,6 +105,9 @@ struct tl_openai {
   tl_http_cfg cfg;          /* copied scalars; strings below */
   char *model, *api_key_hdr;
   tl_http_body_tpl tpl;     /* the members every request body holds alike */
+  int proxy_env;            /* a proxy variable is set: libcurl reads the environment per
+                               transfer (no_proxy against each URL); else it is told "no proxy"
+                               once, which is what it would find, without the getenv calls */
   tl_role role;
   endpoint *ep;
   int nep;
@@ -613,6 +616,7 @@ static CURL *new_handle(tl_openai *o) {
   curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, o);
   curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
   curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, o);
+  if (!o->proxy_env) curl_easy_setopt(h, CURLOPT_PROXY, ""); /* what libcurl would find: none */
   return h;
 }
 
@@ -1102,6 +1106,12 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
   tl_buf_init(&o->tmp);
   tl_status st = TL_OK;
   o->model = c->model ? tl_strdup(c->model) : NULL;
+  /* the variables libcurl (7.x, 8.x) reads for a proxy; no_proxy matters only with one of them */
+  static const char *const PROXY_ENV[] = {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", NULL};
+  for (const char *const *v = PROXY_ENV; *v; v++) {
+    const char *x = getenv(*v);
+    if (x && *x) o->proxy_env = 1;
+  }
   {
     cJSON *extra = c->extra_json ? cJSON_Parse(c->extra_json) : NULL;
     st = (c->extra_json && !extra) ? TL_ENOMEM : tl_http_body_prepare(&o->tpl, c, extra);

@@ -16,7 +16,8 @@
 #  5. the cache: a second run with --cache sends nothing and gives the same tables;
 #  6. --dry-run writes every request (fields as the job sets them) and sends none;
 #  7. a server that never comes up is a clear error naming it; an unset API key variable is exit 2,
-#     and a set key never reaches the output or the journal; <think> blocks are stripped.
+#     and a set key never reaches the output or the journal; <think> blocks are stripped; the
+#     proxy variables (http_proxy, no_proxy) are honoured.
 . "$(dirname "$0")/common.sh"
 need_python
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
@@ -290,6 +291,17 @@ rc=0; env -u TALLY_TEST_KEY "$TALLY_BIN" run "$WORK/s1.json" --quiet > /dev/null
 [ "$rc" = 2 ] && grep -q "TALLY_TEST_KEY" "$WORK/s1.err" || { cat "$WORK/s1.err"; fail "an unset key variable: exit $rc, want 2 naming it"; }
 TALLY_TEST_KEY=sk-secret-4f2a9 "$TALLY_BIN" run "$WORK/s1.json" --quiet --keep-journal > /dev/null 2> "$WORK/s2.err" ||
   { cat "$WORK/s2.err"; fail "run with an API key failed"; }
+# the proxy variables are honoured for every request: with the server standing in as the proxy
+# (it serves the absolute-form requests a proxy gets) and the job's URL a closed port, the run
+# succeeds only through the proxy; no_proxy naming that host sends it to the closed port again
+job p1 "\"url\": \"http://127.0.0.1:9/v1\""
+sed -i 's/"wait_s": 5/"wait_s": 1/' "$WORK/p1.json"
+http_proxy=http://127.0.0.1:$PORT_t "$TALLY_BIN" run "$WORK/p1.json" --quiet > /dev/null 2> "$WORK/p1.err" ||
+  { cat "$WORK/p1.err"; fail "http_proxy naming a live proxy: the run failed"; }
+same_as_twin "$WORK/p1.h5" "through a proxy"
+rm -f "$WORK/p1.h5"
+rc=0; http_proxy=http://127.0.0.1:$PORT_t no_proxy=127.0.0.1 "$TALLY_BIN" run "$WORK/p1.json" --quiet > /dev/null 2> "$WORK/p2.err" || rc=$?
+[ "$rc" = 1 ] || { cat "$WORK/p2.err"; fail "no_proxy naming the host: exit $rc, want 1 (the closed port)"; }
 stop_server t
 ! grep -rq "sk-secret-4f2a9" "$WORK/s1.h5" "$WORK/s1.h5.journal" "$WORK/s2.err" || fail "the API key reached the output, journal or log"
 same_as_twin "$WORK/s1.h5" "<think> stripped"
@@ -300,4 +312,4 @@ from tally_h5 import read_table
 raw = list(read_table(sys.argv[1], "/items/spatialeval")["raw_response"])
 assert len(raw) == 108 and all(r.startswith("<think>") for r in raw), raw[:2]
 PY
-echo "e2e http: twin, faults, permanent failures, kill/resume, cache, dry run, health, keys, think: ok"
+echo "e2e http: twin, faults, permanent failures, kill/resume, cache, dry run, health, keys, think, proxy: ok"

@@ -1290,6 +1290,16 @@ static int dispatch(conn_t *c, const char *base)
     const char *body = base + h->head_len;
     int ka = h->keepalive;
 
+    /* the absolute form a client sends to a proxy (RFC 9112 3.2.2: a server accepts it), so the
+     * server can stand in for an HTTP proxy: "http://host[:port]/path" is served as "/path" */
+    if (plen > 7 && memcmp(path, "http://", 7) == 0) {
+        const char *slash = memchr(path + 7, '/', plen - 7);
+        if (slash) {
+            plen -= (size_t)(slash - path);
+            path = slash;
+        }
+    }
+
     if (h->method == M_POST) {
         if (path_is(path, plen, "/v1/chat/completions")) return handle_completion(c, 1, path, plen, body, h->body_len);
         if (path_is(path, plen, "/v1/completions")) return handle_completion(c, 0, path, plen, body, h->body_len);
