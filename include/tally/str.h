@@ -22,6 +22,9 @@ void tl_buf_init(tl_buf *b);
 void tl_buf_release(tl_buf *b);
 void tl_buf_reset(tl_buf *b); /* len = 0, keeps storage */
 tl_status tl_buf_append(tl_buf *b, const char *s, size_t n);
+/* Makes room for n more bytes (and the NUL) without changing the contents: appends of up to n
+ * bytes then allocate nothing. */
+tl_status tl_buf_reserve(tl_buf *b, size_t n);
 /* Adds n bytes to the length, their contents unset (the caller fills them), NUL after them. */
 tl_status tl_buf_extend(tl_buf *b, size_t n);
 tl_status tl_buf_puts(tl_buf *b, const char *s);

@@ -616,7 +616,10 @@ static CURL *new_handle(tl_openai *o) {
   curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, o);
   curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
   curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, o);
-  if (!o->proxy_env) curl_easy_setopt(h, CURLOPT_PROXY, ""); /* what libcurl would find: none */
+  if (!o->proxy_env) { /* what libcurl would find: no proxy, so no_proxy is moot */
+    curl_easy_setopt(h, CURLOPT_PROXY, "");
+    curl_easy_setopt(h, CURLOPT_NOPROXY, "");
+  }
   return h;
 }
 
@@ -634,6 +637,7 @@ static tl_status start(tl_openai *o, req *q, int e) {
   q->retry_after = 0;
   q->reqid[0] = 0;
   tl_buf_reset(&q->resp);
+  tl_buf_reserve(&q->resp, 2048); /* most replies fit: no regrowth while they arrive */
   if (!q->hdrs[0].data) {
     char *v[4] = {HDR_JSON, HDR_NO_EXPECT, q->key_hdr, o->api_key_hdr};
     int k = 0;
@@ -817,6 +821,7 @@ static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
   /* the key, for the header */
   tl_buf kb;
   tl_buf_init(&kb);
+  tl_buf_reserve(&kb, 256);
   tl_buf_puts(&kb, "X-Tally-Key: ");
   const char *parts[4] = {rq->key.bench, rq->key.id, rq->key.model, rq->key.variant};
   for (int i = 0; i < 4; i++) {

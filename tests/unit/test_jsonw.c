@@ -86,6 +86,19 @@ static void test_strings(void **state) {
       assert_int_equal(tl_json_cstr(&b, s), TL_OK);
       same_as_cjson(cJSON_CreateString(s), b.data, b.len);
     }
+  /* long strings (the word-at-a-time path): every byte at every position of 8-byte words, and
+   * two escapes in a row */
+  for (int c = 1; c < 256; c++)
+    for (int at = 0; at < 41; at++) {
+      char s[48];
+      memset(s, 'x', 42);
+      s[42] = 0;
+      s[at] = (char)c;
+      if (at % 5 == 0) s[at + 1] = '\n';
+      tl_buf_reset(&b);
+      assert_int_equal(tl_json_cstr(&b, s), TL_OK);
+      same_as_cjson(cJSON_CreateString(s), b.data, b.len);
+    }
   tl_buf_reset(&b);
   assert_int_equal(tl_json_str(&b, NULL, 0), TL_OK);
   assert_string_equal(b.data, "\"\"");

@@ -49,6 +49,8 @@ tl_status tl_buf_append(tl_buf *b, const char *s, size_t n) {
   return TL_OK;
 }
 
+tl_status tl_buf_reserve(tl_buf *b, size_t n) { return grow(b, n); }
+
 tl_status tl_buf_extend(tl_buf *b, size_t n) {
   if (grow(b, n) != TL_OK) return TL_ENOMEM;
   b->len += n;

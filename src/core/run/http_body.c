@@ -139,6 +139,12 @@ tl_status tl_http_body(tl_buf *out, const tl_http_body_tpl *t, const tl_http_cfg
   const double tv = !isnan(c->temperature) ? c->temperature : rq->temperature >= 0 ? rq->temperature : 0.0;
   const int mt = c->max_tokens > 0 ? c->max_tokens : rq->max_tokens > 0 ? rq->max_tokens : -1;
   if (temp) *temp = tv;
+  /* room for the whole body at once, escapes aside: one allocation for most bodies */
+  size_t est = 256 + (model ? strlen(model) : 0);
+  for (int i = 0; i < rq->nmsg; i++) est += 32 + (rq->msgs[i].content ? strlen(rq->msgs[i].content) : 0);
+  for (int k = 0; image_urls && k < rq->nimages; k++) est += 64 + strlen(image_urls[k]);
+  for (int i = 0; i < t->n; i++) est += 4 + strlen(t->key[i]) + strlen(t->val[i]);
+  if (tl_buf_reserve(out, est) != TL_OK) return TL_ENOMEM;
   const int sends[M_N] = {mt > 0, !c->completions, 1, c->completions, c->send_seed, 1};
   tl_status st = tl_buf_append(out, "{", 1);
   int first = 1, i = 0;
