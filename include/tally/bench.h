@@ -61,6 +61,9 @@ typedef struct {
   char *prompt[TL_MAX_STAGES]; /* owned; the prompt recorded with a replayed reply, or NULL */
   char *source[TL_MAX_STAGES]; /* owned; "file:line" (replay) or a request id, or NULL */
   char *meta[TL_MAX_STAGES];   /* owned; the engine's evidence of the reply (tl_eng_reply.meta), or NULL */
+  tl_evidence *ev[TL_MAX_STAGES]; /* owned; the meta's fields when the engine gave them
+                                  (tl_eng_reply.ev), else NULL. Not packed or journaled: the
+                                  meta says the same */
   char *error[TL_MAX_STAGES];  /* owned; set when the engine gave up on the stage: why */
   uint64_t ref[TL_MAX_STAGES]; /* where each stage's reply is journaled (the caller's encoding),
                                   TL_REF_NONE when it is not: the texts can be dropped and read

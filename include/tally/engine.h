@@ -53,6 +53,23 @@ typedef struct {
                               judge sample (tl_bench_req.seed) */
 } tl_eng_request;
 
+/* A reply's evidence as fields: what the item tables' evidence columns hold (tl_evidence_cols).
+ * An engine that has the fields at hand hands them over with the reply (tl_eng_reply.ev), so
+ * the tables need not parse the meta text again; they say exactly what the meta says, key by
+ * key (a row restored from a journal or another rank has only the meta, and must give the same
+ * columns). Numbers are NaN when the meta has no number (or, for the integer columns, boolean)
+ * there; strings NULL when it has no string. One allocation (tl_evidence_new): the strings live
+ * in the same block; free(3) releases it. */
+typedef struct tl_evidence {
+  const char *finish_reason, *served_model, *request_id, *endpoint, *raw;
+  double prompt_tokens, completion_tokens, latency_ms, attempts, cached;
+} tl_evidence;
+
+/* A block with copies of the strings (each may be NULL) and every number NaN; NULL when out of
+ * memory. */
+tl_evidence *tl_evidence_new(const char *finish_reason, const char *served_model, const char *request_id,
+                             const char *endpoint, const char *raw);
+
 typedef struct {
   uint64_t tag;
   char *text;    /* owned by the receiver (free); NULL = no reply obtained */
@@ -63,6 +80,7 @@ typedef struct {
                     attempts, served model, request id, cached, raw text), NULL when none (replay) */
   int failed;    /* 1: the engine gave up (retries spent, or a request the server refused):
                     `error` says why; the stage's status is engine_error, and --resume asks again */
+  tl_evidence *ev; /* owned; the meta's evidence fields (see tl_evidence), NULL: read the meta */
 } tl_eng_reply;
 
 typedef struct tl_engine tl_engine;

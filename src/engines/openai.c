@@ -468,6 +468,12 @@ static void view_of_cached(const cJSON *rep, reply_view *v) {
   v->n_choices = cJSON_IsNumber(nc) ? nc->valueint : 0;
 }
 
+/* An integer evidence field as the tables read it from the meta: a number, or a boolean as 1 / 0;
+ * NaN when none. */
+static double ev_int(const cJSON *v) {
+  return cJSON_IsNumber(v) ? v->valuedouble : cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1.0 : 0.0) : NAN;
+}
+
 /* Hands q's reply on: the text scoring sees, the request id as its source, and the evidence
  * (meta), written in this order: "finish_reason", "prompt_tokens", "completion_tokens", "model",
  * "request_id", "n_choices", "content_null", "logprobs" (each when present), "attempts",
@@ -498,24 +504,35 @@ static tl_status emit(tl_openai *o, req *q, const reply_view *v, int cached, dou
   if (v->logprobs) st |= tl_json_key(m, "logprobs", first) | put_item(m, v->logprobs), first = 0;
   st |= tl_json_key(m, "attempts", first) | tl_json_num(m, cached ? 0 : q->attempts);
   st |= tl_buf_puts(m, cached ? ",\"cached\":true" : ",\"cached\":false");
-  if (!cached) st |= tl_json_key(m, "latency_ms", 0) | tl_json_milli(m, (long long)floor(1e6 * latency + 0.5));
+  const long long lat_us = (long long)floor(1e6 * latency + 0.5);
+  if (!cached) st |= tl_json_key(m, "latency_ms", 0) | tl_json_milli(m, lat_us);
   if (ep >= 0) st |= tl_json_key(m, "endpoint", 0) | tl_json_cstr(m, o->ep[ep].base);
-  if (v->reasoning || stripped) {
-    tl_buf raw;
-    tl_buf_init(&raw);
+  tl_buf raw;
+  tl_buf_init(&raw);
+  const int has_raw = v->reasoning || stripped;
+  if (has_raw) {
     if (v->reasoning) {
       st |= tl_buf_puts(&raw, "<think>") | tl_buf_puts(&raw, v->reasoning) | tl_buf_puts(&raw, "</think>\n\n");
     }
     st |= tl_buf_puts(&raw, ctext);
     st |= tl_json_key(m, "raw", 0) | tl_json_str(m, raw.data, raw.len);
-    tl_buf_release(&raw);
   }
   st |= tl_buf_append(m, "}", 1);
   r.meta = st ? NULL : tl_strndup(m->data, m->len);
-  if (!r.text || !r.meta) {
+  /* the same evidence as fields, for the item tables (tl_evidence: what the meta says) */
+  r.ev = tl_evidence_new(cJSON_IsString(v->finish_reason) ? v->finish_reason->valuestring : NULL,
+                         cJSON_IsString(v->model) ? v->model->valuestring : NULL, v->request_id,
+                         ep >= 0 ? o->ep[ep].base : NULL, has_raw ? raw.data : NULL);
+  tl_buf_release(&raw);
+  if (!r.text || !r.meta || !r.ev) {
     tl_eng_reply_release(&r);
     return TL_ENOMEM;
   }
+  r.ev->prompt_tokens = ev_int(v->prompt_tokens);
+  r.ev->completion_tokens = ev_int(v->completion_tokens);
+  r.ev->latency_ms = cached ? NAN : (double)lat_us / 1e3;
+  r.ev->attempts = cached ? 0 : q->attempts;
+  r.ev->cached = cached;
   if (cached) o->st.cache_hits++;
   else o->st.replies++;
   return push_reply(o, &r);

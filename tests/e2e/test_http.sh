@@ -291,6 +291,23 @@ rc=0; env -u TALLY_TEST_KEY "$TALLY_BIN" run "$WORK/s1.json" --quiet > /dev/null
 [ "$rc" = 2 ] && grep -q "TALLY_TEST_KEY" "$WORK/s1.err" || { cat "$WORK/s1.err"; fail "an unset key variable: exit $rc, want 2 naming it"; }
 TALLY_TEST_KEY=sk-secret-4f2a9 "$TALLY_BIN" run "$WORK/s1.json" --quiet --keep-journal > /dev/null 2> "$WORK/s2.err" ||
   { cat "$WORK/s2.err"; fail "run with an API key failed"; }
+# the evidence columns of a run resumed from that finished journal (read back from the journaled
+# meta) are those of the run itself (the fields the engine handed over with each reply)
+mv "$WORK/s1.h5" "$WORK/s1a.h5"
+TALLY_TEST_KEY=sk-secret-4f2a9 "$TALLY_BIN" run "$WORK/s1.json" --quiet --resume --keep-journal > /dev/null 2> "$WORK/s3.err" ||
+  { cat "$WORK/s3.err"; fail "--resume of a finished journal failed"; }
+"$PY" - "$WORK/s1a.h5" "$WORK/s1.h5" <<PY || fail "the evidence read back from the journal differs from the engine's"
+import math, sys
+sys.path.insert(0, "$TALLY_SRC/tools")
+from tally_h5 import read_table
+a, b = (read_table(p, "/items/spatialeval") for p in sys.argv[1:3])
+cols = ["engine_error", "finish_reason", "prompt_tokens", "completion_tokens", "latency_ms", "attempts", "cached",
+        "served_model", "request_id", "endpoint", "raw_response"]
+for c in cols:
+    x, y = list(a[c]), list(b[c])
+    assert len(x) == 108 and all(p == q or (isinstance(p, float) and math.isnan(p) and math.isnan(q)) for p, q in zip(x, y)), (c, x[:3], y[:3])
+assert all(v > 0 for v in a["latency_ms"]) and set(a["attempts"]) == {1} and set(a["finish_reason"]) == {"stop"}
+PY
 # the proxy variables are honoured for every request: with the server standing in as the proxy
 # (it serves the absolute-form requests a proxy gets) and the job's URL a closed port, the run
 # succeeds only through the proxy; no_proxy naming that host sends it to the closed port again
@@ -303,7 +320,7 @@ rm -f "$WORK/p1.h5"
 rc=0; http_proxy=http://127.0.0.1:$PORT_t no_proxy=127.0.0.1 "$TALLY_BIN" run "$WORK/p1.json" --quiet > /dev/null 2> "$WORK/p2.err" || rc=$?
 [ "$rc" = 1 ] || { cat "$WORK/p2.err"; fail "no_proxy naming the host: exit $rc, want 1 (the closed port)"; }
 stop_server t
-! grep -rq "sk-secret-4f2a9" "$WORK/s1.h5" "$WORK/s1.h5.journal" "$WORK/s2.err" || fail "the API key reached the output, journal or log"
+! grep -rq "sk-secret-4f2a9" "$WORK/s1.h5" "$WORK/s1a.h5" "$WORK/s1.h5.journal" "$WORK/s2.err" || fail "the API key reached the output, journal or log"
 same_as_twin "$WORK/s1.h5" "<think> stripped"
 "$PY" - "$WORK/s1.h5" <<PY || fail "raw_response keeps the think block"
 import sys

@@ -10,6 +10,7 @@ void tl_eng_reply_release(tl_eng_reply *r) {
   free(r->source);
   free(r->error);
   free(r->meta);
+  free(r->ev);
   memset(r, 0, sizeof *r);
 }
 

@@ -211,6 +211,8 @@ tl_status tl_pipe_reply(tl_pipe *p, tl_eng_reply *rep, uint64_t ref, tl_err *err
   row->prompt[s] = rep->prompt;
   row->source[s] = rep->source;
   row->meta[s] = rep->meta;
+  row->ev[s] = rep->ev;
+  rep->ev = NULL;
   row->ref[s] = ref;
   if (rep->failed) {
     row->error[s] = rep->error ? rep->error : tl_strdup("the engine gave up");

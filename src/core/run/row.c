@@ -16,6 +16,7 @@ void tl_row_release(tl_row *r) {
     free(r->prompt[s]);
     free(r->source[s]);
     free(r->meta[s]);
+    free(r->ev[s]);
     free(r->error[s]);
   }
   for (int m = 0; m < TL_MAX_MODES; m++) tl_parsed_release(&r->res[m]);
