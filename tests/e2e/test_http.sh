@@ -8,6 +8,7 @@
 #     others wait: the tables are the twin's, every unit answered once, and tally, which keeps
 #     its idle sockets in its epoll set, takes them out when they close instead of spinning on
 #     them (its CPU time stays far below the ~2.5 s a busy loop over the wait would take);
+#  1c. a small job fills the server: every request its concurrency allows is in flight at once;
 #  2. faults: under 20% injected faults of every kind the job completes and the server answered
 #     every unit exactly once (its count per unit key); the non-null kinds keep the twin's tables;
 #  3. permanent failures: units the server always refuses end as engine_error (counted in
@@ -146,6 +147,16 @@ cpu=$(awk '{print $1 + $2}' "$WORK/i1.time")
 echo "idle closes: $closed connections closed idle by the server; tally used $cpu s of CPU"
 [ "$closed" -gt 0 ] || fail "the server closed no idle connection: the case was not exercised"
 awk -v c="$cpu" 'BEGIN{exit !(c < 1.2)}' || fail "tally used $cpu s of CPU over ~2.5 s of waiting (spinning on closed sockets?)"
+
+# ---- 1c. a small job fills the server: its 108 units make chunks of 13, and the rank takes
+# chunks while its engine has room, so all 64 requests the job allows are in flight at once ----
+start_server c --replies "$WORK/replies.jsonl" --latency-ms 100
+job c1 "\"url\": \"http://127.0.0.1:$PORT_c/v1\"" ', "concurrency": {"initial": 64, "min": 64, "max": 64}'
+"$TALLY_BIN" run "$WORK/c1.json" --quiet > /dev/null 2> "$WORK/c1.err" || { cat "$WORK/c1.err"; fail "the 64-in-flight run failed"; }
+stop_server c
+mx=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["max_in_flight"])' "$WORK/c.stats.json")
+[ "$mx" = 64 ] || fail "a 108-unit job with 64 requests allowed held at most $mx in flight"
+same_as_twin "$WORK/c1.h5" "64 in flight"
 
 # ---- 2. 20% faults of every kind: exactly once; the non-null kinds keep the twin's tables ----
 start_server f --replies "$WORK/replies.jsonl" --faults 0.2 --stall-ms 3000 --retry-after 1 --seed 7
