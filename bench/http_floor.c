@@ -169,6 +169,8 @@ int main(int argc, char **argv) {
     curl_easy_setopt(h[i], CURLOPT_PRIVATE, (char *)&sk[i]);
     curl_easy_setopt(h[i], CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h[i], CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(h[i], CURLOPT_PROXY, ""); /* as tally with no proxy variable set: no lookups */
+    curl_easy_setopt(h[i], CURLOPT_NOPROXY, "");
     curl_easy_setopt(h[i], CURLOPT_OPENSOCKETFUNCTION, on_open);
     curl_easy_setopt(h[i], CURLOPT_OPENSOCKETDATA, &l);
     curl_easy_setopt(h[i], CURLOPT_CLOSESOCKETFUNCTION, on_close);

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# HTTP engine, counted in instructions: the user-space instructions tally executes per request
+# (valgrind's callgrind: every instruction of the process and its libraries, none of the
+# kernel's), against the same for the bare libcurl client (bench/http_floor.c). Unlike CPU time,
+# the counts do not move with the machine's load, so a change to the engine reads in them even
+# on a noisy machine. The kernel's share is left out: tally and the floor make the same system
+# calls per request (2 poll, 1 sendto, 1 recvfrom; `strace -c` shows it).
+#
+# The job: the SpatialEval demo's 36 items x S seeds of one model, one request each, with the
+# endpoint's concurrency pinned at IN_FLIGHT, against the test server answering after 50 ms.
+# Reported: instructions per request of
+#  - tally with the openai engine (the whole process, start-up included),
+#  - the same job answered by the replay engine (the same units scored, journaled, written),
+#  - their difference: what the HTTP path costs tally;
+#  - the floor (bench/http_floor: libcurl and nothing else, start-up included),
+#  and the difference less the floor: what tally adds above a bare libcurl client.
+# Under valgrind tally runs some 50 times slower, so more replies arrive per wake-up than in a
+# plain run: the per-wake-up costs (epoll_wait, the journal's write) weigh less here.
+# usage: bench/http_instr.sh [SEEDS] [IN_FLIGHT]    (default 56 seeds = 2,016 requests, 64)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+S="${1:-56}"; IN="${2:-64}"
+command -v valgrind > /dev/null || { echo "bench/http_instr.sh: valgrind is not installed (apt install valgrind)"; exit 77; }
+BUILD="${BUILD:-build}"
+cmake -S . -B "$BUILD" > /dev/null && cmake --build "$BUILD" -j"$(nproc)" --target tally tally-testserver http_floor > /dev/null
+T="$(mktemp -d)"; SRVPID=""
+trap '[ -n "$SRVPID" ] && { kill -9 "$SRVPID"; wait "$SRVPID"; } 2>/dev/null; rm -rf "$T"' EXIT
+U=$((S * 36))
+"$BUILD/tally-testserver" --port 0 --latency-ms 50 > "$T/srv.out" 2> "$T/srv.err" &
+SRVPID=$!
+for _ in $(seq 100); do grep -q listening "$T/srv.out" && break; sleep 0.05; done
+PORT=$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/srv.out")
+cat > "$T/http.json" <<JOB
+{"name": "bench", "output": "$T/http.h5",
+ "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:$PORT/v1",
+   "sampling": {"temperature": 0, "max_tokens": 64},
+   "concurrency": {"initial": $IN, "min": $IN, "max": $IN}, "timeouts": {"request_s": 60}}},
+ "benchmarks": [{"benchmark": "spatialeval", "items": "$PWD/demo/spatialeval/items.jsonl",
+                 "models": ["toy-vlm-a"], "seeds": [$(seq -s, 0 $((S - 1)))]}]}
+JOB
+/usr/bin/python3 - "$PWD/demo/spatialeval/items.jsonl" "$T/answers.jsonl" "$S" <<'PY'
+import json, sys
+ids = [json.loads(l)["id"] for l in open(sys.argv[1])]
+with open(sys.argv[2], "w") as f:
+    for s in range(int(sys.argv[3])):
+        for i in ids:
+            f.write(json.dumps({"id": i, "model": "toy-vlm-a", "seed": s, "prompt_variant": "reason",
+                                "response": "Answer: C."}) + "\n")
+PY
+cat > "$T/replay.json" <<JOB
+{"name": "bench", "output": "$T/replay.h5",
+ "benchmarks": [{"benchmark": "spatialeval", "items": "$PWD/demo/spatialeval/items.jsonl",
+                 "answers": "$T/answers.jsonl"}]}
+JOB
+"$BUILD/tally" run "$T/http.json" --dry-run="$T/dry.jsonl" > /dev/null 2>&1
+/usr/bin/python3 -c 'import json,sys; l=open(sys.argv[1]).readline(); sys.stdout.write(json.dumps(json.loads(l)["body"], separators=(",", ":"), sort_keys=True))' \
+  "$T/dry.jsonl" > "$T/body.json"
+# instructions of one command under callgrind (its "I refs" line)
+irefs() {
+  valgrind --tool=callgrind --callgrind-out-file="$T/cg.out" "$@" > /dev/null 2> "$T/vg.err" || { cat "$T/vg.err"; exit 1; }
+  sed -n 's/^==[0-9]*== I *refs: *\([0-9,]*\)$/\1/p' "$T/vg.err" | tr -d ,
+}
+http=$(irefs "$BUILD/tally" run "$T/http.json")
+replay=$(irefs "$BUILD/tally" run "$T/replay.json")
+floor=$(irefs "$BUILD/bench/http_floor" "http://127.0.0.1:$PORT/v1/chat/completions" "$U" "$IN" "$T/body.json")
+echo "user-space instructions per request, $U requests at $IN in flight (callgrind):"
+awk -v u="$U" -v h="$http" -v r="$replay" -v f="$floor" 'BEGIN{
+  printf "  tally, openai engine: %.0f; the replay twin: %.0f; the HTTP path: %.0f\n", h / u, r / u, (h - r) / u;
+  printf "  the libcurl floor: %.0f; tally above it: %.0f (%.2f x the floor)\n", f / u, (h - r - f) / u, (h - r) / f }'
