@@ -21,8 +21,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS="${1:-12}"
-LAT_MS=50
+LAT_MS=50 # bench/http_common.sh's server
 BUILD="${BUILD:-build}"
+. bench/http_common.sh
 cmake -S . -B "$BUILD" > /dev/null && cmake --build "$BUILD" -j"$(nproc)" --target tally tally-testserver http_floor > /dev/null
 T="$(mktemp -d)"; SRVPID=""
 trap '[ -n "$SRVPID" ] && kill -9 "$SRVPID" 2>/dev/null; rm -rf "$T"' EXIT
@@ -32,37 +33,8 @@ cpu_of() { awk -v t="$TCK" '{printf "%.3f", ($14 + $15) / t}' "/proc/$1/stat"; }
 for IN in 64 256; do
   S=$(awk -v i="$IN" -v l="$LAT_MS" -v s="$SECS" 'BEGIN{printf "%d", i / (l / 1000) * s / 36 + 1}')
   U=$((S * 36))
-  seeds=$(seq -s, 0 $((S - 1)))
-  "$BUILD/tally-testserver" --port 0 --latency-ms "$LAT_MS" --stats "$T/stats.json" > "$T/srv.out" 2> "$T/srv.err" &
-  SRVPID=$!
-  for _ in $(seq 100); do grep -q listening "$T/srv.out" && break; sleep 0.05; done
-  PORT=$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/srv.out")
-  cat > "$T/http.json" <<JOB
-{"name": "bench", "output": "$T/http.h5",
- "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:$PORT/v1",
-   "sampling": {"temperature": 0, "max_tokens": 64},
-   "concurrency": {"initial": $IN, "min": $IN, "max": $IN}, "timeouts": {"request_s": 30}}},
- "benchmarks": [{"benchmark": "spatialeval", "items": "$PWD/demo/spatialeval/items.jsonl",
-                 "models": ["toy-vlm-a"], "seeds": [$seeds]}]}
-JOB
-  # the replay twin: the server's deterministic answers are not needed, any answer per unit is
-  /usr/bin/python3 - "$PWD/demo/spatialeval/items.jsonl" "$T/answers.jsonl" "$S" <<'PY'
-import json, sys
-ids = [json.loads(l)["id"] for l in open(sys.argv[1])]
-with open(sys.argv[2], "w") as f:
-    for s in range(int(sys.argv[3])):
-        for i in ids:
-            f.write(json.dumps({"id": i, "model": "toy-vlm-a", "seed": s, "prompt_variant": "reason",
-                                "response": "Answer: C."}) + "\n")
-PY
-  cat > "$T/replay.json" <<JOB
-{"name": "bench", "output": "$T/replay.h5",
- "benchmarks": [{"benchmark": "spatialeval", "items": "$PWD/demo/spatialeval/items.jsonl",
-                 "answers": "$T/answers.jsonl"}]}
-JOB
-  "$BUILD/tally" run "$T/http.json" --dry-run="$T/dry.jsonl" > /dev/null 2>&1
-  /usr/bin/python3 -c 'import json,sys; l=open(sys.argv[1]).readline(); sys.stdout.write(json.dumps(json.loads(l)["body"], separators=(",", ":"), sort_keys=True))' \
-    "$T/dry.jsonl" > "$T/body.json"
+  http_server "$T" --stats "$T/stats.json"
+  http_jobs "$T" "$IN" "$S"
   c0=$(cpu_of "$SRVPID")
   /usr/bin/time -f "%U %S" -o "$T/time.http" "$BUILD/tally" run "$T/http.json" > /dev/null 2> "$T/http.err" ||
     { cat "$T/http.err"; exit 1; }
@@ -70,10 +42,7 @@ JOB
   kill -TERM "$SRVPID"; wait "$SRVPID" 2>/dev/null || true; SRVPID=""
   /usr/bin/time -f "%U %S" -o "$T/time.replay" "$BUILD/tally" run "$T/replay.json" > /dev/null 2> "$T/replay.err" ||
     { cat "$T/replay.err"; exit 1; }
-  "$BUILD/tally-testserver" --port 0 --latency-ms "$LAT_MS" > "$T/srv.out" 2> "$T/srv.err" &
-  SRVPID=$!
-  for _ in $(seq 100); do grep -q listening "$T/srv.out" && break; sleep 0.05; done
-  PORT=$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/srv.out")
+  http_server "$T"
   floor=$("$BUILD/bench/http_floor" "http://127.0.0.1:$PORT/v1/chat/completions" "$U" "$IN" "$T/body.json" |
           sed -n 's/.*CPU \([0-9.]*\) us per request/\1/p')
   kill -TERM "$SRVPID"; wait "$SRVPID" 2>/dev/null || true; SRVPID=""

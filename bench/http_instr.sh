@@ -22,39 +22,13 @@ cd "$(dirname "$0")/.."
 S="${1:-56}"; IN="${2:-64}"
 command -v valgrind > /dev/null || { echo "bench/http_instr.sh: valgrind is not installed (apt install valgrind)"; exit 77; }
 BUILD="${BUILD:-build}"
+. bench/http_common.sh
 cmake -S . -B "$BUILD" > /dev/null && cmake --build "$BUILD" -j"$(nproc)" --target tally tally-testserver http_floor > /dev/null
 T="$(mktemp -d)"; SRVPID=""
 trap '[ -n "$SRVPID" ] && { kill -9 "$SRVPID"; wait "$SRVPID"; } 2>/dev/null; rm -rf "$T"' EXIT
 U=$((S * 36))
-"$BUILD/tally-testserver" --port 0 --latency-ms 50 > "$T/srv.out" 2> "$T/srv.err" &
-SRVPID=$!
-for _ in $(seq 100); do grep -q listening "$T/srv.out" && break; sleep 0.05; done
-PORT=$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/srv.out")
-cat > "$T/http.json" <<JOB
-{"name": "bench", "output": "$T/http.h5",
- "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:$PORT/v1",
-   "sampling": {"temperature": 0, "max_tokens": 64},
-   "concurrency": {"initial": $IN, "min": $IN, "max": $IN}, "timeouts": {"request_s": 60}}},
- "benchmarks": [{"benchmark": "spatialeval", "items": "$PWD/demo/spatialeval/items.jsonl",
-                 "models": ["toy-vlm-a"], "seeds": [$(seq -s, 0 $((S - 1)))]}]}
-JOB
-/usr/bin/python3 - "$PWD/demo/spatialeval/items.jsonl" "$T/answers.jsonl" "$S" <<'PY'
-import json, sys
-ids = [json.loads(l)["id"] for l in open(sys.argv[1])]
-with open(sys.argv[2], "w") as f:
-    for s in range(int(sys.argv[3])):
-        for i in ids:
-            f.write(json.dumps({"id": i, "model": "toy-vlm-a", "seed": s, "prompt_variant": "reason",
-                                "response": "Answer: C."}) + "\n")
-PY
-cat > "$T/replay.json" <<JOB
-{"name": "bench", "output": "$T/replay.h5",
- "benchmarks": [{"benchmark": "spatialeval", "items": "$PWD/demo/spatialeval/items.jsonl",
-                 "answers": "$T/answers.jsonl"}]}
-JOB
-"$BUILD/tally" run "$T/http.json" --dry-run="$T/dry.jsonl" > /dev/null 2>&1
-/usr/bin/python3 -c 'import json,sys; l=open(sys.argv[1]).readline(); sys.stdout.write(json.dumps(json.loads(l)["body"], separators=(",", ":"), sort_keys=True))' \
-  "$T/dry.jsonl" > "$T/body.json"
+http_server "$T"
+http_jobs "$T" "$IN" "$S"
 # instructions of one command under callgrind (its "I refs" line)
 irefs() {
   valgrind --tool=callgrind --callgrind-out-file="$T/cg.out" "$@" > /dev/null 2> "$T/vg.err" || { cat "$T/vg.err"; exit 1; }
