@@ -77,7 +77,7 @@ static const unsigned char EXTRA[256] = {
 
 /* Two passes: the exact length first, then the text written in place: one allocation at most,
  * and none of a string's size times 6. Short strings go byte by byte (the table); long ones by
- * the runs plain_prefix finds 8 bytes at a time. */
+ * the runs plain_prefix finds 16 or 8 bytes at a time. */
 tl_status tl_json_str(tl_buf *b, const char *s, size_t n) {
   size_t extra = 0;
   if (n < 32) {
