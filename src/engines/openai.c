@@ -1233,5 +1233,9 @@ const tl_openai_change *tl_openai_history(const tl_openai *o, size_t *n) {
   return o->hist;
 }
 int tl_openai_n_endpoints(const tl_openai *o) { return o->nep; }
-size_t tl_openai_capacity(const tl_openai *o) { return (size_t)(o->cfg.conc_max > 0 ? o->cfg.conc_max : 1) * (size_t)o->nep; }
+size_t tl_openai_capacity(const tl_openai *o) {
+  size_t n = 0;
+  for (int e = 0; e < o->nep; e++) n += o->ep[e].limit >= 1 ? (size_t)o->ep[e].limit : 1;
+  return n;
+}
 const char *tl_openai_endpoint(const tl_openai *o, int i) { return i >= 0 && i < o->nep ? o->ep[i].base : NULL; }

@@ -96,8 +96,8 @@ typedef struct {
   char why;
 } tl_openai_change;
 const tl_openai_change *tl_openai_history(const tl_openai *o, size_t *n);
-/* The most requests the engine holds in flight at once: every endpoint of this rank at its
- * concurrency bound ("concurrency".max). */
+/* The requests the engine would hold in flight now: the sum of its endpoints' current limits
+ * (they adapt between "concurrency".min and .max). */
 size_t tl_openai_capacity(const tl_openai *o);
 int tl_openai_n_endpoints(const tl_openai *o);
 const char *tl_openai_endpoint(const tl_openai *o, int i); /* its base URL */

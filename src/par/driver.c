@@ -939,9 +939,21 @@ typedef struct {
   const uint64_t *pending;
   uint64_t a, b, next_submit;
   uint64_t since_report, failed_report;
-  uint64_t L;  /* the in-flight bound for taking another chunk (room_bound) */
+  uint64_t C;  /* the chunk size */
   int more;    /* another chunk can be had: with room for it, a step does not wait for replies */
 } chunk_state;
+
+/* The in-flight bound for taking a chunk: the chunk size C, or the requests this rank's HTTP
+ * engines would hold now (their endpoints' current limits) when that is more. A small job has
+ * small chunks (about 8 per rank), and two of them would leave most of a server's concurrency
+ * unused; the current limits, not the bounds, so a rank whose server has backed off does not
+ * hoard units the other ranks could answer. */
+static uint64_t room_bound(const bench_run *r, uint64_t C) {
+  uint64_t cap = 0;
+  for (int k = 0; k < TL_ROLE__N; k++)
+    if (r->http[k]) cap += tl_openai_capacity(r->http[k]);
+  return cap > C ? cap : C;
+}
 
 /* Polls every engine once and feeds the replies to the pipeline, journaling each first.
  * Returns the number of replies (waiting at most timeout_ms for the first of one engine). */
@@ -985,7 +997,7 @@ static tl_status chunk_step(bench_run *r, chunk_state *cs, int timeout_ms, int m
   while (cs->next_submit < cs->b && st == TL_OK) st = tl_pipe_start(r->pipe, cs->pending[cs->next_submit++], NULL, err);
   if (st) return st;
   int k = 0;
-  if (cs->more && tl_pipe_in_flight(r->pipe) < cs->L) timeout_ms = 0; /* fill the engines first */
+  if (cs->more && tl_pipe_in_flight(r->pipe) < room_bound(r, cs->C)) timeout_ms = 0; /* fill the engines first */
   if (tl_pipe_in_flight(r->pipe)) st = poll_engines(r, timeout_ms, maxrep, &k, err);
   cs->since_report += r->finished - f0;
   cs->failed_report += r->failed - x0;
@@ -996,21 +1008,11 @@ static int chunk_done(const bench_run *r, const chunk_state *cs) {
   return tl_pipe_in_flight(r->pipe) == 0 && cs->next_submit == cs->b;
 }
 
-/* Room for the next chunk: the current one is all submitted and fewer than L units are in
- * flight (room_bound). So a rank holds at most L units and a chunk, and its engines never run
- * dry between chunks (an HTTP engine keeps its requests in flight across the boundary). */
-static int chunk_room(const bench_run *r, const chunk_state *cs, uint64_t L) {
-  return cs->next_submit == cs->b && tl_pipe_in_flight(r->pipe) < L;
-}
-
-/* The in-flight bound for taking a chunk: the chunk size C, or the most requests this rank's
- * HTTP engines hold at once when that is more. A small job has small chunks (about 8 per rank),
- * and two of them would leave most of a server's concurrency unused. */
-static uint64_t room_bound(const bench_run *r, uint64_t C) {
-  uint64_t cap = 0;
-  for (int k = 0; k < TL_ROLE__N; k++)
-    if (r->http[k]) cap += tl_openai_capacity(r->http[k]);
-  return cap > C ? cap : C;
+/* Room for the next chunk: the current one is all submitted and fewer than room_bound units are
+ * in flight. So a rank holds at most that many units and a chunk, and its engines never run dry
+ * between chunks (an HTTP engine keeps its requests in flight across the boundary). */
+static int chunk_room(const bench_run *r, const chunk_state *cs, uint64_t C) {
+  return cs->next_submit == cs->b && tl_pipe_in_flight(r->pipe) < room_bound(r, C);
 }
 
 /* Chunk size: about 8 chunks per rank (load balance at the end of the run), at least 1, at
@@ -1032,11 +1034,11 @@ static tl_status schedule(bench_run *r, const uint64_t *pending, uint64_t P, pro
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
-  const uint64_t C = chunk_size(P, nranks), L = room_bound(r, C);
+  const uint64_t C = chunk_size(P, nranks);
   chunk_state cs;
   memset(&cs, 0, sizeof cs);
   cs.pending = pending;
-  cs.L = L;
+  cs.C = C;
   tl_status st = TL_OK;
   *interrupted = 0;
   if (rank == 0) {
@@ -1070,7 +1072,7 @@ static tl_status schedule(bench_run *r, const uint64_t *pending, uint64_t P, pro
         if (as[1]) (*nchunks)++;
         if (!as[1]) active--;
       }
-      if (chunk_room(r, &cs, L) && next < P && !remote_stop) { /* rank 0's own next chunk */
+      if (chunk_room(r, &cs, C) && next < P && !remote_stop) { /* rank 0's own next chunk */
         cs.a = cs.next_submit = next;
         cs.b = next + (P - next < C ? P - next : C);
         next = cs.b;
@@ -1118,7 +1120,7 @@ static tl_status schedule(bench_run *r, const uint64_t *pending, uint64_t P, pro
       cs.a = cs.next_submit = as[0];
       cs.b = as[0] + as[1];
       cs.more = 1;
-      while (!chunk_room(r, &cs, L) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, 50, 256, err);
+      while (!chunk_room(r, &cs, C) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, 50, 256, err);
     }
     /* no more work: finish what is in flight */
     cs.more = 0;
