@@ -427,25 +427,32 @@ static tl_status put_item(tl_buf *b, const cJSON *v) {
   return st;
 }
 
-/* The reply object the cache stores: {"content" | "content_null", "reasoning", "finish_reason",
- * "prompt_tokens", "completion_tokens", "model", "request_id", "n_choices", "logprobs"}, each
- * when present. */
-static tl_status view_json(tl_buf *b, const reply_view *v) {
-  tl_status st = tl_buf_append(b, "{", 1);
-  if (v->content) {
-    st |= tl_json_key(b, "content", 1);
-    st |= tl_json_cstr(b, v->content);
-  } else {
-    st |= tl_buf_puts(b, "\"content_null\":true");
-  }
-  if (v->reasoning) st |= tl_json_key(b, "reasoning", 0) | tl_json_cstr(b, v->reasoning);
+/* Appends v's members "finish_reason", "prompt_tokens", "completion_tokens", "model",
+ * "request_id", "n_choices", then "content_null" when with_null, then "logprobs", each when
+ * present; *first is cleared once one is written. The reply object the cache stores and the
+ * meta share them, in this order. */
+static tl_status put_fields(tl_buf *b, const reply_view *v, int with_null, int *first) {
+  tl_status st = TL_OK;
   const struct { const char *k; const cJSON *v; } items[] = {{"finish_reason", v->finish_reason},
       {"prompt_tokens", v->prompt_tokens}, {"completion_tokens", v->completion_tokens}, {"model", v->model}};
   for (size_t i = 0; i < sizeof items / sizeof *items; i++)
-    if (items[i].v) st |= tl_json_key(b, items[i].k, 0) | put_item(b, items[i].v);
-  if (v->request_id) st |= tl_json_key(b, "request_id", 0) | tl_json_cstr(b, v->request_id);
-  if (v->n_choices > 1) st |= tl_json_key(b, "n_choices", 0) | tl_json_num(b, v->n_choices);
-  if (v->logprobs) st |= tl_json_key(b, "logprobs", 0) | put_item(b, v->logprobs);
+    if (items[i].v) st |= tl_json_key(b, items[i].k, *first) | put_item(b, items[i].v), *first = 0;
+  if (v->request_id) st |= tl_json_key(b, "request_id", *first) | tl_json_cstr(b, v->request_id), *first = 0;
+  if (v->n_choices > 1) st |= tl_json_key(b, "n_choices", *first) | tl_json_num(b, v->n_choices), *first = 0;
+  if (with_null && !v->content) st |= tl_json_key(b, "content_null", *first) | tl_buf_puts(b, "true"), *first = 0;
+  if (v->logprobs) st |= tl_json_key(b, "logprobs", *first) | put_item(b, v->logprobs), *first = 0;
+  return st;
+}
+
+/* The reply object the cache stores: {"content" | "content_null", "reasoning", then
+ * put_fields'}, each when present. */
+static tl_status view_json(tl_buf *b, const reply_view *v) {
+  tl_status st = tl_buf_append(b, "{", 1);
+  if (v->content) st |= tl_json_key(b, "content", 1) | tl_json_cstr(b, v->content);
+  else st |= tl_buf_puts(b, "\"content_null\":true");
+  if (v->reasoning) st |= tl_json_key(b, "reasoning", 0) | tl_json_cstr(b, v->reasoning);
+  int first = 0;
+  st |= put_fields(b, v, 0, &first);
   return st | tl_buf_append(b, "}", 1);
 }
 
@@ -491,17 +498,7 @@ static tl_status emit(tl_openai *o, req *q, const reply_view *v, int cached, dou
   tl_buf_reset(m);
   tl_status st = tl_buf_append(m, "{", 1);
   int first = 1;
-  const struct { const char *k; const cJSON *v; } items[] = {{"finish_reason", v->finish_reason},
-      {"prompt_tokens", v->prompt_tokens}, {"completion_tokens", v->completion_tokens}, {"model", v->model}};
-  for (size_t i = 0; i < sizeof items / sizeof *items; i++)
-    if (items[i].v) {
-      st |= tl_json_key(m, items[i].k, first) | put_item(m, items[i].v);
-      first = 0;
-    }
-  if (v->request_id) st |= tl_json_key(m, "request_id", first) | tl_json_cstr(m, v->request_id), first = 0;
-  if (v->n_choices > 1) st |= tl_json_key(m, "n_choices", first) | tl_json_num(m, v->n_choices), first = 0;
-  if (!v->content) st |= tl_json_key(m, "content_null", first) | tl_buf_puts(m, "true"), first = 0;
-  if (v->logprobs) st |= tl_json_key(m, "logprobs", first) | put_item(m, v->logprobs), first = 0;
+  st |= put_fields(m, v, 1, &first);
   st |= tl_json_key(m, "attempts", first) | tl_json_num(m, cached ? 0 : q->attempts);
   st |= tl_buf_puts(m, cached ? ",\"cached\":true" : ",\"cached\":false");
   const long long lat_us = (long long)floor(1e6 * latency + 0.5);

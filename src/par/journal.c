@@ -102,15 +102,10 @@ tl_status tl_journal_open(tl_journal *j, const char *dir, const char *attempt, i
   return st;
 }
 
-/* Appends `,"key":v` without printf (this runs once per unit). */
+/* Appends `,"key":v` for an integer v (|v| < 1e15: its digits, without printf). */
 static void put_int(tl_buf *b, const char *key, long long v) {
-  char d[24];
-  int n = 0;
-  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-  do d[sizeof d - 1 - n++] = (char)('0' + u % 10); while ((u /= 10) && n < 22);
-  if (v < 0) d[sizeof d - 1 - n++] = '-';
   tl_json_key(b, key, 0);
-  tl_buf_append(b, d + sizeof d - n, (size_t)n);
+  tl_json_num(b, (double)v);
 }
 
 /* Appends `"key":` and the JSON form of v (a string, or null). */

@@ -112,6 +112,14 @@ tl_status tl_json_str(tl_buf *b, const char *s, size_t n) {
 
 tl_status tl_json_cstr(tl_buf *b, const char *s) { return s ? tl_json_str(b, s, strlen(s)) : tl_buf_append(b, "null", 4); }
 
+/* Writes the decimal digits of u, with a '-' when neg, ending at end (exclusive); returns
+ * where they start. */
+static char *digits(char *end, unsigned long long u, int neg) {
+  do *--end = (char)('0' + u % 10); while (u /= 10);
+  if (neg) *--end = '-';
+  return end;
+}
+
 /* cJSON's compare_double: equal within the larger magnitude times DBL_EPSILON. */
 static int same_double(double a, double b) {
   const double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
@@ -126,11 +134,8 @@ tl_status tl_json_num(tl_buf *b, double d) {
    * without printf (-0 keeps its sign, as %g does) */
   if (fabs(d) < 1e15 && d == (double)(long long)d && !(d == 0 && signbit(d))) {
     const long long v = (long long)d;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    n = 0;
-    do t[sizeof t - 1 - n++] = (char)('0' + u % 10); while (u /= 10);
-    if (v < 0) t[sizeof t - 1 - n++] = '-';
-    return tl_buf_append(b, t + sizeof t - n, (size_t)n);
+    const char *p = digits(t + sizeof t, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, v < 0);
+    return tl_buf_append(b, p, (size_t)(t + sizeof t - p));
   }
   n = snprintf(t, sizeof t, "%1.15g", d);
   if (!same_double(strtod(t, NULL), d)) n = snprintf(t, sizeof t, "%1.17g", d);
@@ -153,10 +158,8 @@ tl_status tl_json_milli(tl_buf *b, long long k) {
     for (int i = 0; i < dig; i++, frac /= 10) t[sizeof t - 1 - n++] = (char)('0' + frac % 10);
     t[sizeof t - 1 - n++] = '.';
   }
-  u /= 1000;
-  do t[sizeof t - 1 - n++] = (char)('0' + u % 10); while (u /= 10);
-  if (k < 0) t[sizeof t - 1 - n++] = '-';
-  return tl_buf_append(b, t + sizeof t - n, (size_t)n);
+  const char *p = digits(t + sizeof t - n, u / 1000, k < 0);
+  return tl_buf_append(b, p, (size_t)(t + sizeof t - p));
 }
 
 tl_status tl_json_key(tl_buf *b, const char *key, int first) {
