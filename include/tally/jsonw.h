@@ -30,5 +30,9 @@ tl_status tl_json_num(tl_buf *b, double d);
 tl_status tl_json_milli(tl_buf *b, long long k);
 /* `"key":`, preceded by a comma unless first. The key is escaped as a string is. */
 tl_status tl_json_key(tl_buf *b, const char *key, int first);
+/* How many bytes of s[0..n) come before the first one a JSON string cannot hold as it is (a '"',
+ * a '\\' or a byte under 0x20): n when there is none. 16 bytes at a time with SSE2. For the
+ * writers here and for the readers that look for a string's end (tally/oai_reply.h). */
+size_t tl_json_plain_len(const char *s, size_t n);
 
 #endif

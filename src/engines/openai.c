@@ -29,6 +29,7 @@
 #include "tally/http_body.h"
 #include "tally/jsonl.h"
 #include "tally/jsonw.h"
+#include "tally/oai_reply.h"
 #include "tally/str.h"
 
 /* ---- small helpers ---- */
@@ -132,7 +133,8 @@ struct tl_openai {
   size_t nhist, caphist;
   double t0;
   uint64_t rng;
-  tl_buf tmp;
+  tl_buf tmp;  /* the meta being written */
+  tl_buf rstr; /* the strings of the reply being read (tl_oai_reply_scan) */
 };
 
 #define MAX_HISTORY 100000
@@ -405,27 +407,10 @@ static const char *answer_part(const tl_openai *o, const char *content, int *str
   return end;
 }
 
-/* A reply, as read from a server's completion or from a cached reply object; the pointers are
- * into the parsed JSON (or q), valid while it lives. */
-typedef struct {
-  const char *content;       /* NULL: the server sent none (content: null) */
-  const char *reasoning;     /* reasoning_content / reasoning, NULL when none */
-  const cJSON *finish_reason, *prompt_tokens, *completion_tokens, *model; /* NULL when absent */
-  const char *request_id;    /* x-request-id, else the completion's id; NULL when none */
-  int n_choices;             /* recorded when > 1 */
-  const cJSON *logprobs;     /* choices[0].logprobs.content (an array), NULL when not sent */
-} reply_view;
-
-/* Appends a JSON value as cJSON prints it: scalars by tally/jsonw.h, the rest by cJSON. */
-static tl_status put_item(tl_buf *b, const cJSON *v) {
-  if (cJSON_IsString(v)) return tl_json_cstr(b, v->valuestring);
-  if (cJSON_IsNumber(v)) return tl_json_num(b, v->valuedouble);
-  if (cJSON_IsBool(v)) return tl_buf_puts(b, cJSON_IsTrue(v) ? "true" : "false");
-  char *t = cJSON_PrintUnformatted(v);
-  tl_status st = t ? tl_buf_puts(b, t) : TL_ENOMEM;
-  free(t);
-  return st;
-}
+/* A reply's fields (tally/oai_reply.h), as read from a server's completion or from a cached reply
+ * object; its id is the request id: the server's x-request-id header when it sent one, else the
+ * completion's id. */
+typedef tl_oai_reply reply_view;
 
 /* Appends v's members "finish_reason", "prompt_tokens", "completion_tokens", "model",
  * "request_id", "n_choices", then "content_null" when with_null, then "logprobs", each when
@@ -433,14 +418,19 @@ static tl_status put_item(tl_buf *b, const cJSON *v) {
  * meta share them, in this order. */
 static tl_status put_fields(tl_buf *b, const reply_view *v, int with_null, int *first) {
   tl_status st = TL_OK;
-  const struct { const char *k; const cJSON *v; } items[] = {{"finish_reason", v->finish_reason},
-      {"prompt_tokens", v->prompt_tokens}, {"completion_tokens", v->completion_tokens}, {"model", v->model}};
-  for (size_t i = 0; i < sizeof items / sizeof *items; i++)
-    if (items[i].v) st |= tl_json_key(b, items[i].k, *first) | put_item(b, items[i].v), *first = 0;
-  if (v->request_id) st |= tl_json_key(b, "request_id", *first) | tl_json_cstr(b, v->request_id), *first = 0;
+  if (v->finish_reason) st |= tl_json_key(b, "finish_reason", *first) | tl_json_cstr(b, v->finish_reason), *first = 0;
+  if (!isnan(v->prompt_tokens)) st |= tl_json_key(b, "prompt_tokens", *first) | tl_json_num(b, v->prompt_tokens), *first = 0;
+  if (!isnan(v->completion_tokens))
+    st |= tl_json_key(b, "completion_tokens", *first) | tl_json_num(b, v->completion_tokens), *first = 0;
+  if (v->model) st |= tl_json_key(b, "model", *first) | tl_json_cstr(b, v->model), *first = 0;
+  if (v->id) st |= tl_json_key(b, "request_id", *first) | tl_json_cstr(b, v->id), *first = 0;
   if (v->n_choices > 1) st |= tl_json_key(b, "n_choices", *first) | tl_json_num(b, v->n_choices), *first = 0;
   if (with_null && !v->content) st |= tl_json_key(b, "content_null", *first) | tl_buf_puts(b, "true"), *first = 0;
-  if (v->logprobs) st |= tl_json_key(b, "logprobs", *first) | put_item(b, v->logprobs), *first = 0;
+  if (v->logprobs) {
+    char *t = cJSON_PrintUnformatted(v->logprobs);
+    st |= tl_json_key(b, "logprobs", *first) | (t ? tl_buf_puts(b, t) : TL_ENOMEM), *first = 0;
+    free(t);
+  }
   return st;
 }
 
@@ -456,29 +446,24 @@ static tl_status view_json(tl_buf *b, const reply_view *v) {
   return st | tl_buf_append(b, "}", 1);
 }
 
-/* The view of a cached reply object (view_json's form; a member that is null counts as absent). */
+/* The view of a cached reply object (view_json's form; a member of another type counts as
+ * absent). */
 static void view_of_cached(const cJSON *rep, reply_view *v) {
   memset(v, 0, sizeof *v);
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(rep, "content");
-  const cJSON *r = cJSON_GetObjectItemCaseSensitive(rep, "reasoning");
-  const cJSON *id = cJSON_GetObjectItemCaseSensitive(rep, "request_id");
-  const cJSON *nc = cJSON_GetObjectItemCaseSensitive(rep, "n_choices");
-  v->content = cJSON_IsString(c) ? c->valuestring : NULL;
-  v->reasoning = cJSON_IsString(r) ? r->valuestring : NULL;
-  const char *const K[] = {"finish_reason", "prompt_tokens", "completion_tokens", "model", "logprobs"};
-  const cJSON **dst[] = {&v->finish_reason, &v->prompt_tokens, &v->completion_tokens, &v->model, &v->logprobs};
+  const char *const S[] = {"content", "reasoning", "finish_reason", "model", "request_id"};
+  const char **sdst[] = {&v->content, &v->reasoning, &v->finish_reason, &v->model, &v->id};
   for (int i = 0; i < 5; i++) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(rep, K[i]);
-    *dst[i] = x && !cJSON_IsNull(x) ? x : NULL;
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(rep, S[i]);
+    *sdst[i] = cJSON_IsString(x) ? x->valuestring : NULL;
   }
-  v->request_id = cJSON_IsString(id) ? id->valuestring : NULL;
+  const cJSON *pt = cJSON_GetObjectItemCaseSensitive(rep, "prompt_tokens");
+  const cJSON *ct = cJSON_GetObjectItemCaseSensitive(rep, "completion_tokens");
+  const cJSON *nc = cJSON_GetObjectItemCaseSensitive(rep, "n_choices");
+  const cJSON *lp = cJSON_GetObjectItemCaseSensitive(rep, "logprobs");
+  v->prompt_tokens = cJSON_IsNumber(pt) ? pt->valuedouble : NAN;
+  v->completion_tokens = cJSON_IsNumber(ct) ? ct->valuedouble : NAN;
   v->n_choices = cJSON_IsNumber(nc) ? nc->valueint : 0;
-}
-
-/* An integer evidence field as the tables read it from the meta: a number, or a boolean as 1 / 0;
- * NaN when none. */
-static double ev_int(const cJSON *v) {
-  return cJSON_IsNumber(v) ? v->valuedouble : cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1.0 : 0.0) : NAN;
+  v->logprobs = lp && !cJSON_IsNull(lp) ? lp : NULL;
 }
 
 /* Hands q's reply on: the text scoring sees, the request id as its source, and the evidence
@@ -493,7 +478,7 @@ static tl_status emit(tl_openai *o, req *q, const reply_view *v, int cached, dou
   const char *ctext = v->content ? v->content : "";
   int stripped = 0;
   r.text = tl_strdup(answer_part(o, ctext, &stripped));
-  if (v->request_id && v->request_id[0]) r.source = tl_strdup(v->request_id);
+  if (v->id && v->id[0]) r.source = tl_strdup(v->id);
   tl_buf *m = &o->tmp;
   tl_buf_reset(m);
   tl_status st = tl_buf_append(m, "{", 1);
@@ -517,59 +502,21 @@ static tl_status emit(tl_openai *o, req *q, const reply_view *v, int cached, dou
   st |= tl_buf_append(m, "}", 1);
   r.meta = st ? NULL : tl_strndup(m->data, m->len);
   /* the same evidence as fields, for the item tables (tl_evidence: what the meta says) */
-  r.ev = tl_evidence_new(cJSON_IsString(v->finish_reason) ? v->finish_reason->valuestring : NULL,
-                         cJSON_IsString(v->model) ? v->model->valuestring : NULL, v->request_id,
+  r.ev = tl_evidence_new(v->finish_reason, v->model, v->id,
                          ep >= 0 ? o->ep[ep].base : NULL, has_raw ? raw.data : NULL);
   tl_buf_release(&raw);
   if (!r.text || !r.meta || !r.ev) {
     tl_eng_reply_release(&r);
     return TL_ENOMEM;
   }
-  r.ev->prompt_tokens = ev_int(v->prompt_tokens);
-  r.ev->completion_tokens = ev_int(v->completion_tokens);
+  r.ev->prompt_tokens = v->prompt_tokens;
+  r.ev->completion_tokens = v->completion_tokens;
   r.ev->latency_ms = cached ? NAN : (double)lat_us / 1e3;
   r.ev->attempts = cached ? 0 : q->attempts;
   r.ev->cached = cached;
   if (cached) o->st.cache_hits++;
   else o->st.replies++;
   return push_reply(o, &r);
-}
-
-/* Reads a server's completion reply (j: parsed) into v. 0, or -1 with why set when it is not one. */
-static int view_of_server(const tl_openai *o, const req *q, const cJSON *j, reply_view *v, char *why, size_t whysz) {
-  memset(v, 0, sizeof *v);
-  const cJSON *ch = j ? cJSON_GetObjectItemCaseSensitive(j, "choices") : NULL;
-  const cJSON *c0 = cJSON_IsArray(ch) ? cJSON_GetArrayItem(ch, 0) : NULL;
-  const cJSON *msg = c0 ? cJSON_GetObjectItemCaseSensitive(c0, o->cfg.completions ? "text" : "message") : NULL;
-  const cJSON *content = o->cfg.completions ? msg : msg ? cJSON_GetObjectItemCaseSensitive(msg, "content") : NULL;
-  if (!c0 || !msg || (o->cfg.completions ? !cJSON_IsString(msg) : !cJSON_IsObject(msg)) ||
-      (content && !cJSON_IsString(content) && !cJSON_IsNull(content))) {
-    if (j) snprintf(why, whysz, "the reply is not a completion (no choices[0] with a %s)", o->cfg.completions ? "text" : "message");
-    else snprintf(why, whysz, "the reply is not JSON (%zu bytes)", q->resp.len);
-    return -1;
-  }
-  v->content = cJSON_IsString(content) ? content->valuestring : NULL;
-  const cJSON *rs = !o->cfg.completions ? cJSON_GetObjectItemCaseSensitive(msg, "reasoning_content") : NULL;
-  if (!cJSON_IsString(rs) && !o->cfg.completions) rs = cJSON_GetObjectItemCaseSensitive(msg, "reasoning");
-  v->reasoning = cJSON_IsString(rs) ? rs->valuestring : NULL;
-  const cJSON *fr = cJSON_GetObjectItemCaseSensitive(c0, "finish_reason");
-  v->finish_reason = cJSON_IsString(fr) ? fr : NULL;
-  const cJSON *us = cJSON_GetObjectItemCaseSensitive(j, "usage");
-  const cJSON *pt = us ? cJSON_GetObjectItemCaseSensitive(us, "prompt_tokens") : NULL;
-  const cJSON *ct = us ? cJSON_GetObjectItemCaseSensitive(us, "completion_tokens") : NULL;
-  v->prompt_tokens = cJSON_IsNumber(pt) ? pt : NULL;
-  v->completion_tokens = cJSON_IsNumber(ct) ? ct : NULL;
-  const cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "model");
-  v->model = cJSON_IsString(md) ? md : NULL;
-  const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
-  v->request_id = q->reqid[0] ? q->reqid : cJSON_IsString(id) ? id->valuestring : NULL;
-  v->n_choices = cJSON_GetArraySize(ch);
-  /* the token log-probabilities when asked for ("logprobs": true): choices[0].logprobs.content
-   * (chat) is kept whole, for scorers that read a rating's distribution (LAVE) */
-  const cJSON *lp = cJSON_GetObjectItemCaseSensitive(c0, "logprobs");
-  const cJSON *lpc = cJSON_IsObject(lp) ? cJSON_GetObjectItemCaseSensitive(lp, "content") : NULL;
-  v->logprobs = cJSON_IsArray(lpc) ? lpc : NULL;
-  return 0;
 }
 
 /* ---- transfers ---- */
@@ -748,9 +695,16 @@ static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
     else o->st.conn_errors++;
     snprintf(why, sizeof why, "%s: %s", p->base, curl_easy_strerror(rc));
   } else if (code == 200) {
-    cJSON *j = cJSON_ParseWithLength(q->resp.data, q->resp.len);
+    /* the fields by the one-pass scan, or from cJSON's tree when it declines (the same fields) */
     reply_view v;
-    if (view_of_server(o, q, j, &v, why, sizeof why) == 0) {
+    cJSON *j = NULL;
+    int ok = tl_oai_reply_scan(q->resp.data, q->resp.len, o->cfg.completions, &v, &o->rstr);
+    if (!ok) {
+      j = cJSON_ParseWithLength(q->resp.data, q->resp.len);
+      ok = tl_oai_reply_json(j, q->resp.len, o->cfg.completions, &v, why, sizeof why) == 0;
+    }
+    if (ok) {
+      if (q->reqid[0]) v.id = q->reqid;
       /* grow while fast and in use; the fastest reply is the endpoint's floor */
       if (p->lat_min == 0 || lat < p->lat_min) p->lat_min = lat;
       if (lat <= 2 * p->lat_min && p->in_flight + 1 >= (int)p->limit)
@@ -1065,6 +1019,7 @@ static void free_(tl_engine *eng) {
   free(o->cache_dir);
   free(o->hist);
   tl_buf_release(&o->tmp);
+  tl_buf_release(&o->rstr);
   free(o);
 }
 
@@ -1123,6 +1078,7 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
   o->t0 = now_s();
   o->rng = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(o->t0 * 1e9);
   tl_buf_init(&o->tmp);
+  tl_buf_init(&o->rstr);
   tl_status st = TL_OK;
   o->model = c->model ? tl_strdup(c->model) : NULL;
   /* the variables libcurl (7.x, 8.x) reads for a proxy; no_proxy matters only with one of them */

@@ -20,7 +20,7 @@
  * with v the word's low 7 bits, the bytes under 0x80 that are under 0x20, equal to '"'
  * (v ^ 0x22 == 0) or to '\\' (v ^ 0x5c == 0) are exactly the top bits that `keep` clears. The
  * byte itself is then found one at a time, within that word. */
-static size_t plain_prefix(const char *s, size_t n) {
+size_t tl_json_plain_len(const char *s, size_t n) {
   size_t i = 0;
 #if defined(__SSE2__)
   const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
@@ -77,13 +77,13 @@ static const unsigned char EXTRA[256] = {
 
 /* Two passes: the exact length first, then the text written in place: one allocation at most,
  * and none of a string's size times 6. Short strings go byte by byte (the table); long ones by
- * the runs plain_prefix finds 16 or 8 bytes at a time. */
+ * the runs tl_json_plain_len finds 16 or 8 bytes at a time. */
 tl_status tl_json_str(tl_buf *b, const char *s, size_t n) {
   size_t extra = 0;
   if (n < 32) {
     for (size_t i = 0; i < n; i++) extra += EXTRA[(unsigned char)s[i]];
   } else {
-    for (size_t i = plain_prefix(s, n); i < n; i += 1 + plain_prefix(s + i + 1, n - i - 1))
+    for (size_t i = tl_json_plain_len(s, n); i < n; i += 1 + tl_json_plain_len(s + i + 1, n - i - 1))
       extra += EXTRA[(unsigned char)s[i]];
   }
   const size_t at = b->len;
@@ -96,7 +96,7 @@ tl_status tl_json_str(tl_buf *b, const char *s, size_t n) {
   } else {
     size_t i = 0;
     while (i < n) {
-      size_t k = n < 32 ? 0 : plain_prefix(s + i, n - i);
+      size_t k = n < 32 ? 0 : tl_json_plain_len(s + i, n - i);
       if (n < 32)
         while (i + k < n && !EXTRA[(unsigned char)s[i + k]]) k++;
       memcpy(o, s + i, k);
