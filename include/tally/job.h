@@ -70,6 +70,10 @@ typedef struct {
                             1 = "keep" */
   int cache_unseeded;    /* "cache_unseeded": serve replies sampled with temperature > 0 and no
                             seed from the cache too (default false) */
+  int key_header;        /* "key_header": send each request's unit key as an X-Tally-Key header
+                            (default false: servers ignore it, and libcurl formats each header
+                            byte by byte; tools/testserver keys its replies, faults and counts
+                            on it) */
 } tl_http_cfg;
 
 /* An engine of a role. */

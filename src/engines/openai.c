@@ -600,7 +600,7 @@ static tl_status start(tl_openai *o, req *q, int e) {
   tl_buf_reset(&q->resp);
   tl_buf_reserve(&q->resp, 2048); /* most replies fit: no regrowth while they arrive */
   if (!q->hdrs[0].data) {
-    char *v[4] = {HDR_JSON, HDR_NO_EXPECT, q->key_hdr, o->api_key_hdr};
+    char *v[4] = {HDR_JSON, HDR_NO_EXPECT, o->cfg.key_header ? q->key_hdr : NULL, o->api_key_hdr};
     int k = 0;
     for (int i = 0; i < 4; i++)
       if (v[i]) {

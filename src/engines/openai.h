@@ -11,8 +11,9 @@
  * servers otherwise apply their own generation_config defaults; seed = the unit's seed unless
  * the job says "seed": false; top_p, max_tokens, n, stop, logprobs, top_logprobs when set; the
  * benchmark's max_tokens when the job sets none), then the job's "extra" fields. Headers: the
- * API key as "Authorization: Bearer" when the job names its variable, "X-Tally-Key: <unit key>"
- * (bench/id/model/variant/seed/sub/stage, percent-encoded) for the server's logs.
+ * API key as "Authorization: Bearer" when the job names its variable; with "key_header": true,
+ * "X-Tally-Key: <unit key>" (bench/id/model/variant/seed/sub/stage, percent-encoded), which
+ * tools/testserver keys its replies, faults and counts on.
  *
  * Replies. choices[0].message.content is the text; JSON null is an empty answer (counted, not
  * missing); reasoning_content and a <think>...</think> block are kept as the raw text, and with

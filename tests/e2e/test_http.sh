@@ -9,6 +9,7 @@
 #     its idle sockets in its epoll set, takes them out when they close instead of spinning on
 #     them (its CPU time stays far below the ~2.5 s a busy loop over the wait would take);
 #  1c. a small job fills the server: every request its concurrency allows is in flight at once;
+#      without "key_header" the job sends no X-Tally-Key header;
 #  2. faults: under 20% injected faults of every kind the job completes and the server answered
 #     every unit exactly once (its count per unit key); the non-null kinds keep the twin's tables;
 #  3. permanent failures: units the server always refuses end as engine_error (counted in
@@ -78,7 +79,7 @@ JOB
 job() {
   cat > "$WORK/$1.json" <<JOB
 {"name": "http", "output": "$WORK/$1.h5",
- "engines": {"model": {"type": "openai", $2,
+ "engines": {"model": {"type": "openai", $2, "key_header": true,
    "sampling": {"temperature": 0, "max_tokens": 256}, "extra": {"top_k": 1},
    "retries": {"max": 10, "backoff_s": 0.02, "backoff_max_s": 0.2},
    "timeouts": {"connect_s": 2, "request_s": 1}, "health": {"wait_s": 5}${3:-}}},
@@ -128,7 +129,7 @@ PY
 start_server i --replies "$WORK/replies.jsonl" --jitter-ms 2500 --idle-close-ms 100 --seed 3
 cat > "$WORK/i1.json" <<JOB
 {"name": "http", "output": "$WORK/i1.h5",
- "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:$PORT_i/v1",
+ "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:$PORT_i/v1", "key_header": true,
    "sampling": {"temperature": 0, "max_tokens": 256}, "extra": {"top_k": 1},
    "concurrency": {"initial": 8, "min": 8, "max": 8}, "timeouts": {"connect_s": 2, "request_s": 10}}},
  "benchmarks": [{"benchmark": "spatialeval", "items": "$D/items.jsonl", "models": ["toy-vlm-a"],
@@ -157,6 +158,14 @@ stop_server c
 mx=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["max_in_flight"])' "$WORK/c.stats.json")
 [ "$mx" = 64 ] || fail "a 108-unit job with 64 requests allowed held at most $mx in flight"
 same_as_twin "$WORK/c1.h5" "64 in flight"
+# without "key_header" tally sends no X-Tally-Key header: the server keys every request by its body
+start_server nokey
+job nk1 "\"url\": \"http://127.0.0.1:$PORT_nokey/v1\""
+sed -i 's/ "key_header": true,//' "$WORK/nk1.json"
+"$TALLY_BIN" run "$WORK/nk1.json" --quiet > /dev/null 2> "$WORK/nk1.err" || { cat "$WORK/nk1.err"; fail "the run without key_header failed"; }
+stop_server nokey
+"$PY" -c 'import json, sys; k = json.load(open(sys.argv[1]))["keys"]; assert len(k) == 108 and all(x.startswith("body:") for x in k), list(k)[:3]' \
+  "$WORK/nokey.stats.json" || fail "a job without key_header sent its unit keys"
 
 # ---- 2. 20% faults of every kind: exactly once; the non-null kinds keep the twin's tables ----
 start_server f --replies "$WORK/replies.jsonl" --faults 0.2 --stall-ms 3000 --retry-after 1 --seed 7

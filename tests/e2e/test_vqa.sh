@@ -248,7 +248,7 @@ start_testserver --replies "$WORK/jrep.jsonl"
 PORT=$TS_PORT
 cat > "$WORK/lx.json" <<JOB
 {"name": "lx", "output": "$WORK/lx.h5",
- "engines": {"judge": {"type": "openai", "url": "http://127.0.0.1:$PORT/v1", "model": "judge",
+ "engines": {"judge": {"type": "openai", "url": "http://127.0.0.1:$PORT/v1", "model": "judge", "key_header": true,
    "sampling": {"logprobs": true, "top_logprobs": 3}, "health": {"wait_s": 5}}},
  "benchmarks": [{"benchmark": "vqa", "dataset": "demo", "items": "$D/items.jsonl", "answers": "$D/answers.jsonl",
    "human": "$D/human.jsonl",

@@ -531,7 +531,7 @@ static const char *const HTTP_OWN[] = {"model", "messages", "prompt", "temperatu
 static void load_http(problems *p, const cJSON *v, const char *where, tl_http_cfg *h) {
   static const char *const K[] = {"type", "url", "urls", "port_base", "api", "model", "api_key_env", "sampling",
                                   "extra", "concurrency", "timeouts", "retries", "health", "think",
-                                  "cache_unseeded", NULL};
+                                  "cache_unseeded", "key_header", NULL};
   check_keys(p, v, where, K);
   h->port_base = 8000;
   h->temperature = h->top_p = NAN;
@@ -651,6 +651,7 @@ static void load_http(problems *p, const cJSON *v, const char *where, tl_http_cf
     problem(p, where, "\"think\" must be \"strip\" (scoring sees the text after </think>) or \"keep\"");
   else if (th) h->think_keep = strcmp(th->valuestring, "keep") == 0;
   bool_in(p, v, "cache_unseeded", where, &h->cache_unseeded);
+  bool_in(p, v, "key_header", where, &h->key_header);
 }
 
 static void http_release(tl_http_cfg *h) {
