@@ -2,8 +2,9 @@
  *
  * usage: http_floor URL N IN_FLIGHT BODY_FILE
  *
- * POSTs BODY_FILE (a chat request as tally sends it) N times to URL, keeping IN_FLIGHT requests
- * outstanding on reused keep-alive connections, with the event loop tally uses (libcurl's socket
+ * POSTs BODY_FILE (a chat request as tally sends it) N times to URL (parsed once and handed to
+ * each transfer as a CURLU handle, as tally does), keeping IN_FLIGHT requests outstanding on
+ * reused keep-alive connections, with the event loop tally uses (libcurl's socket
  * interface over epoll: CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION; as in tally, a socket
  * this program opened stays in the epoll set between requests, so a kept-alive connection costs
  * no epoll_ctl per request; src/engines/openai.c says why that is safe). Each reply body is
@@ -152,6 +153,11 @@ int main(int argc, char **argv) {
   curl_multi_setopt(l.multi, CURLMOPT_TIMERFUNCTION, on_timer);
   curl_multi_setopt(l.multi, CURLMOPT_TIMERDATA, &l);
   curl_multi_setopt(l.multi, CURLMOPT_MAXCONNECTS, inflight + 16);
+  CURLU *uh = curl_url();
+  if (!uh || curl_url_set(uh, CURLUPART_URL, url, CURLU_GUESS_SCHEME) != CURLUE_OK) {
+    fprintf(stderr, "http_floor: bad URL %s\n", url);
+    return 2;
+  }
   struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
   hdrs = curl_slist_append(hdrs, "Expect:");
   CURL **h = calloc((size_t)inflight, sizeof *h);
@@ -160,7 +166,7 @@ int main(int argc, char **argv) {
   double t0 = now_s();
   for (long i = 0; i < inflight && started < total; i++, started++) {
     h[i] = curl_easy_init();
-    curl_easy_setopt(h[i], CURLOPT_URL, url);
+    curl_easy_setopt(h[i], CURLOPT_CURLU, uh); /* as tally: the URL parsed once */
     curl_easy_setopt(h[i], CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(h[i], CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
     curl_easy_setopt(h[i], CURLOPT_HTTPHEADER, hdrs);

@@ -17,7 +17,7 @@
 #  4. kill -9 mid-run, then --resume: no unit journaled before the kill is sent again;
 #  5. the cache: a second run with --cache sends nothing and gives the same tables;
 #  6. --dry-run writes every request (fields as the job sets them) and sends none;
-#  7. a server that never comes up is a clear error naming it; an unset API key variable is exit 2,
+#  7. a server that never comes up, or a URL that does not parse, is a clear error naming it; an unset API key variable is exit 2,
 #     and a set key never reaches the output or the journal; <think> blocks are stripped; the
 #     proxy variables (http_proxy, no_proxy) are honoured.
 . "$(dirname "$0")/common.sh"
@@ -305,6 +305,12 @@ rc=0; "$TALLY_BIN" run "$WORK/h1.json" --quiet > /dev/null 2> "$WORK/h1.err" || 
 [ "$rc" = 1 ] || fail "an endpoint that never came up: exit $rc, want 1"
 grep -q "endpoint http://127.0.0.1:9/v1 did not come up within 1 s" "$WORK/h1.err" || { cat "$WORK/h1.err"; fail "the message does not name the endpoint"; }
 [ ! -e "$WORK/h1.h5" ] || fail "an output was written"
+# a URL libcurl cannot parse is refused before any work, naming it
+job bu1 "\"url\": \"http://127.0.0.1:99999/v1\""
+rc=0; "$TALLY_BIN" run "$WORK/bu1.json" --quiet > /dev/null 2> "$WORK/bu1.err" || rc=$?
+[ "$rc" = 2 ] || fail "a malformed endpoint URL: exit $rc, want 2"
+grep -q "endpoint URL 'http://127.0.0.1:99999/v1/chat/completions'" "$WORK/bu1.err" || { cat "$WORK/bu1.err"; fail "the message does not name the URL"; }
+[ ! -e "$WORK/bu1.h5" ] || fail "an output was written for a malformed URL"
 start_server t --replies "$WORK/replies.jsonl" --reasoning think
 job s1 "\"url\": \"http://127.0.0.1:$PORT_t/v1\", \"api_key_env\": \"TALLY_TEST_KEY\""
 rc=0; env -u TALLY_TEST_KEY "$TALLY_BIN" run "$WORK/s1.json" --quiet > /dev/null 2> "$WORK/s1.err" || rc=$?
