@@ -17,10 +17,15 @@
 #    same request body (the job's first, from --dry-run) the same number of times at the same
 #    IN_FLIGHT against a fresh server, its CPU per request (libcurl + the kernel's loopback TCP,
 #    nothing else), and tally's CPU over the replay twin as a multiple of it.
-# usage: bench/http_engine.sh [SECONDS_PER_POINT]    (default 12: units = 1.2 x in_flight/latency x s)
+# CPU time on a shared machine moves with its load, run to run, so each point is measured REPS
+# times in rounds (tally, its twin, the floor; then again), each round printed, and the medians
+# of the CPU figures and of the per-round ratio to the floor printed after them.
+# usage: bench/http_engine.sh [SECONDS_PER_POINT [REPS]]    (default 12: units = 1.2 x
+#        in_flight/latency x s; 3 rounds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS="${1:-12}"
+REPS="${2:-3}"
 LAT_MS=50 # bench/http_common.sh's server
 BUILD="${BUILD:-build}"
 . bench/http_common.sh
@@ -30,31 +35,39 @@ trap '[ -n "$SRVPID" ] && kill -9 "$SRVPID" 2>/dev/null; rm -rf "$T"' EXIT
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); latency ${LAT_MS} ms"
 TCK=$(getconf CLK_TCK)
 cpu_of() { awk -v t="$TCK" '{printf "%.3f", ($14 + $15) / t}' "/proc/$1/stat"; }
+med() { sort -g | awk '{v[NR] = $1} END {printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 for IN in 64 256; do
   S=$(awk -v i="$IN" -v l="$LAT_MS" -v s="$SECS" 'BEGIN{printf "%d", i / (l / 1000) * s / 36 + 1}')
   U=$((S * 36))
-  http_server "$T" --stats "$T/stats.json"
-  http_jobs "$T" "$IN" "$S"
-  c0=$(cpu_of "$SRVPID")
-  /usr/bin/time -f "%U %S" -o "$T/time.http" "$BUILD/tally" run "$T/http.json" > /dev/null 2> "$T/http.err" ||
-    { cat "$T/http.err"; exit 1; }
-  c1=$(cpu_of "$SRVPID")
-  kill -TERM "$SRVPID"; wait "$SRVPID" 2>/dev/null || true; SRVPID=""
-  /usr/bin/time -f "%U %S" -o "$T/time.replay" "$BUILD/tally" run "$T/replay.json" > /dev/null 2> "$T/replay.err" ||
-    { cat "$T/replay.err"; exit 1; }
-  http_server "$T"
-  floor=$("$BUILD/bench/http_floor" "http://127.0.0.1:$PORT/v1/chat/completions" "$U" "$IN" "$T/body.json" |
-          sed -n 's/.*CPU \([0-9.]*\) us per request/\1/p')
-  kill -TERM "$SRVPID"; wait "$SRVPID" 2>/dev/null || true; SRVPID=""
-  score=$(sed -n 's/.*score \([0-9.]*\) s.*/\1/p' "$T/http.err")
-  maxin=$(/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["max_in_flight"], s["requests"])' "$T/stats.json")
-  read -r hu hs < "$T/time.http"; read -r ru rs < "$T/time.replay"
-  awk -v u="$U" -v sc="$score" -v in_="$IN" -v l="$LAT_MS" -v hu="$hu" -v hs="$hs" -v ru="$ru" -v rs="$rs" \
-      -v c0="$c0" -v c1="$c1" -v mx="$maxin" -v fl="$floor" 'BEGIN{
-    rps = u / sc; ideal = in_ / (l / 1000.0); split(mx, m, " ");
-    printf "in flight %d: %d requests in %.2f s = %.0f req/s, %.1f%% of the ideal %.0f req/s\n", in_, u, sc, rps, 100 * rps / ideal, ideal;
-    printf "  tally CPU per request: %.1f us over the replay twin (%.1f us for the whole process)\n", 1e6 * ((hu + hs) - (ru + rs)) / u, 1e6 * (hu + hs) / u;
-    over = 1e6 * ((hu + hs) - (ru + rs)) / u;
-    printf "  libcurl floor (bench/http_floor, same body, same in flight): %.1f us CPU per request; tally over its replay twin = %.2f x the floor, %.1f us above it\n", fl, over / fl, over - fl;
-    printf "  test server: %.1f us CPU per request (%.1f%% of the score phase), at most %d requests held at once (%d received)\n", 1e6 * (c1 - c0) / m[2], 100 * (c1 - c0) / sc, m[1], m[2] }'
+  : > "$T/rounds"
+  for R in $(seq "$REPS"); do
+    http_server "$T" --stats "$T/stats.json"
+    http_jobs "$T" "$IN" "$S"
+    rm -f "$T/http.h5" "$T/replay.h5"
+    c0=$(cpu_of "$SRVPID")
+    /usr/bin/time -f "%U %S" -o "$T/time.http" "$BUILD/tally" run "$T/http.json" > /dev/null 2> "$T/http.err" ||
+      { cat "$T/http.err"; exit 1; }
+    c1=$(cpu_of "$SRVPID")
+    kill -TERM "$SRVPID"; wait "$SRVPID" 2>/dev/null || true; SRVPID=""
+    /usr/bin/time -f "%U %S" -o "$T/time.replay" "$BUILD/tally" run "$T/replay.json" > /dev/null 2> "$T/replay.err" ||
+      { cat "$T/replay.err"; exit 1; }
+    http_server "$T"
+    floor=$("$BUILD/bench/http_floor" "http://127.0.0.1:$PORT/v1/chat/completions" "$U" "$IN" "$T/body.json" |
+            sed -n 's/.*CPU \([0-9.]*\) us per request/\1/p')
+    kill -TERM "$SRVPID"; wait "$SRVPID" 2>/dev/null || true; SRVPID=""
+    score=$(sed -n 's/.*score \([0-9.]*\) s.*/\1/p' "$T/http.err")
+    maxin=$(/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["max_in_flight"], s["requests"])' "$T/stats.json")
+    read -r hu hs < "$T/time.http"; read -r ru rs < "$T/time.replay"
+    awk -v u="$U" -v sc="$score" -v in_="$IN" -v l="$LAT_MS" -v hu="$hu" -v hs="$hs" -v ru="$ru" -v rs="$rs" \
+        -v c0="$c0" -v c1="$c1" -v mx="$maxin" -v fl="$floor" -v r="$R" -v rf="$T/rounds" 'BEGIN{
+      rps = u / sc; ideal = in_ / (l / 1000.0); split(mx, m, " ");
+      over = 1e6 * ((hu + hs) - (ru + rs)) / u;
+      printf "in flight %d, round %d: %d requests in %.2f s = %.0f req/s, %.1f%% of the ideal %.0f req/s\n", in_, r, u, sc, rps, 100 * rps / ideal, ideal;
+      printf "  tally CPU per request: %.1f us over the replay twin (%.1f us for the whole process)\n", over, 1e6 * (hu + hs) / u;
+      printf "  libcurl floor (bench/http_floor, same body, same in flight): %.1f us CPU per request; tally over its replay twin = %.2f x the floor, %.1f us above it\n", fl, over / fl, over - fl;
+      printf "  test server: %.1f us CPU per request (%.1f%% of the score phase), at most %d requests held at once (%d received)\n", 1e6 * (c1 - c0) / m[2], 100 * (c1 - c0) / sc, m[1], m[2];
+      printf "%.3f %.3f %.4f %.2f\n", over, fl, over / fl, 100 * rps / ideal >> rf }'
+  done
+  echo "in flight $IN, medians of $REPS rounds: tally $(cut -d' ' -f1 "$T/rounds" | med) us over its replay twin," \
+       "floor $(cut -d' ' -f2 "$T/rounds" | med) us, tally / floor $(cut -d' ' -f3 "$T/rounds" | awk '{printf "%.4f\n", $1 * 100}' | med | awk '{printf "%.2f", $1 / 100}'), $(cut -d' ' -f4 "$T/rounds" | med)% of the ideal"
 done
