@@ -12,7 +12,8 @@
 #  - tally with the openai engine (the whole process, start-up included),
 #  - the same job answered by the replay engine (the same units scored, journaled, written),
 #  - their difference: what the HTTP path costs tally;
-#  - the floor (bench/http_floor: libcurl and nothing else, start-up included),
+#  - the floor (bench/http_floor: libcurl and nothing else), less its start-up (a run of one
+#    request), as tally's twin cancels tally's,
 #  and the difference less the floor: what tally adds above a bare libcurl client.
 # Under valgrind tally runs some 50 times slower, so more replies arrive per wake-up than in a
 # plain run: the per-wake-up costs (epoll_wait, the journal's write) weigh less here.
@@ -37,7 +38,10 @@ irefs() {
 http=$(irefs "$BUILD/tally" run "$T/http.json")
 replay=$(irefs "$BUILD/tally" run "$T/replay.json")
 floor=$(irefs "$BUILD/bench/http_floor" "http://127.0.0.1:$PORT/v1/chat/completions" "$U" "$IN" "$T/body.json")
+# the floor's start-up (tally's cancels against its twin's): a run of one request
+floor0=$(irefs "$BUILD/bench/http_floor" "http://127.0.0.1:$PORT/v1/chat/completions" 1 1 "$T/body.json")
 echo "user-space instructions per request, $U requests at $IN in flight (callgrind):"
-awk -v u="$U" -v h="$http" -v r="$replay" -v f="$floor" 'BEGIN{
+awk -v u="$U" -v h="$http" -v r="$replay" -v f="$floor" -v f0="$floor0" 'BEGIN{
+  fr = (f - f0) / (u - 1);
   printf "  tally, openai engine: %.0f; the replay twin: %.0f; the HTTP path: %.0f\n", h / u, r / u, (h - r) / u;
-  printf "  the libcurl floor: %.0f; tally above it: %.0f (%.2f x the floor)\n", f / u, (h - r - f) / u, (h - r) / f }'
+  printf "  the libcurl floor: %.0f (%.0f with its start-up); tally above it: %.0f (%.2f x the floor)\n", fr, f / u, (h - r) / u - fr, (h - r) / u / fr }'
