@@ -199,20 +199,28 @@ static int lit(scan *s, const char *w, size_t n) {
   return 1;
 }
 
-/* The next member of the object being read: first = 1 with s->p at its '{', else after the
- * previous member's value. 1: *k (*kn bytes, no escapes) is its key and s->p is at its value;
- * 2: the object ended (s->p past its '}'); 0: declined. */
-static int member(scan *s, int first, const char **k, size_t *kn) {
+/* The next item of the object or array being read (close: its '}' or ']'): first = 1 with s->p
+ * at its opening bracket, else after the previous item's value. 1: s->p is at the item; 2: the
+ * container ended (s->p past close); 0: declined. */
+static int next_item(scan *s, int first, char close) {
   if (first) s->p++;
   ws(s);
   if (s->p == s->end) return 0;
-  if (*s->p == '}') return s->p++, 2;
+  if (*s->p == close) return s->p++, 2;
   if (!first) {
     if (*s->p != ',') return 0;
     s->p++;
     ws(s);
   }
-  if (s->p == s->end || *s->p != '"') return 0;
+  return s->p < s->end;
+}
+
+/* The next member of the object being read, as next_item; with 1, *k (*kn bytes, no escapes) is
+ * its key and s->p is at its value. */
+static int member(scan *s, int first, const char **k, size_t *kn) {
+  const int r = next_item(s, first, '}');
+  if (r != 1) return r;
+  if (*s->p != '"') return 0;
   const char *b = s->p + 1;
   const size_t len = tl_json_plain_len(b, (size_t)(s->end - b));
   if (b + len == s->end || b[len] != '"') return 0;
@@ -226,19 +234,8 @@ static int member(scan *s, int first, const char **k, size_t *kn) {
   return s->p < s->end;
 }
 
-/* The next element of the array being read, as member(): 1 at its value, 2 at the end. */
-static int element(scan *s, int first) {
-  if (first) s->p++;
-  ws(s);
-  if (s->p == s->end) return 0;
-  if (*s->p == ']') return s->p++, 2;
-  if (!first) {
-    if (*s->p != ',') return 0;
-    s->p++;
-    ws(s);
-  }
-  return s->p < s->end;
-}
+/* The next element of the array being read, as next_item. */
+static int element(scan *s, int first) { return next_item(s, first, ']'); }
 
 #define KEY(lit_) (kn == sizeof lit_ - 1 && !memcmp(k, lit_, kn))
 
