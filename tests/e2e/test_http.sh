@@ -17,9 +17,9 @@
 #  4. kill -9 mid-run, then --resume: no unit journaled before the kill is sent again;
 #  5. the cache: a second run with --cache sends nothing and gives the same tables;
 #  6. --dry-run writes every request (fields as the job sets them) and sends none;
-#  7. a server that never comes up, or a URL that does not parse, is a clear error naming it; an unset API key variable is exit 2,
-#     and a set key never reaches the output or the journal; <think> blocks are stripped; the
-#     proxy variables (http_proxy, no_proxy) are honoured.
+#  7. a server that never comes up, or a URL that does not parse, is a clear error naming it; an
+#     unset API key variable is exit 2, and a set key never reaches the output or the journal;
+#     <think> blocks are stripped; the proxy variables (http_proxy, no_proxy) are honoured.
 . "$(dirname "$0")/common.sh"
 need_python
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }

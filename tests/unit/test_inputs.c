@@ -944,10 +944,11 @@ static void test_journal_job_hash(void **state) {
   static const char *const SAME[] = {
       "{\"name\":\"j\",\"engines\":{\"model\":{\"type\":\"openai\",\"url\":\"http://a:8000/v1\",\"model\":\"m\","
       "\"sampling\":{\"temperature\":0.7},\"timeouts\":{\"request_s\":60}}},\"benchmarks\":[{\"benchmark\":\"x\",\"seeds\":[1,2]}]}",
-      /* another server, timeouts, concurrency, retries, health wait and key variable */
+      /* another server, timeouts, concurrency, retries, health wait, key variable and key header */
       "{\"name\":\"j\",\"engines\":{\"model\":{\"type\":\"openai\",\"urls\":[\"http://b:9/v1\"],\"model\":\"m\","
       "\"sampling\":{\"temperature\":0.7},\"timeouts\":{\"request_s\":900},\"concurrency\":{\"max\":8},"
-      "\"retries\":{\"max\":2},\"health\":{\"wait_s\":5},\"api_key_env\":\"K\",\"port_base\":9000}},"
+      "\"retries\":{\"max\":2},\"health\":{\"wait_s\":5},\"api_key_env\":\"K\",\"port_base\":9000,"
+      "\"key_header\":true}},"
       "\"benchmarks\":[{\"benchmark\":\"x\",\"seeds\":[1,2]}]}",
       /* keys in another order, other blanks */
       "{ \"benchmarks\": [ {\"seeds\": [1, 2], \"benchmark\": \"x\"} ],\n  \"engines\": {\"model\": {\"model\": \"m\", "
