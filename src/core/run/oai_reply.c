@@ -71,7 +71,8 @@ enum { MAX_DEPTH = 64 };
 
 typedef struct {
   const char *p, *end; /* the text not yet read */
-  char *out;           /* the next free byte of the string buffer (room for the whole text) */
+  tl_buf *out;         /* the decoded strings, one after another, each with its NUL; reserved for
+                          the whole text first, so appending never moves them */
 } scan;
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -92,15 +93,15 @@ static int hex4(const char *p, uint32_t *u) {
   return 1;
 }
 
-/* The string at s->p (a '"'). dst: decoded into the buffer, NUL-terminated, *dst its start;
- * NULL: only read. 1, or 0 to decline. The decoded bytes and the NUL never outnumber the
- * string's bytes with its quotes, so the buffer (as long as the text) has room. */
+/* The string at s->p (a '"'). dst: decoded into s->out, NUL-terminated, *dst its start; NULL:
+ * only read. 1, or 0 to decline. The decoded bytes and the NUL never outnumber the string's
+ * bytes with its quotes, so the reserved buffer has room. */
 static int str(scan *s, const char **dst) {
   const char *p = s->p + 1, *e = s->end;
-  char *o = s->out;
+  const size_t start = s->out->len;
   for (;;) {
     const size_t k = tl_json_plain_len(p, (size_t)(e - p));
-    if (dst) memcpy(o, p, k), o += k;
+    if (dst) tl_buf_append(s->out, p, k);
     p += k;
     if (p == e || (unsigned char)*p < 0x20) return 0;
     if (*p == '"') break;
@@ -125,35 +126,18 @@ static int str(scan *s, const char **dst) {
           used = 12;
         }
         if (u == 0) return 0;
-        if (dst) { /* UTF-8 */
-          if (u < 0x80) {
-            *o++ = (char)u;
-          } else if (u < 0x800) {
-            *o++ = (char)(0xC0 | u >> 6);
-            *o++ = (char)(0x80 | (u & 0x3F));
-          } else if (u < 0x10000) {
-            *o++ = (char)(0xE0 | u >> 12);
-            *o++ = (char)(0x80 | (u >> 6 & 0x3F));
-            *o++ = (char)(0x80 | (u & 0x3F));
-          } else {
-            *o++ = (char)(0xF0 | u >> 18);
-            *o++ = (char)(0x80 | (u >> 12 & 0x3F));
-            *o++ = (char)(0x80 | (u >> 6 & 0x3F));
-            *o++ = (char)(0x80 | (u & 0x3F));
-          }
-        }
+        if (dst) tl_utf8_append(s->out, u);
         p += used;
         continue;
       }
       default: return 0;
     }
-    if (dst) *o++ = c;
+    if (dst) tl_buf_append(s->out, &c, 1);
     p += 2;
   }
   if (dst) {
-    *o++ = 0;
-    *dst = s->out;
-    s->out = o;
+    tl_buf_append(s->out, "", 1); /* its NUL, kept: the next string starts after it */
+    *dst = s->out->data + start;
   }
   s->p = p + 1;
   return 1;
@@ -377,11 +361,6 @@ int tl_oai_reply_scan(const char *text, size_t n, int completions, tl_oai_reply 
   if (tl_buf_reserve(strings, n + 1) != TL_OK) return 0;
   memset(v, 0, sizeof *v);
   v->prompt_tokens = v->completion_tokens = NAN;
-  scan s = {text, text + n, strings->data};
-  if (!reply(&s, completions, v)) {
-    strings->data[0] = 0; /* tl_buf's NUL, which a string may have overwritten */
-    return 0;
-  }
-  if (s.out > strings->data) strings->len = (size_t)(s.out - strings->data) - 1; /* the last string's NUL ends it */
-  return 1;
+  scan s = {text, text + n, strings};
+  return reply(&s, completions, v);
 }
