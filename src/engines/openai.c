@@ -81,11 +81,11 @@ typedef struct {
 /* ---- requests ---- */
 typedef struct req {
   uint64_t tag;
-  tl_unit_key key;          /* strings owned (kbuf) */
-  char *kbuf;
+  int stage;                /* the unit's stage (the cache file records it) */
   char *body;               /* the JSON body; NULL for a request failed before sending */
   size_t body_len;
-  char *key_hdr;            /* "X-Tally-Key: ..." */
+  char *key_hdr;            /* "X-Tally-Key: ...": built only when sent (key_header) or shown (a
+                               dry run), else NULL */
   char hash[65];            /* cache key, "" = not cacheable */
   int cache_read;           /* may be answered from the cache */
   int attempts;
@@ -137,6 +137,7 @@ struct tl_openai {
   uint64_t rng;
   tl_buf tmp;  /* the meta being written */
   tl_buf rstr; /* the strings of the reply being read (tl_oai_reply_scan) */
+  size_t body_hint; /* bytes to reserve for the next request body (build_body) */
 };
 
 #define MAX_HISTORY 100000
@@ -196,7 +197,6 @@ static void req_free(tl_openai *o, req *q) {
     if (o->nidle < o->capidle) o->idle[o->nidle++] = q->h;
     else curl_easy_cleanup(q->h);
   }
-  free(q->kbuf);
   free(q->body);
   free(q->key_hdr);
   free(q->last_err);
@@ -283,7 +283,7 @@ static void cache_put(tl_openai *o, const req *q, const char *rj) {
   int ok = 0;
   if (f) {
     ok = fprintf(f, "{\"v\":1,\"role\":\"%s\",\"stage\":%d,\"reply\":%s,\"request\":", tl_role_name(o->role),
-                 q->key.stage, rj) > 0 &&
+                 q->stage, rj) > 0 &&
          fwrite(q->body, 1, q->body_len, f) == q->body_len && fputs("}\n", f) >= 0;
     ok = fclose(f) == 0 && ok;
   }
@@ -371,6 +371,9 @@ static int build_body(tl_openai *o, const tl_eng_request *rq, req *q, char *why,
   }
   tl_buf b;
   tl_buf_init(&b);
+  /* room for a body the size of the last one (at most 64 KiB): one allocation where doubling
+   * from 64 bytes took six; a larger body still grows, a smaller one wastes what it leaves */
+  if (o->body_hint) (void)tl_buf_reserve(&b, o->body_hint); /* out of memory: tl_http_body says so */
   double temp = 0;
   tl_status st = tl_http_body(&b, &o->tpl, c, o->model ? o->model : rq->key.model, rq, urls, &temp);
   for (int k = 0; k < rq->nimages; k++) free(urls[k]);
@@ -381,6 +384,7 @@ static int build_body(tl_openai *o, const tl_eng_request *rq, req *q, char *why,
   }
   q->body_len = b.len;
   q->body = tl_buf_detach(&b);
+  o->body_hint = q->body_len < 65536 ? q->body_len : 65536;
   /* the cache key: role, stage, body; reads only when the reply is reproducible */
   if (o->cache_dir) {
     char pre[64];
@@ -788,23 +792,26 @@ static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
   q->tag = rq->tag;
   q->ep = -1;
   tl_buf_init(&q->resp);
-  /* the key, for the header */
-  tl_buf kb;
-  tl_buf_init(&kb);
-  tl_buf_reserve(&kb, 256);
-  tl_buf_puts(&kb, "X-Tally-Key: ");
-  const char *parts[4] = {rq->key.bench, rq->key.id, rq->key.model, rq->key.variant};
-  for (int i = 0; i < 4; i++) {
-    hdr_put(&kb, parts[i]);
-    tl_buf_puts(&kb, "/");
+  q->stage = rq->key.stage;
+  if (o->cfg.key_header || o->dry) { /* the key, for the header or the dry run's line */
+    tl_buf kb;
+    tl_buf_init(&kb);
+    tl_buf_puts(&kb, "X-Tally-Key: ");
+    const char *parts[4] = {rq->key.bench, rq->key.id, rq->key.model, rq->key.variant};
+    for (int i = 0; i < 4; i++) {
+      hdr_put(&kb, parts[i]);
+      tl_buf_puts(&kb, "/");
+    }
+    tl_json_num(&kb, rq->key.seed); /* integers: their decimal digits */
+    tl_buf_append(&kb, "/", 1);
+    tl_json_num(&kb, rq->key.sub);
+    tl_buf_append(&kb, "/", 1);
+    tl_json_num(&kb, rq->key.stage);
+    if (!(q->key_hdr = tl_buf_detach(&kb))) {
+      req_free(o, q);
+      return TL_ENOMEM;
+    }
   }
-  tl_json_num(&kb, rq->key.seed); /* integers: their decimal digits */
-  tl_buf_append(&kb, "/", 1);
-  tl_json_num(&kb, rq->key.sub);
-  tl_buf_append(&kb, "/", 1);
-  tl_json_num(&kb, rq->key.stage);
-  q->key_hdr = tl_buf_detach(&kb);
-  q->key = rq->key;
   char why[512];
   if (build_body(o, rq, q, why, sizeof why) != 0) {
     if (!strcmp(why, "out of memory")) {
