@@ -758,7 +758,7 @@ static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
   q->not_before = t + d;
   q->next = o->retry;
   o->retry = q;
-  o->nwait++;
+  if (++o->nwait > o->st.max_waiting) o->st.max_waiting = o->nwait;
   return TL_OK;
 }
 
@@ -853,7 +853,7 @@ static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
   if (o->q_tail) o->q_tail->next = q;
   else o->q_head = q;
   o->q_tail = q;
-  o->nwait++;
+  if (++o->nwait > o->st.max_waiting) o->st.max_waiting = o->nwait;
   return TL_OK;
 }
 

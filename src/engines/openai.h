@@ -85,6 +85,7 @@ typedef struct {
   uint64_t retries;     /* attempts after the first */
   uint64_t failed;      /* permanent failures */
   uint64_t http_429, http_5xx, timeouts, conn_errors, malformed;
+  uint64_t max_waiting; /* the most requests built and waiting for a slot (or a retry) at once */
 } tl_openai_stats;
 void tl_openai_stats_get(const tl_openai *o, tl_openai_stats *st);
 

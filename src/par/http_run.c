@@ -89,10 +89,15 @@ tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Co
     uint64_t v[NSTAT], tot[NSTAT];
     stats_vec(http[k], v);
     MPI_Allreduce(v, tot, NSTAT, MPI_UINT64_T, MPI_SUM, comm);
+    tl_openai_stats s;
+    memset(&s, 0, sizeof s);
+    if (http[k]) tl_openai_stats_get(http[k], &s);
+    uint64_t maxw = 0;
+    MPI_Allreduce(&s.max_waiting, &maxw, 1, MPI_UINT64_T, MPI_MAX, comm);
     tl_buf j;
     tl_buf_init(&j);
     for (int i = 0; i < NSTAT; i++) tl_buf_printf(&j, "%s\"%s\":%llu", i ? "," : "{", STAT_NAMES[i], (unsigned long long)tot[i]);
-    tl_buf_puts(&j, "}");
+    tl_buf_printf(&j, ",\"max_waiting\":%llu}", (unsigned long long)maxw);
     char name[32];
     snprintf(name, sizeof name, "%s_http", tl_role_name((tl_role)k));
     if (w) st = w->vt->attr_str(w, name, j.data, err);

@@ -10,6 +10,7 @@
 #     them (its CPU time stays far below the ~2.5 s a busy loop over the wait would take);
 #  1c. a small job fills the server: every request its concurrency allows is in flight at once;
 #      without "key_header" the job sends no X-Tally-Key header;
+#  1d. a larger job keeps the server full while holding few requests built and waiting;
 #  2. faults: under 20% injected faults of every kind the job completes and the server answered
 #     every unit exactly once (its count per unit key); the non-null kinds keep the twin's tables;
 #  3. permanent failures: units the server always refuses end as engine_error (counted in
@@ -166,6 +167,32 @@ sed -i 's/ "key_header": true,//' "$WORK/nk1.json"
 stop_server nokey
 "$PY" -c 'import json, sys; k = json.load(open(sys.argv[1]))["keys"]; assert len(k) == 108 and all(x.startswith("body:") for x in k), list(k)[:3]' \
   "$WORK/nokey.stats.json" || fail "a job without key_header sent its unit keys"
+
+# ---- 1d. a larger job (1,080 units: chunks of 135) starts its units in step with the replies:
+# the engine keeps 64 requests in flight, and tally holds at most 64 + 64/4 + 16 = 96 units
+# started, so at most 96 request bodies built and waiting (all of them at the start, before the
+# first is sent); starting whole chunks at once, it held 202 (a VQA image each) ----
+start_server w --latency-ms 20
+cat > "$WORK/w1.json" <<JOB
+{"name": "w", "output": "$WORK/w1.h5",
+ "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:$PORT_w/v1", "sampling": {"temperature": 0},
+   "concurrency": {"initial": 64, "min": 64, "max": 64}}},
+ "benchmarks": [{"benchmark": "spatialeval", "items": "$D/items.jsonl", "models": ["toy-vlm-a"],
+                 "seeds": [$(seq -s, 0 29)]}]}
+JOB
+"$TALLY_BIN" run "$WORK/w1.json" --quiet > /dev/null 2> "$WORK/w1.err" || { cat "$WORK/w1.err"; fail "the 1,080-unit run failed"; }
+stop_server w
+"$PY" - "$WORK/w1.h5" "$WORK/w.stats.json" <<'PY' || fail "the 1,080-unit run did not keep its waiting requests bounded"
+import h5py, json, sys
+with h5py.File(sys.argv[1], "r") as f:
+    a = f.attrs["model_http"]
+    s = json.loads(a.decode() if isinstance(a, bytes) else a)
+held = json.load(open(sys.argv[2]))["max_in_flight"]
+print("1,080 units at 64 in flight: the server held at most %d, tally had at most %d waiting" % (held, s["max_waiting"]))
+assert s["replies"] == 1080, s
+assert held == 64, held
+assert 1 <= s["max_waiting"] <= 64 + 64 // 4 + 16, s
+PY
 
 # ---- 2. 20% faults of every kind: exactly once; the non-null kinds keep the twin's tables ----
 start_server f --replies "$WORK/replies.jsonl" --faults 0.2 --stall-ms 3000 --retry-after 1 --seed 7
