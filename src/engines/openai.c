@@ -309,11 +309,13 @@ static char *image_url(const char *path, char *why, size_t whysz) {
   tl_buf_init(&raw);
   char chunk[65536];
   size_t k;
-  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(&raw, chunk, k);
+  int oom = 0;
+  while (!oom && (k = fread(chunk, 1, sizeof chunk, f)) > 0) oom = tl_buf_append(&raw, chunk, k) != TL_OK;
   int err = ferror(f);
   fclose(f);
-  if (err) {
-    snprintf(why, whysz, "cannot read the image '%s'", path);
+  if (err || oom) { /* never a truncated image */
+    if (oom) snprintf(why, whysz, "out of memory");
+    else snprintf(why, whysz, "cannot read the image '%s'", path);
     tl_buf_release(&raw);
     return NULL;
   }
@@ -324,13 +326,30 @@ static char *image_url(const char *path, char *why, size_t whysz) {
   else if (ext && !strcasecmp(ext, ".webp")) mime = "image/webp";
   tl_buf b;
   tl_buf_init(&b);
-  tl_buf_printf(&b, "data:%s;base64,", mime);
+  /* the prefix, then 4 characters per 3 bytes (RFC 4648), written in place: the size is known */
+  const size_t n = raw.len, n64 = (n + 2) / 3 * 4;
+  if (tl_buf_printf(&b, "data:%s;base64,", mime) != TL_OK || tl_buf_extend(&b, n64) != TL_OK) {
+    snprintf(why, whysz, "out of memory");
+    tl_buf_release(&raw);
+    tl_buf_release(&b);
+    return NULL;
+  }
   const unsigned char *s = (const unsigned char *)raw.data;
-  for (size_t i = 0; i < raw.len; i += 3) {
-    unsigned v = (unsigned)s[i] << 16 | (i + 1 < raw.len ? (unsigned)s[i + 1] << 8 : 0) | (i + 2 < raw.len ? s[i + 2] : 0);
-    char o4[4] = {b64_tab[v >> 18 & 63], b64_tab[v >> 12 & 63], i + 1 < raw.len ? b64_tab[v >> 6 & 63] : '=',
-                  i + 2 < raw.len ? b64_tab[v & 63] : '='};
-    tl_buf_append(&b, o4, 4);
+  char *o = b.data + b.len - n64;
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3, o += 4) {
+    const unsigned v = (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8 | s[i + 2];
+    o[0] = b64_tab[v >> 18 & 63];
+    o[1] = b64_tab[v >> 12 & 63];
+    o[2] = b64_tab[v >> 6 & 63];
+    o[3] = b64_tab[v & 63];
+  }
+  if (i < n) { /* 1 or 2 bytes left: padded with '=' */
+    const unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0u);
+    o[0] = b64_tab[v >> 18 & 63];
+    o[1] = b64_tab[v >> 12 & 63];
+    o[2] = i + 1 < n ? b64_tab[v >> 6 & 63] : '=';
+    o[3] = '=';
   }
   tl_buf_release(&raw);
   return tl_buf_detach(&b);

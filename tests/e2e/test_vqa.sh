@@ -16,6 +16,7 @@
 #  5. bad input: a human row for an unknown item, too few votes, a release row whose references
 #     differ from an earlier row of its question: reported with file:line, counted; a missing
 #     image: the request cannot be built, and a dry run names the image for each such unit;
+#     images that can be read go out as their bytes in base64 (every length mod 3, an empty one);
 #  6. the expected LAVE rating from the judge's log-probabilities (an openai judge: the test server).
 . "$(dirname "$0")/common.sh"
 need_python
@@ -236,6 +237,39 @@ JOB
 grep -q "dry run: 30 requests could not be built" "$WORK/img.txt" || { cat "$WORK/img.txt"; fail "unbuilt requests are not counted"; }
 grep -q "\"key\":\"vqa/demo:101/m/short/0/0/0\",\"error\":\"cannot read the image '$D/images/101.jpg'" "$WORK/img.jsonl" ||
   { head -2 "$WORK/img.jsonl"; fail "the missing image is not named"; }
+# images go out as base64 data URLs (RFC 4648, '=' padded) of the files' bytes: files of every
+# length mod 3, one empty, one over the reader's 64 KiB chunk; a dry run shows them
+"$PY" - "$WORK" <<'PY'
+import json, os, sys
+w = sys.argv[1]
+os.makedirs(w + "/b64", exist_ok=True)
+with open(w + "/b64/items.jsonl", "w") as f:
+    for i, n in enumerate([0, 1, 2, 3, 4, 5, 100, 65536 + 2]):
+        with open("%s/b64/%d.png" % (w, i), "wb") as g:
+            g.write(os.urandom(n))
+        f.write(json.dumps({"question_id": 900 + i, "question": "Q?", "answers": ["a"] * 10,
+                            "image": "%d.png" % i, "answer_type": "other"}) + "\n")
+PY
+cat > "$WORK/b64.json" <<JOB
+{"name": "b64", "output": "$WORK/b64.h5", "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:9/v1", "model": "m"}},
+ "benchmarks": [{"benchmark": "vqa", "dataset": "b", "items": "$WORK/b64/items.jsonl", "models": ["m"]}]}
+JOB
+"$TALLY_BIN" run "$WORK/b64.json" --dry-run="$WORK/b64.jsonl" > "$WORK/b64.txt" 2>&1 || { cat "$WORK/b64.txt"; fail "the base64 dry run failed"; }
+"$PY" - "$WORK/b64.jsonl" "$WORK/b64" <<'PY' || fail "an image's data URL is not its file in base64"
+import base64, json, sys
+seen = 0
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    i = int(d["key"].split("/")[1].split(":")[1]) - 900
+    urls = [c["image_url"]["url"] for m in d["body"]["messages"] if isinstance(m["content"], list)
+            for c in m["content"] if c.get("type") == "image_url"]
+    assert len(urls) == 1, d
+    want = "data:image/png;base64," + base64.b64encode(open("%s/%d.png" % (sys.argv[2], i), "rb").read()).decode()
+    assert urls[0] == want, (i, urls[0][:80], want[:80])
+    seen += 1
+assert seen == 8, seen
+print("base64: 8 images sent as their files' bytes")
+PY
 # 6. the expected LAVE rating from log-probabilities: an openai judge (the test server, which
 #    gives a rating token 1-3 the top log-probabilities d: 0.7, d mod 3 + 1: 0.2, the third: 0.1)
 "$PY" - "$D/judgments.jsonl" "$WORK/jrep.jsonl" <<'PY'
