@@ -1,15 +1,16 @@
 # http_common.sh - sourced by bench/http_engine.sh and bench/http_instr.sh: the test server and
 # the jobs both measure.
 #
-# http_server T [ARGS...]: starts tools/testserver (50 ms latency) on a free port with ARGS;
-#   sets SRVPID and PORT. The caller's EXIT trap kills SRVPID.
+# http_server T [ARGS...]: starts tools/testserver (50 ms latency) on a free port with ARGS,
+#   under $SRV_PIN (e.g. "taskset -c 1"; empty: wherever the scheduler puts it); sets SRVPID and
+#   PORT. The caller's EXIT trap kills SRVPID.
 # http_jobs T IN S: writes T/http.json (the SpatialEval demo's 36 items x S seeds of one model
 #   through the openai engine at PORT, concurrency pinned at IN), T/replay.json (its replay twin:
 #   the same units answered from T/answers.jsonl) and T/body.json (the job's first request body,
 #   from --dry-run, for bench/http_floor).
 http_server() {
   local t=$1; shift
-  "$BUILD/tally-testserver" --port 0 --latency-ms 50 "$@" > "$t/srv.out" 2> "$t/srv.err" &
+  ${SRV_PIN:-} "$BUILD/tally-testserver" --port 0 --latency-ms 50 "$@" > "$t/srv.out" 2> "$t/srv.err" &
   SRVPID=$!
   for _ in $(seq 100); do grep -q listening "$t/srv.out" && break; sleep 0.05; done
   PORT=$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$t/srv.out")
