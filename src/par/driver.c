@@ -943,15 +943,22 @@ typedef struct {
   int more;    /* another chunk can be had: with room for it, a step does not wait for replies */
 } chunk_state;
 
+/* The requests this rank's HTTP engines would hold in flight now: the sum of their endpoints'
+ * current limits (tl_openai_capacity); 0 without HTTP engines. */
+static uint64_t http_capacity(const bench_run *r) {
+  uint64_t cap = 0;
+  for (int k = 0; k < TL_ROLE__N; k++)
+    if (r->http[k]) cap += tl_openai_capacity(r->http[k]);
+  return cap;
+}
+
 /* The in-flight bound for taking a chunk: the chunk size C, or the requests this rank's HTTP
  * engines would hold now (their endpoints' current limits) when that is more. A small job has
  * small chunks (about 8 per rank), and two of them would leave most of a server's concurrency
  * unused; the current limits, not the bounds, so a rank whose server has backed off does not
  * hoard units the other ranks could answer. */
 static uint64_t room_bound(const bench_run *r, uint64_t C) {
-  uint64_t cap = 0;
-  for (int k = 0; k < TL_ROLE__N; k++)
-    if (r->http[k]) cap += tl_openai_capacity(r->http[k]);
+  const uint64_t cap = http_capacity(r);
   return cap > C ? cap : C;
 }
 
@@ -963,9 +970,7 @@ static uint64_t room_bound(const bench_run *r, uint64_t C) {
  * 8,000 requests with 256 KiB images at 64 in flight, peaked at 962 MiB; started in step with
  * the replies, at 88 MiB. */
 static uint64_t start_bound(const bench_run *r) {
-  uint64_t cap = 0;
-  for (int k = 0; k < TL_ROLE__N; k++)
-    if (r->http[k]) cap += tl_openai_capacity(r->http[k]);
+  const uint64_t cap = http_capacity(r);
   return cap ? cap + cap / 4 + 16 : UINT64_MAX;
 }
 

@@ -65,10 +65,8 @@ int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, MPI_Comm c
 }
 
 enum { NSTAT = 11 };
-static void stats_vec(const tl_openai *o, uint64_t v[NSTAT]) {
-  tl_openai_stats s;
-  memset(&s, 0, sizeof s);
-  if (o) tl_openai_stats_get(o, &s);
+static void stats_vec(const tl_openai_stats *st, uint64_t v[NSTAT]) {
+  const tl_openai_stats s = *st;
   uint64_t x[NSTAT] = {s.sent, s.replies, s.cache_hits, s.cache_writes, s.retries, s.failed,
                        s.http_429, s.http_5xx, s.timeouts, s.conn_errors, s.malformed};
   memcpy(v, x, sizeof x);
@@ -86,13 +84,12 @@ tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Co
     int mine = http[k] != NULL, any = 0;
     MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
     if (!any) continue;
-    uint64_t v[NSTAT], tot[NSTAT];
-    stats_vec(http[k], v);
-    MPI_Allreduce(v, tot, NSTAT, MPI_UINT64_T, MPI_SUM, comm);
-    tl_openai_stats s;
+    tl_openai_stats s; /* this rank's; zeros where it has no engine of the role */
     memset(&s, 0, sizeof s);
     if (http[k]) tl_openai_stats_get(http[k], &s);
-    uint64_t maxw = 0;
+    uint64_t v[NSTAT], tot[NSTAT], maxw = 0;
+    stats_vec(&s, v);
+    MPI_Allreduce(v, tot, NSTAT, MPI_UINT64_T, MPI_SUM, comm);
     MPI_Allreduce(&s.max_waiting, &maxw, 1, MPI_UINT64_T, MPI_MAX, comm);
     tl_buf j;
     tl_buf_init(&j);
