@@ -2448,9 +2448,10 @@ static int study_table(const tl_run_opts *o, const tl_job_study *js, tl_tabin *l
               js->join, js->on);
       tl_tabin_release(out);
       rc = TL_EXIT_USAGE;
-    } else if (unmatched && !o->quiet) {
-      fprintf(o->log, "tally: study '%s': %zu of %zu units of /items/%s have no row in '%s' (joined on %s): left out\n",
-              js->name, unmatched, left->nrows, js->from, js->join, js->on);
+    } else if (!o->quiet) { /* every join says what it matched */
+      fprintf(o->log, "tally: study '%s': %zu of %zu units of /items/%s matched a row of '%s' (joined on %s)%s\n",
+              js->name, left->nrows - unmatched, left->nrows, js->from, js->join, js->on,
+              unmatched ? "; the others are left out" : "");
     }
     tl_tabin_release(&right);
   }
