@@ -869,7 +869,10 @@ static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
       if (o->cache_dir && q->hash[0]) {
         tl_buf rj;
         tl_buf_init(&rj);
-        if (view_json(&rj, &v) == TL_OK) cache_put(o, q, rj.data);
+        if (view_json(&rj, &v) == TL_OK) {
+          scrub(o, rj.data, rj.len); /* the cache is stored: no key in it either */
+          cache_put(o, q, rj.data);
+        }
         tl_buf_release(&rj);
       }
       tl_status st = emit(o, q, &v, 0, t - q->t_first, e);
