@@ -9,7 +9,8 @@ unit; the item id picks what the server answers:
   mazenav.tqa.2.*  content null                       spatialgrid.tqa.0.*  HTTP 400 echoing the key
   spatialgrid.tqa.1.*  an answer that echoes the key  anything else: "Answer: A"
 
-GET PATH answers 200 only for --health (others 404). Counts per key go to --stats FILE at
+GET PATH answers 200 only for --health, and /props ({"total_slots": N}, with --slots N) and
+/v1/models (one model, "served-model"); others 404. Counts per key go to --stats FILE at
 SIGTERM and on every request (JSON {key: requests}). --tls CERT KEY serves HTTPS.
 usage: faultserver.py --port-file F [--health /ready] [--stats F] [--tls CERT KEY]"""
 import json
@@ -20,7 +21,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 args = sys.argv[1:]
-opt = {"--health": "/health", "--stats": None, "--port-file": None}
+opt = {"--health": "/health", "--stats": None, "--port-file": None, "--slots": None}
 tls = None
 i = 0
 while i < len(args):
@@ -54,7 +55,12 @@ class H(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
-        self.send(200 if self.path == opt["--health"] else 404, b'{"status":"ok"}')
+        if self.path == "/props" and opt["--slots"]:
+            self.send(200, json.dumps({"total_slots": int(opt["--slots"]), "n_ctx": 4096}).encode())
+        elif self.path == "/v1/models":
+            self.send(200, b'{"object":"list","data":[{"id":"served-model","object":"model"}]}')
+        else:
+            self.send(200 if self.path == opt["--health"] else 404, b'{"status":"ok"}')
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
@@ -90,6 +96,7 @@ class H(BaseHTTPRequestHandler):
 
 
 srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+srv.handle_error = lambda *a: None  # clients that stop reading (an oversized reply) are expected
 if tls:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(tls[0], tls[1])

@@ -20,10 +20,10 @@ SRVS=()
 trap 'for p in "${SRVS[@]}"; do kill -9 "$p" 2> /dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 fsrv() { # NAME ARGS...: starts faultserver.py; sets PORT
   rm -f "$WORK/$1.port"
-  "$PY" "$FS" --port-file "$WORK/$1.port" --stats "$WORK/$1.stats" "${@:2}" 2> "$WORK/$1.err" &
+  "$PY" "$FS" --port-file "$WORK/$1.port" --stats "$WORK/$1.stats" "${@:2}" 2> "$WORK/srv-$1.err" &
   SRVS+=("$!")
   for _ in $(seq 200); do [ -s "$WORK/$1.port" ] && break; sleep 0.05; done
-  [ -s "$WORK/$1.port" ] || { cat "$WORK/$1.err"; fail "faultserver $1 did not start"; }
+  [ -s "$WORK/$1.port" ] || { cat "$WORK/srv-$1.err"; fail "faultserver $1 did not start"; }
   PORT=$(cat "$WORK/$1.port")
 }
 job() { # NAME URL [EXTRA ENGINE KEYS] [HEALTH OBJECT]
@@ -119,6 +119,20 @@ t1=$(date +%s)
 [ "$rc" != 0 ] && [ $(( t1 - t0 )) -le 6 ] && grep -q "interrupted by signal" "$WORK/s.err" ||
   { cat "$WORK/s.err"; fail "3: SIGTERM during the health wait: exit $rc after $(( t1 - t0 )) s"; }
 echo "3: health.path honoured; SIGTERM ends the health wait in $(( t1 - t0 )) s"
+
+# ---- 3b. what the server says of itself: /props caps the requests in flight, /v1/models ----
+fsrv p --slots 2
+job p "http://127.0.0.1:$PORT/v1"
+"$TALLY_BIN" run "$WORK/p.json" > /dev/null 2> "$WORK/p.run.err" || { cat "$WORK/p.run.err"; fail "3b: the run failed"; }
+grep -q "serves served-model, not the job's model 'm'" "$WORK/p.run.err" || { cat "$WORK/p.run.err"; fail "3b: no warning about the model"; }
+"$PY" - "$WORK/p.h5" <<'PY' || fail "3b: the limit was not capped by the slots"
+import sys, h5py
+g = h5py.File(sys.argv[1])["/engine/model/concurrency"]
+why, lim = [x.decode() for x in g["why"][()]], list(g["limit"][()])
+assert "slots" in why and max(lim[why.index("slots"):]) <= 2, (why, lim)
+print("3b: the limit", lim, why)
+PY
+echo "3b: /props total_slots 2 caps the limit; the served model is checked"
 
 # ---- 4. TLS with a private CA ----
 if command -v openssl > /dev/null; then
