@@ -394,6 +394,23 @@ static int mtb_item_find(const tl_bench *b, const char *id, size_t *i) {
   return 1;
 }
 static uint32_t mtb_n_subs(const tl_bench *b, size_t i) { return i < b->n ? tl_mtb_judged_turns(&b->d[i]) : 0; }
+/* The sub of the dialogue's 1-based turn turn_id (upstream's turn_id): turn_id - 1 - first
+ * judged turn; a context-only turn (turn 1 of FR CR AR SA SC CM) or one past the dialogue names
+ * no unit. */
+static int mtb_turn_sub(const tl_bench *b, size_t i, uint64_t turn_id, uint32_t *sub, char *why, size_t nwhy) {
+  if (i >= b->n) return snprintf(why, nwhy, "no such dialogue"), -1;
+  const tl_mtb_dialogue *d = &b->d[i];
+  const uint32_t first = tl_mtb_first_judged(d->task);
+  if (turn_id < 1 || turn_id > d->nturns)
+    return snprintf(why, nwhy, "dialogue %s (%s) has %u turn%s, turn_id 1 to %u", b->ids[i], tl_mtb_task_code(d->task),
+                    (unsigned)d->nturns, d->nturns == 1 ? "" : "s", (unsigned)d->nturns), -1;
+  if (turn_id - 1 < first)
+    return snprintf(why, nwhy, "turn 1 of a %s dialogue is context only, never answered or judged (dialogue %s: "
+                    "judged turn_id %u to %u)", tl_mtb_task_code(d->task), b->ids[i], (unsigned)first + 1,
+                    (unsigned)d->nturns), -1;
+  *sub = (uint32_t)(turn_id - 1 - first);
+  return 0;
+}
 static int mtb_n_modes(const tl_bench *b) { return b->nmodes; }
 static const char *mtb_mode_name(const tl_bench *b, int k) {
   return k >= 0 && k < b->nmodes ? tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]) : NULL;
@@ -1449,4 +1466,5 @@ const tl_bench_vt tl_bench_mtbench101 = {
     .items_table = mtb_items_table,
     .tables = mtb_tables,
     .summary = mtb_summary,
+    .turn_sub = mtb_turn_sub,
 };
