@@ -442,7 +442,7 @@ static int replay_sub(void *ctx, const char *bench, const char *id, int64_t turn
                       (long long)turn_id, id, (unsigned)n, n == 1 ? "" : "s"), -1;
     if (turn >= 0 && (uint32_t)turn != s)
       return snprintf(msg, msz, "fields 'turn' (%lld: the judged-turn index, from 0) and 'turn_id' (%lld: the "
-                      "dialogue's turn, from 1) name different turns of item '%s' (turn_id %lld is turn %u)",
+                      "dialogue's turn, from 1) name different turns of item '%s' (turn_id %lld is 'turn' %u)",
                       (long long)turn, (long long)turn_id, id, (long long)turn_id, (unsigned)s), -1;
     *sub = s;
     return 0;
