@@ -266,8 +266,7 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
     }
   }
   if (turn && !tl_json_is_int(turn, 0, UINT32_MAX))
-    return snprintf(msg, msz, "field 'turn' is not an integer >= 0 (the judged-turn index, from 0; the "
-                    "dialogue's turn, from 1, is 'turn_id')"), -1;
+    return snprintf(msg, msz, "field 'turn' is not an integer >= 0"), -1;
   if (turn_id && !tl_json_is_int(turn_id, 1, UINT32_MAX))
     return snprintf(msg, msz, "field 'turn_id' is not an integer >= 1 (the dialogue's turn, from 1)"), -1;
   const int64_t tv = turn ? (int64_t)turn->valuedouble : -1, tiv = turn_id ? (int64_t)turn_id->valuedouble : -1;
