@@ -118,6 +118,8 @@ typedef struct {
   tl_job_engine engines[TL_ROLE__N]; /* by role; "engine" (the old key) is the model's */
   char *output;      /* resolved output path */
   size_t max_line;   /* per-line byte cap for JSONL inputs */
+  double max_rejected; /* limits.max_rejected: the share of an input file's lines that may be
+                          rejected before the run stops (default 0.1) */
   tl_job_bench *benches;
   int n_benches;     /* may be 0 when the job has studies */
   tl_job_study *studies;

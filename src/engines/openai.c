@@ -76,6 +76,9 @@ typedef struct {
   double paused_until; /* after a 429: no new request before this */
   double lat_min;      /* the fastest reply seen (s); 0 = none yet */
   int backed_off;      /* 1 after the first 429: growth is additive */
+  char *dead;          /* owned: why the endpoint refused us for good (HTTP 401/403: the key
+                          or the account; no retry or resume fixes that): it gets no request
+                          again, and when every endpoint is dead every request fails at once */
 } endpoint;
 
 /* ---- requests ---- */
@@ -573,7 +576,7 @@ static int pick_endpoint(const tl_openai *o, double t) {
   double room = 0;
   for (int e = 0; e < o->nep; e++) {
     const endpoint *p = &o->ep[e];
-    if (p->paused_until > t) continue;
+    if (p->paused_until > t || p->dead) continue;
     double r = floor(p->limit) - p->in_flight;
     if (r >= 1 && r > room) {
       room = r;
@@ -654,12 +657,23 @@ static tl_status start(tl_openai *o, req *q, int e) {
   return TL_OK;
 }
 
-/* Moves due retries to the front of the FIFO, then starts requests while an endpoint has room. */
+/* The reason of the last endpoint to die when every endpoint is dead, else NULL. */
+static const char *all_dead(const tl_openai *o) {
+  const char *why = NULL;
+  for (int e = 0; e < o->nep; e++) {
+    if (!o->ep[e].dead) return NULL;
+    why = o->ep[e].dead;
+  }
+  return why;
+}
+
+/* Moves due retries to the front of the FIFO (all of them when every endpoint is dead), then
+ * starts requests while an endpoint has room. */
 static tl_status start_ready(tl_openai *o) {
   double t = now_s();
   for (req **pp = &o->retry; *pp;) {
     req *q = *pp;
-    if (q->not_before <= t) {
+    if (q->not_before <= t || all_dead(o)) {
       *pp = q->next;
       q->next = o->q_head; /* retries go first: they are the oldest */
       o->q_head = q;
@@ -667,6 +681,16 @@ static tl_status start_ready(tl_openai *o) {
     } else {
       pp = &q->next;
     }
+  }
+  const char *dead = all_dead(o);
+  while (dead && o->q_head) { /* nothing will ever serve them: each fails now, with the reason */
+    req *q = o->q_head;
+    o->q_head = q->next;
+    if (!o->q_head) o->q_tail = NULL;
+    q->next = NULL;
+    o->nwait--;
+    tl_status st = give_up(o, q, dead);
+    if (st) return st;
   }
   while (o->q_head) {
     int e = pick_endpoint(o, t);
@@ -765,6 +789,13 @@ static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
     snprintf(why, sizeof why, "%s: HTTP %ld: %.300s", p->base, code,
              cJSON_IsString(msg) ? msg->valuestring : q->resp.len ? q->resp.data : "(no body)");
     cJSON_Delete(j);
+    if ((code == 401 || code == 403) && !p->dead) {
+      /* the key or the account: every later request would get the same; the endpoint is done */
+      size_t n = strlen(why);
+      snprintf(why + n, sizeof why - n, " (the endpoint refused the credentials: no more requests go there)");
+      p->dead = tl_strdup(why);
+      o->st.dead_endpoints++;
+    }
   }
   free(q->last_err);
   q->last_err = tl_strdup(why);
@@ -1037,6 +1068,7 @@ static void free_(tl_engine *eng) {
   free(o->fdst);
   for (int e = 0; e < o->nep; e++) {
     free(o->ep[e].base);
+    free(o->ep[e].dead);
     free(o->ep[e].url);
     curl_url_cleanup(o->ep[e].uh);
     free(o->ep[e].health);

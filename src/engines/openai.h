@@ -86,6 +86,8 @@ typedef struct {
   uint64_t failed;      /* permanent failures */
   uint64_t http_429, http_5xx, timeouts, conn_errors, malformed;
   uint64_t max_waiting; /* the most requests built and waiting for a slot (or a retry) at once */
+  uint64_t dead_endpoints; /* endpoints that refused the credentials (HTTP 401/403): no more
+                              requests went there */
 } tl_openai_stats;
 void tl_openai_stats_get(const tl_openai *o, tl_openai_stats *st);
 

@@ -766,7 +766,7 @@ static tl_status load_source(tl_replay *r, const tl_replay_source *src, size_t m
   if (base < 0 && st == TL_OK) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", jl.path, strerror(errno));
   r->src[f].base = base > 0 ? (uint64_t)base : 0;
   line_load c = {r, f, log, key_fn, key_ctx, err};
-  if (st == TL_OK) st = tl_inlog_each(log, &jl, "answers", answer_line, &c, err);
+  if (st == TL_OK) st = tl_inlog_each(log, &jl, src->stage ? "judgments" : "answers", answer_line, &c, err);
   tl_jsonl_close(&jl);
   return st;
 }

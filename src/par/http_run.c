@@ -64,15 +64,16 @@ int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, MPI_Comm c
   return all;
 }
 
-enum { NSTAT = 11 };
+enum { NSTAT = 12 };
 static void stats_vec(const tl_openai_stats *st, uint64_t v[NSTAT]) {
   const tl_openai_stats s = *st;
   uint64_t x[NSTAT] = {s.sent, s.replies, s.cache_hits, s.cache_writes, s.retries, s.failed,
-                       s.http_429, s.http_5xx, s.timeouts, s.conn_errors, s.malformed};
+                       s.http_429, s.http_5xx, s.timeouts, s.conn_errors, s.malformed, s.dead_endpoints};
   memcpy(v, x, sizeof x);
 }
 static const char *const STAT_NAMES[NSTAT] = {"sent", "replies", "cache_hits", "cache_writes", "retries", "failed",
-                                              "http_429", "http_5xx", "timeouts", "conn_errors", "malformed"};
+                                              "http_429", "http_5xx", "timeouts", "conn_errors", "malformed",
+                                              "dead_endpoints"};
 
 tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Comm comm, FILE *log, int quiet,
                          tl_err *err) {
@@ -106,6 +107,10 @@ tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Co
               (unsigned long long)tot[4], (unsigned long long)tot[5], (unsigned long long)tot[6],
               (unsigned long long)tot[7], (unsigned long long)tot[8], (unsigned long long)tot[9],
               (unsigned long long)tot[10]);
+    if (rank == 0 && tot[11]) /* said under --quiet too: part of the run is lost to it */
+      fprintf(log, "tally: %s engine: %llu endpoint%s refused the credentials (HTTP 401/403) and got no more "
+                   "requests; the item table's error column says which\n",
+              tl_role_name((tl_role)k), (unsigned long long)tot[11], tot[11] == 1 ? "" : "s");
     if (!w || st) continue;
     /* the concurrency history, gathered to rank 0: 5 doubles a change (rank, endpoint, t, limit, why) */
     size_t n = 0;

@@ -735,6 +735,7 @@ tl_status tl_job_load_in(const char *path, const char *dir, tl_job *job, tl_buf 
   job->json = text;
   p.dir = job->dir;
   job->max_line = TL_JSONL_DEFAULT_MAX_LINE;
+  job->max_rejected = 0.1;
   const char *end = NULL;
   cJSON *root = NULL;
   const char *nul = memchr(text, 0, len);
@@ -787,10 +788,17 @@ tl_status tl_job_load_in(const char *path, const char *dir, tl_job *job, tl_buf 
   v = cJSON_GetObjectItemCaseSensitive(root, "limits");
   if (v) {
     const cJSON *ml = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "max_line_bytes") : NULL;
+    const cJSON *mr = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "max_rejected") : NULL;
     if (!cJSON_IsObject(v)) problem(&p, "limits", "must be an object");
     else if (ml && (!cJSON_IsNumber(ml) || ml->valuedouble < 1024 || ml->valuedouble > 1e10))
       problem(&p, "limits.max_line_bytes", "must be a number of bytes >= 1024");
     else if (ml) job->max_line = (size_t)ml->valuedouble;
+    if (mr && (!cJSON_IsNumber(mr) || !(mr->valuedouble >= 0 && mr->valuedouble <= 1)))
+      problem(&p, "limits.max_rejected", "must be a share from 0 to 1 (0.1: at most 10%% of a file's lines rejected)");
+    else if (mr) job->max_rejected = mr->valuedouble;
+    for (const cJSON *c = cJSON_IsObject(v) ? v->child : NULL; c; c = c->next)
+      if (strcmp(c->string, "max_line_bytes") && strcmp(c->string, "max_rejected"))
+        problem(&p, "limits", "unknown key '%s' (known: max_line_bytes, max_rejected)", c->string);
   }
   const cJSON *studies = cJSON_GetObjectItemCaseSensitive(root, "studies");
   if (studies) {
