@@ -119,7 +119,7 @@ cat > "$WORK/bad_judg.jsonl" <<'EOF'
 {"id": "6", "model": "m", "turn": 0, "response": "Good question, no score."}
 EOF
 cat > "$WORK/bad.json" <<JOB
-{"name": "mtb-bad", "output": "$WORK/bad.h5",
+{"name": "mtb-bad", "output": "$WORK/bad.h5", "limits": {"max_rejected": 1},
  "benchmarks": [{"benchmark": "mtbench101", "items": "$WORK/bad.jsonl",
                  "answers": "$WORK/bad_ans.jsonl", "judgments": "$WORK/bad_judg.jsonl"}]}
 JOB
