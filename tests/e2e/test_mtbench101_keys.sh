@@ -91,6 +91,22 @@ for v in ("tid.1", "both.1", "int.1", "tid.2"):
     for c in ("model", "seed", "id", "turn", "response", "judgment", "rating", "status", "rule"):
         assert a[c].equals(b[c]), (v, c)
 print("turn_id, both keys, integer ids and 2 ranks: %d tables equal" % len(names))
+# the summary's counts, re-computed from the turns; its CIs hold their estimates
+it = tally_h5.read_table(base, "/items/mtbench101")
+sm = tally_h5.read_table(base, "/metrics/mtbench101/summary")
+for r in sm.itertuples():
+    t = it[it.model == r.model]
+    miss = int(((t.status == "missing") & (t.rule != "no_judgment")).sum())
+    ee = int((t.status == "engine_error").sum())
+    ok = int((t.status == "ok").sum())
+    want = (len(t), len(t) - miss - ee, miss, len(t) - miss - ee - ok, ee)
+    assert (r.n, r.answered, r.missing, r.unparsed, r.engine_error) == want, (r.model, want)
+    assert r.ci_lo <= r.Avg <= r.ci_hi and r.ci_hi - r.ci_lo > 0.1, r
+    assert r.std == r.std and r.n_seeds == 2, r
+seeds = tally_h5.read_table(base, "/metrics/mtbench101/across_seeds")
+ex = seeds[seeds.policy == "exclude"]
+assert len(ex) > 0 and all(ex.ci_lo <= ex["mean"] + 1e-9) and all(ex["mean"] <= ex.ci_hi + 1e-9), "a CI misses its mean"
+print("summary counts re-computed; every exclude CI holds its mean")
 PY
 # 3. bad lines: reported with file:line, counted, the good lines run
 run bad 1 || { cat "$WORK/bad.1.err"; fail "bad: the run failed"; }
