@@ -74,6 +74,11 @@ typedef struct {
                             (default false: servers ignore it, and libcurl formats each header
                             byte by byte; tools/testserver keys its replies, faults and counts
                             on it) */
+  double max_reply_bytes; /* "max_reply_bytes": a reply body over it is refused (engine_error,
+                            not retried); default 64 MiB */
+  char *ca_bundle;       /* "tls".ca_bundle: a PEM file of certificate authorities to trust (a
+                            site's private CA), resolved against the job's folder; NULL: libcurl's
+                            default, or CURL_CA_BUNDLE / SSL_CERT_FILE when set */
 } tl_http_cfg;
 
 /* An engine of a role. */

@@ -51,6 +51,7 @@
 #ifndef TALLY_OPENAI_H
 #define TALLY_OPENAI_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "tally/engine.h"
@@ -64,6 +65,8 @@ typedef struct {
   int local_rank, local_size; /* of this rank on its node: {local_rank}, {port}, URL lists */
   const char *cache_dir;   /* NULL: no cache */
   FILE *dry;               /* non-NULL: a dry run, requests written here */
+  const volatile sig_atomic_t *stop; /* NULL, or a flag a signal handler sets: the health wait
+                                        ends when it is nonzero */
 } tl_openai_opts;
 
 /* Resolves this rank's endpoints (a URL template, or its share of a URL list: list entries i
@@ -88,7 +91,10 @@ typedef struct {
   uint64_t max_waiting; /* the most requests built and waiting for a slot (or a retry) at once */
   uint64_t dead_endpoints; /* endpoints that refused the credentials (HTTP 401/403): no more
                               requests went there */
+  uint64_t cache_write_errors; /* cache entries that could not be written */
 } tl_openai_stats;
+/* The first cache write failure (borrowed; NULL when none). */
+const char *tl_openai_cache_error(const tl_openai *o);
 void tl_openai_stats_get(const tl_openai *o, tl_openai_stats *st);
 
 /* One change of an endpoint's limit: seconds since open, endpoint index, the new limit

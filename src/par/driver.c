@@ -2251,7 +2251,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
     }
   }
   /* the HTTP engines: opened on every rank, their endpoints healthy before any work starts */
-  if (!r.merging && (rc = tl_http_open(job, o->cache_dir, NULL, comm, o->log, r.http))) goto done;
+  if (!r.merging && (rc = tl_http_open(job, o->cache_dir, NULL, &g_stop, comm, o->log, r.http))) goto done;
   for (int k = 0; k < TL_ROLE__N; k++)
     if (r.http[k]) r.eng[k] = tl_openai_engine(r.http[k]);
   {
@@ -2751,7 +2751,7 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
       rc = st == TL_EINPUT ? TL_EXIT_BAD_INPUT : st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
     }
   }
-  if (!rc && (rc = tl_http_open(job, o->cache_dir, f, MPI_COMM_SELF, o->log, r.http)) == 0)
+  if (!rc && (rc = tl_http_open(job, o->cache_dir, f, NULL, MPI_COMM_SELF, o->log, r.http)) == 0)
     for (int q = 0; q < TL_ROLE__N; q++)
       if (r.http[q]) r.eng[q] = tl_openai_engine(r.http[q]);
   r.dry = 1;

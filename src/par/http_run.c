@@ -17,8 +17,8 @@ static int env_int(const char *name, int *out) {
   return 1;
 }
 
-int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, MPI_Comm comm, FILE *log,
-                 tl_openai *out[TL_ROLE__N]) {
+int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, const volatile sig_atomic_t *stop,
+                 MPI_Comm comm, FILE *log, tl_openai *out[TL_ROLE__N]) {
   int rank;
   MPI_Comm_rank(comm, &rank);
   for (int k = 0; k < TL_ROLE__N; k++) out[k] = NULL;
@@ -39,7 +39,7 @@ int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, MPI_Comm c
   tl_err err = {{0}};
   for (int k = 0; k < TL_ROLE__N && !rc; k++) {
     if (!job->engines[k].type || strcmp(job->engines[k].type, "openai")) continue;
-    tl_openai_opts op = {&job->engines[k].http, (tl_role)k, local, nsize, cache_dir, dry};
+    tl_openai_opts op = {&job->engines[k].http, (tl_role)k, local, nsize, cache_dir, dry, stop};
     tl_status st = tl_openai_open(&op, &out[k], &err);
     if (st) {
       fprintf(log, "tally: rank %d: %s\n", rank, err.msg);
@@ -64,16 +64,17 @@ int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, MPI_Comm c
   return all;
 }
 
-enum { NSTAT = 12 };
+enum { NSTAT = 13 };
 static void stats_vec(const tl_openai_stats *st, uint64_t v[NSTAT]) {
   const tl_openai_stats s = *st;
   uint64_t x[NSTAT] = {s.sent, s.replies, s.cache_hits, s.cache_writes, s.retries, s.failed,
-                       s.http_429, s.http_5xx, s.timeouts, s.conn_errors, s.malformed, s.dead_endpoints};
+                       s.http_429, s.http_5xx, s.timeouts, s.conn_errors, s.malformed, s.dead_endpoints,
+                       s.cache_write_errors};
   memcpy(v, x, sizeof x);
 }
 static const char *const STAT_NAMES[NSTAT] = {"sent", "replies", "cache_hits", "cache_writes", "retries", "failed",
                                               "http_429", "http_5xx", "timeouts", "conn_errors", "malformed",
-                                              "dead_endpoints"};
+                                              "dead_endpoints", "cache_write_errors"};
 
 tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Comm comm, FILE *log, int quiet,
                          tl_err *err) {
@@ -111,6 +112,16 @@ tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Co
       fprintf(log, "tally: %s engine: %llu endpoint%s refused the credentials (HTTP 401/403) and got no more "
                    "requests; the item table's error column says which\n",
               tl_role_name((tl_role)k), (unsigned long long)tot[11], tot[11] == 1 ? "" : "s");
+    if (tot[12]) { /* the first failure of the lowest rank that had one */
+      const char *ce = http[k] ? tl_openai_cache_error(http[k]) : NULL;
+      int have = ce != NULL, first = nranks;
+      int cand = have ? rank : nranks;
+      MPI_Allreduce(&cand, &first, 1, MPI_INT, MPI_MIN, comm);
+      if (rank == first)
+        fprintf(log, "tally: %s engine: %llu cache entr%s could not be written (the replies are in the output and the "
+                     "journal); the first: %s\n",
+                tl_role_name((tl_role)k), (unsigned long long)tot[12], tot[12] == 1 ? "y" : "ies", ce);
+    }
     if (!w || st) continue;
     /* the concurrency history, gathered to rank 0: 5 doubles a change (rank, endpoint, t, limit, why) */
     size_t n = 0;

@@ -150,4 +150,6 @@ if command -v mpirun > /dev/null; then
   echo "$last" | grep -q "108/108 units (100.0%)" || fail "6: the last progress line: $last"
   echo "6: 2 ranks: $last"
 fi
+for p in "${TS_PIDS[@]}"; do kill -TERM "$p" 2> /dev/null || true; wait "$p" 2> /dev/null || true; done
+TS_PIDS=()
 echo "PASS"

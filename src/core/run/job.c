@@ -531,8 +531,9 @@ static const char *const HTTP_OWN[] = {"model", "messages", "prompt", "temperatu
 static void load_http(problems *p, const cJSON *v, const char *where, tl_http_cfg *h) {
   static const char *const K[] = {"type", "url", "urls", "port_base", "api", "model", "api_key_env", "sampling",
                                   "extra", "concurrency", "timeouts", "retries", "health", "think",
-                                  "cache_unseeded", "key_header", NULL};
+                                  "cache_unseeded", "key_header", "max_reply_bytes", "tls", NULL};
   check_keys(p, v, where, K);
+  h->max_reply_bytes = 64.0 * 1024 * 1024;
   h->port_base = 8000;
   h->temperature = h->top_p = NAN;
   h->max_tokens = h->n = h->logprobs = h->top_logprobs = -1;
@@ -652,6 +653,16 @@ static void load_http(problems *p, const cJSON *v, const char *where, tl_http_cf
   else if (th) h->think_keep = strcmp(th->valuestring, "keep") == 0;
   bool_in(p, v, "cache_unseeded", where, &h->cache_unseeded);
   bool_in(p, v, "key_header", where, &h->key_header);
+  num_in(p, v, "max_reply_bytes", where, 1024, 1e12, 0, &h->max_reply_bytes);
+  static const char *const LK[] = {"ca_bundle", NULL};
+  snprintf(w, sizeof w, "%s.tls", where);
+  const cJSON *tls = sub_obj(p, v, "tls", where, LK);
+  const cJSON *ca = tls ? cJSON_GetObjectItemCaseSensitive(tls, "ca_bundle") : NULL;
+  if (ca && (!cJSON_IsString(ca) || !*ca->valuestring))
+    problem(p, w, "\"ca_bundle\" must be the path of a PEM file of certificate authorities");
+  else if (ca) h->ca_bundle = tl_path_resolve(p->dir, ca->valuestring);
+  if (h->top_logprobs > 0 && h->logprobs != 1)
+    problem(p, where, "\"sampling\".top_logprobs needs \"logprobs\": true (servers refuse it alone)");
 }
 
 static void http_release(tl_http_cfg *h) {
@@ -663,6 +674,7 @@ static void http_release(tl_http_cfg *h) {
   free(h->api_key_env);
   free(h->extra_json);
   free(h->health_path);
+  free(h->ca_bundle);
   memset(h, 0, sizeof *h);
 }
 
