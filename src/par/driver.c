@@ -427,8 +427,9 @@ static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long
 }
 
 /* The replay's sub of a line (a tl_replay_sub_fn, given to tl_replay_open_subs): "turn" is the
- * unit's sub (from 0) and must be one of the item's; "turn_id" is the item's 1-based turn, which the module maps to its
- * sub (vt->turn_sub; without one turn t is sub t - 1); with both they must agree. A line that
+ * unit's sub (from 0) and must be one of the item's; "turn_id" is the item's 1-based turn, which
+ * the module maps to its sub (vt->turn_sub; without one turn t is sub t - 1); with both they
+ * must agree. A line that
  * names no unit is a bad line (file:line), never a reply that is silently never asked for. An
  * item the job does not have passes: on_replay_key reports it. */
 static int replay_sub(void *ctx, const char *bench, const char *id, int64_t turn, int64_t turn_id, uint32_t *sub,
