@@ -426,6 +426,43 @@ static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long
   return 0;
 }
 
+/* The replay's sub of a line (a tl_replay_sub_fn, given to tl_replay_open_subs): "turn" is the
+ * unit's sub (from 0) and must be one of the item's; "turn_id" is the item's 1-based turn, which
+ * the module maps to its sub (vt->turn_sub; without one turn t is sub t - 1); with both they
+ * must agree. A line that
+ * names no unit is a bad line (file:line), never a reply that is silently never asked for. An
+ * item the job does not have passes: on_replay_key reports it. */
+static int replay_sub(void *ctx, const char *bench, const char *id, int64_t turn, int64_t turn_id, uint32_t *sub,
+                      char *msg, size_t msz) {
+  const bench_run *r = ctx;
+  int b = bench_index(r, bench);
+  size_t item;
+  *sub = turn >= 0 ? (uint32_t)turn : 0;
+  if (b < 0 || !r->rbs[b].vt->item_find(r->rbs[b].b, id, &item)) return 0;
+  const tl_bench_vt *vt = r->rbs[b].vt;
+  const uint32_t n = vt->n_subs(r->rbs[b].b, item);
+  if (turn_id >= 0) {
+    uint32_t s = (uint32_t)(turn_id - 1);
+    char why[256];
+    if (vt->turn_sub && vt->turn_sub(r->rbs[b].b, item, (uint64_t)turn_id, &s, why, sizeof why) != 0)
+      return snprintf(msg, msz, "field 'turn_id' is %lld: %s", (long long)turn_id, why), -1;
+    if (!vt->turn_sub && turn_id > (int64_t)n)
+      return snprintf(msg, msz, "field 'turn_id' is %lld but item '%s' has %u turn%s (turn_id counts from 1)",
+                      (long long)turn_id, id, (unsigned)n, n == 1 ? "" : "s"), -1;
+    if (turn >= 0 && (uint32_t)turn != s)
+      return snprintf(msg, msz, "fields 'turn' (%lld: the judged-turn index, from 0) and 'turn_id' (%lld: the "
+                      "dialogue's turn, from 1) name different turns of item '%s' (turn_id %lld is 'turn' %u)",
+                      (long long)turn, (long long)turn_id, id, (long long)turn_id, (unsigned)s), -1;
+    *sub = s;
+    return 0;
+  }
+  if (*sub >= n)
+    return snprintf(msg, msz, "field 'turn' is %lld but item '%s' has %u judged turn%s, 'turn' 0 to %u ('turn' is "
+                    "the judged-turn index, from 0; the dialogue's turn, from 1, is 'turn_id')",
+                    (long long)turn, id, (unsigned)n, n == 1 ? "" : "s", n ? (unsigned)n - 1 : 0u), -1;
+  return 0;
+}
+
 /* Opens the replay engine of each role from the benchmarks' files (answers: stage 0 for the
  * model; judgments: stage 1 for the judge). */
 static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
@@ -456,7 +493,8 @@ static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
     tl_status st = TL_OK;
     for (int i = 0; i < n && !st; i++) /* their lines are matched to units: counted as such */
       if (tl_inlog_matched(log, src[i].path, 0)) st = tl_err_set(err, TL_ENOMEM, "out of memory");
-    if (!st) st = tl_replay_open(src, n, job->max_line, log, on_replay_key, r, &r->replay[role], err);
+    if (!st)
+      st = tl_replay_open_subs(src, n, job->max_line, log, on_replay_key, r, replay_sub, r, &r->replay[role], err);
     free(src);
     if (st) return st;
     tl_replay_set_latency(r->replay[role], job->engines[role].latency_ms);
