@@ -5,7 +5,8 @@
 #     each, after every retry (never an empty answer scored); a 2 MB reply over
 #     max_reply_bytes: refused at once (1 request); a 500 with the same words twice: 2 requests,
 #     the words kept; the key a server echoes (in a 400's text, in a reply) is nowhere in the
-#     output, the journal or stderr; the other 15 units are answered;
+#     output, the journal or stderr; the other 15 units are answered; the run names the engine
+#     errors' commonest reasons;
 #  2. the cache: an entry edited to the wrong shape, or moved under another request's name, is
 #     not served (the request is sent again); a --cache that cannot be a folder is exit 2;
 #  3. health.path: a server without /health is used through its own path; SIGTERM during the
@@ -71,7 +72,9 @@ done
 [ "$(reqs a mazenav.tqa.0.0/)" = 1 ] || fail "1: the oversized reply was asked $(reqs a mazenav.tqa.0.0/) times"
 [ "$(reqs a mazenav.tqa.1.0/)" = 2 ] || fail "1: the same 500 twice: $(reqs a mazenav.tqa.1.0/) requests, not 2"
 if grep -rq "$EF_KEY" "$WORK/a.h5" "$WORK/a.err" "$WORK/a.txt" "$WORK/a.h5.journal"; then fail "1: the key leaked"; fi
-echo "1: retries as expected; the key appears in no output, journal or message"
+grep -q "tally: model engine_error: 21 unit stages; top reasons: 3 x http" "$WORK/a.err" ||
+  { cat "$WORK/a.err"; fail "1: the engine errors' top reasons are not said"; }
+echo "1: retries as expected; the key appears in no output, journal or message; the top reasons said"
 
 # ---- 2. the cache ----
 fsrv c
