@@ -1283,6 +1283,19 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
   o->cfg.health_path = NULL; /* the engine's own copies below */
   o->cfg.ca_bundle = NULL;
   o->health_path = tl_strdup(c->health_path ? c->health_path : "/health");
+  { /* slurm/serve.sh picks its ports per job and says where: {port} follows it */
+    const char *pb = getenv("TALLY_PORT_BASE");
+    char *end = NULL;
+    long v = pb && *pb ? strtol(pb, &end, 10) : 0;
+    if (pb && *pb) {
+      if (*end || v < 1 || v > 65535) {
+        free(o->health_path);
+        free(o);
+        return tl_err_set(err, TL_EJOB, "TALLY_PORT_BASE='%s' is not a port number", pb);
+      }
+      o->cfg.port_base = (int)v;
+    }
+  }
   o->stop = op->stop;
   o->log = op->log;
   o->role = op->role;
