@@ -1906,6 +1906,11 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
                      "(nominal) %.3f\n",
                 (long long)h->cols[2].v.i[r], h->cols[3].v.f[r], (long long)h->cols[4].v.i[r], h->cols[5].v.f[r]);
   }
+  const tl_table *jt = tables[T_JOIN];
+  for (size_t r = 0; r < jt->nrows; r++)
+    fprintf(out, "human scores %s: %lld of %lld units matched (%lld of %lld rows; /metrics/vqa/human_join)\n",
+            jt->cols[0].v.s[r], (long long)jt->cols[9].v.i[r], (long long)jt->cols[8].v.i[r],
+            (long long)(jt->cols[2].v.i[r] - jt->cols[6].v.i[r]), (long long)jt->cols[1].v.i[r]);
 }
 
 const tl_bench_vt tl_bench_vqa = {
