@@ -1834,7 +1834,7 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
   fprintf(out, "vqa: %zu questions, %llu units over %zu model/seed configs; VQA accuracy version %s; LAVE %s\n", b->n,
           (unsigned long long)units, ncfgs, tl_vqa_version_name(b->version), b->lave ? "on" : "off");
   const tl_table *a = tables[T_SUM];
-  const int ncol = b->lave ? 12 : 10;
+  const int ncol = b->lave ? 12 : 11;
   char *(*cells)[SUM_NCOL] = calloc(a->nrows + 1, sizeof *cells);
   if (!cells) return;
   static const char *const HEAD[SUM_NCOL] = {"model", "group", "n", "answered", "missing", "unparsed", "engine_error",
@@ -1864,12 +1864,10 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
   for (size_t r = 0; r <= a->nrows; r++)
     for (int c = 0; c < SUM_NCOL; c++) free(cells[r][c]);
   free(cells);
-  int multi = 0;
-  for (size_t r = 0; r < a->nrows; r++) multi |= a->cols[SC_NSEEDS].v.i[r] > 1;
   fprintf(out, "every mean divides by n (questions x seeds): a missing, unparsed or engine_error unit scores 0; "
-               "mean ± std over seeds (ddof 1%s); 95%% CI of vqa_accuracy: percentile bootstrap over questions, "
-               "seeds together (%u resamples, seed %llu)\n",
-          multi ? "" : "; '-': one seed", b->ci_B, (unsigned long long)b->ci_seed);
+               "mean ± std over seeds (ddof 1; '-': one seed); 95%% CI of vqa_accuracy: percentile bootstrap over "
+               "questions, seeds together (%u resamples, seed %llu)\n",
+          b->ci_B, (unsigned long long)b->ci_seed);
   if (b->lave) {
     fprintf(out, "lave_score: an unrated unit scores 0; unrated = missing + engine_error + judge engine errors + "
                  "unparsed judge replies (no rating) + not judged:\n");
