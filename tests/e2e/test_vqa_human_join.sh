@@ -9,7 +9,8 @@
 # 4. a partial match (20 rows of one model, 2 rows for unknown items, 1 of a model not in the
 #    run): "vqa: human scores FILE: 23 rows, 20 of 60 units matched; ..." printed once (1 and 2
 #    ranks), /metrics/vqa/human_join holds the counts, the summary shows them, and the 2 rows
-#    for unknown items give one message, not one per row.
+#    for unknown items give one message, not one per row;
+# 5. a "release" file whose rows' human scores are of another model than the answers: an error.
 . "$(dirname "$0")/common.sh"
 need_python
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
@@ -90,4 +91,28 @@ assert sum(1 for h in t["human"] if h == h) == 20
 print("human_join: 20 of 60 units, every row accounted for")
 PY
 echo "4. a partial match: counted once on 1 and 2 ranks, in the output and the summary"
+
+# 5. a release file (items and human scores in the LAVE release's columns) whose rows are of
+#    another model than the answers scored: the same error, naming the release file
+"$PY" - "$D/items.jsonl" "$D/human.jsonl" "$WORK/rel.jsonl" <<'PY'
+import json, sys
+items = {json.loads(l)["question_id"]: json.loads(l) for l in open(sys.argv[1])}
+with open(sys.argv[3], "w") as out:
+    for h in map(json.loads, open(sys.argv[2])):
+        if h["model"] != "demo-vlm-a":
+            continue
+        it = items[h["qid"]]
+        out.write(json.dumps({"dataset": "demo", "model": "rel-model", "qid": h["qid"], "question": it["question"],
+                              "references": it["answers"], "prediction": "x", "human_score": 1.0}) + "\n")
+PY
+cat > "$WORK/rel.json" <<JOB
+{"name": "rel", "output": "$WORK/rel.h5",
+ "benchmarks": [{"benchmark": "vqa", "release": "$WORK/rel.jsonl", "answers": "$D/answers.jsonl"}]}
+JOB
+rc=0
+"$TALLY_BIN" run "$WORK/rel.json" --quiet > /dev/null 2> "$WORK/rel.err" || rc=$?
+[ "$rc" != 0 ] || { cat "$WORK/rel.err"; fail "5: a release file matching no unit: exit 0"; }
+grep -qF "no row of $WORK/rel.jsonl matches a unit of this run: its models are [rel-model], the run's are [demo-vlm-a, demo-vlm-b]" "$WORK/rel.err" ||
+  { cat "$WORK/rel.err"; fail "5: message"; }
+echo "5. a release file of another model: exit $rc, named"
 echo "ok"

@@ -88,7 +88,7 @@ typedef struct {
   double score;        /* human score, NaN when none */
   int votes[MAX_VOTES];
   int nvotes;          /* 0: none */
-  int file;            /* index of its "human" file; -1: a release row */
+  int file;            /* index of its file in b->hf (human files, then release files) */
 } human_t;
 
 /* One "human" file's join with the run (docs/VQA.md, "Human scores"): its rows, and per model
@@ -148,7 +148,8 @@ struct tl_bench {
   tl_strmap hum_of;
   human_t *hum;
   size_t nhum, caphum;
-  hfile *hf;            /* [n_human_p] the join of each "human" file */
+  hfile *hf;            /* [n_human_p + n_rel_p] the join of each "human" file, then of each
+                           "release" file (its rows' human_score) */
   char **job_models;    /* the entry's "models" (the loader's key), NULL when absent */
   int n_job_models;
   FILE *echo;           /* rank 0's message stream (the input log's echo), NULL on other ranks */
@@ -168,6 +169,9 @@ static void strs_free(char **p, int n) {
   for (int i = 0; i < n; i++) free(p[i]);
   free(p);
 }
+
+/* The path of join file f of b->hf: the human files, then the release files. */
+static const char *hf_path(const tl_bench *b, int f) { return f < b->n_human_p ? b->human_p[f] : b->rel_p[f - b->n_human_p]; }
 
 static void loaded_release(tl_bench *b) {
   for (size_t i = 0; i < b->n; i++) {
@@ -201,7 +205,7 @@ static void loaded_release(tl_bench *b) {
   free(b->hum);
   b->hum = NULL;
   b->nhum = b->caphum = 0;
-  for (int f = 0; b->hf && f < b->n_human_p; f++) {
+  for (int f = 0; b->hf && f < b->n_human_p + b->n_rel_p; f++) {
     hfile *h = &b->hf[f];
     free(h->first_unknown);
     tl_strmap_release(&h->model_ix);
@@ -463,7 +467,7 @@ typedef struct {
   tl_err *err;
   size_t cap;
   int human_only; /* 1: a "human" file (no question/references needed) */
-  int file;       /* human_only: its index in b->human_p / b->hf */
+  int file;       /* its index in b->hf (a human file's in b->human_p; a release file's + n_human_p) */
 } rel_ctx;
 
 /* qid of a row: an integer or a non-empty string; into buf. 0 ok. */
@@ -655,8 +659,13 @@ static tl_status rel_line(void *vctx, const cJSON *o, const tl_jsonl *r) {
       return st;
   }
   if (hbad) return logged(tl_inlog_report(c->log, TL_IN_BAD_FIELD, r->path, r->line_no, "%s", msg), c->err);
-  h.file = -1;
-  return put_human(b, it->id, model->valuestring, &h, r, c->log, c->err, NULL);
+  h.file = c->file;
+  bool added;
+  hfile *hf = &b->hf[c->file];
+  if ((st = put_human(b, it->id, model->valuestring, &h, r, c->log, c->err, &added))) return st;
+  if (!added) hf->duplicate++;
+  else if (hfile_kept(hf, model->valuestring)) return tl_err_set(c->err, TL_ENOMEM, "out of memory");
+  return TL_OK;
 }
 
 static void fix_refs(tl_bench *b) {
@@ -805,8 +814,9 @@ static int64_t human_units(const hfile *h, const tl_cfg *cfgs, size_t ncfgs, lon
 /* A human file that matches no unit of the run is an error: TL_EJOB naming the file and the
  * models of both sides. */
 static tl_status human_check(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, tl_err *err) {
-  for (int f = 0; f < b->n_human_p; f++) {
+  for (int f = 0; f < b->n_human_p + b->n_rel_p; f++) {
     const hfile *h = &b->hf[f];
+    if (f >= b->n_human_p && !h->kept) continue; /* a release without human scores (each row reported) */
     if (human_units(h, cfgs, ncfgs, NULL) > 0) continue;
     tl_buf a, m;
     tl_buf_init(&a);
@@ -818,7 +828,7 @@ static tl_status human_check(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs
       if (!c || strcmp(cfgs[c].model, cfgs[c - 1].model)) names[k++] = cfgs[c].model;
     name_list(&m, names, k);
     tl_status st = tl_err_set(err, TL_EJOB, "vqa: no row of %s matches a unit of this run: its models are %s, the "
-                              "run's are %s", b->human_p[f], a.data ? a.data : "[]", m.data ? m.data : "[]");
+                              "run's are %s", hf_path(b, f), a.data ? a.data : "[]", m.data ? m.data : "[]");
     tl_buf_release(&a);
     tl_buf_release(&m);
     return st;
@@ -844,12 +854,17 @@ static tl_status vqa_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *e
     if ((st = tl_lave_demos_load(b->demos_p, &b->demos, err))) return st;
     if ((st = tl_lave_demos_load(b->demos_bin_p, &b->demos_bin, err))) return st;
   }
+  const int nhf = b->n_human_p + b->n_rel_p;
+  if (nhf && !(b->hf = calloc((size_t)nhf, sizeof *b->hf))) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  for (int f = 0; f < nhf; f++) tl_strmap_init(&b->hf[f].model_ix);
   if (b->n_rel_p) {
     rel_ctx c = {b, log, err, 0, 0, 0};
     for (int f = 0; !st && f < b->n_rel_p; f++) {
       tl_jsonl r;
       if ((st = tl_jsonl_open(&r, b->rel_p[f], max_line, err))) break;
+      c.file = b->n_human_p + f;
       st = tl_inlog_each(log, &r, "rows", rel_line, &c, err);
+      b->hf[c.file].rows = r.n_records + r.n_bad;
       tl_jsonl_close(&r);
     }
     if (!st) fix_refs(b);
@@ -897,8 +912,6 @@ static tl_status vqa_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *e
   b->echo = log->echo;
   b->rt->ncfgs = SIZE_MAX;
   b->rt->checked = 0;
-  if (b->n_human_p && !(b->hf = calloc((size_t)b->n_human_p, sizeof *b->hf))) return tl_err_set(err, TL_ENOMEM, "out of memory");
-  for (int f = 0; f < b->n_human_p; f++) tl_strmap_init(&b->hf[f].model_ix);
   rel_ctx hc = {b, log, err, 0, 1, 0};
   for (int f = 0; !st && f < b->n_human_p; f++) {
     tl_jsonl r;
@@ -1628,7 +1641,7 @@ static tl_status summary_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncf
  * for a run whose units were all restored from a journal. */
 static tl_status join_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, tl_table *t, tl_err *err) {
   static const tl_col_spec JC[] = {
-      {"file", TL_COL_STR, "the human-scores file, as the job names it (resolved)"},
+      {"file", TL_COL_STR, "a \"human\" file, or a \"release\" file (its rows' human_score), resolved path"},
       {"n_rows", TL_COL_I64, "lines read"},
       {"n_rows_joined", TL_COL_I64, "rows kept: an item of the run, the first row for its (item, model)"},
       {"n_rows_unknown_item", TL_COL_I64, "rows naming an item the items do not have (reported once)"},
@@ -1643,7 +1656,7 @@ static tl_status join_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   tl_buf ms;
   tl_buf_init(&ms);
   tl_status st = TL_OK;
-  for (int f = 0; !st && f < b->n_human_p; f++) {
+  for (int f = 0; !st && f < b->n_human_p + b->n_rel_p; f++) {
     const hfile *h = &b->hf[f];
     long other = 0;
     const int64_t units = (int64_t)(ncfgs * b->n), matched = human_units(h, cfgs, ncfgs, &other);
@@ -1651,7 +1664,7 @@ static tl_status join_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
     tl_buf_reset(&ms);
     for (size_t m = 0; m < h->nmodel && m < 20; m++) tl_buf_printf(&ms, "%s%s", m ? "," : "", h->mname[m]);
     size_t r = tl_table_add_row(t);
-    if (r == (size_t)-1 || tl_table_set_str(t, r, 0, b->human_p[f]) || tl_table_set_str(t, r, 7, ms.data ? ms.data : "")) {
+    if (r == (size_t)-1 || tl_table_set_str(t, r, 0, hf_path(b, f)) || tl_table_set_str(t, r, 7, ms.data ? ms.data : "")) {
       st = TL_ENOMEM;
       break;
     }
@@ -1660,7 +1673,7 @@ static tl_status join_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
     tl_table_set_i64(t, r, 8, units);
     tl_table_set_i64(t, r, 9, matched);
     if (b->echo) {
-      fprintf(b->echo, "vqa: human scores %s: %ld rows, %lld of %lld units matched", b->human_p[f], h->rows,
+      fprintf(b->echo, "vqa: human scores %s: %ld rows, %lld of %lld units matched", hf_path(b, f), h->rows,
               (long long)matched, (long long)units);
       if (h->rows != h->kept) {
         fprintf(b->echo, "; rows not joined: %ld", h->rows - h->kept);
@@ -1909,9 +1922,14 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
     const tl_table *h = tables[T_HUMAN];
     for (size_t r = 0; r < h->nrows; r++)
       if (h->cols[1].v.i[r] == -1)
+      {
+        char al[32] = "- (no votes)";
+        if (!isnan(h->cols[5].v.f[r])) snprintf(al, sizeof al, "%.3f", h->cols[5].v.f[r]);
+        else if (h->cols[4].v.i[r]) snprintf(al, sizeof al, "- (undefined)");
         fprintf(out, "human scores: %lld units, mean %.3f; annotator votes on %lld units, Krippendorff's alpha "
-                     "(nominal) %.3f\n",
-                (long long)h->cols[2].v.i[r], h->cols[3].v.f[r], (long long)h->cols[4].v.i[r], h->cols[5].v.f[r]);
+                     "(nominal) %s\n",
+                (long long)h->cols[2].v.i[r], h->cols[3].v.f[r], (long long)h->cols[4].v.i[r], al);
+      }
   }
   const tl_table *jt = tables[T_JOIN];
   for (size_t r = 0; r < jt->nrows; r++)
