@@ -1863,8 +1863,12 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
                                              "vqa_accuracy", "95% CI", "soft_vqa_accuracy", "exact_match", "lave_score"};
   for (int c = 0; c < SUM_NCOL; c++) cells[0][c] = cell_printf("%s", HEAD[c]);
   if (b->lave) cells[0][11] = cell_printf("lave_score (unrated)");
+  int ndatasets = 0; /* one dataset: its rows repeat "all", not printed */
+  for (int g = 0; g < b->G; g++) ndatasets += !strcmp(b->gkind[g], "dataset");
+  size_t nr = 0;
   for (size_t r = 0; r < a->nrows; r++) {
-    char *(*row) = cells[r + 1];
+    if (ndatasets == 1 && !strcmp(a->cols[SC_LEVEL].v.s[r], "dataset")) continue;
+    char *(*row) = cells[++nr];
     const char *lv = a->cols[SC_LEVEL].v.s[r];
     row[0] = cell_printf("%s", a->cols[SC_MODEL].v.s[r]);
     row[1] = strcmp(lv, "all") ? cell_printf("%s=%s", lv, a->cols[SC_GROUP].v.s[r]) : cell_printf("all");
@@ -1882,7 +1886,7 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
     }
   }
   fprintf(out, "\n");
-  print_grid(out, cells, a->nrows + 1, ncol);
+  print_grid(out, cells, nr + 1, ncol);
   for (size_t r = 0; r <= a->nrows; r++)
     for (int c = 0; c < SUM_NCOL; c++) free(cells[r][c]);
   free(cells);
