@@ -227,7 +227,7 @@ cat > "$WORK/bad.json" <<JOB
  "benchmarks": [{"benchmark": "vqa", "dataset": "demo", "items": "$D/items.jsonl", "answers": "$D/answers.jsonl", "human": "$WORK/hbad.jsonl"}]}
 JOB
 cat > "$WORK/bad2.json" <<JOB
-{"name": "bad2", "output": "$WORK/bad2.h5",
+{"name": "bad2", "output": "$WORK/bad2.h5", "limits": {"max_rejected": 1},
  "benchmarks": [{"benchmark": "vqa", "release": "$WORK/rbad.jsonl", "answers": "$WORK/rbad.jsonl"}]}
 JOB
 "$TALLY_BIN" run "$WORK/bad.json" > "$WORK/bad.txt" 2> "$WORK/bad.err" || fail "a run with bad human rows stopped"
