@@ -714,6 +714,9 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
   for (size_t b = 0; b < r->nb; b++) {
     if (!model_http && !r->merging && (st = check_filters(r, b, err))) return st;
     if ((st = build_cfgs(r, b)) || (st = tl_rb_units(&r->rbs[b]))) return tl_err_set(err, st, "out of memory");
+    if (r->rbs[b].vt->check_cfgs && !r->merging &&
+        (st = r->rbs[b].vt->check_cfgs(r->rbs[b].b, r->rbs[b].cfgs, r->rbs[b].ncfgs, err)))
+      return st;
     r->rbs[b].base = base;
     base += r->rbs[b].U;
     r->held[b].w = 2; /* unit, where its item-table row was spilled */

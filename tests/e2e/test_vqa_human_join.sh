@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # VQA human scores are a counted join (docs/VQA.md, "Human scores"; issue 27):
 # 1. a "human" file with no row for the run's models (the demo's rows renamed to other models):
-#    exit non-zero before any unit is scored, the message names the file and the models of both
-#    sides; no output file;
+#    exit 2 at load (the module's check_cfgs, before any engine is asked or a journal started),
+#    the message names the file and the models of both sides; no output file, no journal;
 # 2. the same with the entry's "models" listed: refused at load (exit 2, "nothing was run");
 # 3. a human file whose rows all name items the items do not have (another dataset name):
 #    refused at load, an example id of each side shown;
@@ -29,7 +29,8 @@ sed 's/demo-vlm-a/other-x/; s/demo-vlm-b/other-y/' "$D/human.jsonl" > "$WORK/h_o
 job other "$WORK/h_other.jsonl"
 rc=0
 "$TALLY_BIN" run "$WORK/other.json" --quiet > "$WORK/other.out" 2> "$WORK/other.err" || rc=$?
-[ "$rc" != 0 ] || { cat "$WORK/other.err"; fail "1: a human file matching no unit: exit 0"; }
+[ "$rc" = 2 ] || { cat "$WORK/other.err"; fail "1: a human file matching no unit: exit $rc, want 2"; }
+[ ! -e "$WORK/other.h5.journal" ] || fail "1: a journal was started"
 grep -qF "no row of $WORK/h_other.jsonl matches a unit of this run: its models are [other-x, other-y], the run's are [demo-vlm-a, demo-vlm-b]" "$WORK/other.err" ||
   { cat "$WORK/other.err"; fail "1: the message does not name the file and both sides' models"; }
 [ -e "$WORK/other.h5" ] && fail "1: an output was written"

@@ -836,10 +836,9 @@ static tl_status human_check(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs
   return TL_OK;
 }
 
-/* The check of the run's cfgs against the human files (human_check), once: every rank runs it
- * when the cfgs are known and before anything is asked - today from its first request
- * (vqa_request); a driver hook called right after the cfgs are built would run it before the
- * journal is started (the function has that hook's shape). */
+/* The check of the run's cfgs against the human files (human_check), once: the driver calls it
+ * through vt->check_cfgs on every rank when the cfgs are known, before anything is asked or a
+ * journal started; vqa_request calls it too when no driver did (a caller of the module alone). */
 static tl_status vqa_check_cfgs(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, tl_err *err) {
   tl_status st = human_check(b, cfgs, ncfgs, err);
   if (!st) b->rt->checked = 1;
@@ -1966,4 +1965,5 @@ const tl_bench_vt tl_bench_vqa = {
     .items_table = vqa_items_table,
     .tables = vqa_tables,
     .summary = vqa_summary,
+    .check_cfgs = vqa_check_cfgs,
 };
