@@ -2184,7 +2184,8 @@ static void remove_spill(const char *dir, FILE *log) {
  * rank 0 prints the summary. */
 static void nothing_to_run(FILE *log, const bench_run *r, const tl_inlog *in);
 
-/* Collective, after the tables are written (they are the evidence): a run in which no unit of a
+/* Collective, after the tables are built (the writer is then aborted: no output; the journal keeps
+ * every reply and failure for --resume): a run in which no unit of a
  * model got an answer, or in which the judge answered none of the units it was asked about, has
  * scored nothing that model or judge was run for. It fails (TL_EXIT_FAIL), saying so on rank 0
  * (also under --quiet), with the first engine failure a rank saw. */
@@ -2301,8 +2302,8 @@ static int fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
     free(all), free(mine);
   }
   if (rank == 0 && bad)
-    fprintf(o->log, "tally: the run scored nothing for the model(s) or judge above: failed (the output holds the "
-                    "evidence; fix the engine or the answers, then run again)\n");
+    fprintf(o->log, "tally: the run scored nothing for the model(s) or judge above: failed, no output written (the "
+                    "journal keeps every reply and failure: fix the engine, then --resume asks only the failed units)\n");
   return agree(bad ? TL_EXIT_FAIL : TL_EXIT_OK, comm);
 }
 static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output,
