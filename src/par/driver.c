@@ -2184,11 +2184,6 @@ static void remove_spill(const char *dir, FILE *log) {
  * rank 0 prints the summary. */
 static void nothing_to_run(FILE *log, const bench_run *r, const tl_inlog *in);
 
-/* Collective, after the tables are built (the writer is then aborted: no output; the journal keeps
- * every reply and failure for --resume): a run in which no unit of a
- * model got an answer, or in which the judge answered none of the units it was asked about, has
- * scored nothing that model or judge was run for. It fails (TL_EXIT_FAIL), saying so on rank 0
- * (also under --quiet), with the first engine failure a rank saw. */
 /* Collective: each role's engine failures by reason, gathered to rank 0, which prints the
  * three commonest ("tally: model engine_error: 21 units; top reasons: 9 x ..."). */
 typedef struct {
@@ -2259,6 +2254,11 @@ static int report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
   return TL_EXIT_OK;
 }
 
+/* Collective, after the tables are built (the writer is then aborted: no output; the journal keeps
+ * every reply and failure for --resume): a run in which no unit of a
+ * model got an answer, or in which the judge answered none of the units it was asked about, has
+ * scored nothing that model or judge was run for. It fails (TL_EXIT_FAIL), saying so on rank 0
+ * (also under --quiet), with the first engine failure a rank saw. */
 static int fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
   int bad = 0, rank = r->rank;
   if (r->dry) return TL_EXIT_OK; /* a dry run asks nothing: no unit has an answer */
