@@ -76,6 +76,12 @@ typedef struct {
   double paused_until; /* after a 429: no new request before this */
   double lat_min;      /* the fastest reply seen (s); 0 = none yet */
   int backed_off;      /* 1 after the first 429: growth is additive */
+  int slots;           /* requests the server serves at once, from llama.cpp's GET /props
+                          (total_slots) at health time; 0 = unknown. The limit never exceeds it:
+                          llama-server keeps one HTTP thread per kept-alive connection and queues
+                          without a 429, so requests past its slots only wait (and starve) */
+  char *root;          /* the URL less its final "/v1" (owned) */
+  char *served;        /* owned: the ids GET {base}/models lists, ", "-joined; NULL = unknown */
   char *dead;          /* owned: why the endpoint refused us for good (HTTP 401/403: the key
                           or the account; no retry or resume fixes that): it gets no request
                           again, and when every endpoint is dead every request fails at once */
@@ -118,6 +124,7 @@ struct tl_openai {
   char *ca_file, *ca_dir;   /* certificate authorities: "tls".ca_bundle, else CURL_CA_BUNDLE or
                                SSL_CERT_FILE; SSL_CERT_DIR (owned; NULL: libcurl's default) */
   const volatile sig_atomic_t *stop; /* nonzero: a signal came; the health wait ends */
+  FILE *log;                /* warnings (the health wait's probe); NULL: none */
   char *cache_err;          /* the first cache write failure (owned), for the report */
   tl_http_body_tpl tpl;     /* the members every request body holds alike */
   int proxy_env;            /* a proxy variable is set: libcurl reads the environment per
@@ -173,6 +180,7 @@ static void set_limit(tl_openai *o, int e, double v, char why) {
   endpoint *p = &o->ep[e];
   if (v < o->cfg.conc_min) v = o->cfg.conc_min;
   if (v > o->cfg.conc_max) v = o->cfg.conc_max;
+  if (p->slots > 0 && v > p->slots) v = p->slots;
   int before = (int)p->limit;
   p->limit = v;
   if ((int)v != before) note_limit(o, e, why);
@@ -869,7 +877,10 @@ static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
       if (o->cache_dir && q->hash[0]) {
         tl_buf rj;
         tl_buf_init(&rj);
-        if (view_json(&rj, &v) == TL_OK) cache_put(o, q, rj.data);
+        if (view_json(&rj, &v) == TL_OK) {
+          scrub(o, rj.data, rj.len); /* the cache is stored: no key in it either */
+          cache_put(o, q, rj.data);
+        }
         tl_buf_release(&rj);
       }
       tl_status st = emit(o, q, &v, 0, t - q->t_first, e);
@@ -1192,6 +1203,8 @@ static void free_(tl_engine *eng) {
   for (int e = 0; e < o->nep; e++) {
     free(o->ep[e].base);
     free(o->ep[e].dead);
+    free(o->ep[e].root);
+    free(o->ep[e].served);
     free(o->ep[e].url);
     curl_url_cleanup(o->ep[e].uh);
     free(o->ep[e].health);
@@ -1235,12 +1248,13 @@ static tl_status add_endpoint(tl_openai *o, const char *tmpl, int local_rank, tl
   tl_buf_printf(&b, "%s%s", base, o->cfg.completions ? "/completions" : "/chat/completions");
   p->url = tl_buf_detach(&b);
   size_t rootlen = n >= 3 && !strcmp(base + n - 3, "/v1") ? n - 3 : n;
+  p->root = tl_strndup(base, rootlen);
   tl_buf_init(&b);
   tl_buf_append(&b, base, rootlen);
   tl_buf_puts(&b, o->health_path ? o->health_path : "/health");
   p->health = tl_buf_detach(&b);
   p->limit = o->cfg.conc_initial;
-  if (!p->url || !p->health || !(p->uh = curl_url())) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (!p->url || !p->health || !p->root || !(p->uh = curl_url())) return tl_err_set(err, TL_ENOMEM, "out of memory");
   /* as libcurl reads CURLOPT_URL: a URL without a scheme is taken as http:// */
   CURLUcode uc = curl_url_set(p->uh, CURLUPART_URL, p->url, CURLU_GUESS_SCHEME);
   if (uc != CURLUE_OK)
@@ -1269,7 +1283,21 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
   o->cfg.health_path = NULL; /* the engine's own copies below */
   o->cfg.ca_bundle = NULL;
   o->health_path = tl_strdup(c->health_path ? c->health_path : "/health");
+  { /* slurm/serve.sh picks its ports per job and says where: {port} follows it */
+    const char *pb = getenv("TALLY_PORT_BASE");
+    char *end = NULL;
+    long v = pb && *pb ? strtol(pb, &end, 10) : 0;
+    if (pb && *pb) {
+      if (*end || v < 1 || v > 65535) {
+        free(o->health_path);
+        free(o);
+        return tl_err_set(err, TL_EJOB, "TALLY_PORT_BASE='%s' is not a port number", pb);
+      }
+      o->cfg.port_base = (int)v;
+    }
+  }
   o->stop = op->stop;
+  o->log = op->log;
   o->role = op->role;
   o->dry = op->dry;
   o->t0 = now_s();
@@ -1371,6 +1399,78 @@ static size_t discard(char *p, size_t sz, size_t n, void *ud) {
   return sz * n;
 }
 
+static size_t keep_small(char *p, size_t sz, size_t n, void *ud) { /* at most 1 MiB */
+  tl_buf *b = ud;
+  if (b->len + sz * n > (1u << 20)) return 0;
+  return tl_buf_append(b, p, sz * n) == TL_OK ? sz * n : 0;
+}
+
+/* GET url with the engine's headers and CA: the parsed JSON of a 200, else NULL. */
+static cJSON *get_json(tl_openai *o, CURL *h, const char *url) {
+  tl_buf b;
+  tl_buf_init(&b);
+  curl_easy_reset(h);
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep_small);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  if (o->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
+  if (o->ca_dir) curl_easy_setopt(h, CURLOPT_CAPATH, o->ca_dir);
+  struct curl_slist *l = o->api_key_hdr ? curl_slist_append(NULL, o->api_key_hdr) : NULL;
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, l);
+  CURLcode rc = curl_easy_perform(h);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+  curl_slist_free_all(l);
+  long code = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+  cJSON *j = rc == CURLE_OK && code == 200 ? cJSON_ParseWithLength(b.data, b.len) : NULL;
+  tl_buf_release(&b);
+  return j;
+}
+
+/* What a healthy endpoint says of itself: llama.cpp's GET /props (total_slots caps the limit)
+ * and GET {base}/models (the ids served; the job's model not among them is said once on log).
+ * Servers without them (404) are left as they are. */
+static void probe(tl_openai *o, CURL *h, int e, FILE *log) {
+  endpoint *p = &o->ep[e];
+  tl_buf u;
+  tl_buf_init(&u);
+  tl_buf_printf(&u, "%s/props", p->root);
+  cJSON *j = u.data ? get_json(o, h, u.data) : NULL;
+  const cJSON *ts = j ? cJSON_GetObjectItemCaseSensitive(j, "total_slots") : NULL;
+  if (cJSON_IsNumber(ts) && ts->valuedouble >= 1 && ts->valuedouble <= 65536) {
+    p->slots = (int)ts->valuedouble;
+    if (p->limit > p->slots) set_limit(o, e, p->slots, 'p');
+  }
+  cJSON_Delete(j);
+  tl_buf_reset(&u);
+  tl_buf_printf(&u, "%s/models", p->base);
+  j = u.data ? get_json(o, h, u.data) : NULL;
+  const cJSON *data = j ? cJSON_GetObjectItemCaseSensitive(j, "data") : NULL;
+  tl_buf ids;
+  tl_buf_init(&ids);
+  int found = 0, any = 0;
+  for (const cJSON *m = cJSON_IsArray(data) ? data->child : NULL; m; m = m->next) {
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+    if (!cJSON_IsString(id)) continue;
+    tl_buf_printf(&ids, "%s%s", any++ ? ", " : "", id->valuestring);
+    found |= o->model && strcmp(o->model, id->valuestring) == 0;
+  }
+  if (any) {
+    free(p->served);
+    p->served = tl_buf_detach(&ids);
+    if (o->model && !found && log)
+      fprintf(log, "tally: warning: the %s endpoint %s serves %s, not the job's model '%s' (llama-server answers "
+                   "any name; other servers refuse it)\n",
+              tl_role_name(o->role), p->base, p->served ? p->served : "?", o->model);
+  }
+  tl_buf_release(&ids);
+  tl_buf_release(&u);
+  cJSON_Delete(j);
+}
+
 tl_status tl_openai_wait_healthy(tl_openai *o, tl_err *err) {
   if (o->dry) return TL_OK;
   double deadline = now_s() + o->cfg.health_wait_s;
@@ -1395,7 +1495,10 @@ tl_status tl_openai_wait_healthy(tl_openai *o, tl_err *err) {
       curl_slist_free_all(l);
       long code = 0;
       curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-      if (rc == CURLE_OK && code == 200) break;
+      if (rc == CURLE_OK && code == 200) {
+        probe(o, h, e, o->log);
+        break;
+      }
       if (rc != CURLE_OK) snprintf(last, sizeof last, "%s", curl_easy_strerror(rc));
       else snprintf(last, sizeof last, "HTTP %ld", code);
       if (o->stop && *o->stop) {
@@ -1418,6 +1521,8 @@ tl_status tl_openai_wait_healthy(tl_openai *o, tl_err *err) {
 
 void tl_openai_stats_get(const tl_openai *o, tl_openai_stats *st) { *st = o->st; }
 const char *tl_openai_cache_error(const tl_openai *o) { return o->cache_err; }
+const char *tl_openai_served(const tl_openai *o, int i) { return i >= 0 && i < o->nep ? o->ep[i].served : NULL; }
+int tl_openai_slots(const tl_openai *o, int i) { return i >= 0 && i < o->nep ? o->ep[i].slots : 0; }
 const tl_openai_change *tl_openai_history(const tl_openai *o, size_t *n) {
   *n = o->nhist;
   return o->hist;

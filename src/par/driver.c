@@ -215,6 +215,9 @@ typedef struct {
    * (fate_check reduces them: a model or judge with no answer at all fails the run) */
   uint64_t **fate;
   char *first_error[TL_ROLE__N]; /* owned: the first engine failure this rank saw, per role */
+  tl_strmap reasons[TL_ROLE__N]; /* the engine failures' reasons this rank saw -> units, per role
+                                    (the attempts left out of the text); at most MAX_REASONS */
+  int reasons_init;
   uint64_t restored;        /* units whose every stage came from the journal */
   uint64_t resumed[TL_MAX_STAGES]; /* stages taken from the journal, by stage */
 } bench_run;
@@ -234,6 +237,7 @@ static void bench_run_release(bench_run *r) {
   for (size_t b = 0; r->fate && b < r->nb; b++) free(r->fate[b]);
   free(r->fate);
   for (int k = 0; k < TL_ROLE__N; k++) free(r->first_error[k]);
+  for (int k = 0; r->reasons_init && k < TL_ROLE__N; k++) tl_strmap_release(&r->reasons[k]);
   for (size_t b = 0; r->acc && b < r->nb; b++)
     for (int k = 0; k < TL_MAX_ACC; k++) free(r->acc[b][k]);
   for (size_t b = 0; r->strb && b < r->nb; b++) free(r->strb[b]);
@@ -426,6 +430,43 @@ static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long
   return 0;
 }
 
+/* The replay's sub of a line (a tl_replay_sub_fn, given to tl_replay_open_subs): "turn" is the
+ * unit's sub (from 0) and must be one of the item's; "turn_id" is the item's 1-based turn, which
+ * the module maps to its sub (vt->turn_sub; without one turn t is sub t - 1); with both they
+ * must agree. A line that
+ * names no unit is a bad line (file:line), never a reply that is silently never asked for. An
+ * item the job does not have passes: on_replay_key reports it. */
+static int replay_sub(void *ctx, const char *bench, const char *id, int64_t turn, int64_t turn_id, uint32_t *sub,
+                      char *msg, size_t msz) {
+  const bench_run *r = ctx;
+  int b = bench_index(r, bench);
+  size_t item;
+  *sub = turn >= 0 ? (uint32_t)turn : 0;
+  if (b < 0 || !r->rbs[b].vt->item_find(r->rbs[b].b, id, &item)) return 0;
+  const tl_bench_vt *vt = r->rbs[b].vt;
+  const uint32_t n = vt->n_subs(r->rbs[b].b, item);
+  if (turn_id >= 0) {
+    uint32_t s = (uint32_t)(turn_id - 1);
+    char why[256];
+    if (vt->turn_sub && vt->turn_sub(r->rbs[b].b, item, (uint64_t)turn_id, &s, why, sizeof why) != 0)
+      return snprintf(msg, msz, "field 'turn_id' is %lld: %s", (long long)turn_id, why), -1;
+    if (!vt->turn_sub && turn_id > (int64_t)n)
+      return snprintf(msg, msz, "field 'turn_id' is %lld but item '%s' has %u turn%s (turn_id counts from 1)",
+                      (long long)turn_id, id, (unsigned)n, n == 1 ? "" : "s"), -1;
+    if (turn >= 0 && (uint32_t)turn != s)
+      return snprintf(msg, msz, "fields 'turn' (%lld: the judged-turn index, from 0) and 'turn_id' (%lld: the "
+                      "dialogue's turn, from 1) name different turns of item '%s' (turn_id %lld is 'turn' %u)",
+                      (long long)turn, (long long)turn_id, id, (long long)turn_id, (unsigned)s), -1;
+    *sub = s;
+    return 0;
+  }
+  if (*sub >= n)
+    return snprintf(msg, msz, "field 'turn' is %lld but item '%s' has %u judged turn%s, 'turn' 0 to %u ('turn' is "
+                    "the judged-turn index, from 0; the dialogue's turn, from 1, is 'turn_id')",
+                    (long long)turn, id, (unsigned)n, n == 1 ? "" : "s", n ? (unsigned)n - 1 : 0u), -1;
+  return 0;
+}
+
 /* Opens the replay engine of each role from the benchmarks' files (answers: stage 0 for the
  * model; judgments: stage 1 for the judge). */
 static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
@@ -456,7 +497,8 @@ static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
     tl_status st = TL_OK;
     for (int i = 0; i < n && !st; i++) /* their lines are matched to units: counted as such */
       if (tl_inlog_matched(log, src[i].path, 0)) st = tl_err_set(err, TL_ENOMEM, "out of memory");
-    if (!st) st = tl_replay_open(src, n, job->max_line, log, on_replay_key, r, &r->replay[role], err);
+    if (!st)
+      st = tl_replay_open_subs(src, n, job->max_line, log, on_replay_key, r, replay_sub, r, &r->replay[role], err);
     free(src);
     if (st) return st;
     tl_replay_set_latency(r->replay[role], job->engines[role].latency_ms);
@@ -672,6 +714,9 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
   for (size_t b = 0; b < r->nb; b++) {
     if (!model_http && !r->merging && (st = check_filters(r, b, err))) return st;
     if ((st = build_cfgs(r, b)) || (st = tl_rb_units(&r->rbs[b]))) return tl_err_set(err, st, "out of memory");
+    if (r->rbs[b].vt->check_cfgs && !r->merging &&
+        (st = r->rbs[b].vt->check_cfgs(r->rbs[b].b, r->rbs[b].cfgs, r->rbs[b].ncfgs, err)))
+      return st;
     r->rbs[b].base = base;
     base += r->rbs[b].U;
     r->held[b].w = 2; /* unit, where its item-table row was spilled */
@@ -756,6 +801,39 @@ static tl_status spill_row(const tl_table *t, size_t row, tl_buf *out, uint64_t 
 }
 
 /* A finished, scored unit: added to the accumulators, then kept as its journal refs only. */
+/* Adds d to key's count in m (a missing key starts at d). */
+static tl_status count_key(tl_strmap *m, const char *key, size_t d) {
+  bool ins = false;
+  if (tl_strmap_put(m, key, d, &ins, NULL)) return TL_ENOMEM;
+  if (ins) return TL_OK;
+  for (size_t i = 0; i < m->cap; i++) /* tl_strmap_put keeps the value: count in its slot */
+    if (m->keys[i] && strcmp(m->keys[i], key) == 0) {
+      m->vals[i] += d;
+      break;
+    }
+  return TL_OK;
+}
+
+enum { MAX_REASONS = 64 };
+/* Counts an engine failure's reason: its text without " (gave up after N attempts)". */
+static tl_status note_reason(bench_run *r, int role, const char *why) {
+  if (!r->reasons_init) {
+    for (int k = 0; k < TL_ROLE__N; k++) tl_strmap_init(&r->reasons[k]);
+    r->reasons_init = 1;
+  }
+  const char *g = strstr(why, " (gave up after ");
+  char *key = g ? tl_strndup(why, (size_t)(g - why)) : tl_strdup(why);
+  if (!key) return TL_ENOMEM;
+  if (r->reasons[role].n >= MAX_REASONS && !tl_strmap_get(&r->reasons[role], key, NULL)) {
+    free(key);
+    key = tl_strdup("(other reasons)");
+    if (!key) return TL_ENOMEM;
+  }
+  tl_status st = count_key(&r->reasons[role], key, 1);
+  free(key);
+  return st;
+}
+
 /* A unit's fate, counted per cfg (bench_run.fate). */
 enum { FATE_UNITS, FATE_ANSWERED, FATE_ENGINE_ERROR, FATE_JUDGED, FATE_JUDGE_ERROR, FATE_N };
 
@@ -774,6 +852,7 @@ static tl_status note_fate(bench_run *r, size_t b, const tl_unit *u, const tl_ro
   for (int s = 0; s < rb->nstages; s++) {
     int role = s ? TL_ROLE_JUDGE : TL_ROLE_MODEL;
     if (row->error[s] && !r->first_error[role] && !(r->first_error[role] = tl_strdup(row->error[s]))) return TL_ENOMEM;
+    if (row->error[s] && note_reason(r, role, row->error[s])) return TL_ENOMEM;
   }
   return TL_OK;
 }
@@ -2109,9 +2188,80 @@ static void nothing_to_run(FILE *log, const bench_run *r, const tl_inlog *in);
  * model got an answer, or in which the judge answered none of the units it was asked about, has
  * scored nothing that model or judge was run for. It fails (TL_EXIT_FAIL), saying so on rank 0
  * (also under --quiet), with the first engine failure a rank saw. */
+/* Collective: each role's engine failures by reason, gathered to rank 0, which prints the
+ * three commonest ("tally: model engine_error: 21 units; top reasons: 9 x ..."). */
+typedef struct {
+  const char *why;
+  size_t n;
+} reason_n;
+static int cmp_reason(const void *a, const void *b) {
+  const reason_n *x = a, *y = b;
+  if (x->n != y->n) return x->n < y->n ? 1 : -1;
+  return strcmp(x->why, y->why);
+}
+static int report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
+  int bad = 0;
+  for (int role = 0; role < TL_ROLE__N; role++) {
+    tl_buf mine;
+    tl_buf_init(&mine);
+    for (size_t i = 0; r->reasons_init && i < r->reasons[role].cap; i++)
+      if (r->reasons[role].keys[i])
+        bad |= tl_buf_printf(&mine, "%zu\x1f%s\n", r->reasons[role].vals[i], r->reasons[role].keys[i]) != TL_OK;
+    int len = (int)mine.len, *lens = r->rank == 0 ? calloc((size_t)r->nranks, sizeof *lens) : NULL;
+    int *disp = r->rank == 0 ? calloc((size_t)r->nranks + 1, sizeof *disp) : NULL;
+    if (agree(bad || (r->rank == 0 && (!lens || !disp)), comm)) {
+      free(lens), free(disp), tl_buf_release(&mine);
+      return TL_EXIT_FAIL;
+    }
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
+    char *all = NULL;
+    if (r->rank == 0) {
+      for (int q = 0; q < r->nranks; q++) disp[q + 1] = disp[q] + lens[q];
+      all = malloc((size_t)disp[r->nranks] + 1);
+    }
+    if (agree(r->rank == 0 && !all, comm)) {
+      free(lens), free(disp), tl_buf_release(&mine);
+      return TL_EXIT_FAIL;
+    }
+    MPI_Gatherv(mine.data ? mine.data : "", len, MPI_CHAR, all, lens, disp, MPI_CHAR, 0, comm);
+    tl_buf_release(&mine);
+    if (r->rank == 0) {
+      all[disp[r->nranks]] = 0;
+      tl_strmap m;
+      tl_strmap_init(&m);
+      size_t total = 0;
+      for (char *p = all, *nl; *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        char *sep = strchr(p, 0x1f);
+        if (!nl || !sep) break;
+        *nl = 0;
+        size_t n = strtoull(p, NULL, 10);
+        total += n;
+        count_key(&m, sep + 1, n);
+      }
+      reason_n *v = malloc((m.n ? m.n : 1) * sizeof *v);
+      size_t k = 0;
+      for (size_t i = 0; v && i < m.cap; i++)
+        if (m.keys[i]) v[k++] = (reason_n){m.keys[i], m.vals[i]};
+      if (v && k) {
+        qsort(v, k, sizeof *v, cmp_reason);
+        fprintf(o->log, "tally: %s engine_error: %zu unit stage%s; top reason%s:", tl_role_name((tl_role)role), total,
+                total == 1 ? "" : "s", k == 1 ? "" : "s");
+        for (size_t i = 0; i < k && i < 3; i++) fprintf(o->log, "%s %zu x %s", i ? ";" : "", v[i].n, v[i].why);
+        fprintf(o->log, "%s\n", k > 3 ? "; ... (every reason is in the item table's engine_error column)" : "");
+      }
+      free(v);
+      tl_strmap_release(&m);
+    }
+    free(all), free(lens), free(disp);
+  }
+  return TL_EXIT_OK;
+}
+
 static int fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
   int bad = 0, rank = r->rank;
   if (r->dry) return TL_EXIT_OK; /* a dry run asks nothing: no unit has an answer */
+  if (report_reasons(o, r, comm)) return TL_EXIT_FAIL;
   for (size_t b = 0; b < r->nb; b++) {
     const tl_run_bench *rb = &r->rbs[b];
     size_t n = rb->ncfgs * FATE_N;

@@ -39,7 +39,7 @@ int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, const vola
   tl_err err = {{0}};
   for (int k = 0; k < TL_ROLE__N && !rc; k++) {
     if (!job->engines[k].type || strcmp(job->engines[k].type, "openai")) continue;
-    tl_openai_opts op = {&job->engines[k].http, (tl_role)k, local, nsize, cache_dir, dry, stop};
+    tl_openai_opts op = {&job->engines[k].http, (tl_role)k, local, nsize, cache_dir, dry, stop, rank == 0 ? log : NULL};
     tl_status st = tl_openai_open(&op, &out[k], &err);
     if (st) {
       fprintf(log, "tally: rank %d: %s\n", rank, err.msg);
@@ -159,7 +159,7 @@ tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Co
                 tl_table_add_col(t, "endpoint", TL_COL_I64, "which of the rank's endpoints (0-based, in the order of the job's URLs)") < 0 ||
                 tl_table_add_col(t, "t_s", TL_COL_F64, "seconds since the engine opened") < 0 ||
                 tl_table_add_col(t, "limit", TL_COL_I64, "requests in flight allowed from then on") < 0 ||
-                tl_table_add_col(t, "why", TL_COL_STR, "initial | grown (fast replies) | shrunk (HTTP 429)") < 0)) {
+                tl_table_add_col(t, "why", TL_COL_STR, "initial | grown (fast replies) | shrunk (HTTP 429) | slots (capped by the server's /props)") < 0)) {
         tl_table_free(t);
         t = NULL;
       }
@@ -167,7 +167,7 @@ tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Co
         const double *x = all + 5 * i;
         size_t r = tl_table_add_row(t);
         if (r == (size_t)-1 ||
-            tl_table_set_str(t, r, 4, x[4] == 'i' ? "initial" : x[4] == 'g' ? "grown" : "shrunk")) {
+            tl_table_set_str(t, r, 4, x[4] == 'i' ? "initial" : x[4] == 'g' ? "grown" : x[4] == 'p' ? "slots" : "shrunk")) {
           tl_table_free(t);
           t = NULL;
           break;
