@@ -8,6 +8,8 @@
 #  1. the run succeeds; every unit with an answer (but the one whose <think> never closes) has a judgment `... So rating=r`, its LAVE
 #     rating r, and an expected rating (rule logprob_expectation) equal to E[r] recomputed here
 #     from the reply's own top_logprobs (kept in the --cache entry);
+#     the judge's model name 'tiny-judge' is not what the server lists at /v1/models ('tiny',
+#     its --alias; llama-server answers to any name): a warning says so;
 #  2. the same on 2 ranks: identical tables, but for the expected ratings (and the means over
 #     seeds built on them), which move by ~1e-7 with llama-server's batching: within 1e-5;
 #  3. "top_logprobs" without "logprobs" is refused when the job is read (llama-server would answer
@@ -33,6 +35,9 @@ JOB
 }
 job r1 '"logprobs": true, "top_logprobs": 5'
 "$TALLY_BIN" run "$WORK/r1.json" --cache "$WORK/cache" > "$WORK/r1.txt" 2> "$WORK/r1.err" || { cat "$WORK/r1.err"; fail "the run failed"; }
+# llama-server answers to any model name (its replies echo it): what it serves is in /v1/models
+grep -q "warning: the judge endpoint .* serves tiny, not the job's model 'tiny-judge'" "$WORK/r1.err" ||
+  { cat "$WORK/r1.err"; fail "no warning that the judge's model 'tiny-judge' is not what llama-server serves (/v1/models: tiny)"; }
 "$PY" - "$WORK/r1.h5" "$WORK/cache" <<PY || fail "the expected LAVE ratings from llama-server's log-probabilities"
 import glob, json, math, re, sys
 sys.path.insert(0, "$TALLY_SRC/tools")

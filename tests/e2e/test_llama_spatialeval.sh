@@ -4,8 +4,9 @@
 # 11 of the demo items (the text ones of variant .0, every task) x 2 models x 2 seeds (44 units,
 # temperature 0):
 #  1. the run succeeds, every unit answered (no engine_error), most read by the strict parser;
-#  2. the tables are identical on 1 and 2 ranks; a second 1-rank run gives the same answers
-#     (raw_response included): temperature 0 is deterministic across slots and batches;
+#  2. the tables are identical on 1 and 2 ranks; a second 1-rank run gives the same answers:
+#     temperature 0 is deterministic across slots and batches; that run asks for 16 requests in
+#     flight and the engine caps them at the server's 4 slots (GET /props total_slots);
 #  3. the server got exactly one request per unit (its log), each a body `--dry-run` lists;
 #  4. a rerun with --cache sends 0 requests (the server's log and the run's own count) and gives
 #     the same tables.
@@ -24,13 +25,14 @@ same() { # A B LABEL [SKIP...]
   "$PY" "$TALLY_SRC/tools/h5_same.py" "$a" "$b" /items /metrics /audit "$@" || fail "$l: the tables differ"
 }
 start_llama s -np 4 --log-verbose
-job() { # NAME
+job() { # NAME [CONCURRENCY: default {"initial": 4, "max": 4}]
+  local conc=${2:-}; [ -n "$conc" ] || conc='{"initial": 4, "max": 4}'
   cat > "$WORK/$1.json" <<JOB
 {"name": "llama-spatialeval", "output": "$WORK/$1.h5",
  "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:$LL_PORT_s/v1",
    "sampling": {"temperature": 0, "max_tokens": 24},
    "extra": {"grammar": "root ::= \"Answer: \" [A-D] \"\\\\nReason: \" [a-z ]{0,20}"},
-   "concurrency": {"initial": 4, "max": 4}, "retries": {"max": 3, "backoff_s": 0.1},
+   "concurrency": $conc, "retries": {"max": 3, "backoff_s": 0.1},
    "timeouts": {"connect_s": 2, "request_s": 30}, "health": {"wait_s": 10}}},
  "benchmarks": [{"benchmark": "spatialeval", "items": "$WORK/items.jsonl", "models": ["tiny-a", "tiny-b"],
                  "seeds": [0, 1], "parsers": ["strict", "pr3", "legacy"]}]}
@@ -61,9 +63,18 @@ job r2
 mpirun -n 2 --oversubscribe "$TALLY_BIN" run "$WORK/r2.json" --quiet > /dev/null 2> "$WORK/r2.err" ||
   { cat "$WORK/r2.err"; fail "the 2-rank run failed"; }
 same "$WORK/r1.h5" "$WORK/r2.h5" "1 rank vs 2 ranks" "${SKIP[@]}"
-job r3
+# the second run asks for 16 in flight: llama-server's /props (total_slots 4) caps it at 4 (more
+# connections than its 6 HTTP threads would starve)
+job r3 '{"initial": 16, "max": 64}'
 "$TALLY_BIN" run "$WORK/r3.json" --quiet > /dev/null 2> "$WORK/r3.err" || { cat "$WORK/r3.err"; fail "the second 1-rank run failed"; }
 same "$WORK/r1.h5" "$WORK/r3.h5" "temperature 0 twice" "${SKIP[@]}"
+"$PY" - "$WORK/r3.h5" <<'PY' || fail "the requests in flight were not capped by llama-server's slots (/props total_slots)"
+import sys, h5py
+g = h5py.File(sys.argv[1], "r")["/engine/model/concurrency"]
+lim, why = list(g["limit"][()]), [w.decode() if isinstance(w, bytes) else w for w in g["why"][()]]
+print("concurrency asked 16, history: %s" % list(zip(lim, why)))
+assert max(lim[1:] or [0]) <= 4 and lim[-1] <= 4 and "slots" in why, (lim, why)
+PY
 
 # ---- 3. one request per unit, each a body the job defines ----
 job d1
