@@ -9,8 +9,9 @@
 #     choice is allowed"): engine_error after 2 attempts (the same words twice are permanent),
 #     the server's message kept; 2 requests per unit, not 7;
 #  3. a wrong API key (--api-key on the server): 401 for every unit, each engine_error, the run
-#     exits 1 naming the model; the key's value is nowhere in the journal, stdout or stderr.
-# (A run that scores nothing writes no output: cases 2 and 3 read the kept journal.)
+#     exits 1 naming the model; no request after the first 401s (2 in flight); the key's value is nowhere in the journal, stdout or stderr.
+# Cases 2 and 3 read the kept journal. Last, a KNOWN DEFECT check (fails today): a run that
+# scored nothing says its output holds the evidence, but none is written.
 # Skipped (77) where build-llama/ (tools/llama-build.sh) is absent.
 . "$(dirname "$0")/common.sh"
 need_python
@@ -90,6 +91,15 @@ journal "$WORK/k1.h5" '
 assert len(err) == 11 and all("401" in e for e in err), err[:2]
 print("401: every unit engine_error: %r" % err[0][:160])
 ' || fail "401: not every unit engine_error"
+[ "$(llama_requests k)" -le 2 ] || fail "401: llama-server got $(llama_requests k) requests: the endpoint was not given up after the first 401s (2 in flight)"
 ! grep -rq "sk-wrong-client-key-3141" "$WORK"/k1.h5* "$WORK/k1.err" "$WORK/k1.txt" ||
   fail "the API key's value reached the output, the journal or the log"
+# KNOWN DEFECT (src/par/driver.c, reported to the lead, issue 28): a run that scored nothing says
+# "the output holds the evidence" and docs/FAULTS.md says "The output is written (the evidence),
+# then exit 1", but fate_check's TL_EXIT_FAIL makes run() abort the writer: no output is left.
+# Checked last so that every check above runs first.
+for o in n1 k1; do
+  grep -q "the output holds the evidence" "$WORK/$o.err" && [ ! -e "$WORK/$o.h5" ] &&
+    fail "DEFECT (driver): the run that scored nothing says 'the output holds the evidence', but $o.h5 was not written (docs/FAULTS.md: 'The output is written (the evidence), then exit 1')"
+done
 echo "e2e llama errors: context overflow, n = 2, 401: ok"
