@@ -8,6 +8,7 @@
 #  2. a request llama-server can never serve (`"n": 2` in sampling: 500 "Only one completion
 #     choice is allowed"): engine_error after 2 attempts (the same words twice are permanent),
 #     the server's message kept; 2 requests per unit, not 7;
+#     likewise an image part without a vision projector (500 "Unsupported content part type");
 #  3. a wrong API key (--api-key on the server): 401 for every unit, each engine_error, the run
 #     exits 1 naming the model; no request after the first 401s (2 in flight); the key's value is nowhere in the journal, stdout or stderr.
 # Cases 2 and 3 read the kept journal. Last, a KNOWN DEFECT check (fails today): a run that
@@ -80,6 +81,34 @@ print("n = 2: every unit engine_error: %r" % err[0][:160])
 ' || { cat "$WORK/n1.err"; fail "n = 2: not engine_error after 2 attempts with the server's words"; }
 [ "$(llama_requests p)" = 22 ] || fail "n = 2: $(llama_requests p) requests for 11 units, want 22 (2 attempts each)"
 [ "$rc" = 1 ] || fail "n = 2: a run whose model answered nothing exits $rc, want 1"
+# an image part without a vision projector: 500 "Unsupported content part type" (3 VQA items with
+# a PNG each): engine_error after 2 attempts with the server's words (it was 7 attempts, 54 s for
+# 30 units, with only "HTTP 500" kept)
+"$PY" - "$WORK" <<'PY'
+import json, struct, sys, zlib
+w = sys.argv[1]
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)) + \
+      chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b"")
+open(w + "/px.png", "wb").write(png)
+with open(w + "/vqa.jsonl", "w") as f:
+    for i in range(3):
+        f.write(json.dumps({"question_id": 100 + i, "question": "What color is it?", "answers": ["red"] * 10,
+                            "image": "px.png", "answer_type": "other"}) + "\n")
+PY
+before=$(llama_requests p)
+cat > "$WORK/v1.json" <<JOB
+{"name": "llama-image", "output": "$WORK/v1.h5",
+ "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:$LL_PORT_p/v1", "sampling": {"temperature": 0, "max_tokens": 8},
+   "retries": {"max": 6, "backoff_s": 0.05, "backoff_max_s": 0.2}, "health": {"wait_s": 10}}},
+ "benchmarks": [{"benchmark": "vqa", "dataset": "demo", "items": "$WORK/vqa.jsonl", "models": ["tiny-vlm"]}]}
+JOB
+rc=0; "$TALLY_BIN" run "$WORK/v1.json" > "$WORK/v1.txt" 2> "$WORK/v1.err" || rc=$?
+journal "$WORK/v1.h5" '
+assert len(err) == 3 and all("HTTP 500" in e and "Unsupported content part type" in e and "2 attempts" in e for e in err), err
+print("image part without a projector: every unit engine_error: %r" % err[0][:160])
+' || { cat "$WORK/v1.err"; fail "an image part llama-server cannot serve: not engine_error after 2 attempts with the server's words"; }
+[ $(( $(llama_requests p) - before )) = 6 ] || fail "image parts: $(( $(llama_requests p) - before )) requests for 3 units, want 6"
 
 # ---- 3. a wrong API key ----
 start_llama k -np 2 --api-key sk-llama-server-side-2718
