@@ -11,8 +11,8 @@
 #     likewise an image part without a vision projector (500 "Unsupported content part type");
 #  3. a wrong API key (--api-key on the server): 401 for every unit, each engine_error, the run
 #     exits 1 naming the model; no request after the first 401s (2 in flight); the key's value is nowhere in the journal, stdout or stderr.
-# Cases 2 and 3 read the kept journal. Last, a KNOWN DEFECT check (fails today): a run that
-# scored nothing says its output holds the evidence, but none is written.
+# Cases 2 and 3 read the kept journal. Last: a run that scored nothing says what is true (no
+# output written, the journal kept for --resume), and no output is left.
 # Skipped (77) where build-llama/ (tools/llama-build.sh) is absent.
 . "$(dirname "$0")/common.sh"
 need_python
@@ -123,12 +123,11 @@ print("401: every unit engine_error: %r" % err[0][:160])
 [ "$(llama_requests k)" -le 2 ] || fail "401: llama-server got $(llama_requests k) requests: the endpoint was not given up after the first 401s (2 in flight)"
 ! grep -rq "sk-wrong-client-key-3141" "$WORK"/k1.h5* "$WORK/k1.err" "$WORK/k1.txt" ||
   fail "the API key's value reached the output, the journal or the log"
-# KNOWN DEFECT (src/par/driver.c, reported to the lead, issue 28): a run that scored nothing says
-# "the output holds the evidence" and docs/FAULTS.md says "The output is written (the evidence),
-# then exit 1", but fate_check's TL_EXIT_FAIL makes run() abort the writer: no output is left.
-# Checked last so that every check above runs first.
+# A run that scored nothing: no output, and it says so (it once claimed the output held the
+# evidence while the writer was aborted).
 for o in n1 k1; do
-  grep -q "the output holds the evidence" "$WORK/$o.err" && [ ! -e "$WORK/$o.h5" ] &&
-    fail "DEFECT (driver): the run that scored nothing says 'the output holds the evidence', but $o.h5 was not written (docs/FAULTS.md: 'The output is written (the evidence), then exit 1')"
+  grep -q "failed, no output written (the journal keeps every reply and failure" "$WORK/$o.err" ||
+    { cat "$WORK/$o.err"; fail "$o: the run that scored nothing does not say that no output was written"; }
+  [ ! -e "$WORK/$o.h5" ] || fail "$o: an output was written"
 done
 echo "e2e llama errors: context overflow, n = 2, 401: ok"
