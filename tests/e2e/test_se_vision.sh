@@ -196,7 +196,9 @@ JOB
 grep -q "bad input lines: 0" "$S/rep.txt" || { cat "$S/rep.txt" "$S/rep.err"; fail "the left-out modes' answers were reported"; }
 grep -q "spatialeval: 12 items (tqa 4, vqa 8) x 1 model/variant/seed configs = 12 units" "$S/rep.txt" ||
   { cat "$S/rep.txt"; fail "modes did not leave vtqa out"; }
-grep -Eq "^m +reason +all +all +1 +12 +12 +0 +0 +0 +0\.917 " "$S/rep.txt" || { cat "$S/rep.txt"; fail "no overall row of the replay run"; }
+# one seed: the std is "-", never +/- 0.000
+grep -Eq "^m +reason +all +all +1 +12 +12 +0 +0 +0 +0\.917 +- +\[0\.[0-9]{3}, 1\.000\]$" "$S/rep.txt" ||
+  { cat "$S/rep.txt"; fail "no overall row of the replay run with '-' for the std of one seed"; }
 for bad in '["tqa", "vqqa"]' '["vtqa", "vtqa"]' '[]' '"tqa"'; do
   sed "s/\"modes\": \[\"tqa\", \"vqa\"\]/\"modes\": $bad/" "$S/rep.json" > "$S/bad.json"
   set +e; "$TALLY_BIN" run "$S/bad.json" > "$S/bad.txt" 2>&1; rc=$?; set -e
