@@ -159,7 +159,9 @@ static void test_tables(void **state) {
     }
   tl_table *t = NULL, *a = NULL;
   assert_int_equal(tl_se_metric_tables(c, cfgs, NC, modes, 1, 0, &t, &a), TL_OK);
-  assert_int_equal(tl_se_fill_ci(a, &s, ic, cfgs, NC, 1, 0, 1000, 0), TL_OK);
+  tl_se_draws *d = tl_se_draws_new(1000, 0);
+  assert_int_equal(tl_se_fill_ci(a, &s, ic, cfgs, NC, 1, 0, d), TL_OK);
+  tl_se_draws_free(d);
 
   /* per seed: a, seed 1, spatialmap tqa (items 1..3: o w n) -> n 3, correct 1, accuracy 1/3 */
   int found = 0;
@@ -239,7 +241,76 @@ static void test_tables(void **state) {
   tl_se_itemset_release(&s);
 }
 
+/* 60 items x 3 seeds with scattered outcomes: the shared draws give tl_cluster_ci's bounds bit for
+ * bit, for two B and seeds, reusing one set of draws for the task row and the overall row. */
+static void test_ci_equal(void **state) {
+  (void)state;
+  enum { NI = 60, NC = 3 };
+  tl_se_itemset s;
+  memset(&s, 0, sizeof s);
+  tl_strmap_init(&s.by_id);
+  tl_strmap_init(&s.left_out);
+  s.items = calloc(NI, sizeof *s.items);
+  for (int i = 0; i < NI; i++) {
+    char js[512], id[64];
+    snprintf(id, sizeof id, "spatialgrid.vtqa.%03d.0", i);
+    snprintf(js, sizeof js, "{\"id\":\"%s\",\"text\":\"Q? Available options:\\nA. x\\nB. y.\",\"oracle_answer\":\"y\","
+             "\"oracle_option\":\"B\",\"oracle_full_answer\":\"B. y\"}", id);
+    cJSON *o = cJSON_Parse(js);
+    assert_non_null(o);
+    tl_err e;
+    assert_int_equal(tl_se_item_from_json(o, &s.items[i], &e), TL_OK);
+    cJSON_Delete(o);
+    assert_int_equal(tl_strmap_put(&s.by_id, id, (size_t)i, NULL, NULL), TL_OK);
+  }
+  s.n = NI;
+  tl_cfg cfgs[NC] = {{"m", 1, 0}, {"m", 1, 1}, {"m", 1, 2}};
+  const tl_se_mode modes[2] = {TL_SE_STRICT, TL_SE_PR3};
+  int64_t *c = calloc(tl_se_counts_len(NC, 2), sizeof *c);
+  int64_t *ic = calloc(tl_se_item_counts_len(NC, NI, 2), sizeof *ic);
+  double num[2][NI] = {{0}}, den[NI];
+  for (uint32_t cf = 0; cf < NC; cf++)
+    for (uint32_t i = 0; i < NI; i++) {
+      tl_row r;
+      tl_row_init(&r);
+      for (int k = 0; k < 2; k++) {
+        r.res[k].status = TL_PS_OK;
+        r.res[k].correct = ((i * 7 + cf * 3 + (uint32_t)k * 5) % 11) < 6;
+        num[k][i] += r.res[k].correct;
+      }
+      den[i] = NC;
+      tl_unit u = {cf, i, 0};
+      tl_se_counts_add(c, &s, NC, &u, &r, 1, 2);
+      tl_se_item_counts_add(ic, NI, &u, &r, 2);
+    }
+  static const struct { uint32_t B; uint64_t seed; } P[] = {{1000, 0}, {257, 12345}};
+  for (size_t p = 0; p < sizeof P / sizeof P[0]; p++) {
+    tl_se_draws *d = tl_se_draws_new(P[p].B, P[p].seed);
+    for (int k = 0; k < 2; k++) {
+      tl_table *t = NULL, *a = NULL;
+      assert_int_equal(tl_se_metric_tables(c, cfgs, NC, modes, 2, k, &t, &a), TL_OK);
+      assert_int_equal(tl_se_fill_ci(a, &s, ic, cfgs, NC, 2, k, d), TL_OK);
+      double lo, hi;
+      assert_int_equal(tl_cluster_ci(num[k], den, NI, P[p].B, P[p].seed, 0.95, &lo, &hi), TL_OK);
+      int rows = 0;
+      for (size_t r = 0; r < a->nrows; r++) {
+        if (a->cols[col(a, "qid")].v.i[r] != -1) continue;
+        assert_true(a->cols[col(a, "ci_lo")].v.f[r] == lo && a->cols[col(a, "ci_hi")].v.f[r] == hi);
+        rows++;
+      }
+      assert_int_equal(rows, 2); /* spatialgrid vtqa, and the overall row: the same items */
+      tl_table_free(t);
+      tl_table_free(a);
+    }
+    tl_se_draws_free(d);
+  }
+  free(c);
+  free(ic);
+  tl_se_itemset_release(&s);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_load), cmocka_unit_test(test_tables)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_load), cmocka_unit_test(test_tables),
+                                     cmocka_unit_test(test_ci_equal)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
