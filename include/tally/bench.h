@@ -200,6 +200,18 @@ typedef struct {
   /* Rank 0: the benchmark's part of the summary on stdout. */
   void (*summary)(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint64_t units,
                   tl_table *const *tables, int n, int64_t *const *acc, FILE *out);
+
+  /* Optional (NULL: turn t of an item is its sub t - 1, every turn a unit). The sub of the
+   * item's 1-based turn `turn_id` (a replay line's "turn_id", OpenCompass's name): 0 with *sub
+   * set, else -1 with why[0..nwhy) saying why the turn names no unit of the item (past its last
+   * turn; a context-only turn, which is never generated or judged). */
+  int (*turn_sub)(const tl_bench *b, size_t item, uint64_t turn_id, uint32_t *sub, char *why, size_t nwhy);
+
+  /* Optional (NULL: nothing to check). Called on every rank once the run's cfgs are known and
+   * before any engine is asked or a journal started (not in a merge): a join of the module's
+   * that matches none of them (a human-score file of other models) is TL_EJOB with err saying
+   * so; the run then stops with exit 2, nothing written. */
+  tl_status (*check_cfgs)(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, tl_err *err);
 } tl_bench_vt;
 
 /* The registry. NULL when unknown. */
