@@ -160,11 +160,13 @@ typedef struct {
   size_t (*n_items)(const tl_bench *b);                       /* items sorted by id */
   const char *(*item_id)(const tl_bench *b, size_t item);
   /* 1 when found. An item the job's selection leaves out on purpose (SpatialEval's "modes") is
-   * found with *item = n_items: its answers are not reported as unknown items, and n_subs of
-   * that index is 0, so it never becomes a unit (resume and merge skip its records). */
+   * found with *item = n_items: its answer lines pass (n_subs(n_items) is 1: turn 0) and are
+   * not reported as unknown items, and it never becomes a unit. No journal of the job holds
+   * its units (a job that selects otherwise has another hash, and tally merge refuses inputs
+   * whose settings differ); code that indexes units by an item from item_find must still
+   * skip item >= n_items. */
   int (*item_find)(const tl_bench *b, const char *id, size_t *item);
-  uint32_t (*n_subs)(const tl_bench *b, size_t item);         /* 1 for single-turn items; 0 for
-                                                                 item >= n_items */
+  uint32_t (*n_subs)(const tl_bench *b, size_t item);         /* 1 for single-turn items */
 
   int (*n_modes)(const tl_bench *b);                          /* 1 .. TL_MAX_MODES */
   const char *(*mode_name)(const tl_bench *b, int k);         /* k = 0 is the primary */

@@ -159,14 +159,14 @@ static tl_status se_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *er
 static size_t se_n_items(const tl_bench *b) { return b->set.n; }
 static const char *se_item_id(const tl_bench *b, size_t i) { return b->set.items[i].id; }
 /* An item of a mode the job leaves out is found as index n (bench.h): its answers are neither
- * units nor "unknown item" lines. */
+ * units nor "unknown item" lines; n_subs(n) = 1 lets their lines pass the driver's turn check. */
 static int se_item_find(const tl_bench *b, const char *id, size_t *i) {
   if (tl_strmap_get(&b->set.by_id, id, i)) return 1;
   if (!tl_strmap_get(&b->set.left_out, id, NULL)) return 0;
   if (i) *i = b->set.n;
   return 1;
 }
-static uint32_t se_n_subs(const tl_bench *b, size_t i) { return i < b->set.n ? 1 : 0; }
+static uint32_t se_n_subs(const tl_bench *b, size_t i) { return i <= b->set.n ? 1 : 0; }
 static int se_n_modes(const tl_bench *b) { return b->n_modes; }
 static const char *se_mode_name(const tl_bench *b, int k) { return tl_se_mode_name(b->modes[k]); }
 
