@@ -124,6 +124,13 @@ int tl_job_key_int(tl_job_ctx *c, const cJSON *e, const char *key, const char *w
 int tl_job_key_num(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, double lo, double hi,
                    double *out);
 int tl_job_key_bool(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, bool *out);
+/* The type of the engine that answers `role` in this job ("replay", "openai"; the job's engines
+ * are read before its benchmarks), or "replay" when the job names none. A module uses it where
+ * the engine changes what its items need (SpatialEval: a server must get a vision item's image). */
+const char *tl_job_engine_type(const tl_job_ctx *c, tl_role role);
+/* A path of the job resolved against the job's folder (absolute paths as they are), malloc'd;
+ * NULL when out of memory. Not declared an input (for a folder, e.g. SpatialEval's "images"). */
+char *tl_job_resolve(const tl_job_ctx *c, const char *path);
 /* Returns the number of problems it reported (0: every entry is in *out). */
 int tl_job_paths(tl_job_ctx *c, const cJSON *v, const char *where, const char *what, char ***out,
                  int *n);
@@ -152,7 +159,13 @@ typedef struct {
   tl_status (*load)(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *err);
   size_t (*n_items)(const tl_bench *b);                       /* items sorted by id */
   const char *(*item_id)(const tl_bench *b, size_t item);
-  int (*item_find)(const tl_bench *b, const char *id, size_t *item); /* 1 when found */
+  /* 1 when found. An item the job's selection leaves out on purpose (SpatialEval's "modes") is
+   * found with *item = n_items: its answer lines pass (n_subs(n_items) is 1: turn 0) and are
+   * not reported as unknown items, and it never becomes a unit. No journal of the job holds
+   * its units (a job that selects otherwise has another hash, and tally merge refuses inputs
+   * whose settings differ); code that indexes units by an item from item_find must still
+   * skip item >= n_items. */
+  int (*item_find)(const tl_bench *b, const char *id, size_t *item);
   uint32_t (*n_subs)(const tl_bench *b, size_t item);         /* 1 for single-turn items */
 
   int (*n_modes)(const tl_bench *b);                          /* 1 .. TL_MAX_MODES */

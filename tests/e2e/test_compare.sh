@@ -5,7 +5,7 @@
 #     unit without a score - missing, engine_error - counts 0, the summaries' policy), the
 #     flip counts and McNemar's exact p-value equal scipy's binomtest on the (item, seed) pairs,
 #     the CI holds the difference, each model's missing units are printed, and toy-vlm-c's
-#     spatialmap mean equals the summary's accuracy (0.250);
+#     spatialmap mean equals the summary's accuracy (0.250: its tqa and vqa rows pooled);
 #  2. a file written by the parallel writer (2 ranks: strings as bytes + offsets) gives the same
 #     output as the serial writer's, and two runs print the same bytes;
 #  3. MT-Bench-101 compares dialogue scores (the least rating over a dialogue's turns) under both
@@ -69,10 +69,13 @@ for g in ["all"] + sorted(set(task.values())):
 out = open(sys.argv[2]).read()
 for m in (A, B):
     assert (" %s: n " % m) in out and ("missing %d," % miss[m]) in out, (m, miss[m])
-# toy-vlm-c on spatialmap: the summary's accuracy (a missing answer counts 0), 0.250 of 12
-sm = [l.split() for l in open(sys.argv[3]) if l.split()[:1] == ["toy-vlm-c"] and "spatialmap" in l.split()]
-assert sm, "no toy-vlm-c spatialmap row in the summary"
-assert rows["spatialmap"][3] == "0.2500" and "0.250" in sm[0], (rows["spatialmap"], sm[0])
+# toy-vlm-c on spatialmap: the summary's accuracy (a missing answer counts 0), 0.250 of 12; the
+# summary gives it per mode (tqa 9 units, vqa 3; one seed: correct = mean x n), pooled here
+sm = [l.split() for l in open(sys.argv[3])
+      if l.split()[:3] == ["toy-vlm-c", "reason", "spatialmap"] and len(l.split()) > 10]
+assert len(sm) == 2, ("no toy-vlm-c spatialmap tqa and vqa rows in the summary", sm)
+pooled = sum(float(r[10]) * int(r[5]) for r in sm) / sum(int(r[5]) for r in sm)
+assert rows["spatialmap"][3] == "0.2500" and abs(pooled - 0.25) < 1e-3, (rows["spatialmap"], sm)
 print("compare (spatialeval): every group re-computed; toy-vlm-c spatialmap 0.250 as in the summary")
 PY
 # 3. MT-Bench-101 and VQA

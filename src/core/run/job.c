@@ -33,6 +33,13 @@ static void problem(problems *p, const char *where, const char *fmt, ...) {
   p->n++;
 }
 
+const char *tl_job_engine_type(const tl_job_ctx *c, tl_role role) {
+  const char *t = c && c->job && role >= 0 && role < TL_ROLE__N ? c->job->engines[role].type : NULL;
+  return t ? t : "replay";
+}
+
+char *tl_job_resolve(const tl_job_ctx *c, const char *path) { return tl_path_resolve(c->dir, path); }
+
 void tl_job_problem(tl_job_ctx *c, const char *where, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
