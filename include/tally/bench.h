@@ -160,11 +160,9 @@ typedef struct {
   size_t (*n_items)(const tl_bench *b);                       /* items sorted by id */
   const char *(*item_id)(const tl_bench *b, size_t item);
   /* 1 when found. An item the job's selection leaves out on purpose (SpatialEval's "modes") is
-   * found with *item = n_items: its answer lines pass (n_subs(n_items) is 1: turn 0) and are
-   * not reported as unknown items, and it never becomes a unit. No journal of the job holds
-   * its units (a job that selects otherwise has another hash, and tally merge refuses inputs
-   * whose settings differ); code that indexes units by an item from item_find must still
-   * skip item >= n_items. */
+   * found with *item = n_items: its answer lines are neither reported as unknown items nor
+   * matched, and it never becomes a unit. Every caller that indexes by an item from item_find
+   * skips item >= n_items (the driver's replay discovery, turn check, resume and merge scan). */
   int (*item_find)(const tl_bench *b, const char *id, size_t *item);
   uint32_t (*n_subs)(const tl_bench *b, size_t item);         /* 1 for single-turn items */
 

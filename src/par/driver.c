@@ -410,6 +410,8 @@ static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long
   if (b < 0 || !r->rbs[b].vt->item_find(r->rbs[b].b, k->id, &item))
     return tl_inlog_report(r->log, TL_IN_UNKNOWN_ITEM, path, line, "%s for unknown item '%s'",
                            k->stage == 0 ? "answer" : "judgment", k->id) != TL_OK;
+  /* an item the module leaves out (found at index n_items: SpatialEval's unselected modes) */
+  if (item >= r->rbs[b].vt->n_items(r->rbs[b].b)) return 0;
   if (tl_inlog_matched(r->log, path, 1)) return 1;
   if (k->stage != 0) return 0;
   struct found *fd = &r->found[b];
@@ -443,6 +445,7 @@ static int replay_sub(void *ctx, const char *bench, const char *id, int64_t turn
   size_t item;
   *sub = turn >= 0 ? (uint32_t)turn : 0;
   if (b < 0 || !r->rbs[b].vt->item_find(r->rbs[b].b, id, &item)) return 0;
+  if (item >= r->rbs[b].vt->n_items(r->rbs[b].b)) return 0; /* left out by the module: no unit */
   const tl_bench_vt *vt = r->rbs[b].vt;
   const uint32_t n = vt->n_subs(r->rbs[b].b, item);
   if (turn_id >= 0) {
@@ -527,6 +530,7 @@ static tl_status on_merge_scan(void *ctx, const tl_journal_rec *rec) {
   }
   r->m_nrec++;
   if (k->stage < 0 || k->stage >= TL_MAX_STAGES) return TL_OK; /* not of this job */
+  if (item >= r->rbs[b].vt->n_items(r->rbs[b].b)) return TL_OK; /* an item the module leaves out */
   tl_buf kb;
   tl_buf_init(&kb);
   if (tl_buf_printf(&kb, "%d\x1f%s\x1f%d\x1f%d", b, k->model, tl_bench_variant(r->rbs[b].vt, k->variant), k->seed))
@@ -958,7 +962,7 @@ static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   tl_buf_printf(&kb, "%s\x1f%d\x1f%d", k->model, tl_bench_variant(rb->vt, k->variant), k->seed);
   size_t cfg, item;
   int known = kb.data && tl_strmap_get(&c->cfg_of[b], kb.data, &cfg) && rb->vt->item_find(rb->b, k->id, &item) &&
-              k->sub < rb->vt->n_subs(rb->b, item);
+              item < rb->vt->n_items(rb->b) && k->sub < rb->vt->n_subs(rb->b, item);
   tl_buf_release(&kb);
   if (!known) return TL_OK; /* not a unit of this job any more: ignored */
   if (rec->failed && !c->merge) return TL_OK; /* the engine gave up on it: asked again (a merge keeps
