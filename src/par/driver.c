@@ -2442,10 +2442,13 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   st = drain_restored(&r, &err);
   progress pg = {o->log, isatty(fileno(o->log)), o->quiet || rank != 0, r.U, 0, 0, 0, now_s(), now_s()};
   if (rank == 0) pg.resumed = pg.done = r.U - P;
-  if (st) { /* a worker that failed here still joins the schedule, and tells rank 0 at once */
+  if (st) { /* a rank that failed here still joins the schedule, so no rank waits on it */
     if (rank == 0) rc = TL_EXIT_FAIL;
   }
-  if (!st || rank != 0) {
+  {
+    /* every rank: rank 0, failed, deals nothing (P = 0) and answers each worker's request with
+     * "no more work", so the workers leave the schedule (it once skipped it, and a worker
+     * waited for its answer while rank 0 waited in the next collective) */
     tl_status s2 = schedule(&r, pending, rank == 0 && st ? 0 : P, &pg, comm, &interrupted, &sched_s, &nchunks,
                             st ? &(tl_err){{0}} : &err);
     if (!st) st = s2;
