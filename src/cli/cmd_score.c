@@ -109,7 +109,7 @@ static int check_output(const score_opts *o) {
   if (o->items) roles[n++] = (tl_path_role){o->items, "the items file"};
   roles[n++] = (tl_path_role){o->results, "the results file"};
   tl_err err = {{0}};
-  tl_status st = o->output ? tl_out_check_place(o->output, &err) : TL_OK;
+  tl_status st = o->output ? tl_out_check_stream_place(o->output, &err) : TL_OK;
   if (st == TL_OK && o->output) st = tl_out_check_inputs(o->output, "the output", roles, n, &err);
   if (st == TL_OK && !o->output) st = tl_stdout_check_inputs(roles, n, &err);
   if (st == TL_OK) return -1;
@@ -117,37 +117,24 @@ static int check_output(const score_opts *o) {
   return st == TL_EUSAGE ? 2 : 1;
 }
 
-/* Writes text + "\n" to path through "<path>.tmp-XXXXXX" renamed over it, or to stdout. */
+/* Writes text + "\n" to path ("-" or NULL: standard output; a device or FIFO in place; a file
+ * through "<path>.tmp-XXXXXX" renamed over it: tl_out_stream). */
 static int write_output(const char *path, const char *text) {
-  if (!path) {
-    if (fprintf(stdout, "%s\n", text) < 0 || fflush(stdout) != 0) {
-      fprintf(stderr, "%s: cannot write standard output: %s\n", CMD, strerror(errno));
-      return 1;
-    }
-    return 0;
-  }
-  tl_buf tmp;
-  tl_buf_init(&tmp);
-  int fd = -1, rc = 1;
-  if (tl_buf_printf(&tmp, "%s.tmp-XXXXXX", path) == TL_OK) fd = mkstemp(tmp.data);
-  if (fd < 0) {
-    fprintf(stderr, "%s: cannot create a temporary file beside '%s': %s\n", CMD, path, strerror(errno));
-    tl_buf_release(&tmp);
+  tl_out_stream os;
+  tl_err err = {{0}};
+  if (tl_out_stream_open(&os, path ? path : "-", &err) != TL_OK) {
+    fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return 1;
   }
-  mode_t um = umask(0);
-  umask(um);
-  FILE *f = fchmod(fd, 0666 & ~um) == 0 ? fdopen(fd, "w") : NULL;
-  if (!f) close(fd);
-  else if (fprintf(f, "%s\n", text) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0) rc = 0;
-  if (f && fclose(f) != 0) rc = 1;
-  if (rc == 0 && rename(tmp.data, path) != 0) rc = 1;
-  if (rc) {
-    fprintf(stderr, "%s: cannot write '%s': %s ('%s' was not written)\n", CMD, tmp.data, strerror(errno), path);
-    unlink(tmp.data);
+  int ok = fprintf(os.f, "%s\n", text) >= 0;
+  int e = errno;
+  if (tl_out_stream_close(&os, 1, &err) != TL_OK || !ok) {
+    if (err.msg[0]) fprintf(stderr, "%s: %s\n", CMD, err.msg);
+    else fprintf(stderr, "%s: cannot write %s: %s\n", CMD, path && !tl_path_is_std(path) ? path : "standard output", strerror(e));
+    if (path && !tl_path_is_std(path)) fprintf(stderr, "%s: '%s' was not written\n", CMD, path);
+    return 1;
   }
-  tl_buf_release(&tmp);
-  return rc;
+  return 0;
 }
 
 /* The exit code of a failed load or report. */
