@@ -78,7 +78,7 @@ same_as_r1 "$WORK/sb.h5" "the 4-task batch job"
 sed -e "s#\"$WORK/sb.h5\"#\"$WORK/ts.h5\"#" "$WORK/sb.json" > "$WORK/ts.json"
 "$TALLY_BIN" slurm "$WORK/ts.json" --ntasks 2 --time 3 --name "$NAME" > "$WORK/ts.sbatch" || fail "tally slurm failed"
 for want in "#SBATCH --ntasks=2" "#SBATCH --requeue" "#SBATCH --signal=B:USR1@120" "#SBATCH --output=$WORK/tally-%x-%j.out" \
-            "srun --mpi=pmix \"\$TALLY\" run \"\$JOB\" --out \"\$OUT\" \${RESUME[@]+" "[ -d \"\$OUT.journal\" ] && RESUME=(--resume)"; do
+            "srun --mpi=pmix \"\$TALLY\" run \"\$JOB\" --out \"\$OUT\" \${RESUME[@]+" "{ [ -d \"\$OUT.journal\" ] || [ -e \"\$OUT\" ]; } && RESUME=(--resume)"; do
   grep -qF -- "$want" "$WORK/ts.sbatch" || { cat "$WORK/ts.sbatch"; fail "the script lacks '$want'"; }
 done
 rc=0
@@ -112,7 +112,7 @@ PY2
 "$TALLY_BIN" slurm "$WORK/sw.json" --array --array-throttle 2 --ntasks 2 --time 3 --name "$NAME" > "$WORK/sw.sbatch" ||
   fail "tally slurm --array failed"
 for want in "#SBATCH --array=0-5%2" "--cell \"\$SLURM_ARRAY_TASK_ID\"" "--keep-journal" "sbatch --dependency=afterok" \
-            "merge \"\${files[@]}\" -o \"\$OUT\""; do
+            "merge \"\${files[@]}\" -o \"\$OUT\" --force" "--partial --force"; do
   grep -qF -- "$want" "$WORK/sw.sbatch" || { cat "$WORK/sw.sbatch"; fail "the sweep scripts lack '$want'"; }
 done
 rc=0
