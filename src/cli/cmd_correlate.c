@@ -124,6 +124,10 @@ int tl_cmd_correlate(int argc, char **argv) {
     usage(stderr);
     return TL_EXIT_USAGE;
   }
+  if (tl_opt_nonempty(CMD, "--input", o.input) || tl_opt_nonempty(CMD, "--human", o.human) ||
+      tl_opt_names(CMD, "--metrics", o.metrics) || (o.group_by && tl_opt_names(CMD, "--group-by", o.group_by)) ||
+      (o.indices && tl_opt_nonempty(CMD, "--indices", o.indices)))
+    return TL_EXIT_USAGE;
   if (o.out && !o.out[0]) {
     fprintf(stderr, "%s: --out needs a file path\n", CMD);
     return TL_EXIT_USAGE;

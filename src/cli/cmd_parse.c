@@ -152,7 +152,10 @@ int tl_cmd_parse(int argc, char **argv) {
     case O_PARSER:
       if ((pi = tl_opt_choice(CMD, "--parser", optarg, PARSERS, N_PARSERS)) < 0) return 2;
       break;
-    case O_INPUT: in = optarg; break;
+    case O_INPUT:
+      if (tl_opt_nonempty(CMD, "--input", optarg)) return 2;
+      in = optarg;
+      break;
     case O_OUTPUT: outp = optarg; break;
     case O_STRICT: strict_input = 1; break;
     case O_LAVE_COMPAT: lave_compat = 1; break;

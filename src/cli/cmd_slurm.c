@@ -75,6 +75,7 @@ static void shq(tl_buf *b, const char *s) {
 
 /* 1 when s holds only characters safe in an #SBATCH line. */
 static int sbatch_safe(const char *s) {
+  if (!*s) return 0; /* an empty --time, --partition or --name: sbatch would read the next word */
   for (; *s; s++)
     if (!(*s == '-' || *s == '_' || *s == '.' || *s == ':' || *s == ',' || (*s >= '0' && *s <= '9') ||
           (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
@@ -172,7 +173,7 @@ int tl_cmd_slurm(int argc, char **argv) {
     return fprintf(stderr, "%s: --serve-model, --serve-gpus, --serve-args and --serve-wait go with --serve\n", CMD), 2;
   if (serve_model && !serve_model[0]) return fprintf(stderr, "%s: --serve-model needs a model\n", CMD), 2;
   if (!sbatch_safe(timel) || (part && !sbatch_safe(part)) || (name && !sbatch_safe(name))) {
-    fprintf(stderr, "%s: --time, --partition and --name take letters, digits and - _ . : , only\n", CMD);
+    fprintf(stderr, "%s: --time, --partition and --name take letters, digits and - _ . : , only (and not nothing)\n", CMD);
     return 2;
   }
   /* the job must load: a typo is found here, not on the cluster an hour later */
