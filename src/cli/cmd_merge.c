@@ -181,15 +181,14 @@ static int find_cells(const merge_args *a, const input *in, sweep_cells *c) {
   int ncell_in = 0;
   for (int i = 0; i < a->n; i++) ncell_in += in[i].cell >= 0;
   if (!ncell_in) return TL_EXIT_OK;
-  int first = -1;
-  for (int i = 0; i < a->n; i++) {
+  int first = 0;
+  while (in[first].cell < 0) first++; /* the first cell input */
+  for (int i = 0; i < a->n; i++)
     if (in[i].cell < 0) {
       fprintf(stderr, "tally merge: '%s' is a cell of a sweep (tally run --cell) and '%s' is not: merge the cells of "
-                      "one sweep, or whole runs\n", a->inputs[first >= 0 ? first : (i ? 0 : 1)], a->inputs[i]);
+                      "one sweep, or whole runs\n", a->inputs[first], a->inputs[i]);
       return TL_EXIT_USAGE;
     }
-    if (first < 0) first = i;
-  }
   const cJSON *m0 = sweep_list(in[first].root, "models"), *s0 = sweep_list(in[first].root, "seeds");
   if (!m0 || !s0) {
     fprintf(stderr, "tally merge: '%s' records sweep cell %lld, but its job lists no models and seeds\n",
