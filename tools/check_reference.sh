@@ -2,8 +2,9 @@
 # Checks that a build of the current tree scores exactly as the pinned commit did: runs BUILD's
 # tally on the jobs of tools/make_reference.sh (jobs/demo.json, and the 150,000-unit job of
 # tools/se_scaling_job.py, regenerated into a temp folder) at 1, 2 and 4 ranks, and compares
-# /items and /metrics of each output with REFDIR's file dataset by dataset (tools/h5_same.py; a
-# status column added since, n_engine_error, must hold only zeros). Prints one line per
+# /items of each output with REFDIR's file dataset by dataset (tools/h5_same.py; a status column
+# added since, n_engine_error, must hold only zeros; SpatialEval's mode and image left out) and
+# /metrics by its SpatialEval rows summed over the question modes (tools/se_metrics_same.py). Prints one line per
 # comparison; exits 1 when any differs, or when nothing could be compared.
 # Jobs run from their own folder with relative paths, as in make_reference.sh (/items `source`).
 # usage: tools/check_reference.sh [REFDIR] [BUILD]     (defaults: reference/ and build/)
@@ -26,7 +27,12 @@ check() {  # NAME DIR JOB: run JOB from DIR at 1, 2, 4 ranks and compare with $R
     (cd "$dir" && mpirun -n $n --oversubscribe "$TALLY" run "$job" --out "$out" --quiet) \
       > /dev/null 2> "$T/err" || { cat "$T/err" >&2; echo "check_reference: $name at $n ranks failed" >&2; exit 1; }
     for obj in /items /metrics; do
-      if "$PY" "$ROOT/tools/h5_same.py" "$REF/$name.h5" "$out" "$obj" --allow n_engine_error --skip se 2> "$T/same"; then
+      # /metrics/spatialeval is grouped by question mode now: its rows summed over the modes
+      # must give the reference's (tools/se_metrics_same.py); /items: the columns added since
+      # (mode, image) left out
+      if { [ "$obj" = /items ] && "$PY" "$ROOT/tools/h5_same.py" "$REF/$name.h5" "$out" "$obj" --allow n_engine_error \
+             --skip se --skip mode --skip image 2> "$T/same"; } ||
+         { [ "$obj" = /metrics ] && "$PY" "$ROOT/tools/se_metrics_same.py" "$REF/$name.h5" "$out" > /dev/null 2> "$T/same"; }; then
         echo "$name, $n rank(s), $obj: identical"; same=$((same + 1))
       else
         echo "$name, $n rank(s), $obj: DIFFERENT"; head -n 20 "$T/same" | sed 's/^/    /'; differ=$((differ + 1))

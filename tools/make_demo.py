@@ -15,7 +15,10 @@ Maze-Nav / Spatial-Grid / Spatial-Real TQA layouts are our own approximations (t
 were not available). Every oracle is computed from the generated world, never typed in.
 
 Outputs (demo/spatialeval/):
-  items.jsonl                  36 items (all four tasks, every qid, TQA and a few VQA ids)
+  items.jsonl                  36 items (all four tasks, every qid, TQA and a few VQA ids; each
+                               VQA item names its picture in "image")
+  images/*.png                 the VQA items' pictures, drawn from the generated world (maze and
+                               grid cells, the map's objects as coloured squares; no labels)
   answers.jsonl                2 toy models x 3 seeds x 36 items, replay-engine format
   reference_eval_output.jsonl  8 lines of the ORIGINAL evaluator's input format (third model)
   answers_bad.jsonl            3 deliberately broken lines (for tests only)
@@ -27,7 +30,9 @@ does not depend on Python's `random` module or on PYTHONHASHSEED.
 import hashlib
 import json
 import os
+import struct
 import sys
+import zlib
 
 MASK = (1 << 64) - 1
 REASON_SUFFIX = ("\nFirst, provide a concise answer in one sentence. Then, elaborate on the "
@@ -199,6 +204,8 @@ def map_items(rng, instance, mode, want):
                        {"X": names[x2], "D": d2})
         got = [q0, q1, q2]
         if want(got):
+            for _, m in got:
+                m["world"] = pos
             return got
     raise SystemExit("map %s: constraints not met" % instance)
 
@@ -289,6 +296,8 @@ def maze_items(rng, instance, mode, qids, want):
                 got.append(make_item(iid, stem, question, ["Yes", "No"], 0 if yes else 1,
                                      {"phrase": phrase}))
         if want(got, right, total):
+            for _, m in got:
+                m["world"] = grid
             return got
     raise SystemExit("maze %s: constraints not met" % instance)
 
@@ -334,6 +343,8 @@ def grid_items(rng, instance, mode, qids, want):
                 got.append(make_item(iid, stem, "What is the animal of the block located at %s "
                                      "of the grid?" % where, opts, c, {"where": short}))
         if want(got):
+            for _, m in got:
+                m["world"] = cells
             return got
     raise SystemExit("grid %s: constraints not met" % instance)
 
@@ -414,7 +425,54 @@ def build_items():
         return (m["mode"] != "tqa", task_order.index(m["task"]), m["qid"],
                 int(inst) if inst.isdigit() else 10 ** 6, inst)
     items.sort(key=key)
+    for row, m in items:  # a VQA item's picture, shared by the questions of its instance
+        if m["mode"] == "vqa":
+            row["image"] = "images/%s.%s.png" % (m["task"], row["id"].split(".")[2])
     return items
+
+
+# ---------------------------------------------------------------- pictures -------------------
+def png(pixels):
+    """An 8-bit RGB PNG of rows of (r, g, b) pixels (standard library only)."""
+    h, w = len(pixels), len(pixels[0])
+    raw = b"".join(b"\x00" + bytes(c for px in row for c in px) for row in pixels)
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+
+
+def blocks(cells, colour, size):
+    """Pixels of a grid of cells, each cell a size x size block of colour(cell)."""
+    return [[colour(c) for c in row for _ in range(size)] for row in cells for _ in range(size)]
+
+
+PALETTE = [(230, 25, 75), (60, 180, 75), (255, 225, 25), (0, 130, 200), (245, 130, 48),
+           (145, 30, 180), (70, 240, 240), (240, 50, 230)]
+
+
+def picture(task, world):
+    if task == "mazenav":  # walls black, open white, path blue, S green, E red
+        col = {"#": (0, 0, 0), ".": (255, 255, 255), "X": (0, 0, 255), "S": (0, 160, 0), "E": (220, 0, 0)}
+        return png(blocks(world, col.__getitem__, 8))
+    if task == "spatialgrid":  # one colour per animal
+        return png(blocks(world, lambda a: PALETTE[ANIMALS.index(a)], 8))
+    # spatialmap: object i at (x, y) (x east, y north) as a square of colour i on a 6 x 6 field
+    n = len(world)
+    field = [[None] * n for _ in range(n)]
+    for i, (x, y) in enumerate(world):
+        field[n - 1 - y][x] = i
+    return png(blocks(field, lambda i: (255, 255, 255) if i is None else PALETTE[i], 10))
+
+
+def write_pictures(outdir, items):
+    os.makedirs(os.path.join(outdir, "images"), exist_ok=True)
+    for row, m in items:
+        if "image" in row:
+            with open(os.path.join(outdir, row["image"]), "wb") as f:
+                f.write(picture(m["task"], m["world"]))
 
 
 # ---------------------------------------------------------------- answers --------------------
@@ -727,7 +785,8 @@ def check(outdir):
     items = [json.loads(l) for l in open(os.path.join(outdir, "items.jsonl"))]
     ids = {}
     for it in items:
-        assert list(it) == ["id", "text", "oracle_answer", "oracle_option", "oracle_full_answer"]
+        keys = ["id", "text", "oracle_answer", "oracle_option", "oracle_full_answer"]
+        assert list(it) == keys + (["image"] if ".vqa." in it["id"] else []), it["id"]
         assert it["id"] not in ids, it["id"]
         ids[it["id"]] = it
         task, mode, inst, q = it["id"].split(".")
@@ -746,6 +805,8 @@ def check(outdir):
         assert texts[LETTERS.index(it["oracle_option"])] == it["oracle_answer"]
         if mode == "vqa":
             assert it["text"].startswith("The figure represents ")
+            with open(os.path.join(outdir, it["image"]), "rb") as f:
+                assert f.read(8) == b"\x89PNG\r\n\x1a\n", it["image"]
         if mode == "tqa":
             assert recompute_oracle(it["text"], task, int(q)) == it["oracle_answer"], it["id"]
     seen = set()
@@ -772,6 +833,7 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     items = build_items()
     dump(os.path.join(outdir, "items.jsonl"), [row for row, _ in items])
+    write_pictures(outdir, items)
     dump(os.path.join(outdir, "answers.jsonl"), build_answers(items))
     dump(os.path.join(outdir, "reference_eval_output.jsonl"), build_reference(items))
     dump(os.path.join(outdir, "answers_bad.jsonl"), BAD_LINES)

@@ -279,12 +279,43 @@ def attrs(path):
         return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
 
 
-if __name__ == "__main__":
+def main(argv=None):
+    """The command line: `tally-h5 FILE` lists the tables, `tally-h5 FILE TABLE` prints one,
+    `--csv TABLE` writes it as CSV to standard output, `--attrs` prints the run's metadata.
+    Errors are one line on stderr (exit 1), never a traceback."""
+    import argparse
     import sys
-    if len(sys.argv) < 2:
-        sys.exit("usage: tally_h5.py FILE.h5 [TABLE]")
-    if len(sys.argv) == 2:
-        print("\n".join(tables(sys.argv[1])))
-    else:
-        with pd.option_context("display.max_rows", 50, "display.width", 200):
-            print(read_table(sys.argv[1], sys.argv[2]))
+    ap = argparse.ArgumentParser(prog="tally-h5", description="Read a tally output (HDF5) file: list its tables, "
+                                 "print one, or write one as CSV.")
+    ap.add_argument("file", help="a tally output file (.h5)")
+    ap.add_argument("table", nargs="?", help="a table to print, e.g. /items/spatialeval (default: list the tables)")
+    ap.add_argument("--csv", metavar="TABLE", help="write TABLE as CSV to standard output")
+    ap.add_argument("--attrs", action="store_true", help="print the run's root attributes (job, versions, inputs)")
+    a = ap.parse_args(argv)
+    try:
+        if not h5py.is_hdf5(a.file):
+            raise OSError("not an HDF5 file" if os.path.exists(a.file) else "no such file")
+        if a.csv:
+            read_table(a.file, a.csv).to_csv(sys.stdout, index=False)
+        elif a.attrs:
+            for k, v in attrs(a.file).items():
+                print("%s: %s" % (k, v))
+        elif a.table:
+            with pd.option_context("display.max_rows", 50, "display.width", 200):
+                print(read_table(a.file, a.table))
+        else:
+            print("\n".join(tables(a.file)))
+    except BrokenPipeError:
+        return 0
+    except KeyError:
+        print("tally-h5: %s: no table %s (list them with: tally-h5 %s)" % (a.file, a.csv or a.table, a.file),
+              file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        print("tally-h5: cannot read %s: %s" % (a.file, e), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

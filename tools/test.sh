@@ -7,6 +7,10 @@
 #   0. build-core/: the core tier alone (-DTALLY_CORE_ONLY=ON: no MPI, HDF5, curl or CUDA found
 #      or linked) and its unit tests, after a check that no core source names their headers;
 #   1. build/ with -Werror (gcc, with the CUDA kernels when nvcc is found), then ctest there;
+#   llama: tools/llama-build.sh builds llama.cpp's llama-server (CPU) from
+#      ../shared/vendor/llama.cpp-*.tar.xz into build-llama/ once (10-13 minutes on 2 cores; a
+#      no-op when up to date) for the e2e_test_llama_* tests of both ctest stages; without the
+#      tarball it says "skipped" and those tests skip (77);
 #   2. build-sanitize/ with clang, ASan+UBSan (-fno-sanitize-recover: any report fails) and the
 #      libFuzzer targets (tests/fuzz), then the whole ctest suite there, which adds the bounded
 #      fuzz runs and the sanitizer_reports check. CPU-only: nvcc rejects -fsanitize.
@@ -22,6 +26,18 @@ tools/install-deps.sh
 stage "install-deps" "ok ($(took $t))"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 failed=()
+
+# ---- llama-server for the real-server tests (build-llama/; exit 77: no tarball, skipped) ----
+t=$SECONDS
+mkdir -p build
+rc=0; tools/llama-build.sh > build/llama-build.log 2>&1 || rc=$?
+case $rc in
+  0) stage "llama-server build-llama/ (real-server tests)" "ok ($(tail -1 build/llama-build.log | sed 's/^llama-build: //'), $(took $t))" ;;
+  77) stage "llama-server build-llama/ (real-server tests)" "skipped (no ../shared/vendor/llama.cpp-*.tar.xz: e2e_test_llama_* skip)" ;;
+  *) cat build/llama-build.log
+     stage "llama-server build-llama/ (real-server tests)" "FAILED ($(took $t); e2e_test_llama_* will skip)"
+     failed+=("tools/llama-build.sh") ;;
+esac
 
 # ---- stage 0: core alone (build-core/) ----
 t=$SECONDS

@@ -124,6 +124,13 @@ int tl_job_key_int(tl_job_ctx *c, const cJSON *e, const char *key, const char *w
 int tl_job_key_num(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, double lo, double hi,
                    double *out);
 int tl_job_key_bool(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, bool *out);
+/* The type of the engine that answers `role` in this job ("replay", "openai"; the job's engines
+ * are read before its benchmarks), or "replay" when the job names none. A module uses it where
+ * the engine changes what its items need (SpatialEval: a server must get a vision item's image). */
+const char *tl_job_engine_type(const tl_job_ctx *c, tl_role role);
+/* A path of the job resolved against the job's folder (absolute paths as they are), malloc'd;
+ * NULL when out of memory. Not declared an input (for a folder, e.g. SpatialEval's "images"). */
+char *tl_job_resolve(const tl_job_ctx *c, const char *path);
 /* Returns the number of problems it reported (0: every entry is in *out). */
 int tl_job_paths(tl_job_ctx *c, const cJSON *v, const char *where, const char *what, char ***out,
                  int *n);
@@ -152,7 +159,11 @@ typedef struct {
   tl_status (*load)(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *err);
   size_t (*n_items)(const tl_bench *b);                       /* items sorted by id */
   const char *(*item_id)(const tl_bench *b, size_t item);
-  int (*item_find)(const tl_bench *b, const char *id, size_t *item); /* 1 when found */
+  /* 1 when found. An item the job's selection leaves out on purpose (SpatialEval's "modes") is
+   * found with *item = n_items: its answer lines are neither reported as unknown items nor
+   * matched, and it never becomes a unit. Every caller that indexes by an item from item_find
+   * skips item >= n_items (the driver's replay discovery, turn check, resume and merge scan). */
+  int (*item_find)(const tl_bench *b, const char *id, size_t *item);
   uint32_t (*n_subs)(const tl_bench *b, size_t item);         /* 1 for single-turn items */
 
   int (*n_modes)(const tl_bench *b);                          /* 1 .. TL_MAX_MODES */
@@ -189,6 +200,18 @@ typedef struct {
   /* Rank 0: the benchmark's part of the summary on stdout. */
   void (*summary)(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint64_t units,
                   tl_table *const *tables, int n, int64_t *const *acc, FILE *out);
+
+  /* Optional (NULL: turn t of an item is its sub t - 1, every turn a unit). The sub of the
+   * item's 1-based turn `turn_id` (a replay line's "turn_id", OpenCompass's name): 0 with *sub
+   * set, else -1 with why[0..nwhy) saying why the turn names no unit of the item (past its last
+   * turn; a context-only turn, which is never generated or judged). */
+  int (*turn_sub)(const tl_bench *b, size_t item, uint64_t turn_id, uint32_t *sub, char *why, size_t nwhy);
+
+  /* Optional (NULL: nothing to check). Called on every rank once the run's cfgs are known and
+   * before any engine is asked or a journal started (not in a merge): a join of the module's
+   * that matches none of them (a human-score file of other models) is TL_EJOB with err saying
+   * so; the run then stops with exit 2, nothing written. */
+  tl_status (*check_cfgs)(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, tl_err *err);
 } tl_bench_vt;
 
 /* The registry. NULL when unknown. */

@@ -167,4 +167,19 @@ void tl_sort_f64(double *v, size_t n);
 /* Percentile of sorted values, linear interpolation (numpy default, Hyndman-Fan type 7). */
 double tl_quantile_sorted(const double *sorted, size_t n, double q);
 
+/* ---- headline CIs: a ratio of sums, clusters resampled ---- */
+
+/* Percentile bootstrap CI of a ratio of sums over clusters (the summaries' accuracy and score
+ * CIs: a cluster is one item, or one dialogue, with every seed of it kept together).
+ * num[i], den[i] (i < n): cluster i's summed score and its unit count. Clusters with den[i] <= 0
+ * are dropped first (they hold no unit of the row); m are left. The estimate is
+ * sum(num) / sum(den). Resample r (0 <= r < B) draws m clusters j -> tl_boot_index(seed, r, j,
+ * m, 0) (tl_boot_counts: the study engine's draws), and its ratio is sum w*num / sum w*den,
+ * summed in cluster order. *lo, *hi: the (1 - level) / 2 and (1 + level) / 2 quantiles
+ * (tl_quantile_sorted) of the B ratios. NaN both when m < 2, B < 2 or level is not in (0, 1).
+ * Deterministic: the same arrays give the same bounds on every rank count (callers pass
+ * reduced integers). TL_ENOMEM when the work arrays cannot be allocated. */
+tl_status tl_cluster_ci(const double *num, const double *den, uint32_t n, uint32_t B,
+                        uint64_t seed, double level, double *lo, double *hi);
+
 #endif

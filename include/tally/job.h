@@ -74,6 +74,11 @@ typedef struct {
                             (default false: servers ignore it, and libcurl formats each header
                             byte by byte; tools/testserver keys its replies, faults and counts
                             on it) */
+  double max_reply_bytes; /* "max_reply_bytes": a reply body over it is refused (engine_error,
+                            not retried); default 64 MiB */
+  char *ca_bundle;       /* "tls".ca_bundle: a PEM file of certificate authorities to trust (a
+                            site's private CA), resolved against the job's folder; NULL: libcurl's
+                            default, or CURL_CA_BUNDLE / SSL_CERT_FILE when set */
 } tl_http_cfg;
 
 /* An engine of a role. */
@@ -118,6 +123,8 @@ typedef struct {
   tl_job_engine engines[TL_ROLE__N]; /* by role; "engine" (the old key) is the model's */
   char *output;      /* resolved output path */
   size_t max_line;   /* per-line byte cap for JSONL inputs */
+  double max_rejected; /* limits.max_rejected: the share of an input file's lines that may be
+                          rejected before the run stops (default 0.1) */
   tl_job_bench *benches;
   int n_benches;     /* may be 0 when the job has studies */
   tl_job_study *studies;

@@ -8,7 +8,8 @@
  * {"overall": x, "perQuestionType": {...}, "perAnswerType": {...}, "perQuestion": {"id": x}},
  * each x as the official script computes and rounds it. Input problems are reported on stderr
  * with file:line and counted; questions without a result are left out of every accuracy and
- * counted. Exit: 0 ok, 1 failure (I/O, nothing to score), 2 usage, 3 bad input with
+ * counted. An input that is not valid JSON (a file cut mid-way, a broken line) is fatal: nothing
+ * is printed but the error. Exit: 0 ok, 1 failure (I/O, nothing to score), 2 usage, 3 bad input with
  * --strict-input. No MPI: the work is one pass over the files. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -42,6 +43,7 @@ static void usage(FILE *f) {
           "  --strict-input     stop at the first input problem (exit 3)\n"
           "Prints {\"overall\", \"perQuestionType\", \"perAnswerType\", \"perQuestion\"} as vqaEval.py\n"
           "computes them. Questions without a result are reported and left out of the accuracy.\n"
+          "An input that is not valid JSON (cut short, a broken line) is an error: nothing is scored.\n"
           "Exit: 0 ok, 1 failure, 2 usage, 3 bad input with --strict-input.\n");
 }
 
@@ -140,7 +142,23 @@ static int write_output(const char *path, const char *text) {
 /* The exit code of a failed load or report. */
 static int fail_code(tl_status st, const tl_err *err, int strict) {
   fprintf(stderr, "%s: %s\n", CMD, err->msg[0] ? err->msg : tl_strerror(st));
-  return st == TL_EINPUT && strict ? 3 : 1;
+  return st == TL_EINPUT && strict ? 3 : 1; /* not valid JSON: 1 (3 under --strict-input) */
+}
+
+/* Whether a file the log reported since row `from` of its table is not valid JSON (a malformed
+ * or non-UTF-8 line or element of `path`): then TL_EINPUT with err "PATH: not valid JSON: line L:
+ * why", else TL_OK. A JSONL file cut mid-way, or one broken line, is never scored as the whole
+ * (the official JSON forms are refused by the loader itself, at the byte where they break). */
+static tl_status whole_json(const tl_inlog *log, size_t from, const char *path, tl_err *err) {
+  const tl_table *t = log->table;
+  for (size_t r = from; t && r < t->nrows; r++) {
+    const char *kind = t->cols[0].v.s[r];
+    if (strcmp(t->cols[1].v.s[r], path) || (strcmp(kind, "malformed_json") && strcmp(kind, "invalid_utf8")))
+      continue;
+    return tl_err_set(err, TL_EINPUT, "%s: not valid JSON: line %lld: %s; the file is not used (a file cut short, "
+                      "or an editing mistake?)", path, (long long)t->cols[2].v.i[r], t->cols[3].v.s[r]);
+  }
+  return TL_OK;
 }
 
 /* Loads, scores and prints; the exit code. */
@@ -157,9 +175,14 @@ static int score(const score_opts *o) {
   cJSON *json = NULL;
   tl_vqa_summary sum;
   int rc = 0;
+  size_t rows0 = log.table->nrows;
   tl_status st = o->items ? tl_vqa_load_items(&set, o->items, &log, &err)
                           : tl_vqa_load_official(&set, o->questions, o->annotations, &log, &err);
+  if (st == TL_OK && o->questions) st = whole_json(&log, rows0, o->questions, &err);
+  if (st == TL_OK) st = whole_json(&log, rows0, o->items ? o->items : o->annotations, &err);
+  rows0 = log.table->nrows;
   if (st == TL_OK) st = tl_vqa_load_results(&res, &set, o->results, &log, &err);
+  if (st == TL_OK) st = whole_json(&log, rows0, o->results, &err);
   if (st == TL_OK) st = tl_vqa_report(&set, &res, (tl_vqa_version)o->version, &json, &sum, &err);
   if (st != TL_OK) {
     rc = fail_code(st, &err, o->strict);

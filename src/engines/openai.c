@@ -8,7 +8,7 @@
  * (CURLMOPT_TIMERFUNCTION); poll() waits in epoll_wait and hands libcurl only the sockets that
  * are ready (curl_multi_socket_action), so the cost per wake-up follows the transfers that
  * moved, not the transfers in flight (curl_multi_perform + curl_multi_poll walk all of them). */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* memmem */
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +76,15 @@ typedef struct {
   double paused_until; /* after a 429: no new request before this */
   double lat_min;      /* the fastest reply seen (s); 0 = none yet */
   int backed_off;      /* 1 after the first 429: growth is additive */
+  int slots;           /* requests the server serves at once, from llama.cpp's GET /props
+                          (total_slots) at health time; 0 = unknown. The limit never exceeds it:
+                          llama-server keeps one HTTP thread per kept-alive connection and queues
+                          without a 429, so requests past its slots only wait (and starve) */
+  char *root;          /* the URL less its final "/v1" (owned) */
+  char *served;        /* owned: the ids GET {base}/models lists, ", "-joined; NULL = unknown */
+  char *dead;          /* owned: why the endpoint refused us for good (HTTP 401/403: the key
+                          or the account; no retry or resume fixes that): it gets no request
+                          again, and when every endpoint is dead every request fails at once */
 } endpoint;
 
 /* ---- requests ---- */
@@ -99,6 +108,8 @@ typedef struct req {
   tl_buf resp;              /* the reply body */
   char reqid[128];          /* x-request-id header */
   double retry_after;       /* seconds, from a 429 */
+  int too_big;              /* the reply grew past max_reply_bytes: the transfer was stopped */
+  double max_bytes;         /* max_reply_bytes */
   struct req *next;         /* in the FIFO or the retry list */
   struct req *aprev, *anext;/* in the list of transfers */
 } req;
@@ -107,6 +118,14 @@ struct tl_openai {
   tl_engine base;
   tl_http_cfg cfg;          /* copied scalars; strings below */
   char *model, *api_key_hdr;
+  char *key;                /* the API key's value (NULL: none), only to scrub it from every
+                               server text tally stores or prints (scrub) */
+  char *health_path;        /* "health".path (owned) */
+  char *ca_file, *ca_dir;   /* certificate authorities: "tls".ca_bundle, else CURL_CA_BUNDLE or
+                               SSL_CERT_FILE; SSL_CERT_DIR (owned; NULL: libcurl's default) */
+  const volatile sig_atomic_t *stop; /* nonzero: a signal came; the health wait ends */
+  FILE *log;                /* warnings (the health wait's probe); NULL: none */
+  char *cache_err;          /* the first cache write failure (owned), for the report */
   tl_http_body_tpl tpl;     /* the members every request body holds alike */
   int proxy_env;            /* a proxy variable is set: libcurl reads the environment per
                                transfer (no_proxy against each URL); else it is told "no proxy"
@@ -161,6 +180,7 @@ static void set_limit(tl_openai *o, int e, double v, char why) {
   endpoint *p = &o->ep[e];
   if (v < o->cfg.conc_min) v = o->cfg.conc_min;
   if (v > o->cfg.conc_max) v = o->cfg.conc_max;
+  if (p->slots > 0 && v > p->slots) v = p->slots;
   int before = (int)p->limit;
   p->limit = v;
   if ((int)v != before) note_limit(o, e, why);
@@ -204,6 +224,43 @@ static void req_free(tl_openai *o, req *q) {
   free(q);
 }
 
+/* Overwrites every occurrence of the API key's value in s[0..n) with '*' (a server may echo the
+ * key in an error text or a reply: nothing tally stores, journals or prints holds it). */
+static void scrub(const tl_openai *o, char *s, size_t n) {
+  if (!o->key || !s) return;
+  size_t k = strlen(o->key);
+  for (char *p = s; k && (p = memmem(p, n - (size_t)(p - s), o->key, k)); p += k) memset(p, '*', k);
+}
+static void scrub_str(const tl_openai *o, char *s) {
+  if (s) scrub(o, s, strlen(s));
+}
+
+/* 1 when the JSON text s[0..n) holds a \u0000 escape (a NUL, which would cut the string it is
+ * in): a backslash run of odd length before "u0000". */
+static int has_nul_escape(const char *s, size_t n) {
+  for (const char *p = s; (p = memmem(p, n - (size_t)(p - s), "u0000", 5)); p += 5) {
+    size_t b = 0;
+    while (p - b > s && p[-(ptrdiff_t)b - 1] == '\\') b++;
+    if (b % 2 == 1) return 1;
+  }
+  return 0;
+}
+
+/* The deepest nesting of arrays and objects in the JSON text s[0..n), outside strings. */
+static int json_depth(const char *s, size_t n) {
+  int d = 0, max = 0, in = 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (in) {
+      if (c == '\\') i++;
+      else if (c == '"') in = 0;
+    } else if (c == '"') in = 1;
+    else if (c == '[' || c == '{') max = ++d > max ? d : max;
+    else if (c == ']' || c == '}') d--;
+  }
+  return max;
+}
+
 /* A permanent failure of q: a reply with failed = 1 and the reason. Frees q. */
 static tl_status give_up(tl_openai *o, req *q, const char *why) {
   tl_eng_reply r;
@@ -215,6 +272,7 @@ static tl_status give_up(tl_openai *o, req *q, const char *why) {
   if (q->attempts > 1) tl_buf_printf(&b, "%s (gave up after %d attempts)", why, q->attempts);
   else tl_buf_puts(&b, why);
   r.error = tl_buf_detach(&b);
+  scrub_str(o, r.error);
   cJSON *m = cJSON_CreateObject();
   cJSON_AddNumberToObject(m, "attempts", q->attempts);
   cJSON_AddBoolToObject(m, "cached", 0);
@@ -249,8 +307,12 @@ static char *cache_path(const tl_openai *o, const char *hash, int dir_only) {
   return tl_buf_detach(&b);
 }
 
-/* The stored reply of hash, parsed ({"v":1,"request":...,"reply":{...}}), or NULL. */
-static cJSON *cache_get(tl_openai *o, const char *hash) {
+/* The stored reply of q's hash, parsed ({"v":1,...,"reply":{...},"request":BODY}\n), or NULL
+ * when there is none or it cannot be trusted: a file that does not end in q's very body (another
+ * request whose hash collides, a torn or edited file) or whose reply is not a well-formed one
+ * (a content string) is not a hit; the request is sent and the entry rewritten. */
+static cJSON *cache_get(tl_openai *o, const req *q) {
+  const char *hash = q->hash;
   char *path = cache_path(o, hash, 0);
   FILE *f = path ? fopen(path, "rb") : NULL;
   free(path);
@@ -260,9 +322,13 @@ static cJSON *cache_get(tl_openai *o, const char *hash) {
   size_t k;
   while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(&o->tmp, chunk, k);
   fclose(f);
+  if (o->tmp.len < q->body_len + 2 || memcmp(o->tmp.data + o->tmp.len - 2, "}\n", 2) != 0 ||
+      memcmp(o->tmp.data + o->tmp.len - 2 - q->body_len, q->body, q->body_len) != 0)
+    return NULL;
   cJSON *j = cJSON_ParseWithLength(o->tmp.data, o->tmp.len);
   cJSON *rep = j ? cJSON_GetObjectItemCaseSensitive(j, "reply") : NULL;
-  if (!cJSON_IsObject(rep)) { /* a torn or foreign file: not a hit (it is rewritten) */
+  const cJSON *ct = cJSON_IsObject(rep) ? cJSON_GetObjectItemCaseSensitive(rep, "content") : NULL;
+  if (!cJSON_IsString(ct) || !tl_utf8_valid(ct->valuestring, strlen(ct->valuestring), NULL)) {
     cJSON_Delete(j);
     return NULL;
   }
@@ -279,6 +345,7 @@ static void cache_put(tl_openai *o, const req *q, const char *rj) {
   tl_buf tmp;
   tl_buf_init(&tmp);
   tl_buf_printf(&tmp, "%s/.%s.%ld.%llx.tmp", dir, q->hash, (long)getpid(), (unsigned long long)splitmix(&o->rng));
+  errno = 0;
   FILE *f = fopen(tmp.data, "wb");
   int ok = 0;
   if (f) {
@@ -287,8 +354,20 @@ static void cache_put(tl_openai *o, const req *q, const char *rj) {
          fwrite(q->body, 1, q->body_len, f) == q->body_len && fputs("}\n", f) >= 0;
     ok = fclose(f) == 0 && ok;
   }
-  if (ok && rename(tmp.data, path) == 0) o->st.cache_writes++;
-  else if (f) unlink(tmp.data);
+  int e = f ? errno : errno;
+  if (ok && rename(tmp.data, path) == 0) {
+    o->st.cache_writes++;
+  } else {
+    e = errno ? errno : e;
+    if (f) unlink(tmp.data);
+    o->st.cache_write_errors++;
+    if (!o->cache_err) {
+      tl_buf m;
+      tl_buf_init(&m);
+      tl_buf_printf(&m, "cannot write the cache entry '%s': %s", path, strerror(e ? e : EIO));
+      o->cache_err = tl_buf_detach(&m);
+    }
+  }
   tl_buf_release(&tmp);
 out:
   free(dir);
@@ -526,6 +605,9 @@ static tl_status emit(tl_openai *o, req *q, const reply_view *v, int cached, dou
   }
   st |= tl_buf_append(m, "}", 1);
   r.meta = st ? NULL : tl_strndup(m->data, m->len);
+  scrub_str(o, r.text); /* a server that echoes the key: never stored */
+  scrub_str(o, r.meta);
+  if (has_raw) scrub(o, raw.data, raw.len);
   /* the same evidence as fields, for the item tables (tl_evidence: what the meta says) */
   r.ev = tl_evidence_new(v->finish_reason, v->model, v->id,
                          ep >= 0 ? o->ep[ep].base : NULL, has_raw ? raw.data : NULL);
@@ -547,6 +629,10 @@ static tl_status emit(tl_openai *o, req *q, const reply_view *v, int cached, dou
 /* ---- transfers ---- */
 static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
   req *q = ud;
+  if ((double)(q->resp.len + sz * n) > q->max_bytes) { /* stops the transfer: CURLE_WRITE_ERROR */
+    q->too_big = 1;
+    return 0;
+  }
   return tl_buf_append(&q->resp, p, sz * n) == TL_OK ? sz * n : 0;
 }
 
@@ -573,7 +659,7 @@ static int pick_endpoint(const tl_openai *o, double t) {
   double room = 0;
   for (int e = 0; e < o->nep; e++) {
     const endpoint *p = &o->ep[e];
-    if (p->paused_until > t) continue;
+    if (p->paused_until > t || p->dead) continue;
     double r = floor(p->limit) - p->in_flight;
     if (r >= 1 && r > room) {
       room = r;
@@ -602,6 +688,8 @@ static CURL *new_handle(tl_openai *o) {
   curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, o);
   curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
   curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, o);
+  if (o->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
+  if (o->ca_dir) curl_easy_setopt(h, CURLOPT_CAPATH, o->ca_dir);
   if (!o->proxy_env) { /* what libcurl would find: no proxy, so no_proxy is moot */
     curl_easy_setopt(h, CURLOPT_PROXY, "");
     curl_easy_setopt(h, CURLOPT_NOPROXY, "");
@@ -621,6 +709,8 @@ static tl_status start(tl_openai *o, req *q, int e) {
   q->t_sent = now_s();
   if (q->attempts == 1) q->t_first = q->t_sent;
   q->retry_after = 0;
+  q->too_big = 0;
+  q->max_bytes = o->cfg.max_reply_bytes > 0 ? o->cfg.max_reply_bytes : 1e18;
   q->reqid[0] = 0;
   tl_buf_reset(&q->resp);
   tl_buf_reserve(&q->resp, 2048); /* most replies fit: no regrowth while they arrive */
@@ -654,12 +744,23 @@ static tl_status start(tl_openai *o, req *q, int e) {
   return TL_OK;
 }
 
-/* Moves due retries to the front of the FIFO, then starts requests while an endpoint has room. */
+/* The reason of the last endpoint to die when every endpoint is dead, else NULL. */
+static const char *all_dead(const tl_openai *o) {
+  const char *why = NULL;
+  for (int e = 0; e < o->nep; e++) {
+    if (!o->ep[e].dead) return NULL;
+    why = o->ep[e].dead;
+  }
+  return why;
+}
+
+/* Moves due retries to the front of the FIFO (all of them when every endpoint is dead), then
+ * starts requests while an endpoint has room. */
 static tl_status start_ready(tl_openai *o) {
   double t = now_s();
   for (req **pp = &o->retry; *pp;) {
     req *q = *pp;
-    if (q->not_before <= t) {
+    if (q->not_before <= t || all_dead(o)) {
       *pp = q->next;
       q->next = o->q_head; /* retries go first: they are the oldest */
       o->q_head = q;
@@ -667,6 +768,16 @@ static tl_status start_ready(tl_openai *o) {
     } else {
       pp = &q->next;
     }
+  }
+  const char *dead = all_dead(o);
+  while (dead && o->q_head) { /* nothing will ever serve them: each fails now, with the reason */
+    req *q = o->q_head;
+    o->q_head = q->next;
+    if (!o->q_head) o->q_tail = NULL;
+    q->next = NULL;
+    o->nwait--;
+    tl_status st = give_up(o, q, dead);
+    if (st) return st;
   }
   while (o->q_head) {
     int e = pick_endpoint(o, t);
@@ -715,18 +826,47 @@ static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
   o->nactive--;
   char why[512];
   int retry = 1;
-  if (rc != CURLE_OK) {
+  if (rc != CURLE_OK && q->too_big) {
+    retry = 0; /* the same request gets the same reply */
+    o->st.malformed++;
+    snprintf(why, sizeof why, "%s: the reply is over max_reply_bytes (%.0f bytes): refused", p->base, q->max_bytes);
+  } else if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM ||
+             rc == CURLE_SSL_ISSUER_ERROR || rc == CURLE_SSL_CRL_BADFILE || rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH) {
+    retry = 0; /* a certificate does not change between attempts */
+    o->st.conn_errors++;
+    snprintf(why, sizeof why, "%s: %s (a private CA: \"tls\": {\"ca_bundle\": FILE} or CURL_CA_BUNDLE)", p->base,
+             curl_easy_strerror(rc));
+  } else if (rc != CURLE_OK) {
     if (rc == CURLE_OPERATION_TIMEDOUT) o->st.timeouts++;
     else o->st.conn_errors++;
     snprintf(why, sizeof why, "%s: %s", p->base, curl_easy_strerror(rc));
   } else if (code == 200) {
-    /* the fields by the one-pass scan, or from cJSON's tree when it declines (the same fields) */
+    /* the fields by the one-pass scan, or from cJSON's tree when it declines (the same fields);
+     * a reply that is not valid UTF-8, holds a NUL, is nested past cJSON's limit or has no
+     * content is malformed: retried, then engine_error (never scored as an empty answer) */
     reply_view v;
     cJSON *j = NULL;
-    int ok = tl_oai_reply_scan(q->resp.data, q->resp.len, o->cfg.completions, &v, &o->rstr);
-    if (!ok) {
-      j = cJSON_ParseWithLength(q->resp.data, q->resp.len);
-      ok = tl_oai_reply_json(j, q->resp.len, o->cfg.completions, &v, why, sizeof why) == 0;
+    size_t bad = 0;
+    int ok = 0;
+    if (!tl_utf8_valid(q->resp.data, q->resp.len, &bad)) {
+      snprintf(why, sizeof why, "%s: the reply is not valid UTF-8 (at byte %zu)", p->base, bad);
+    } else if (has_nul_escape(q->resp.data, q->resp.len)) {
+      snprintf(why, sizeof why, "%s: the reply holds a NUL character (\\u0000), which would cut its text", p->base);
+    } else {
+      ok = tl_oai_reply_scan(q->resp.data, q->resp.len, o->cfg.completions, &v, &o->rstr);
+      if (!ok) {
+        j = cJSON_ParseWithLength(q->resp.data, q->resp.len);
+        ok = tl_oai_reply_json(j, q->resp.len, o->cfg.completions, &v, why, sizeof why) == 0;
+        if (!ok && !j && json_depth(q->resp.data, q->resp.len) > CJSON_NESTING_LIMIT)
+          snprintf(why, sizeof why, "%s: the reply is nested deeper than %d levels", p->base, CJSON_NESTING_LIMIT);
+      }
+      if (ok && !v.content) {
+        ok = 0;
+        snprintf(why, sizeof why, "%s: the reply has no content (null or absent): the server gave no answer", p->base);
+      } else if (ok && !tl_utf8_valid(v.content, strlen(v.content), NULL)) {
+        ok = 0; /* an escaped lone surrogate decodes to no valid UTF-8 */
+        snprintf(why, sizeof why, "%s: the reply's content is not valid UTF-8 (an unpaired surrogate escape)", p->base);
+      }
     }
     if (ok) {
       if (q->reqid[0]) v.id = q->reqid;
@@ -737,7 +877,10 @@ static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
       if (o->cache_dir && q->hash[0]) {
         tl_buf rj;
         tl_buf_init(&rj);
-        if (view_json(&rj, &v) == TL_OK) cache_put(o, q, rj.data);
+        if (view_json(&rj, &v) == TL_OK) {
+          scrub(o, rj.data, rj.len); /* the cache is stored: no key in it either */
+          cache_put(o, q, rj.data);
+        }
         tl_buf_release(&rj);
       }
       tl_status st = emit(o, q, &v, 0, t - q->t_first, e);
@@ -755,7 +898,21 @@ static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
     snprintf(why, sizeof why, "%s: HTTP 429 (rate limited)", p->base);
   } else if (code == 408 || code >= 500) {
     o->st.http_5xx += code >= 500;
-    snprintf(why, sizeof why, "%s: HTTP %ld", p->base, code);
+    /* the server's own words, bounded; the same words twice is a request it can never serve */
+    cJSON *j = cJSON_ParseWithLength(q->resp.data, q->resp.len);
+    const cJSON *er = j ? cJSON_GetObjectItemCaseSensitive(j, "error") : NULL;
+    const cJSON *msg = cJSON_IsObject(er) ? cJSON_GetObjectItemCaseSensitive(er, "message") : er;
+    if (cJSON_IsString(msg) && msg->valuestring[0])
+      snprintf(why, sizeof why, "%s: HTTP %ld: %.300s", p->base, code, msg->valuestring);
+    else if (q->resp.len && tl_utf8_valid(q->resp.data, q->resp.len < 300 ? q->resp.len : 300, NULL))
+      snprintf(why, sizeof why, "%s: HTTP %ld: %.*s", p->base, code, (int)(q->resp.len < 300 ? q->resp.len : 300),
+               q->resp.data);
+    else
+      snprintf(why, sizeof why, "%s: HTTP %ld", p->base, code);
+    scrub(o, why, strlen(why));
+    if (code >= 500 && strlen(why) > strlen(p->base) + 12 && q->last_err && strcmp(q->last_err, why) == 0)
+      retry = 0;
+    cJSON_Delete(j);
   } else {
     /* refused: a retry would get the same answer */
     retry = 0;
@@ -765,7 +922,15 @@ static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
     snprintf(why, sizeof why, "%s: HTTP %ld: %.300s", p->base, code,
              cJSON_IsString(msg) ? msg->valuestring : q->resp.len ? q->resp.data : "(no body)");
     cJSON_Delete(j);
+    if ((code == 401 || code == 403) && !p->dead) {
+      /* the key or the account: every later request would get the same; the endpoint is done */
+      size_t n = strlen(why);
+      snprintf(why + n, sizeof why - n, " (the endpoint refused the credentials: no more requests go there)");
+      p->dead = tl_strdup(why);
+      o->st.dead_endpoints++;
+    }
   }
+  scrub(o, why, strlen(why));
   free(q->last_err);
   q->last_err = tl_strdup(why);
   if (!retry || q->attempts > o->cfg.max_retries) return give_up(o, q, why);
@@ -848,7 +1013,7 @@ static tl_status submit(tl_engine *eng, const tl_eng_request *rq) {
     return give_up(o, q, why);
   }
   if (o->cache_dir && q->hash[0] && q->cache_read) {
-    cJSON *j = cache_get(o, q->hash);
+    cJSON *j = cache_get(o, q);
     if (j) {
       tl_status st = TL_OK;
       if (o->dry) dry_line(o, q, 1);
@@ -1037,6 +1202,9 @@ static void free_(tl_engine *eng) {
   free(o->fdst);
   for (int e = 0; e < o->nep; e++) {
     free(o->ep[e].base);
+    free(o->ep[e].dead);
+    free(o->ep[e].root);
+    free(o->ep[e].served);
     free(o->ep[e].url);
     curl_url_cleanup(o->ep[e].uh);
     free(o->ep[e].health);
@@ -1044,6 +1212,12 @@ static void free_(tl_engine *eng) {
   free(o->ep);
   free(o->model);
   free(o->api_key_hdr);
+  if (o->key) memset(o->key, 0, strlen(o->key));
+  free(o->key);
+  free(o->health_path);
+  free(o->ca_file);
+  free(o->ca_dir);
+  free(o->cache_err);
   tl_http_body_free(&o->tpl);
   free(o->cache_dir);
   free(o->hist);
@@ -1074,12 +1248,13 @@ static tl_status add_endpoint(tl_openai *o, const char *tmpl, int local_rank, tl
   tl_buf_printf(&b, "%s%s", base, o->cfg.completions ? "/completions" : "/chat/completions");
   p->url = tl_buf_detach(&b);
   size_t rootlen = n >= 3 && !strcmp(base + n - 3, "/v1") ? n - 3 : n;
+  p->root = tl_strndup(base, rootlen);
   tl_buf_init(&b);
   tl_buf_append(&b, base, rootlen);
-  tl_buf_puts(&b, o->cfg.health_path ? o->cfg.health_path : "/health");
+  tl_buf_puts(&b, o->health_path ? o->health_path : "/health");
   p->health = tl_buf_detach(&b);
   p->limit = o->cfg.conc_initial;
-  if (!p->url || !p->health || !(p->uh = curl_url())) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (!p->url || !p->health || !p->root || !(p->uh = curl_url())) return tl_err_set(err, TL_ENOMEM, "out of memory");
   /* as libcurl reads CURLOPT_URL: a URL without a scheme is taken as http:// */
   CURLUcode uc = curl_url_set(p->uh, CURLUPART_URL, p->url, CURLU_GUESS_SCHEME);
   if (uc != CURLUE_OK)
@@ -1105,7 +1280,24 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
   o->cfg.urls = NULL;
   o->cfg.stop = NULL;
   o->cfg.model = o->cfg.api_key_env = o->cfg.extra_json = NULL;
-  o->cfg.health_path = NULL;
+  o->cfg.health_path = NULL; /* the engine's own copies below */
+  o->cfg.ca_bundle = NULL;
+  o->health_path = tl_strdup(c->health_path ? c->health_path : "/health");
+  { /* slurm/serve.sh picks its ports per job and says where: {port} follows it */
+    const char *pb = getenv("TALLY_PORT_BASE");
+    char *end = NULL;
+    long v = pb && *pb ? strtol(pb, &end, 10) : 0;
+    if (pb && *pb) {
+      if (*end || v < 1 || v > 65535) {
+        free(o->health_path);
+        free(o);
+        return tl_err_set(err, TL_EJOB, "TALLY_PORT_BASE='%s' is not a port number", pb);
+      }
+      o->cfg.port_base = (int)v;
+    }
+  }
+  o->stop = op->stop;
+  o->log = op->log;
   o->role = op->role;
   o->dry = op->dry;
   o->t0 = now_s();
@@ -1126,6 +1318,33 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
     cJSON_Delete(extra);
   }
   if (op->cache_dir) o->cache_dir = tl_strdup(op->cache_dir);
+  /* --cache: a folder tally can write, made now; a cache that cannot be written would only fail
+   * entry by entry */
+  if (!st && op->cache_dir && !op->dry) {
+    struct stat sb;
+    if (mkdir(op->cache_dir, 0777) != 0 && errno != EEXIST) {
+      int e = errno;
+      free_(&o->base);
+      return tl_err_set(err, TL_EJOB, "cannot create the cache folder '%s': %s", op->cache_dir, strerror(e));
+    }
+    if (stat(op->cache_dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(op->cache_dir, W_OK | X_OK) != 0) {
+      free_(&o->base);
+      return tl_err_set(err, TL_EJOB, "the cache '%s' is not a folder tally can write", op->cache_dir);
+    }
+  }
+  /* certificate authorities: the job's, else the variables curl's and OpenSSL's tools read */
+  {
+    const char *ca = c->ca_bundle, *cd = getenv("SSL_CERT_DIR");
+    if (!ca && getenv("CURL_CA_BUNDLE") && *getenv("CURL_CA_BUNDLE")) ca = getenv("CURL_CA_BUNDLE");
+    if (!ca && getenv("SSL_CERT_FILE") && *getenv("SSL_CERT_FILE")) ca = getenv("SSL_CERT_FILE");
+    if (ca && access(ca, R_OK) != 0) {
+      int e = errno;
+      free_(&o->base);
+      return tl_err_set(err, TL_EJOB, "the certificate authorities file '%s' cannot be read: %s", ca, strerror(e));
+    }
+    if (ca) o->ca_file = tl_strdup(ca);
+    if (cd && *cd) o->ca_dir = tl_strdup(cd);
+  }
   if (c->api_key_env) {
     const char *k = getenv(c->api_key_env);
     if (!k || !*k) {
@@ -1137,6 +1356,7 @@ tl_status tl_openai_open(const tl_openai_opts *op, tl_openai **out, tl_err *err)
     tl_buf_init(&b);
     tl_buf_printf(&b, "Authorization: Bearer %s", k);
     o->api_key_hdr = tl_buf_detach(&b);
+    o->key = tl_strdup(k);
   }
   /* this rank's endpoints */
   int ls = op->local_size > 0 ? op->local_size : 1, lr = op->local_rank >= 0 ? op->local_rank : 0;
@@ -1179,6 +1399,78 @@ static size_t discard(char *p, size_t sz, size_t n, void *ud) {
   return sz * n;
 }
 
+static size_t keep_small(char *p, size_t sz, size_t n, void *ud) { /* at most 1 MiB */
+  tl_buf *b = ud;
+  if (b->len + sz * n > (1u << 20)) return 0;
+  return tl_buf_append(b, p, sz * n) == TL_OK ? sz * n : 0;
+}
+
+/* GET url with the engine's headers and CA: the parsed JSON of a 200, else NULL. */
+static cJSON *get_json(tl_openai *o, CURL *h, const char *url) {
+  tl_buf b;
+  tl_buf_init(&b);
+  curl_easy_reset(h);
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep_small);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  if (o->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
+  if (o->ca_dir) curl_easy_setopt(h, CURLOPT_CAPATH, o->ca_dir);
+  struct curl_slist *l = o->api_key_hdr ? curl_slist_append(NULL, o->api_key_hdr) : NULL;
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, l);
+  CURLcode rc = curl_easy_perform(h);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+  curl_slist_free_all(l);
+  long code = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+  cJSON *j = rc == CURLE_OK && code == 200 ? cJSON_ParseWithLength(b.data, b.len) : NULL;
+  tl_buf_release(&b);
+  return j;
+}
+
+/* What a healthy endpoint says of itself: llama.cpp's GET /props (total_slots caps the limit)
+ * and GET {base}/models (the ids served; the job's model not among them is said once on log).
+ * Servers without them (404) are left as they are. */
+static void probe(tl_openai *o, CURL *h, int e, FILE *log) {
+  endpoint *p = &o->ep[e];
+  tl_buf u;
+  tl_buf_init(&u);
+  tl_buf_printf(&u, "%s/props", p->root);
+  cJSON *j = u.data ? get_json(o, h, u.data) : NULL;
+  const cJSON *ts = j ? cJSON_GetObjectItemCaseSensitive(j, "total_slots") : NULL;
+  if (cJSON_IsNumber(ts) && ts->valuedouble >= 1 && ts->valuedouble <= 65536) {
+    p->slots = (int)ts->valuedouble;
+    if (p->limit > p->slots) set_limit(o, e, p->slots, 'p');
+  }
+  cJSON_Delete(j);
+  tl_buf_reset(&u);
+  tl_buf_printf(&u, "%s/models", p->base);
+  j = u.data ? get_json(o, h, u.data) : NULL;
+  const cJSON *data = j ? cJSON_GetObjectItemCaseSensitive(j, "data") : NULL;
+  tl_buf ids;
+  tl_buf_init(&ids);
+  int found = 0, any = 0;
+  for (const cJSON *m = cJSON_IsArray(data) ? data->child : NULL; m; m = m->next) {
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+    if (!cJSON_IsString(id)) continue;
+    tl_buf_printf(&ids, "%s%s", any++ ? ", " : "", id->valuestring);
+    found |= o->model && strcmp(o->model, id->valuestring) == 0;
+  }
+  if (any) {
+    free(p->served);
+    p->served = tl_buf_detach(&ids);
+    if (o->model && !found && log)
+      fprintf(log, "tally: warning: the %s endpoint %s serves %s, not the job's model '%s' (llama-server answers "
+                   "any name; other servers refuse it)\n",
+              tl_role_name(o->role), p->base, p->served ? p->served : "?", o->model);
+  }
+  tl_buf_release(&ids);
+  tl_buf_release(&u);
+  cJSON_Delete(j);
+}
+
 tl_status tl_openai_wait_healthy(tl_openai *o, tl_err *err) {
   if (o->dry) return TL_OK;
   double deadline = now_s() + o->cfg.health_wait_s;
@@ -1194,6 +1486,8 @@ tl_status tl_openai_wait_healthy(tl_openai *o, tl_err *err) {
       curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
       curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
       curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+      if (o->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
+      if (o->ca_dir) curl_easy_setopt(h, CURLOPT_CAPATH, o->ca_dir);
       struct curl_slist *l = o->api_key_hdr ? curl_slist_append(NULL, o->api_key_hdr) : NULL;
       curl_easy_setopt(h, CURLOPT_HTTPHEADER, l);
       CURLcode rc = curl_easy_perform(h);
@@ -1201,9 +1495,17 @@ tl_status tl_openai_wait_healthy(tl_openai *o, tl_err *err) {
       curl_slist_free_all(l);
       long code = 0;
       curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-      if (rc == CURLE_OK && code == 200) break;
+      if (rc == CURLE_OK && code == 200) {
+        probe(o, h, e, o->log);
+        break;
+      }
       if (rc != CURLE_OK) snprintf(last, sizeof last, "%s", curl_easy_strerror(rc));
       else snprintf(last, sizeof last, "HTTP %ld", code);
+      if (o->stop && *o->stop) {
+        st = tl_err_set(err, TL_ENGINE, "interrupted by signal %d while waiting for the %s endpoint %s to come up",
+                        (int)*o->stop, tl_role_name(o->role), o->ep[e].base);
+        break;
+      }
       if (now_s() >= deadline) {
         st = tl_err_set(err, TL_ENGINE, "the %s endpoint %s did not come up within %.0f s (GET %s: %s)",
                         tl_role_name(o->role), o->ep[e].base, o->cfg.health_wait_s, o->ep[e].health, last);
@@ -1218,6 +1520,9 @@ tl_status tl_openai_wait_healthy(tl_openai *o, tl_err *err) {
 }
 
 void tl_openai_stats_get(const tl_openai *o, tl_openai_stats *st) { *st = o->st; }
+const char *tl_openai_cache_error(const tl_openai *o) { return o->cache_err; }
+const char *tl_openai_served(const tl_openai *o, int i) { return i >= 0 && i < o->nep ? o->ep[i].served : NULL; }
+int tl_openai_slots(const tl_openai *o, int i) { return i >= 0 && i < o->nep ? o->ep[i].slots : 0; }
 const tl_openai_change *tl_openai_history(const tl_openai *o, size_t *n) {
   *n = o->nhist;
   return o->hist;

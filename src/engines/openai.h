@@ -51,6 +51,7 @@
 #ifndef TALLY_OPENAI_H
 #define TALLY_OPENAI_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "tally/engine.h"
@@ -64,6 +65,9 @@ typedef struct {
   int local_rank, local_size; /* of this rank on its node: {local_rank}, {port}, URL lists */
   const char *cache_dir;   /* NULL: no cache */
   FILE *dry;               /* non-NULL: a dry run, requests written here */
+  const volatile sig_atomic_t *stop; /* NULL, or a flag a signal handler sets: the health wait
+                                        ends when it is nonzero */
+  FILE *log;               /* warnings (a model the server does not list); NULL: none */
 } tl_openai_opts;
 
 /* Resolves this rank's endpoints (a URL template, or its share of a URL list: list entries i
@@ -86,11 +90,17 @@ typedef struct {
   uint64_t failed;      /* permanent failures */
   uint64_t http_429, http_5xx, timeouts, conn_errors, malformed;
   uint64_t max_waiting; /* the most requests built and waiting for a slot (or a retry) at once */
+  uint64_t dead_endpoints; /* endpoints that refused the credentials (HTTP 401/403): no more
+                              requests went there */
+  uint64_t cache_write_errors; /* cache entries that could not be written */
 } tl_openai_stats;
+/* The first cache write failure (borrowed; NULL when none). */
+const char *tl_openai_cache_error(const tl_openai *o);
 void tl_openai_stats_get(const tl_openai *o, tl_openai_stats *st);
 
 /* One change of an endpoint's limit: seconds since open, endpoint index, the new limit
- * (requests in flight), and why: 'i' initial, 'g' grown, 's' shrunk after a 429. */
+ * (requests in flight), and why: 'i' initial, 'g' grown, 's' shrunk after a 429, 'p' capped by
+ * the server's slots (llama.cpp's /props). */
 typedef struct {
   double t;
   int endpoint;
@@ -103,5 +113,10 @@ const tl_openai_change *tl_openai_history(const tl_openai *o, size_t *n);
 size_t tl_openai_capacity(const tl_openai *o);
 int tl_openai_n_endpoints(const tl_openai *o);
 const char *tl_openai_endpoint(const tl_openai *o, int i); /* its base URL */
+/* What endpoint i said of itself at the health wait: the model ids GET /models listed (", "
+ * joined; NULL when unknown) and llama.cpp's total_slots from GET /props (0 when unknown), which
+ * caps its limit on requests in flight. */
+const char *tl_openai_served(const tl_openai *o, int i);
+int tl_openai_slots(const tl_openai *o, int i);
 
 #endif

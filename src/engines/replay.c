@@ -39,6 +39,8 @@ typedef struct {
   const char *bench, *model, *variant; /* in the pool; model may be NULL */
   const char **variants;     /* owned array of pooled names, NULL-terminated; NULL = any */
   int seed, stage;
+  tl_replay_sub_fn sub_of;   /* tl_replay_open_subs's, NULL = none */
+  void *sub_ctx;
   int fd;                    /* -1 when not open */
   uint64_t base;             /* the file offset the reader started at (0 but for stdin) */
 } source;
@@ -90,6 +92,8 @@ struct tl_replay {
   size_t qhead, qlen, qcap;
   int latency_ms;
   size_t served, served_fast;
+  tl_replay_sub_fn sub_of;   /* tl_replay_open_subs's, NULL = none */
+  void *sub_ctx;
 };
 
 static const char *nz(const char *s) { return s ? s : ""; }
@@ -162,7 +166,8 @@ typedef struct {
   tl_unit_key key;
   const cJSON *resp;  /* a string or null */
   const char *prompt; /* NULL when none */
-  char idbuf[320];    /* the id of a LAVE-release line ("<dataset>:<qid>"), key.id points here */
+  char idbuf[320];    /* the id of a LAVE-release line ("<dataset>:<qid>") or an integer id's
+                         decimal text; key.id points here */
 } line_view;
 
 /* The message for a "prompt_variant" that is none of `names` (NULL-terminated, not NULL):
@@ -223,6 +228,7 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   const cJSON *seed = cJSON_GetObjectItemCaseSensitive(o, "seed");
   const cJSON *var = cJSON_GetObjectItemCaseSensitive(o, "prompt_variant");
   const cJSON *turn = cJSON_GetObjectItemCaseSensitive(o, "turn");
+  const cJSON *turn_id = cJSON_GetObjectItemCaseSensitive(o, "turn_id");
   const cJSON *sample = cJSON_GetObjectItemCaseSensitive(o, "sample");
   *kind = TL_IN_MISSING_FIELD;
   if (!id && !release) return snprintf(msg, msz, "missing field 'id'"), -1;
@@ -230,8 +236,15 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   if (!model && !s->model)
     return snprintf(msg, msz, "missing field 'model' (and the job gives no default model for this file)"), -1;
   *kind = TL_IN_BAD_FIELD;
-  if (!release && (!cJSON_IsString(id) || !*id->valuestring))
-    return snprintf(msg, msz, "field 'id' is not a non-empty string"), -1;
+  const char *idtext = release ? v->idbuf : NULL;
+  if (!release && tl_json_is_int(id, -9007199254740992.0, 9007199254740992.0)) { /* an integer id: its decimal text */
+    snprintf(v->idbuf, sizeof v->idbuf, "%lld", (long long)id->valuedouble);
+    idtext = v->idbuf;
+  } else if (!release) {
+    if (!cJSON_IsString(id) || !*id->valuestring)
+      return snprintf(msg, msz, "field 'id' is not a non-empty string or an integer"), -1;
+    idtext = id->valuestring;
+  }
   if (!cJSON_IsString(resp) && !cJSON_IsNull(resp))
     return snprintf(msg, msz, "field 'response' is not a string or null"), -1;
   if (model && (!cJSON_IsString(model) || !*model->valuestring))
@@ -254,6 +267,18 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   }
   if (turn && !tl_json_is_int(turn, 0, UINT32_MAX))
     return snprintf(msg, msz, "field 'turn' is not an integer >= 0"), -1;
+  if (turn_id && !tl_json_is_int(turn_id, 1, UINT32_MAX))
+    return snprintf(msg, msz, "field 'turn_id' is not an integer >= 1 (the dialogue's turn, from 1)"), -1;
+  const int64_t tv = turn ? (int64_t)turn->valuedouble : -1, tiv = turn_id ? (int64_t)turn_id->valuedouble : -1;
+  uint32_t sub = tv >= 0 ? (uint32_t)tv : 0;
+  if (s->sub_of) {
+    if (s->sub_of(s->sub_ctx, s->bench, idtext, tv, tiv, &sub, msg, msz) != 0) return -1;
+  } else if (tiv >= 0) {
+    if (tv >= 0 && tv + 1 != tiv)
+      return snprintf(msg, msz, "fields 'turn' (%lld, from 0) and 'turn_id' (%lld, from 1) name different turns",
+                      (long long)tv, (long long)tiv), -1;
+    sub = (uint32_t)(tiv - 1);
+  }
   if (sample && s->stage == 0)
     return snprintf(msg, msz, "field 'sample' belongs to judgment lines (the judge's sample j), not to answers"), -1;
   if (sample && !tl_json_is_int(sample, 0, TL_MAX_STAGES - 2))
@@ -261,11 +286,11 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   if (prompt && !cJSON_IsString(prompt)) prompt = NULL;
   v->key.bench = s->bench;
   v->key.stage = s->stage + (sample ? (int)sample->valuedouble : 0); /* judge sample j: stage 1 + j */
-  v->key.id = release ? v->idbuf : id->valuestring;
+  v->key.id = idtext;
   v->key.model = model ? model->valuestring : s->model;
   v->key.variant = variant;
   v->key.seed = seed ? (int)seed->valuedouble : s->seed;
-  v->key.sub = turn ? (uint32_t)turn->valuedouble : 0;
+  v->key.sub = sub;
   v->resp = resp;
   v->prompt = prompt ? prompt->valuestring : NULL;
   return 0;
@@ -612,6 +637,8 @@ static tl_status add_source(tl_replay *r, const tl_replay_source *s, const char 
   d->model = s->model ? intern(r, s->model) : NULL;
   d->seed = s->seed;
   d->stage = s->stage;
+  d->sub_of = r->sub_of;
+  d->sub_ctx = r->sub_ctx;
   if (!d->path || !d->bench || !d->variant || (s->model && !d->model)) return TL_ENOMEM;
   if (s->variants) {
     size_t n = 0;
@@ -739,7 +766,7 @@ static tl_status load_source(tl_replay *r, const tl_replay_source *src, size_t m
   if (base < 0 && st == TL_OK) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", jl.path, strerror(errno));
   r->src[f].base = base > 0 ? (uint64_t)base : 0;
   line_load c = {r, f, log, key_fn, key_ctx, err};
-  if (st == TL_OK) st = tl_inlog_each(log, &jl, "answers", answer_line, &c, err);
+  if (st == TL_OK) st = tl_inlog_each(log, &jl, src->stage ? "judgments" : "answers", answer_line, &c, err);
   tl_jsonl_close(&jl);
   return st;
 }
@@ -754,12 +781,20 @@ static int cmp_entry(const void *a, const void *b) { /* by hash, then file order
 
 tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line, tl_inlog *log,
                          tl_replay_key_fn key_fn, void *key_ctx, tl_replay **out, tl_err *err) {
+  return tl_replay_open_subs(src, nsrc, max_line, log, key_fn, key_ctx, NULL, NULL, out, err);
+}
+
+tl_status tl_replay_open_subs(const tl_replay_source *src, int nsrc, size_t max_line, tl_inlog *log,
+                              tl_replay_key_fn key_fn, void *key_ctx, tl_replay_sub_fn sub_of, void *sub_ctx,
+                              tl_replay **out, tl_err *err) {
   *out = NULL;
   if (nsrc < 0 || (unsigned)nsrc > MAX_SOURCES)
     return tl_err_set(err, TL_EIO, "%d replay files: at most %u can be read at once", nsrc, MAX_SOURCES);
   tl_replay *r = calloc(1, sizeof *r);
   if (!r) return tl_err_set(err, TL_ENOMEM, "out of memory");
   r->base.vt = &VT;
+  r->sub_of = sub_of;
+  r->sub_ctx = sub_ctx;
   for (int k = 0; k < RA_STREAMS; k++) {
     tl_rdahead_init(&r->ras[k].ra);
     r->ras[k].f = -1;

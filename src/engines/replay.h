@@ -2,8 +2,10 @@
  * judgments), read from JSONL files and matched by unit key and stage (tally/engine.h).
  *
  * Accepted lines (docs/JOBS.md):
- *   tally's own:  {"id", "model"?, "seed"?, "prompt_variant"?, "turn"?, "response": str|null}
- *                 ("turn": the sub-unit, an integer >= 0, default 0)
+ *   tally's own:  {"id", "model"?, "seed"?, "prompt_variant"?, "turn"?, "turn_id"?, "response": str|null}
+ *                 ("id": a string, or an integer read as its decimal text; "turn": the sub-unit,
+ *                 an integer >= 0, default 0; "turn_id": the item's 1-based turn, sub turn_id - 1
+ *                 unless tl_replay_open_subs's sub_of maps it)
  *   the SpatialEval reference evaluator's output lines: {"id", "answer", "oracle_answer", ...,
  *                 "prompt"?} - "answer" is the response and "prompt" is kept.
  * Fields a line lacks come from the source's defaults (the job's answers entry). Each problem
@@ -63,6 +65,18 @@ typedef int (*tl_replay_key_fn)(void *ctx, const tl_unit_key *key, const char *p
  * variant lists need to live only during this call. */
 tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line, tl_inlog *log,
                          tl_replay_key_fn key_fn, void *key_ctx, tl_replay **out, tl_err *err);
+/* A line's sub, for tl_replay_open_subs: called with the source's benchmark, the line's item id,
+ * its "turn" (the sub, from 0) and its "turn_id" (the item's 1-based turn), each -1 when absent.
+ * Returns 0 with *sub set, else -1 with msg[0..msz) saying why the line names no unit (out of
+ * range, a context-only turn, the two disagree): the line is then a bad line (file:line). An id
+ * the caller does not know gives 0 (its key_fn reports it). */
+typedef int (*tl_replay_sub_fn)(void *ctx, const char *bench, const char *id, int64_t turn, int64_t turn_id,
+                                uint32_t *sub, char *msg, size_t msz);
+/* tl_replay_open with sub_of (NULL: a line's sub is its "turn", default 0, or "turn_id" - 1,
+ * unchecked), called for every line, at load and when a line is read back. */
+tl_status tl_replay_open_subs(const tl_replay_source *src, int nsrc, size_t max_line, tl_inlog *log,
+                              tl_replay_key_fn key_fn, void *key_ctx, tl_replay_sub_fn sub_of, void *sub_ctx,
+                              tl_replay **out, tl_err *err);
 tl_engine *tl_replay_engine(tl_replay *r); /* the engine view; freeing it frees r (and closes
                                               the files) */
 

@@ -211,6 +211,13 @@ typedef struct {
   tl_table **rowtab;        /* [nb] one finished unit's item-table row, cleared and filled again
                                for each unit (its columns are made once) */
   uint64_t finished, failed;/* units finished by this rank in this attempt; of which unanswered */
+  /* [nb][ncfgs * FATE_N]: per cfg, the units this rank finished and how their stages ended
+   * (fate_check reduces them: a model or judge with no answer at all fails the run) */
+  uint64_t **fate;
+  char *first_error[TL_ROLE__N]; /* owned: the first engine failure this rank saw, per role */
+  tl_strmap reasons[TL_ROLE__N]; /* the engine failures' reasons this rank saw -> units, per role
+                                    (the attempts left out of the text); at most MAX_REASONS */
+  int reasons_init;
   uint64_t restored;        /* units whose every stage came from the journal */
   uint64_t resumed[TL_MAX_STAGES]; /* stages taken from the journal, by stage */
 } bench_run;
@@ -227,6 +234,10 @@ static void bench_run_release(bench_run *r) {
     free(r->found[b].last_model);
   }
   free(r->found);
+  for (size_t b = 0; r->fate && b < r->nb; b++) free(r->fate[b]);
+  free(r->fate);
+  for (int k = 0; k < TL_ROLE__N; k++) free(r->first_error[k]);
+  for (int k = 0; r->reasons_init && k < TL_ROLE__N; k++) tl_strmap_release(&r->reasons[k]);
   for (size_t b = 0; r->acc && b < r->nb; b++)
     for (int k = 0; k < TL_MAX_ACC; k++) free(r->acc[b][k]);
   for (size_t b = 0; r->strb && b < r->nb; b++) free(r->strb[b]);
@@ -399,6 +410,9 @@ static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long
   if (b < 0 || !r->rbs[b].vt->item_find(r->rbs[b].b, k->id, &item))
     return tl_inlog_report(r->log, TL_IN_UNKNOWN_ITEM, path, line, "%s for unknown item '%s'",
                            k->stage == 0 ? "answer" : "judgment", k->id) != TL_OK;
+  /* an item the module leaves out (found at index n_items: SpatialEval's unselected modes) */
+  if (item >= r->rbs[b].vt->n_items(r->rbs[b].b)) return 0;
+  if (tl_inlog_matched(r->log, path, 1)) return 1;
   if (k->stage != 0) return 0;
   struct found *fd = &r->found[b];
   const int variant = tl_bench_variant(r->rbs[b].vt, k->variant);
@@ -415,6 +429,44 @@ static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long
   fd->last_model = m;
   fd->last_variant = variant;
   fd->last_seed = k->seed;
+  return 0;
+}
+
+/* The replay's sub of a line (a tl_replay_sub_fn, given to tl_replay_open_subs): "turn" is the
+ * unit's sub (from 0) and must be one of the item's; "turn_id" is the item's 1-based turn, which
+ * the module maps to its sub (vt->turn_sub; without one turn t is sub t - 1); with both they
+ * must agree. A line that
+ * names no unit is a bad line (file:line), never a reply that is silently never asked for. An
+ * item the job does not have passes: on_replay_key reports it. */
+static int replay_sub(void *ctx, const char *bench, const char *id, int64_t turn, int64_t turn_id, uint32_t *sub,
+                      char *msg, size_t msz) {
+  const bench_run *r = ctx;
+  int b = bench_index(r, bench);
+  size_t item;
+  *sub = turn >= 0 ? (uint32_t)turn : 0;
+  if (b < 0 || !r->rbs[b].vt->item_find(r->rbs[b].b, id, &item)) return 0;
+  if (item >= r->rbs[b].vt->n_items(r->rbs[b].b)) return 0; /* left out by the module: no unit */
+  const tl_bench_vt *vt = r->rbs[b].vt;
+  const uint32_t n = vt->n_subs(r->rbs[b].b, item);
+  if (turn_id >= 0) {
+    uint32_t s = (uint32_t)(turn_id - 1);
+    char why[256];
+    if (vt->turn_sub && vt->turn_sub(r->rbs[b].b, item, (uint64_t)turn_id, &s, why, sizeof why) != 0)
+      return snprintf(msg, msz, "field 'turn_id' is %lld: %s", (long long)turn_id, why), -1;
+    if (!vt->turn_sub && turn_id > (int64_t)n)
+      return snprintf(msg, msz, "field 'turn_id' is %lld but item '%s' has %u turn%s (turn_id counts from 1)",
+                      (long long)turn_id, id, (unsigned)n, n == 1 ? "" : "s"), -1;
+    if (turn >= 0 && (uint32_t)turn != s)
+      return snprintf(msg, msz, "fields 'turn' (%lld: the judged-turn index, from 0) and 'turn_id' (%lld: the "
+                      "dialogue's turn, from 1) name different turns of item '%s' (turn_id %lld is 'turn' %u)",
+                      (long long)turn, (long long)turn_id, id, (long long)turn_id, (unsigned)s), -1;
+    *sub = s;
+    return 0;
+  }
+  if (*sub >= n)
+    return snprintf(msg, msz, "field 'turn' is %lld but item '%s' has %u judged turn%s, 'turn' 0 to %u ('turn' is "
+                    "the judged-turn index, from 0; the dialogue's turn, from 1, is 'turn_id')",
+                    (long long)turn, id, (unsigned)n, n == 1 ? "" : "s", n ? (unsigned)n - 1 : 0u), -1;
   return 0;
 }
 
@@ -445,7 +497,11 @@ static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
         src[k].variants = jb->vt->variants;
       }
     }
-    tl_status st = tl_replay_open(src, n, job->max_line, log, on_replay_key, r, &r->replay[role], err);
+    tl_status st = TL_OK;
+    for (int i = 0; i < n && !st; i++) /* their lines are matched to units: counted as such */
+      if (tl_inlog_matched(log, src[i].path, 0)) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    if (!st)
+      st = tl_replay_open_subs(src, n, job->max_line, log, on_replay_key, r, replay_sub, r, &r->replay[role], err);
     free(src);
     if (st) return st;
     tl_replay_set_latency(r->replay[role], job->engines[role].latency_ms);
@@ -474,6 +530,7 @@ static tl_status on_merge_scan(void *ctx, const tl_journal_rec *rec) {
   }
   r->m_nrec++;
   if (k->stage < 0 || k->stage >= TL_MAX_STAGES) return TL_OK; /* not of this job */
+  if (item >= r->rbs[b].vt->n_items(r->rbs[b].b)) return TL_OK; /* an item the module leaves out */
   tl_buf kb;
   tl_buf_init(&kb);
   if (tl_buf_printf(&kb, "%d\x1f%s\x1f%d\x1f%d", b, k->model, tl_bench_variant(r->rbs[b].vt, k->variant), k->seed))
@@ -661,6 +718,9 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
   for (size_t b = 0; b < r->nb; b++) {
     if (!model_http && !r->merging && (st = check_filters(r, b, err))) return st;
     if ((st = build_cfgs(r, b)) || (st = tl_rb_units(&r->rbs[b]))) return tl_err_set(err, st, "out of memory");
+    if (r->rbs[b].vt->check_cfgs && !r->merging &&
+        (st = r->rbs[b].vt->check_cfgs(r->rbs[b].b, r->rbs[b].cfgs, r->rbs[b].ncfgs, err)))
+      return st;
     r->rbs[b].base = base;
     base += r->rbs[b].U;
     r->held[b].w = 2; /* unit, where its item-table row was spilled */
@@ -745,12 +805,69 @@ static tl_status spill_row(const tl_table *t, size_t row, tl_buf *out, uint64_t 
 }
 
 /* A finished, scored unit: added to the accumulators, then kept as its journal refs only. */
+/* Adds d to key's count in m (a missing key starts at d). */
+static tl_status count_key(tl_strmap *m, const char *key, size_t d) {
+  bool ins = false;
+  if (tl_strmap_put(m, key, d, &ins, NULL)) return TL_ENOMEM;
+  if (ins) return TL_OK;
+  for (size_t i = 0; i < m->cap; i++) /* tl_strmap_put keeps the value: count in its slot */
+    if (m->keys[i] && strcmp(m->keys[i], key) == 0) {
+      m->vals[i] += d;
+      break;
+    }
+  return TL_OK;
+}
+
+enum { MAX_REASONS = 64 };
+/* Counts an engine failure's reason: its text without " (gave up after N attempts)". */
+static tl_status note_reason(bench_run *r, int role, const char *why) {
+  if (!r->reasons_init) {
+    for (int k = 0; k < TL_ROLE__N; k++) tl_strmap_init(&r->reasons[k]);
+    r->reasons_init = 1;
+  }
+  const char *g = strstr(why, " (gave up after ");
+  char *key = g ? tl_strndup(why, (size_t)(g - why)) : tl_strdup(why);
+  if (!key) return TL_ENOMEM;
+  if (r->reasons[role].n >= MAX_REASONS && !tl_strmap_get(&r->reasons[role], key, NULL)) {
+    free(key);
+    key = tl_strdup("(other reasons)");
+    if (!key) return TL_ENOMEM;
+  }
+  tl_status st = count_key(&r->reasons[role], key, 1);
+  free(key);
+  return st;
+}
+
+/* A unit's fate, counted per cfg (bench_run.fate). */
+enum { FATE_UNITS, FATE_ANSWERED, FATE_ENGINE_ERROR, FATE_JUDGED, FATE_JUDGE_ERROR, FATE_N };
+
+static tl_status note_fate(bench_run *r, size_t b, const tl_unit *u, const tl_row *row) {
+  const tl_run_bench *rb = &r->rbs[b];
+  if (!r->fate && !(r->fate = calloc(r->nb, sizeof *r->fate))) return TL_ENOMEM;
+  if (!r->fate[b] && !(r->fate[b] = calloc(rb->ncfgs * FATE_N + 1, sizeof **r->fate))) return TL_ENOMEM;
+  uint64_t *f = r->fate[b] + (size_t)u->cfg * FATE_N;
+  int judged = 0, jerr = 0;
+  for (int s = 1; s < rb->nstages; s++) judged |= row->text[s] != NULL, jerr |= row->error[s] != NULL;
+  f[FATE_UNITS]++;
+  f[FATE_ANSWERED] += row->text[0] != NULL;
+  f[FATE_ENGINE_ERROR] += row->error[0] != NULL;
+  f[FATE_JUDGED] += judged;
+  f[FATE_JUDGE_ERROR] += jerr;
+  for (int s = 0; s < rb->nstages; s++) {
+    int role = s ? TL_ROLE_JUDGE : TL_ROLE_MODEL;
+    if (row->error[s] && !r->first_error[role] && !(r->first_error[role] = tl_strdup(row->error[s]))) return TL_ENOMEM;
+    if (row->error[s] && note_reason(r, role, row->error[s])) return TL_ENOMEM;
+  }
+  return TL_OK;
+}
+
 static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   bench_run *r = ctx;
   const tl_run_bench *rb = &r->rbs[b];
   r->finished++;
   r->failed += row->text[0] == NULL;
   tl_unit u = tl_rb_unit(rb, g - rb->base);
+  if (note_fate(r, b, &u, row)) return TL_ENOMEM;
   rb->vt->acc_add(rb->b, rb->cfgs, rb->ncfgs, &u, row, r->acc[b]);
   if (r->rowtab[b]) tl_table_clear(r->rowtab[b]);
   tl_table *t = items_table(r, b, &u, row, 1, r->rowtab[b]); /* the module's columns and the evidence */
@@ -845,7 +962,7 @@ static tl_status on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   tl_buf_printf(&kb, "%s\x1f%d\x1f%d", k->model, tl_bench_variant(rb->vt, k->variant), k->seed);
   size_t cfg, item;
   int known = kb.data && tl_strmap_get(&c->cfg_of[b], kb.data, &cfg) && rb->vt->item_find(rb->b, k->id, &item) &&
-              k->sub < rb->vt->n_subs(rb->b, item);
+              item < rb->vt->n_items(rb->b) && k->sub < rb->vt->n_subs(rb->b, item);
   tl_buf_release(&kb);
   if (!known) return TL_OK; /* not a unit of this job any more: ignored */
   if (rec->failed && !c->merge) return TL_OK; /* the engine gave up on it: asked again (a merge keeps
@@ -917,11 +1034,11 @@ static void progress_show(progress *p, int final) {
     char bar[40];
     for (int i = 0; i < w; i++) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
     bar[w] = 0;
-    fprintf(p->f, "\r[%s] %llu/%llu units  %.0f/s  ETA %.0fs  failures %llu%s", bar,
+    fprintf(p->f, "\r[%s] %llu/%llu units  %.0f/s  ETA %.0fs  no answer %llu%s", bar,
             (unsigned long long)p->done, (unsigned long long)p->total, rate, eta,
             (unsigned long long)p->failed, final ? "\n" : "");
   } else {
-    fprintf(p->f, "tally: progress %llu/%llu units (%.1f%%), %.1f units/s, ETA %.0f s, failures %llu\n",
+    fprintf(p->f, "tally: progress %llu/%llu units (%.1f%%), %.1f units/s, ETA %.0f s, no answer %llu (missing or engine_error)\n",
             (unsigned long long)p->done, (unsigned long long)p->total,
             p->total ? 100.0 * (double)p->done / (double)p->total : 100.0, rate, eta,
             (unsigned long long)p->failed);
@@ -1126,7 +1243,6 @@ static tl_status schedule(bench_run *r, const uint64_t *pending, uint64_t P, pro
       MPI_Send(as, 2, MPI_UINT64_T, ms.MPI_SOURCE, TAG_ASSIGN, comm);
       active--;
     }
-    progress_show(pg, 1);
   } else {
     for (;;) {
       int flag = g_stop ? REQ_SIGNALLED : st ? REQ_FAILED : REQ_OK;
@@ -2071,6 +2187,130 @@ static void remove_spill(const char *dir, FILE *log) {
 
 /* Collective: the benchmarks of the job, distributed; tables written through w (collective);
  * rank 0 prints the summary. */
+static void nothing_to_run(FILE *log, const bench_run *r, const tl_inlog *in);
+
+/* Collective: each role's engine failures by reason, gathered to rank 0, which prints the
+ * three commonest ("tally: model engine_error: 21 units; top reasons: 9 x ..."). */
+typedef struct {
+  const char *why;
+  size_t n;
+} reason_n;
+static int cmp_reason(const void *a, const void *b) {
+  const reason_n *x = a, *y = b;
+  if (x->n != y->n) return x->n < y->n ? 1 : -1;
+  return strcmp(x->why, y->why);
+}
+static int report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
+  int bad = 0;
+  for (int role = 0; role < TL_ROLE__N; role++) {
+    tl_buf mine;
+    tl_buf_init(&mine);
+    for (size_t i = 0; r->reasons_init && i < r->reasons[role].cap; i++)
+      if (r->reasons[role].keys[i])
+        bad |= tl_buf_printf(&mine, "%zu\x1f%s\n", r->reasons[role].vals[i], r->reasons[role].keys[i]) != TL_OK;
+    int len = (int)mine.len, *lens = r->rank == 0 ? calloc((size_t)r->nranks, sizeof *lens) : NULL;
+    int *disp = r->rank == 0 ? calloc((size_t)r->nranks + 1, sizeof *disp) : NULL;
+    if (agree(bad || (r->rank == 0 && (!lens || !disp)), comm)) {
+      free(lens), free(disp), tl_buf_release(&mine);
+      return TL_EXIT_FAIL;
+    }
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
+    char *all = NULL;
+    if (r->rank == 0) {
+      for (int q = 0; q < r->nranks; q++) disp[q + 1] = disp[q] + lens[q];
+      all = malloc((size_t)disp[r->nranks] + 1);
+    }
+    if (agree(r->rank == 0 && !all, comm)) {
+      free(lens), free(disp), tl_buf_release(&mine);
+      return TL_EXIT_FAIL;
+    }
+    MPI_Gatherv(mine.data ? mine.data : "", len, MPI_CHAR, all, lens, disp, MPI_CHAR, 0, comm);
+    tl_buf_release(&mine);
+    if (r->rank == 0) {
+      all[disp[r->nranks]] = 0;
+      tl_strmap m;
+      tl_strmap_init(&m);
+      size_t total = 0;
+      for (char *p = all, *nl; *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        char *sep = strchr(p, 0x1f);
+        if (!nl || !sep) break;
+        *nl = 0;
+        size_t n = strtoull(p, NULL, 10);
+        total += n;
+        count_key(&m, sep + 1, n);
+      }
+      reason_n *v = malloc((m.n ? m.n : 1) * sizeof *v);
+      size_t k = 0;
+      for (size_t i = 0; v && i < m.cap; i++)
+        if (m.keys[i]) v[k++] = (reason_n){m.keys[i], m.vals[i]};
+      if (v && k) {
+        qsort(v, k, sizeof *v, cmp_reason);
+        fprintf(o->log, "tally: %s engine_error: %zu unit stage%s; top reason%s:", tl_role_name((tl_role)role), total,
+                total == 1 ? "" : "s", k == 1 ? "" : "s");
+        for (size_t i = 0; i < k && i < 3; i++) fprintf(o->log, "%s %zu x %s", i ? ";" : "", v[i].n, v[i].why);
+        fprintf(o->log, "%s\n", k > 3 ? "; ... (every reason is in the item table's engine_error column)" : "");
+      }
+      free(v);
+      tl_strmap_release(&m);
+    }
+    free(all), free(lens), free(disp);
+  }
+  return TL_EXIT_OK;
+}
+
+/* Collective, after the tables are built (the writer is then aborted: no output; the journal keeps
+ * every reply and failure for --resume): a run in which no unit of a
+ * model got an answer, or in which the judge answered none of the units it was asked about, has
+ * scored nothing that model or judge was run for. It fails (TL_EXIT_FAIL), saying so on rank 0
+ * (also under --quiet), with the first engine failure a rank saw. */
+static int fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
+  int bad = 0, rank = r->rank;
+  if (r->dry) return TL_EXIT_OK; /* a dry run asks nothing: no unit has an answer */
+  if (report_reasons(o, r, comm)) return TL_EXIT_FAIL;
+  for (size_t b = 0; b < r->nb; b++) {
+    const tl_run_bench *rb = &r->rbs[b];
+    size_t n = rb->ncfgs * FATE_N;
+    uint64_t *all = calloc(n + 1, sizeof *all), *mine = calloc(n + 1, sizeof *mine);
+    if (agree(!all || !mine, comm)) {
+      free(all), free(mine);
+      if (rank == 0) fprintf(o->log, "tally: out of memory\n");
+      return TL_EXIT_FAIL;
+    }
+    if (r->fate && r->fate[b]) memcpy(mine, r->fate[b], n * sizeof *mine);
+    MPI_Reduce(mine, all, (int)n, MPI_UINT64_T, MPI_SUM, 0, comm);
+    /* per model (its cfgs: variants and seeds), then the judge over every cfg */
+    uint64_t ju = 0, jok = 0, jerr = 0;
+    for (size_t c = 0; rank == 0 && c < rb->ncfgs; c++) {
+      const uint64_t *f = all + c * FATE_N;
+      ju += f[FATE_UNITS], jok += f[FATE_JUDGED], jerr += f[FATE_JUDGE_ERROR];
+      if (c && strcmp(rb->cfgs[c - 1].model, rb->cfgs[c].model) == 0) continue; /* sorted by model */
+      uint64_t u = 0, ans = 0, err = 0;
+      for (size_t d = c; d < rb->ncfgs && strcmp(rb->cfgs[d].model, rb->cfgs[c].model) == 0; d++)
+        u += all[d * FATE_N + FATE_UNITS], ans += all[d * FATE_N + FATE_ANSWERED],
+            err += all[d * FATE_N + FATE_ENGINE_ERROR];
+      if (u && !ans) {
+        bad = 1;
+        fprintf(o->log, "tally: %s: model '%s' answered none of its %llu units (%llu engine_error, %llu missing)%s%s%s\n",
+                rb->vt->name, rb->cfgs[c].model, (unsigned long long)u, (unsigned long long)err,
+                (unsigned long long)(u - err), err ? "; the engine said: " : "",
+                err && r->first_error[TL_ROLE_MODEL] ? r->first_error[TL_ROLE_MODEL] : "",
+                err && !r->first_error[TL_ROLE_MODEL] ? "(see the item table's error column)" : "");
+      }
+    }
+    if (rank == 0 && rb->nstages > 1 && jerr && !jok) {
+      bad = 1;
+      fprintf(o->log, "tally: %s: the judge answered none of the %llu units (%llu engine_error)%s%s\n", rb->vt->name,
+              (unsigned long long)ju, (unsigned long long)jerr, r->first_error[TL_ROLE_JUDGE] ? "; the engine said: " : "",
+              r->first_error[TL_ROLE_JUDGE] ? r->first_error[TL_ROLE_JUDGE] : "");
+    }
+    free(all), free(mine);
+  }
+  if (rank == 0 && bad)
+    fprintf(o->log, "tally: the run scored nothing for the model(s) or judge above: failed, no output written (the "
+                    "journal keeps every reply and failure: fix the engine, then --resume asks only the failed units)\n");
+  return agree(bad ? TL_EXIT_FAIL : TL_EXIT_OK, comm);
+}
 static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output,
                           MPI_Comm comm, run_counts *rcnt, tl_tabin *stabs /* [n_studies]: rank 0, the tables
                           of studies over the run's own columns */) {
@@ -2114,8 +2354,23 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   }
   rc = agree(rc, comm);
   if (rc) goto done;
+  /* what each input file gave, matched and rejected; too many rejected lines, or nothing to
+   * run, stop here, before any engine is asked (every rank read the same inputs: the same
+   * decision everywhere, no collective needed) */
+  if (rank == 0) tl_inlog_flush(&log);
+  if (!r.merging) {
+    if (tl_inlog_files(&log, rank == 0 && !o->quiet ? o->log : NULL, rank == 0 ? o->log : NULL, job->max_rejected)) {
+      rc = TL_EXIT_BAD_INPUT;
+      goto done;
+    }
+    if (r.U == 0) {
+      if (rank == 0) nothing_to_run(o->log, &r, &log);
+      rc = TL_EXIT_BAD_INPUT;
+      goto done;
+    }
+  }
   /* the HTTP engines: opened on every rank, their endpoints healthy before any work starts */
-  if (!r.merging && (rc = tl_http_open(job, o->cache_dir, NULL, comm, o->log, r.http))) goto done;
+  if (!r.merging && (rc = tl_http_open(job, o->cache_dir, NULL, &g_stop, comm, o->log, r.http))) goto done;
   for (int k = 0; k < TL_ROLE__N; k++)
     if (r.http[k]) r.eng[k] = tl_openai_engine(r.http[k]);
   {
@@ -2198,6 +2453,15 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   }
   if (g_stop && !st) interrupted = 1;
   {
+    /* the last progress line: every rank's finished units (a worker finishes what it has in
+     * flight after its last report to rank 0), each unit counted once where it finished */
+    uint64_t mine[2] = {r.finished, r.failed}, all[2] = {0, 0};
+    MPI_Reduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, 0, comm);
+    if (rank == 0) {
+      pg.done = all[0] > pg.done ? all[0] : pg.done;
+      pg.failed = all[1];
+      progress_show(&pg, 1);
+    }
     double all_s = 0;
     MPI_Reduce(&sched_s, &all_s, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
     rcnt->chunks = nchunks;
@@ -2273,6 +2537,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
     rc = TL_EXIT_FAIL;
     goto done;
   }
+  if ((rc = fate_check(o, &r, comm))) goto done;
   rcnt->load_s = t_loaded - t_start;
   rcnt->score_s = t_scored - t_loaded;
   rcnt->write_s = now_s() - t_scored;
@@ -2290,6 +2555,18 @@ done:
   free(rows_dir);
   return rc;
 }
+/* Rank 0: why a run has no unit, said plainly (a run that scores nothing never succeeds). */
+static void nothing_to_run(FILE *log, const bench_run *r, const tl_inlog *in) {
+  fprintf(log, "tally: nothing to run: the job has 0 units");
+  for (size_t b = 0; b < r->nb; b++)
+    fprintf(log, "%s %s: %zu items x %zu model/variant/seed configs", b ? ";" : " (", r->rbs[b].vt->name,
+            r->rbs[b].vt->n_items(r->rbs[b].b), r->rbs[b].ncfgs);
+  fprintf(log, "%s", r->nb ? ")" : "");
+  if (in->total) fprintf(log, "; %ld input line%s rejected (above)", in->total, in->total == 1 ? " was" : "s were");
+  fprintf(log, ". A config comes from the answer lines' (model, prompt_variant, seed), or from the \"models\" "
+               "and \"seeds\" of the job with an engine; nothing was written\n");
+}
+
 /* Collective. Runs one study of the job with the engine of `tally correlate`. */
 /* Rank 0, a study over the run's own columns: the benchmark's gathered item columns (left),
  * joined with the study's table when it has one. Returns an exit code. */
@@ -2327,9 +2604,10 @@ static int study_table(const tl_run_opts *o, const tl_job_study *js, tl_tabin *l
               js->join, js->on);
       tl_tabin_release(out);
       rc = TL_EXIT_USAGE;
-    } else if (unmatched && !o->quiet) {
-      fprintf(o->log, "tally: study '%s': %zu of %zu units of /items/%s have no row in '%s' (joined on %s): left out\n",
-              js->name, unmatched, left->nrows, js->from, js->join, js->on);
+    } else if (!o->quiet) { /* every join says what it matched */
+      fprintf(o->log, "tally: study '%s': %zu of %zu units of /items/%s matched a row of '%s' (joined on %s)%s\n",
+              js->name, left->nrows - unmatched, left->nrows, js->from, js->join, js->on,
+              unmatched ? "; the others are left out" : "");
     }
     tl_tabin_release(&right);
   }
@@ -2601,7 +2879,7 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
       rc = st == TL_EINPUT ? TL_EXIT_BAD_INPUT : st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
     }
   }
-  if (!rc && (rc = tl_http_open(job, o->cache_dir, f, MPI_COMM_SELF, o->log, r.http)) == 0)
+  if (!rc && (rc = tl_http_open(job, o->cache_dir, f, NULL, MPI_COMM_SELF, o->log, r.http)) == 0)
     for (int q = 0; q < TL_ROLE__N; q++)
       if (r.http[q]) r.eng[q] = tl_openai_engine(r.http[q]);
   r.dry = 1;

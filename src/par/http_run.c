@@ -17,8 +17,8 @@ static int env_int(const char *name, int *out) {
   return 1;
 }
 
-int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, MPI_Comm comm, FILE *log,
-                 tl_openai *out[TL_ROLE__N]) {
+int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, const volatile sig_atomic_t *stop,
+                 MPI_Comm comm, FILE *log, tl_openai *out[TL_ROLE__N]) {
   int rank;
   MPI_Comm_rank(comm, &rank);
   for (int k = 0; k < TL_ROLE__N; k++) out[k] = NULL;
@@ -39,7 +39,7 @@ int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, MPI_Comm c
   tl_err err = {{0}};
   for (int k = 0; k < TL_ROLE__N && !rc; k++) {
     if (!job->engines[k].type || strcmp(job->engines[k].type, "openai")) continue;
-    tl_openai_opts op = {&job->engines[k].http, (tl_role)k, local, nsize, cache_dir, dry};
+    tl_openai_opts op = {&job->engines[k].http, (tl_role)k, local, nsize, cache_dir, dry, stop, rank == 0 ? log : NULL};
     tl_status st = tl_openai_open(&op, &out[k], &err);
     if (st) {
       fprintf(log, "tally: rank %d: %s\n", rank, err.msg);
@@ -64,15 +64,17 @@ int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, MPI_Comm c
   return all;
 }
 
-enum { NSTAT = 11 };
+enum { NSTAT = 13 };
 static void stats_vec(const tl_openai_stats *st, uint64_t v[NSTAT]) {
   const tl_openai_stats s = *st;
   uint64_t x[NSTAT] = {s.sent, s.replies, s.cache_hits, s.cache_writes, s.retries, s.failed,
-                       s.http_429, s.http_5xx, s.timeouts, s.conn_errors, s.malformed};
+                       s.http_429, s.http_5xx, s.timeouts, s.conn_errors, s.malformed, s.dead_endpoints,
+                       s.cache_write_errors};
   memcpy(v, x, sizeof x);
 }
 static const char *const STAT_NAMES[NSTAT] = {"sent", "replies", "cache_hits", "cache_writes", "retries", "failed",
-                                              "http_429", "http_5xx", "timeouts", "conn_errors", "malformed"};
+                                              "http_429", "http_5xx", "timeouts", "conn_errors", "malformed",
+                                              "dead_endpoints", "cache_write_errors"};
 
 tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Comm comm, FILE *log, int quiet,
                          tl_err *err) {
@@ -106,6 +108,20 @@ tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Co
               (unsigned long long)tot[4], (unsigned long long)tot[5], (unsigned long long)tot[6],
               (unsigned long long)tot[7], (unsigned long long)tot[8], (unsigned long long)tot[9],
               (unsigned long long)tot[10]);
+    if (rank == 0 && tot[11]) /* said under --quiet too: part of the run is lost to it */
+      fprintf(log, "tally: %s engine: %llu endpoint%s refused the credentials (HTTP 401/403) and got no more "
+                   "requests; the item table's error column says which\n",
+              tl_role_name((tl_role)k), (unsigned long long)tot[11], tot[11] == 1 ? "" : "s");
+    if (tot[12]) { /* the first failure of the lowest rank that had one */
+      const char *ce = http[k] ? tl_openai_cache_error(http[k]) : NULL;
+      int have = ce != NULL, first = nranks;
+      int cand = have ? rank : nranks;
+      MPI_Allreduce(&cand, &first, 1, MPI_INT, MPI_MIN, comm);
+      if (rank == first)
+        fprintf(log, "tally: %s engine: %llu cache entr%s could not be written (the replies are in the output and the "
+                     "journal); the first: %s\n",
+                tl_role_name((tl_role)k), (unsigned long long)tot[12], tot[12] == 1 ? "y" : "ies", ce);
+    }
     if (!w || st) continue;
     /* the concurrency history, gathered to rank 0: 5 doubles a change (rank, endpoint, t, limit, why) */
     size_t n = 0;
@@ -143,7 +159,7 @@ tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Co
                 tl_table_add_col(t, "endpoint", TL_COL_I64, "which of the rank's endpoints (0-based, in the order of the job's URLs)") < 0 ||
                 tl_table_add_col(t, "t_s", TL_COL_F64, "seconds since the engine opened") < 0 ||
                 tl_table_add_col(t, "limit", TL_COL_I64, "requests in flight allowed from then on") < 0 ||
-                tl_table_add_col(t, "why", TL_COL_STR, "initial | grown (fast replies) | shrunk (HTTP 429)") < 0)) {
+                tl_table_add_col(t, "why", TL_COL_STR, "initial | grown (fast replies) | shrunk (HTTP 429) | slots (capped by the server's /props)") < 0)) {
         tl_table_free(t);
         t = NULL;
       }
@@ -151,7 +167,7 @@ tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Co
         const double *x = all + 5 * i;
         size_t r = tl_table_add_row(t);
         if (r == (size_t)-1 ||
-            tl_table_set_str(t, r, 4, x[4] == 'i' ? "initial" : x[4] == 'g' ? "grown" : "shrunk")) {
+            tl_table_set_str(t, r, 4, x[4] == 'i' ? "initial" : x[4] == 'g' ? "grown" : x[4] == 'p' ? "slots" : "shrunk")) {
           tl_table_free(t);
           t = NULL;
           break;

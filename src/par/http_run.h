@@ -5,6 +5,7 @@
 #define TALLY_HTTP_RUN_H
 
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "openai.h"
@@ -18,8 +19,8 @@
  * wait; requests written to dry on the rank that has it, others pass NULL). Every rank reports
  * its own failure on log. Returns 0 when every rank succeeded, else the worst exit code of any
  * rank (1 failure, 2 a job problem such as an unset API key variable); out[] is then freed. */
-int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, MPI_Comm comm, FILE *log,
-                 tl_openai *out[TL_ROLE__N]);
+int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, const volatile sig_atomic_t *stop,
+                 MPI_Comm comm, FILE *log, tl_openai *out[TL_ROLE__N]);
 
 /* Collective. The engines' counts summed over ranks: as root attributes "<role>_http" (one JSON
  * object: sent, replies, cache_hits, cache_writes, retries, failed, http_429, http_5xx,

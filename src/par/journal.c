@@ -41,7 +41,8 @@ static uint64_t fnv_text(const char *s) {
 
 /* The engine settings that say where and how a server is reached (job.c's load_http). */
 static const char *const TRANSPORT[] = {"url", "urls", "port_base", "api_key_env", "concurrency",
-                                        "timeouts", "retries", "health", "key_header", NULL};
+                                        "timeouts", "retries", "health", "key_header",
+                                        "max_reply_bytes", "tls", NULL};
 
 static void drop_transport(cJSON *eng) {
   if (!cJSON_IsObject(eng)) return;

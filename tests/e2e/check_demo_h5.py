@@ -66,12 +66,19 @@ assert (items[items.has_response == 1].source.str.contains(":")).all()
 s_ok = items.answer_strict == items.oracle_option
 assert (items.correct_strict == s_ok.astype(int)).all()
 
-# Metric tables recomputed from the rows (qid -1 = all qids of the task).
+# Metric tables recomputed from the rows (qid -1 = all qids of the task; task and mode "all" = the
+# model's overall row). Every accuracy divides by n, every unit of the group.
+assert set(items["mode"]) == {"tqa", "vqa"}, set(items["mode"])
+assert (items["mode"] == items.id.str.split(".").str[1]).all()
 for mode in ["strict", "pr3", "legacy"]:
     m = tally_h5.read_table(path, "/metrics/spatialeval/" + mode)
+    assert {"mode"} <= set(m.columns) and set(m["mode"]) == {"tqa", "vqa", "all"}, set(m["mode"])
     for _, row in m.iterrows():
-        sel = ((items.model == row.model) & (items.prompt_variant == row.prompt_variant)
-               & (items.task == row.task) & (items.seed == row.seed))
+        sel = ((items.model == row.model) & (items.prompt_variant == row.prompt_variant) & (items.seed == row.seed))
+        if row.task != "all":
+            sel &= (items.task == row.task) & (items["mode"] == row["mode"])
+        else:
+            assert row["mode"] == "all" and row.qid == -1
         if row.qid >= 0:
             sel &= items.qid == row.qid
         sub = items[sel]
@@ -83,13 +90,33 @@ for mode in ["strict", "pr3", "legacy"]:
     a = tally_h5.read_table(path, "/metrics/spatialeval/%s_across_seeds" % mode)
     for _, row in a.iterrows():
         per = m[(m.model == row.model) & (m.prompt_variant == row.prompt_variant)
-                & (m.task == row.task) & (m.qid == row.qid)].sort_values("seed")
+                & (m.task == row.task) & (m["mode"] == row["mode"]) & (m.qid == row.qid)].sort_values("seed")
         assert row.n_seeds == len(per)
+        assert row.n == per.n.sum() and row.missing == per.n_missing.sum()
+        assert row.answered == row.n - row.missing - row.engine_error
+        assert row.unparsed == row.answered - per.n_ok.sum()
         assert abs(row["mean"] - per.accuracy.mean()) < 1e-12
-        assert abs(row["std"] - np.std(per.accuracy.values, ddof=0)) < 1e-12
         k = len(per)
-        want_se = np.std(per.accuracy.values, ddof=1) / np.sqrt(k) if k > 1 else float("nan")
+        want_sd = np.std(per.accuracy.values, ddof=1) if k > 1 else float("nan")
+        assert (np.isnan(row["std"]) and k == 1) or abs(row["std"] - want_sd) < 1e-12, (row.to_dict(), want_sd)
+        want_se = want_sd / np.sqrt(k) if k > 1 else float("nan")
         assert (np.isnan(row.se) and k == 1) or abs(row.se - want_se) < 1e-12, (row.to_dict(), want_se)
+        if row.qid != -1:
+            assert np.isnan(row.ci_lo) and np.isnan(row.ci_hi)
+            continue
+        # the CI's clusters: the row's items, each with its seeds (num = its correct units over the
+        # seeds, den = its units); the bounds hold the estimate (test_se_tables checks the draws)
+        isel = (items.model == row.model) & (items.prompt_variant == row.prompt_variant)
+        if row.task != "all":
+            isel &= (items.task == row.task) & (items["mode"] == row["mode"])
+        g = items[isel].groupby("id", sort=True)["correct_" + mode]
+        num, den = g.sum().values.astype(float), g.count().values.astype(float)
+        assert den.sum() == row.n
+        if len(num) < 2:
+            assert np.isnan(row.ci_lo)
+            continue
+        assert row.ci_lo <= row.pooled_accuracy <= row.ci_hi or len(set(num / den)) == 1, row.to_dict()
+        assert 0 <= row.ci_lo <= row.ci_hi <= 1, row.to_dict()
 
 audit = tally_h5.read_table(path, "/audit/spatialeval")
 alln = audit[audit.task == "all"].iloc[0]

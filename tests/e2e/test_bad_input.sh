@@ -7,7 +7,7 @@
 need_python
 D="$TALLY_SRC/demo/spatialeval"
 cat > "$WORK/job.json" <<JOB
-{"name": "bad", "output": "$WORK/bad.h5",
+{"name": "bad", "output": "$WORK/bad.h5", "limits": {"max_rejected": 1},
  "benchmarks": [{"benchmark": "spatialeval", "items": "$D/items.jsonl",
    "answers": ["$D/answers.jsonl", "$D/answers_bad.jsonl"], "parsers": ["strict", "legacy"]}]}
 JOB

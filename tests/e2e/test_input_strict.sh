@@ -48,7 +48,7 @@ cat > "$WORK/ans_bad.jsonl" <<'EOF'
 {"id": "spatialmap.tqa.2002.0", "model": "toy-vlm-a", "seed": 1, "prompt_variant": "reason", "response": "B. not a NUL: \\u0000"}
 EOF
 cat > "$WORK/job.json" <<JOB
-{"name": "strict", "output": "$WORK/o.h5",
+{"name": "strict", "output": "$WORK/o.h5", "limits": {"max_rejected": 1},
  "benchmarks": [{"benchmark": "spatialeval", "items": "$D/items.jsonl",
    "answers": ["$WORK/ans_ok.jsonl", "$WORK/ans_bad.jsonl"]}]}
 JOB
@@ -94,6 +94,9 @@ cat > "$WORK/empty.json" <<JOB
  "benchmarks": [{"benchmark": "spatialeval", "items": "$WORK/empty.jsonl", "answers": "$WORK/empty.jsonl"}]}
 JOB
 rc=0; "$TALLY_BIN" run "$WORK/empty.json" > "$WORK/e.out" 2> "$WORK/e.err" || rc=$?
-[ "$rc" = 0 ] || { cat "$WORK/e.err"; fail "empty inputs exited $rc"; }
-grep -q "empty_file=2" "$WORK/e.out" || { cat "$WORK/e.out"; fail "empty files not counted"; }
+# nothing to score is never a success: exit 3, each empty file named, nothing written
+[ "$rc" = 3 ] || { cat "$WORK/e.err"; fail "empty inputs exited $rc, not 3"; }
+grep -q "empty.jsonl: no items in this file" "$WORK/e.err" && grep -q "empty.jsonl: no answers in this file" "$WORK/e.err" &&
+  grep -q "nothing to run" "$WORK/e.err" || { cat "$WORK/e.err"; fail "empty files not reported"; }
+[ ! -e "$WORK/e.h5" ] || fail "empty inputs wrote an output"
 echo "e2e input strict: ok"

@@ -23,7 +23,12 @@ for n in 1 2 4; do
     { cat "$WORK/d$n.err"; fail "the demo failed on $n rank(s)"; }
   sed -i "s#$WORK/d$n.h5#OUT#" "$WORK/d$n.txt"
 done
-grep -q "^demo-chat-a          exclude      2  8.231" "$WORK/d1.txt" || { cat "$WORK/d1.txt"; fail "no task table in the summary"; }
+grep -Eq "^demo-chat-a +exclude +94 +94 +0 +0 +0 +2 +8\.231 +0\.163  \[" "$WORK/d1.txt" ||
+  { cat "$WORK/d1.txt"; fail "no model table (n answered missing unparsed engine_error seeds Avg std CI) in the summary"; }
+grep -Eq "^demo-chat-b +fail +94 +93 +1 +4 +0 +2 +5\.981 " "$WORK/d1.txt" || { cat "$WORK/d1.txt"; fail "demo-chat-b's counts"; }
+grep -Eq "^demo-chat-a +exclude +8\.231  8\.00" "$WORK/d1.txt" || { cat "$WORK/d1.txt"; fail "no task table in the summary"; }
+grep -q " perceptivity " "$WORK/d1.txt" && grep -q " adaptability " "$WORK/d1.txt" && ! grep -q "percepti " "$WORK/d1.txt" ||
+  { cat "$WORK/d1.txt"; fail "group names cut short"; }
 grep -q "^model comparison (beyond the original protocol)" "$WORK/d1.txt" || fail "no comparison in the summary"
 grep -q "0.904 \[0.808, 0.981\]" "$WORK/d1.txt" || fail "no comparison CI in the summary"
 grep -q "turns without a rating: 5 of 188; dialogues without a score under policy fail: 5 of 104" "$WORK/d1.txt" ||
@@ -114,7 +119,7 @@ cat > "$WORK/bad_judg.jsonl" <<'EOF'
 {"id": "6", "model": "m", "turn": 0, "response": "Good question, no score."}
 EOF
 cat > "$WORK/bad.json" <<JOB
-{"name": "mtb-bad", "output": "$WORK/bad.h5",
+{"name": "mtb-bad", "output": "$WORK/bad.h5", "limits": {"max_rejected": 1},
  "benchmarks": [{"benchmark": "mtbench101", "items": "$WORK/bad.jsonl",
                  "answers": "$WORK/bad_ans.jsonl", "judgments": "$WORK/bad_judg.jsonl"}]}
 JOB

@@ -30,8 +30,13 @@ for n in 1 2 4; do
     { cat "$WORK/d$n.err"; fail "the demo failed on $n rank(s)"; }
   sed -i "s#$WORK/d$n.h5#OUT#" "$WORK/d$n.txt"
 done
-grep -q "^demo-vlm-a              0 all                          30     30   84.00   88.14   86.67   89.66" "$WORK/d1.txt" ||
+grep -q "^demo-vlm-a  all                 30        30        0         0             0     0.840 ± -  \[0.707, 0.957\]          0.881 ± -    0.867 ± -         0.867 ± - (1)$" "$WORK/d1.txt" ||
   { cat "$WORK/d1.txt"; fail "no accuracy table in the summary"; }
+# demo-vlm-b: one answer missing, one unterminated (unparsed): both score 0 (before: left out, 54.64 x 100)
+grep -q "^demo-vlm-b  all                 30        29        1         1             0     0.510 ± -  \[0.363, 0.657\]          0.609 ± -    0.733 ± -         0.600 ± - (3)$" "$WORK/d1.txt" ||
+  { cat "$WORK/d1.txt"; fail "demo-vlm-b's missing answers do not score 0 in the summary"; }
+grep -q "^  demo-vlm-b: 3 unrated = 1 missing + 0 engine_error + 0 judge engine errors + 1 no rating + 1 not judged$" "$WORK/d1.txt" ||
+  { cat "$WORK/d1.txt"; fail "the LAVE unrated counts"; }
 grep -q "^failure modes" "$WORK/d1.txt" || fail "no failure-mode table in the summary"
 grep -q "Krippendorff's alpha (nominal) 0.459" "$WORK/d1.txt" || fail "no agreement of the votes in the summary"
 grep -q "^study 'vqa_metrics_vs_human' (/items/vqa):" "$WORK/d1.txt" || fail "no study in the summary"
@@ -84,14 +89,18 @@ for i in range(n):
     s = sum(v)
     assert t["human"][i] == (1.0 if s >= 4 else 0.5 if s >= 2 else 0.0), i
     assert t["human_votes"][i] == ",".join(map(str, v))
-# group means (level all)
+# group means (level all): every unit counts, an unscored one (NaN) as 0
 a = tally_h5.read_table(h5, "/metrics/vqa/accuracy")
 for k in range(len(a["model"])):
     if a["level"][k] != "all":
         continue
     rows = [i for i in range(n) if t["model"][i] == a["model"][k]]
+    assert a["n_items"][k] == len(rows)
+    assert a["n_answered"][k] == sum(1 for i in rows if t["response"][i] != "")
+    assert a["n_missing"][k] == sum(1 for i in rows if t["vqa_status"][i] == "missing")
+    assert a["n_unparsed"][k] == sum(1 for i in rows if t["vqa_status"][i] == "unterminated_think")
     for col in ("vqa_accuracy", "soft_vqa_accuracy", "exact_match", "lave_score"):
-        v = [t[col][i] for i in rows if not math.isnan(t[col][i])]
+        v = [0.0 if math.isnan(t[col][i]) else t[col][i] for i in rows]
         assert abs(a[col][k] - sum(v) / len(v)) < 1e-12, (col, a[col][k], sum(v) / len(v))
 # failure modes, pooled
 f = tally_h5.read_table(h5, "/metrics/vqa/failure_modes")
@@ -218,7 +227,7 @@ cat > "$WORK/bad.json" <<JOB
  "benchmarks": [{"benchmark": "vqa", "dataset": "demo", "items": "$D/items.jsonl", "answers": "$D/answers.jsonl", "human": "$WORK/hbad.jsonl"}]}
 JOB
 cat > "$WORK/bad2.json" <<JOB
-{"name": "bad2", "output": "$WORK/bad2.h5",
+{"name": "bad2", "output": "$WORK/bad2.h5", "limits": {"max_rejected": 1},
  "benchmarks": [{"benchmark": "vqa", "release": "$WORK/rbad.jsonl", "answers": "$WORK/rbad.jsonl"}]}
 JOB
 "$TALLY_BIN" run "$WORK/bad.json" > "$WORK/bad.txt" 2> "$WORK/bad.err" || fail "a run with bad human rows stopped"
@@ -310,8 +319,8 @@ for i in range(len(t["id"])):
     n += 1
 a = tally_h5.read_table(sys.argv[1], "/metrics/vqa/accuracy")
 k = [j for j in range(len(a["model"])) if a["level"][j] == "all" and a["model"][j] == "demo-vlm-a"][0]
-v = [t["lave_expected"][i] for i in range(n) if t["model"][i] == "demo-vlm-a" and not math.isnan(t["lave_expected"][i])]
-assert abs(a["lave_expected"][k] - sum(v) / len(v)) < 1e-9
+v = [0.0 if math.isnan(t["lave_expected"][i]) else t["lave_expected"][i] for i in range(n) if t["model"][i] == "demo-vlm-a"]
+assert abs(a["lave_expected"][k] - sum(v) / len(v)) < 1e-9  # every unit counts, an unrated one as 0
 print("expected LAVE ratings from logprobs: %d of %d units" % (ok, n))
 PY
 # across seeds: three seeds of each model (seed s answers item i with item (i + s)'s answer of

@@ -1335,6 +1335,52 @@ static void test_sort_f64(void **state) {
   }
 }
 
+/* tl_cluster_ci against the definition (draws by tl_boot_index, sums in draw order), the
+ * dropped empty clusters, a constant ratio, and the NaN cases. */
+static void test_cluster_ci(void **state) {
+  (void)state;
+  enum { N = 57, B = 400 };
+  double num[N], den[N];
+  for (int i = 0; i < N; i++) { /* an item with 3 seeds: 0..3 correct; every 7th has no unit */
+    den[i] = i % 7 == 3 ? 0 : 3;
+    num[i] = den[i] ? (double)((i * 5 + 1) % 4) : 0;
+  }
+  double lo, hi;
+  assert_int_equal(tl_cluster_ci(num, den, N, B, 42, 0.95, &lo, &hi), TL_OK);
+  double cn[N], cd[N], vals[B];
+  uint32_t m = 0;
+  for (int i = 0; i < N; i++)
+    if (den[i] > 0) cn[m] = num[i], cd[m++] = den[i];
+  for (uint32_t r = 0; r < B; r++) {
+    double sn = 0, sd = 0;
+    for (uint32_t j = 0; j < m; j++) {
+      uint32_t k = tl_boot_index(42, r, j, m, 0);
+      sn += cn[k], sd += cd[k];
+    }
+    vals[r] = sn / sd;
+  }
+  tl_sort_f64(vals, B);
+  assert_true(fabs(lo - tl_quantile_sorted(vals, B, 0.025)) < 1e-12);
+  assert_true(fabs(hi - tl_quantile_sorted(vals, B, 0.975)) < 1e-12);
+  double est = 0, tot = 0;
+  for (uint32_t k = 0; k < m; k++) est += cn[k], tot += cd[k];
+  est /= tot;
+  assert_true(lo < est && est < hi);
+  double lo2, hi2; /* the empty clusters change nothing */
+  assert_int_equal(tl_cluster_ci(cn, cd, m, B, 42, 0.95, &lo2, &hi2), TL_OK);
+  assert_true(lo2 == lo && hi2 == hi);
+  double one[N]; /* every item 2 of 3: the interval is the point */
+  for (int i = 0; i < N; i++) one[i] = 2;
+  assert_int_equal(tl_cluster_ci(one, cd, m, B, 7, 0.9, &lo, &hi), TL_OK);
+  assert_true(fabs(lo - 2.0 / 3) < 1e-15 && fabs(hi - 2.0 / 3) < 1e-15);
+  assert_int_equal(tl_cluster_ci(num, den, 1, B, 42, 0.95, &lo, &hi), TL_OK); /* one cluster */
+  assert_true(isnan(lo) && isnan(hi));
+  assert_int_equal(tl_cluster_ci(num, den, N, 1, 42, 0.95, &lo, &hi), TL_OK); /* one resample */
+  assert_true(isnan(lo) && isnan(hi));
+  assert_int_equal(tl_cluster_ci(num, den, N, B, 42, 1.0, &lo, &hi), TL_OK); /* bad level */
+  assert_true(isnan(lo) && isnan(hi));
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sort_f64),
@@ -1345,7 +1391,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_study_errors),        cmocka_unit_test(test_philox_vector),
       cmocka_unit_test(test_jack_closed_form),    cmocka_unit_test(test_distinct_sweep),
       cmocka_unit_test(test_study_layouts),       cmocka_unit_test(test_wide_wrap),
-      cmocka_unit_test(test_bca_wide),
+      cmocka_unit_test(test_bca_wide),            cmocka_unit_test(test_cluster_ci),
   };
   /* test_indices: its fixture part runs above, its scipy part here */
   const struct CMUnitTest shared[] = {

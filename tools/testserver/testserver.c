@@ -1077,14 +1077,19 @@ static int handle_completion(conn_t *c, int chat, const char *path, size_t plen,
         buf_add(&c->pend, g_scratch.p, g_scratch.len);
         schedule(c, P_SEND, reply_delay());
         break;
-    case F_500:
+    case F_500: {
+        /* a transient error names its request, as servers' do: the same words twice would
+         * mean a request the server can never serve, which clients may stop retrying */
+        char m[64];
+        snprintf(m, sizeof m, "injected server error (request %llu)", (unsigned long long)reqid);
         g_scratch.len = 0;
-        error_body(&g_scratch, "injected server error", "server_error");
+        error_body(&g_scratch, m, "server_error");
         c->pend.len = 0;
         put_head(&c->pend, 500, g_scratch.len, ka, reqid, -1);
         buf_add(&c->pend, g_scratch.p, g_scratch.len);
         schedule(c, P_SEND, reply_delay());
         break;
+    }
     case F_MALFORMED:
         g_scratch.len = 0;
         buf_adds(&g_scratch, chat ? "{\"id\": \"chatcmpl-" : "{\"id\": \"cmpl-");
@@ -1101,8 +1106,9 @@ static int handle_completion(conn_t *c, int chat, const char *path, size_t plen,
         schedule(c, P_TRUNC, reply_delay());
         break;
     case F_NULL:
+        /* content null: no answer (a client retries it), so not counted as one */
         build_completion(c, j, chat, reqid, "", 0, 1, ka, &head_len, &body_len);
-        c->pend_ok = 1;
+        c->pend_ok = 0;
         schedule(c, P_SEND, reply_delay());
         break;
     default:

@@ -33,6 +33,13 @@ static void problem(problems *p, const char *where, const char *fmt, ...) {
   p->n++;
 }
 
+const char *tl_job_engine_type(const tl_job_ctx *c, tl_role role) {
+  const char *t = c && c->job && role >= 0 && role < TL_ROLE__N ? c->job->engines[role].type : NULL;
+  return t ? t : "replay";
+}
+
+char *tl_job_resolve(const tl_job_ctx *c, const char *path) { return tl_path_resolve(c->dir, path); }
+
 void tl_job_problem(tl_job_ctx *c, const char *where, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
@@ -531,8 +538,9 @@ static const char *const HTTP_OWN[] = {"model", "messages", "prompt", "temperatu
 static void load_http(problems *p, const cJSON *v, const char *where, tl_http_cfg *h) {
   static const char *const K[] = {"type", "url", "urls", "port_base", "api", "model", "api_key_env", "sampling",
                                   "extra", "concurrency", "timeouts", "retries", "health", "think",
-                                  "cache_unseeded", "key_header", NULL};
+                                  "cache_unseeded", "key_header", "max_reply_bytes", "tls", NULL};
   check_keys(p, v, where, K);
+  h->max_reply_bytes = 64.0 * 1024 * 1024;
   h->port_base = 8000;
   h->temperature = h->top_p = NAN;
   h->max_tokens = h->n = h->logprobs = h->top_logprobs = -1;
@@ -652,6 +660,16 @@ static void load_http(problems *p, const cJSON *v, const char *where, tl_http_cf
   else if (th) h->think_keep = strcmp(th->valuestring, "keep") == 0;
   bool_in(p, v, "cache_unseeded", where, &h->cache_unseeded);
   bool_in(p, v, "key_header", where, &h->key_header);
+  num_in(p, v, "max_reply_bytes", where, 1024, 1e12, 0, &h->max_reply_bytes);
+  static const char *const LK[] = {"ca_bundle", NULL};
+  snprintf(w, sizeof w, "%s.tls", where);
+  const cJSON *tls = sub_obj(p, v, "tls", where, LK);
+  const cJSON *ca = tls ? cJSON_GetObjectItemCaseSensitive(tls, "ca_bundle") : NULL;
+  if (ca && (!cJSON_IsString(ca) || !*ca->valuestring))
+    problem(p, w, "\"ca_bundle\" must be the path of a PEM file of certificate authorities");
+  else if (ca) h->ca_bundle = tl_path_resolve(p->dir, ca->valuestring);
+  if (h->top_logprobs > 0 && h->logprobs != 1)
+    problem(p, where, "\"sampling\".top_logprobs needs \"logprobs\": true (servers refuse it alone)");
 }
 
 static void http_release(tl_http_cfg *h) {
@@ -663,6 +681,7 @@ static void http_release(tl_http_cfg *h) {
   free(h->api_key_env);
   free(h->extra_json);
   free(h->health_path);
+  free(h->ca_bundle);
   memset(h, 0, sizeof *h);
 }
 
@@ -735,6 +754,7 @@ tl_status tl_job_load_in(const char *path, const char *dir, tl_job *job, tl_buf 
   job->json = text;
   p.dir = job->dir;
   job->max_line = TL_JSONL_DEFAULT_MAX_LINE;
+  job->max_rejected = 0.1;
   const char *end = NULL;
   cJSON *root = NULL;
   const char *nul = memchr(text, 0, len);
@@ -787,10 +807,17 @@ tl_status tl_job_load_in(const char *path, const char *dir, tl_job *job, tl_buf 
   v = cJSON_GetObjectItemCaseSensitive(root, "limits");
   if (v) {
     const cJSON *ml = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "max_line_bytes") : NULL;
+    const cJSON *mr = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "max_rejected") : NULL;
     if (!cJSON_IsObject(v)) problem(&p, "limits", "must be an object");
     else if (ml && (!cJSON_IsNumber(ml) || ml->valuedouble < 1024 || ml->valuedouble > 1e10))
       problem(&p, "limits.max_line_bytes", "must be a number of bytes >= 1024");
     else if (ml) job->max_line = (size_t)ml->valuedouble;
+    if (mr && (!cJSON_IsNumber(mr) || !(mr->valuedouble >= 0 && mr->valuedouble <= 1)))
+      problem(&p, "limits.max_rejected", "must be a share from 0 to 1 (0.1: at most 10%% of a file's lines rejected)");
+    else if (mr) job->max_rejected = mr->valuedouble;
+    for (const cJSON *c = cJSON_IsObject(v) ? v->child : NULL; c; c = c->next)
+      if (strcmp(c->string, "max_line_bytes") && strcmp(c->string, "max_rejected"))
+        problem(&p, "limits", "unknown key '%s' (known: max_line_bytes, max_rejected)", c->string);
   }
   const cJSON *studies = cJSON_GetObjectItemCaseSensitive(root, "studies");
   if (studies) {

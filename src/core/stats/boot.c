@@ -1951,3 +1951,35 @@ done:
   free(cv);
   return st;
 }
+
+/* ---- headline CIs (boot.h): a ratio of sums with clusters resampled ---- */
+
+tl_status tl_cluster_ci(const double *num, const double *den, uint32_t n, uint32_t B,
+                        uint64_t seed, double level, double *lo, double *hi) {
+  *lo = *hi = NAN;
+  if (B < 2 || !(level > 0.0 && level < 1.0)) return TL_OK;
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; i++) m += den[i] > 0;
+  if (m < 2) return TL_OK;
+  double *cn = malloc((size_t)m * 2 * sizeof *cn), *vals = malloc((size_t)B * sizeof *vals);
+  int32_t *w = malloc((size_t)m * sizeof *w);
+  if (!cn || !vals || !w) {
+    free(cn), free(vals), free(w);
+    return TL_ENOMEM;
+  }
+  double *cd = cn + m;
+  for (uint32_t i = 0, k = 0; i < n; i++)
+    if (den[i] > 0) cn[k] = num[i], cd[k++] = den[i];
+  for (uint32_t r = 0; r < B; r++) {
+    tl_boot_counts(seed, r, m, w);
+    double sn = 0.0, sd = 0.0;
+    for (uint32_t k = 0; k < m; k++)
+      if (w[k]) sn += w[k] * cn[k], sd += w[k] * cd[k];
+    vals[r] = sn / sd; /* sd > 0: every drawn cluster has a unit */
+  }
+  tl_sort_f64(vals, B);
+  *lo = tl_quantile_sorted(vals, B, pct_q((1.0 - level) / 2.0));
+  *hi = tl_quantile_sorted(vals, B, pct_q((1.0 + level) / 2.0));
+  free(cn), free(vals), free(w);
+  return TL_OK;
+}

@@ -18,7 +18,9 @@
  *   MIN [cfg][dialogue]: the least rating (thousandths) over the turns that parsed (INT64_MAX:
  *       none);
  *   SUM [cfg][dialogue][2] = (turns rated, turns not rated), then [cfg][TL_PS__COUNT] status
- *       counts.
+ *       counts, then [cfg][X__N] turns without an answer (no reply obtained from the model:
+ *       no answer line, or a null one; engine errors are counted by their status), then the
+ *       judge-agreement counters when the judge is sampled more than once.
  * Every score is a function of these integers (rank 0, in key order), so the tables are the same
  * on any number of ranks. Dialogue score = min over its turns; two policies for a turn without a
  * rating: "exclude" (it leaves the minimum, as the peers do) and "fail" (the dialogue has no
@@ -48,7 +50,8 @@
 static const char *const VARIANTS[] = {"golden", NULL};
 static const char *const KEYS[] = {"items", "tasks", "dialogues", "reference", "prompt_text", "system_prompt",
                                    "max_message_chars", "max_tokens", "strip_reasoning", "judge_temperature",
-                                   "parsers", "comparison", "judge_samples", "judge_aggregate", NULL};
+                                   "parsers", "comparison", "judge_samples", "judge_aggregate", "ci_resamples",
+                                   "ci_seed", NULL};
 enum { NM_MAX = 4 };
 #define MAX_SAMPLES (TL_MAX_STAGES - 1)
 /* Turn ratings (tl_parsed.value of r->res) and the MIN blocks are in units of 1/RSCALE: the
@@ -90,6 +93,8 @@ struct tl_bench {
   tl_mtb_rater *raters[NM_MAX];
   uint64_t boot_B, boot_seed;
   double level;
+  int ci_B;               /* ci_resamples: the headline CIs' resamples (0: none) */
+  double ci_seed;         /* ci_seed: their Philox seed (an integer < 2^53) */
   /* after load: dialogues sorted by id */
   tl_mtb_dialogue *d;
   char **ids;             /* [n] decimal ids */
@@ -147,6 +152,7 @@ static tl_bench *mtb_create(tl_job_ctx *c, const cJSON *e, const char *where) {
   b->nsamples = 1;
   b->boot_B = 1000;
   b->level = 0.95;
+  b->ci_B = 1000;
   b->modes[0] = TL_MTB_RATE_STRICT;
   b->nmodes = 1;
 
@@ -211,6 +217,13 @@ static tl_bench *mtb_create(tl_job_ctx *c, const cJSON *e, const char *where) {
   bad += tl_job_key_int(c, e, "max_message_chars", where, 0, 1e9, "an integer >= 0 (0: no cap)", &b->max_msg_chars);
   bad += tl_job_key_int(c, e, "max_tokens", where, 0, 1e9, "an integer >= 0 (0: the engine's default)", &b->max_tokens);
   bad += tl_job_key_bool(c, e, "strip_reasoning", where, &b->strip_reasoning);
+  bad += tl_job_key_int(c, e, "ci_resamples", where, 0, 1e7, "an integer from 0 to 10000000 (0: no CI)", &b->ci_B);
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "ci_seed"))) {
+    snprintf(w, sizeof w, "%s.ci_seed", where);
+    if (!tl_json_is_int(v, 0, 9007199254740992.0)) PROBLEM(w, "must be an integer >= 0");
+    else b->ci_seed = v->valuedouble;
+  }
+  if (b->ci_B == 1) PROBLEM(where, "ci_resamples: must be 0 (no CI) or at least 2");
   bad += tl_job_key_num(c, e, "judge_temperature", where, 0, 2, &b->judge_temp);
   bad += tl_job_key_int(c, e, "judge_samples", where, 1, MAX_SAMPLES, "an integer from 1 to 7 (judge calls per turn)",
                         &b->nsamples);
@@ -394,6 +407,23 @@ static int mtb_item_find(const tl_bench *b, const char *id, size_t *i) {
   return 1;
 }
 static uint32_t mtb_n_subs(const tl_bench *b, size_t i) { return i < b->n ? tl_mtb_judged_turns(&b->d[i]) : 0; }
+/* The sub of the dialogue's 1-based turn turn_id (upstream's turn_id): turn_id - 1 - first
+ * judged turn; a context-only turn (turn 1 of FR CR AR SA SC CM) or one past the dialogue names
+ * no unit. */
+static int mtb_turn_sub(const tl_bench *b, size_t i, uint64_t turn_id, uint32_t *sub, char *why, size_t nwhy) {
+  if (i >= b->n) return snprintf(why, nwhy, "no such dialogue"), -1;
+  const tl_mtb_dialogue *d = &b->d[i];
+  const uint32_t first = tl_mtb_first_judged(d->task);
+  if (turn_id < 1 || turn_id > d->nturns)
+    return snprintf(why, nwhy, "dialogue %s (%s) has %u turn%s, turn_id 1 to %u", b->ids[i], tl_mtb_task_code(d->task),
+                    (unsigned)d->nturns, d->nturns == 1 ? "" : "s", (unsigned)d->nturns), -1;
+  if (turn_id - 1 < first)
+    return snprintf(why, nwhy, "turn 1 of a %s dialogue is context only, never answered or judged (dialogue %s: "
+                    "judged turn_id %u to %u)", tl_mtb_task_code(d->task), b->ids[i], (unsigned)first + 1,
+                    (unsigned)d->nturns), -1;
+  *sub = (uint32_t)(turn_id - 1 - first);
+  return 0;
+}
 static int mtb_n_modes(const tl_bench *b) { return b->nmodes; }
 static const char *mtb_mode_name(const tl_bench *b, int k) {
   return k >= 0 && k < b->nmodes ? tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]) : NULL;
@@ -633,7 +663,11 @@ static tl_status mtb_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit 
 /* ---- aggregates ---- */
 
 /* The agreement part of a SUM block starts here (nsamples > 1): [cfg][AG__N + NLEV * NLEV]. */
-static size_t ag_off(const tl_bench *b, size_t ncfgs) { return ncfgs * b->n * 2 + ncfgs * TL_PS__COUNT; }
+/* Per cfg after the status counts: turns with no answer obtained (the model gave no reply line,
+ * or a null one); a model's engine errors are counted by their status. */
+enum { X_NOANS, X__N };
+static size_t x_off(const tl_bench *b, size_t ncfgs) { return ncfgs * b->n * 2 + ncfgs * TL_PS__COUNT; }
+static size_t ag_off(const tl_bench *b, size_t ncfgs) { return x_off(b, ncfgs) + ncfgs * X__N; }
 static size_t ag_len(const tl_bench *b) { return b->nsamples > 1 ? AG__N + NLEV * NLEV : 0; }
 static size_t sum_len(const tl_bench *b, size_t ncfgs) { return ag_off(b, ncfgs) + ncfgs * ag_len(b); }
 
@@ -694,6 +728,7 @@ static void mtb_acc_add(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, con
       sum[2 * di + 1]++;
     }
     if (p->status >= 0 && p->status < TL_PS__COUNT) sum[ncfgs * b->n * 2 + (size_t)u->cfg * TL_PS__COUNT + p->status]++;
+    if (!r->text[0] && p->status != TL_PS_ENGINE_ERROR) sum[x_off(b, ncfgs) + (size_t)u->cfg * X__N + X_NOANS]++;
     if (b->nsamples > 1 && r->nextra == b->nmodes * b->nsamples)
       agree_add(b, &r->extra[k * b->nsamples], sum + ag_off(b, ncfgs) + (size_t)u->cfg * ag_len(b));
   }
@@ -910,6 +945,10 @@ static const tl_col_spec SEED_COLS[] = {
     {"mean", TL_COL_F64, "mean over seeds"},
     {"std", TL_COL_F64, "standard deviation over seeds (ddof 1; NaN for one seed)"},
     {"se", TL_COL_F64, "standard error of the mean, std / sqrt(n_seeds)"},
+    {"ci_lo", TL_COL_F64,
+     "lower end of the 95% percentile bootstrap CI of the score over the group's dialogues (a dialogue's "
+     "seeds kept together; ci_resamples, ci_seed); NaN when under 2 dialogues have a score"},
+    {"ci_hi", TL_COL_F64, "upper end"},
 };
 
 static const tl_col_spec CMP_COLS[] = {
@@ -1110,8 +1149,10 @@ static tl_status agreement(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, 
 static tl_status settings_table(const tl_bench *b, tl_table *t) {
   static const tl_col_spec SC[] = {{"key", TL_COL_STR, "setting"}, {"value", TL_COL_TEXT, "its value, as text"}};
   if (tl_table_add_cols(t, SC, 2)) return TL_ENOMEM;
-  char num[4][64];
+  char num[6][64];
   snprintf(num[3], sizeof num[3], "%d", b->nsamples);
+  snprintf(num[4], sizeof num[4], "%d", b->ci_B);
+  snprintf(num[5], sizeof num[5], "%.0f", b->ci_seed);
   snprintf(num[0], sizeof num[0], "%d", b->max_msg_chars);
   snprintf(num[1], sizeof num[1], "%d", b->max_tokens);
   snprintf(num[2], sizeof num[2], "%.15g", b->judge_temp);
@@ -1131,6 +1172,8 @@ static tl_status settings_table(const tl_bench *b, tl_table *t) {
                          {"judge_seeds", b->nsamples > 1 ? "sample j asks with the model's seed + j (- j where + j overflows)"
                                                          : "the model's seed"},
                          {"parsers", parsers.data},
+                         {"ci_resamples", num[4]},
+                         {"ci_seed", num[5]},
                          {"prompt_strings_source", tl_mtb_strings_source}};
   tl_status st = TL_OK;
   for (size_t i = 0; !st && i < sizeof kv / sizeof *kv; i++) {
@@ -1140,6 +1183,65 @@ static tl_status settings_table(const tl_bench *b, tl_table *t) {
   tl_buf_release(&parsers);
   return st;
 }
+
+/* One model's dialogues as bootstrap clusters (mode k, policy pol; its cfgs c0..c1, one per
+ * seed): num[i] = the sum over seeds of dialogue i's score, den[i] = the seeds where it has one.
+ * ex, fa: [n] work space. */
+static void model_clusters(const tl_bench *b, int64_t *const *acc, int k, size_t c0, size_t c1, int pol, double *ex,
+                           double *fa, double *num, double *den) {
+  for (size_t i = 0; i < b->n; i++) num[i] = den[i] = 0;
+  for (size_t c = c0; c < c1; c++) {
+    dialogue_scores(b, acc, k, c, ex, fa);
+    const double *v = pol ? fa : ex;
+    for (size_t i = 0; i < b->n; i++)
+      if (!isnan(v[i])) {
+        num[i] += v[i];
+        den[i] += 1;
+      }
+  }
+}
+
+/* The headline CI of group g's score from a model's clusters (model_clusters): a percentile
+ * bootstrap over the group's dialogues (tl_cluster_ci). Each dialogue of task t is weighted by
+ * 1 / (the scored dialogue-seeds of t), so that sum(num) / sum(den) is the mean of the task
+ * means, the group's score (for a task: its dialogues' mean, unweighted). cn, cd: [n] work. */
+static tl_status group_ci(const tl_bench *b, int g, const double *num, const double *den, double *cn, double *cd,
+                          double *lo, double *hi) {
+  double tden[NTASK] = {0};
+  for (size_t i = 0; i < b->n; i++)
+    if (task_in_group(b->d[i].task, g)) tden[b->d[i].task] += den[i];
+  uint32_t m = 0;
+  for (size_t i = 0; i < b->n; i++) {
+    const int t = b->d[i].task;
+    if (!task_in_group(t, g) || !(tden[t] > 0)) continue;
+    cn[m] = num[i] / tden[t];
+    cd[m++] = den[i] / tden[t];
+  }
+  return tl_cluster_ci(cn, cd, m, (uint32_t)b->ci_B, (uint64_t)b->ci_seed, 0.95, lo, hi);
+}
+
+/* A model's judged turns (cfgs c0..c1, primary parser) as the summaries count them: n asked,
+ * answered (a reply obtained), missing (none: no answer line, or a null one), unparsed (answered,
+ * no rating: no judgment, no rating read, or an answer whose <think> never closes),
+ * engine_error (the model's or the judge's engine gave up); n = answered + missing + engine_error. */
+enum { UC_N, UC_ANSWERED, UC_MISSING, UC_UNPARSED, UC_ENGERR, UC__N };
+static void unit_counts(const tl_bench *b, int64_t *const *acc, size_t ncfgs, size_t c0, size_t c1, int64_t *uc) {
+  const int64_t *sum = acc[1];
+  for (int j = 0; j < UC__N; j++) uc[j] = 0;
+  int64_t ok = 0;
+  for (size_t c = c0; c < c1; c++) {
+    const int64_t *sc = sum + ncfgs * b->n * 2 + c * TL_PS__COUNT;
+    for (int s = 0; s < TL_PS__COUNT; s++) uc[UC_N] += sc[s];
+    ok += sc[TL_PS_OK];
+    uc[UC_ENGERR] += sc[TL_PS_ENGINE_ERROR];
+    uc[UC_MISSING] += sum[x_off(b, ncfgs) + c * X__N + X_NOANS];
+  }
+  uc[UC_ANSWERED] = uc[UC_N] - uc[UC_MISSING] - uc[UC_ENGERR];
+  uc[UC_UNPARSED] = uc[UC_ANSWERED] - ok;
+}
+
+/* /metrics/mtbench101/summary: the paper's columns, then these (SM_STD ..). */
+enum { SM_STD = 5 + NTASK, SM_LO, SM_HI, SM_N, SM_ANS, SM_MISS, SM_UNP, SM_EE, SM__N };
 
 static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc, tl_table ***out,
                             int *nout) {
@@ -1155,12 +1257,13 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   size_t ng = (size_t)b->nmodes * ncfgs * 2 * NGROUPS;
   double *gs = malloc((ng ? ng : 1) * sizeof *gs);
   double *sv = malloc((ncfgs ? ncfgs : 1) * sizeof *sv); /* one group's values over a model's seeds */
-  tl_status st = (!t || !ex || !fa || !gs || !sv) ? TL_ENOMEM : TL_OK;
+  double *cl = malloc(4 * (n ? n : 1) * sizeof *cl);    /* a model's clusters: num, den, then work */
+  tl_status st = (!t || !ex || !fa || !gs || !sv || !cl) ? TL_ENOMEM : TL_OK;
   for (int i = 0; !st && i < T__N; i++)
     if (!(t[i] = tl_table_new(PATHS[i]))) st = TL_ENOMEM;
   if (!st && (tl_table_add_cols(t[T_DLG], DLG_COLS, 10) || tl_table_add_cols(t[T_OVERALL], GRP_COLS, GC__N) ||
               tl_table_add_cols(t[T_TASKS], GRP_COLS, GC__N) || tl_table_add_cols(t[T_ABIL], GRP_COLS, GC__N) ||
-              tl_table_add_cols(t[T_DOM], GRP_COLS, GC__N) || tl_table_add_cols(t[T_SEEDS], SEED_COLS, 10) ||
+              tl_table_add_cols(t[T_DOM], GRP_COLS, GC__N) || tl_table_add_cols(t[T_SEEDS], SEED_COLS, 12) ||
               tl_table_add_cols(t[T_CMP], CMP_COLS, CC__N)))
     st = TL_ENOMEM;
   /* the summary, in the paper's layout: model, variant, policy, seeds, Avg, then the 13 tasks */
@@ -1176,6 +1279,16 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
              tl_mtb_task_name(g - 1));
     if (tl_table_add_col(t[T_SUMMARY], tl_mtb_task_code(g - 1), TL_COL_F64, doc) < 0) st = TL_ENOMEM;
   }
+  static const tl_col_spec SUM_MORE[] = {
+      {"std", TL_COL_F64, "standard deviation of the overall score over seeds (ddof 1; NaN for one seed)"},
+      {"ci_lo", TL_COL_F64, "lower end of the 95% percentile bootstrap CI of Avg over dialogues (seeds kept together)"},
+      {"ci_hi", TL_COL_F64, "upper end"},
+      {"n", TL_COL_I64, "judged turns asked (every seed)"},
+      {"answered", TL_COL_I64, "of those, turns with a reply from the model"},
+      {"missing", TL_COL_I64, "turns without one (no answer line, or a null answer)"},
+      {"unparsed", TL_COL_I64, "answered turns without a rating (no judgment, no rating read, unterminated <think>)"},
+      {"engine_error", TL_COL_I64, "turns on which the model's or the judge's engine gave up"}};
+  if (!st && tl_table_add_cols(t[T_SUMMARY], SUM_MORE, SM__N - SM_STD)) st = TL_ENOMEM;
   /* dialogues (primary) and group scores (every mode) */
   for (int k = 0; !st && k < b->nmodes; k++) {
     const char *pn = tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[k]);
@@ -1231,7 +1344,9 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
     for (size_t c0 = 0; !st && c0 < ncfgs;) {
       size_t c1 = c0;
       while (c1 < ncfgs && !strcmp(cfgs[c1].model, cfgs[c0].model) && cfgs[c1].variant == cfgs[c0].variant) c1++;
-      for (int pol = 0; pol < 2 && !st; pol++)
+      for (int pol = 0; pol < 2 && !st; pol++) {
+        double *num = cl, *den = cl + n;
+        model_clusters(b, acc, k, c0, c1, pol, ex, fa, num, den);
         for (int g = 0; g < NGROUPS && !st; g++) {
           int64_t m = 0;
           bool present = false;
@@ -1257,6 +1372,10 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
           tl_table_set_f64(tt, r, 7, mean);
           tl_table_set_f64(tt, r, 8, sd);
           tl_table_set_f64(tt, r, 9, m > 1 ? sd / sqrt((double)m) : NAN);
+          double lo, hi;
+          if ((st = group_ci(b, g, num, den, cl + 2 * n, cl + 3 * n, &lo, &hi))) break;
+          tl_table_set_f64(tt, r, 10, lo);
+          tl_table_set_f64(tt, r, 11, hi);
           /* the paper's layout: primary parser, one row per model and policy */
           if (k == 0) {
             tl_table *sm = t[T_SUMMARY];
@@ -1268,10 +1387,17 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
                 break;
               }
               tl_table_set_i64(sm, q, 3, m);
+              tl_table_set_f64(sm, q, SM_STD, sd);
+              tl_table_set_f64(sm, q, SM_LO, lo);
+              tl_table_set_f64(sm, q, SM_HI, hi);
+              int64_t uc[UC__N];
+              unit_counts(b, acc, ncfgs, c0, c1, uc);
+              for (int j = 0; j < UC__N; j++) tl_table_set_i64(sm, q, SM_N + j, uc[j]);
             }
             if (g <= NTASK) tl_table_set_f64(sm, sm->nrows - 1, 4 + g, mean);
           }
         }
+      }
       c0 = c1;
     }
   if (!st) st = comparisons(b, cfgs, ncfgs, acc, t[T_CMP]);
@@ -1319,6 +1445,7 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   free(fa);
   free(gs);
   free(sv);
+  free(cl);
   if (st) {
     for (int i = 0; t && i < T__N; i++) tl_table_free(t[i]);
     free(t);
@@ -1346,15 +1473,43 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
   if (b->nsamples > 1)
     fprintf(out, "\njudge samples per turn: %d (turn rating = %s of the rated samples; sample j: seed + j)", b->nsamples,
             b->agg_mean ? "mean" : "median");
-  fprintf(out, "\n\nscores (1-10), mean over seeds; dialogue = min over its turns, task = mean of dialogues, "
-               "Avg = mean of the tasks\n");
   const tl_table *sm = tables[T_SUMMARY];
-  fprintf(out, "%-20s %-8s %5s %6s", "model", "policy", "seeds", "Avg");
+  int wm = 5; /* the model column: the longest name */
+  for (size_t r = 0; r < sm->nrows; r++)
+    if ((int)strlen(sm->cols[0].v.s[r]) > wm) wm = (int)strlen(sm->cols[0].v.s[r]);
+  fprintf(out, "\n\njudged turns and overall score (Avg: 1-10, the mean of the task scores, mean over seeds) per model, "
+               "%s parser\n", tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[0]));
+  fprintf(out, "n: turns asked; answered: a reply from the model; missing: none; unparsed: answered, no rating; "
+               "engine_error: an engine gave up. A turn without a rating leaves the dialogue's minimum (policy "
+               "exclude) or leaves the dialogue unscored (fail)\n");
+  fprintf(out, "std: over seeds (ddof 1); 95%% CI: percentile bootstrap over dialogues, a dialogue's seeds together "
+               "(%d resamples, seed %.0f)\n", b->ci_B, b->ci_seed);
+  fprintf(out, "%-*s %-7s %6s %8s %7s %8s %12s %5s %6s %6s  %s\n", wm, "model", "policy", "n", "answered", "missing",
+          "unparsed", "engine_error", "seeds", "Avg", "std", "95% CI");
+  for (size_t r = 0; r < sm->nrows; r++) {
+    const double sd = sm->cols[SM_STD].v.f[r], lo = sm->cols[SM_LO].v.f[r], hi = sm->cols[SM_HI].v.f[r],
+                 avg = sm->cols[4].v.f[r];
+    char sds[32], cis[64], avs[32];
+    if (isnan(sd)) snprintf(sds, sizeof sds, "-");
+    else snprintf(sds, sizeof sds, "%.3f", sd);
+    if (isnan(lo) || isnan(hi)) snprintf(cis, sizeof cis, "-");
+    else snprintf(cis, sizeof cis, "[%.3f, %.3f]", lo, hi);
+    if (isnan(avg)) snprintf(avs, sizeof avs, "-");
+    else snprintf(avs, sizeof avs, "%.3f", avg);
+    fprintf(out, "%-*s %-7s %6lld %8lld %7lld %8lld %12lld %5lld %6s %6s  %s\n", wm, sm->cols[0].v.s[r],
+            sm->cols[2].v.s[r], (long long)sm->cols[SM_N].v.i[r], (long long)sm->cols[SM_ANS].v.i[r],
+            (long long)sm->cols[SM_MISS].v.i[r], (long long)sm->cols[SM_UNP].v.i[r], (long long)sm->cols[SM_EE].v.i[r],
+            (long long)sm->cols[3].v.i[r], avs, sds, cis);
+  }
+  fprintf(out, "\nscores by task (1-10), mean over seeds; dialogue = min over its turns, task = mean of dialogues, "
+               "Avg = mean of the tasks (per-task CIs: /metrics/mtbench101/across_seeds)\n");
+  fprintf(out, "%-*s %-7s %6s", wm, "model", "policy", "Avg");
   for (int t = 0; t < NTASK; t++) fprintf(out, " %5s", tl_mtb_task_code(t));
   fprintf(out, "\n");
   for (size_t r = 0; r < sm->nrows; r++) {
-    fprintf(out, "%-20s %-8s %5lld %6.3f", sm->cols[0].v.s[r], sm->cols[2].v.s[r], (long long)sm->cols[3].v.i[r],
-            sm->cols[4].v.f[r]);
+    const double avg = sm->cols[4].v.f[r];
+    if (isnan(avg)) fprintf(out, "%-*s %-7s %6s", wm, sm->cols[0].v.s[r], sm->cols[2].v.s[r], "-");
+    else fprintf(out, "%-*s %-7s %6.3f", wm, sm->cols[0].v.s[r], sm->cols[2].v.s[r], avg);
     for (int t = 0; t < NTASK; t++) {
       double v = sm->cols[5 + t].v.f[r];
       if (isnan(v)) fprintf(out, " %5s", "-");
@@ -1384,8 +1539,16 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
     fprintf(out, "\nmodel comparison (beyond the original protocol), policy exclude, %.0f%% paired bootstrap CIs over "
                  "dialogues (%llu resamples, seed %llu)\n",
             100 * b->level, (unsigned long long)b->boot_B, (unsigned long long)b->boot_seed);
-    fprintf(out, "%-16s %-16s %4s %-8s %4s %4s %4s %4s %4s  %-22s %-22s\n", "model A", "model B", "seed", "group", "n",
-            "W", "L", "T", "miss", "win rate [CI]", "soft win rate [CI]");
+    int wa = 7, wb = 7, wg = 5; /* the longest names shown, never cut */
+    for (size_t r = 0; r < cm->nrows; r++) {
+      if ((int)strlen(cm->cols[CC_A].v.s[r]) > wa) wa = (int)strlen(cm->cols[CC_A].v.s[r]);
+      if ((int)strlen(cm->cols[CC_B].v.s[r]) > wb) wb = (int)strlen(cm->cols[CC_B].v.s[r]);
+      const char *lv = cm->cols[CC_LEVEL].v.s[r];
+      if ((!strcmp(lv, "overall") || !strcmp(lv, "domain")) && (int)strlen(cm->cols[CC_GROUP].v.s[r]) > wg)
+        wg = (int)strlen(cm->cols[CC_GROUP].v.s[r]);
+    }
+    fprintf(out, "%-*s %-*s %4s %-*s %4s %4s %4s %4s %4s  %-22s %-22s\n", wa, "model A", wb, "model B", "seed", wg,
+            "group", "n", "W", "L", "T", "miss", "win rate [CI]", "soft win rate [CI]");
     for (size_t r = 0; r < cm->nrows; r++) {
       if (strcmp(cm->cols[CC_POL].v.s[r], "exclude")) continue;
       const char *lv = cm->cols[CC_LEVEL].v.s[r];
@@ -1395,8 +1558,8 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
                cm->cols[CC_WRHI].v.f[r]);
       snprintf(s, sizeof s, "%.3f [%.3f, %.3f]", cm->cols[CC_SW].v.f[r], cm->cols[CC_SWLO].v.f[r],
                cm->cols[CC_SWHI].v.f[r]);
-      fprintf(out, "%-16s %-16s %4lld %-8.8s %4lld %4lld %4lld %4lld %4lld  %-22s %-22s\n", cm->cols[CC_A].v.s[r],
-              cm->cols[CC_B].v.s[r], (long long)cm->cols[CC_SEED].v.i[r], cm->cols[CC_GROUP].v.s[r],
+      fprintf(out, "%-*s %-*s %4lld %-*s %4lld %4lld %4lld %4lld %4lld  %-22s %-22s\n", wa, cm->cols[CC_A].v.s[r], wb,
+              cm->cols[CC_B].v.s[r], (long long)cm->cols[CC_SEED].v.i[r], wg, cm->cols[CC_GROUP].v.s[r],
               (long long)cm->cols[CC_N].v.i[r], (long long)cm->cols[CC_W].v.i[r], (long long)cm->cols[CC_L].v.i[r],
               (long long)cm->cols[CC_T].v.i[r], (long long)cm->cols[CC_M].v.i[r], a, s);
     }
@@ -1449,4 +1612,5 @@ const tl_bench_vt tl_bench_mtbench101 = {
     .items_table = mtb_items_table,
     .tables = mtb_tables,
     .summary = mtb_summary,
+    .turn_sub = mtb_turn_sub,
 };

@@ -1,25 +1,37 @@
-/* module.c - SpatialEval as a benchmark module (tally/bench.h): one stage (the model's answer),
- * parsed by the job's parsers (strict, pr3, legacy; the first is the primary), counted into one
- * additive block of integers (se_eval.h), from which rank 0 builds the metric and audit tables.
+/* module.c - SpatialEval as a benchmark module (tally/bench.h): one stage (the model's answer,
+ * with the item's image for the vqa and vtqa modes), parsed by the job's parsers (strict, pr3,
+ * legacy; the first is the primary), counted into two additive blocks of integers (se_eval.h:
+ * the group counts, and each unit's correct flags for the CIs), from which rank 0 builds the
+ * metric and audit tables and the summary (task x mode).
  *
  * Job keys (docs/JOBS.md): "items" (a path or a list), "parsers" (default ["strict"]),
- * "prompt_variant" ("reason", the default, or "letter"). */
+ * "prompt_variant" ("reason", the default, or "letter"), "modes" (the question modes to run:
+ * any of "tqa", "vqa", "vtqa"; default all), "images" (the folder relative item images resolve
+ * in; default each items file's folder), "ci_resamples" (1000) and "ci_seed" (0). */
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "se_eval.h"
 #include "spatialeval.h"
 #include "tally/bench.h"
 
 static const char *const VARIANTS[] = {"reason", "letter", NULL}; /* = tl_se_prompt_kind order */
-static const char *const KEYS[] = {"items", "parsers", "prompt_variant", NULL};
+static const char *const KEYS[] = {"items", "parsers", "prompt_variant", "modes", "images", "ci_resamples", "ci_seed",
+                                   NULL};
 
 struct tl_bench {
   char **items;                /* resolved paths */
   int n_items;
-  tl_se_mode modes[TL_SE__NMODES]; /* job order; modes[0] is the primary */
+  tl_se_mode modes[TL_SE__NMODES]; /* parsers, job order; modes[0] is the primary */
   int n_modes;
   int variant;                 /* default prompt variant */
+  unsigned qmask;              /* question modes run (bit tl_se_qmode); 0 = all */
+  char *images;                /* "images" resolved, or NULL */
+  int need_images;             /* the model engine is a server: vision items must have an image */
+  int ci_B, ci_seed;           /* the CIs' resamples and Philox seed */
   tl_se_itemset set;           /* after load */
   tl_se_parser *parsers[TL_SE__NMODES]; /* by mode; NULL = not run */
 };
@@ -28,6 +40,7 @@ static void se_free(tl_bench *b) {
   if (!b) return;
   for (int i = 0; i < b->n_items; i++) free(b->items[i]);
   free(b->items);
+  free(b->images);
   for (int m = 0; m < TL_SE__NMODES; m++) tl_se_parser_free(b->parsers[m]);
   tl_se_itemset_release(&b->set);
   free(b);
@@ -57,6 +70,36 @@ static tl_bench *se_create(tl_job_ctx *c, const cJSON *e, const char *where) {
     if (v < 0) PROBLEM(w2, "prompt_variant must be \"reason\" or \"letter\"");
     else b->variant = v;
   }
+  const cJSON *qs = cJSON_GetObjectItemCaseSensitive(e, "modes");
+  if (qs) {
+    snprintf(w2, sizeof w2, "%s.modes", where);
+    if (!cJSON_IsArray(qs) || cJSON_GetArraySize(qs) == 0) {
+      PROBLEM(w2, "must be a non-empty list of \"tqa\", \"vqa\", \"vtqa\"");
+    } else {
+      const cJSON *x;
+      cJSON_ArrayForEach(x, qs) {
+        int q = cJSON_IsString(x) ? tl_se_qmode_from_name(x->valuestring) : -1;
+        if (q < 0)
+          PROBLEM(w2, "unknown mode %s%s%s (want tqa, vqa or vtqa)", cJSON_IsString(x) ? "'" : "",
+                  cJSON_IsString(x) ? x->valuestring : "(not a string)", cJSON_IsString(x) ? "'" : "");
+        else if (b->qmask & (1u << q))
+          PROBLEM(w2, "mode '%s' listed twice", x->valuestring);
+        else
+          b->qmask |= 1u << q;
+      }
+    }
+  }
+  const cJSON *im = cJSON_GetObjectItemCaseSensitive(e, "images");
+  if (im) {
+    snprintf(w2, sizeof w2, "%s.images", where);
+    if (!cJSON_IsString(im) || !im->valuestring[0]) PROBLEM(w2, "must be a folder (a path)");
+    else if (!(b->images = tl_job_resolve(c, im->valuestring))) PROBLEM(w2, "out of memory");
+  }
+  b->ci_B = 1000;
+  b->ci_seed = 0;
+  bad += tl_job_key_int(c, e, "ci_resamples", where, 2, 1000000, "an integer from 2 to 1000000", &b->ci_B);
+  bad += tl_job_key_int(c, e, "ci_seed", where, 0, 2147483647, "an integer >= 0", &b->ci_seed);
+  b->need_images = strcmp(tl_job_engine_type(c, TL_ROLE_MODEL), "replay") != 0;
   const cJSON *ps = cJSON_GetObjectItemCaseSensitive(e, "parsers");
   snprintf(w2, sizeof w2, "%s.parsers", where);
   if (!ps) {
@@ -92,8 +135,20 @@ static tl_bench *se_create(tl_job_ctx *c, const cJSON *e, const char *where) {
 static int se_default_variant(const tl_bench *b) { return b->variant; }
 
 static tl_status se_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *err) {
-  tl_status st = tl_se_itemset_load(&b->set, b->items, b->n_items, max_line, log, err);
+  struct stat sb;
+  if (b->images && stat(b->images, &sb) != 0)
+    return tl_err_set(err, TL_EJOB, "spatialeval: images folder '%s': %s", b->images, strerror(errno));
+  if (b->images && !S_ISDIR(sb.st_mode))
+    return tl_err_set(err, TL_EJOB, "spatialeval: images folder '%s' is not a folder", b->images);
+  const tl_se_load_opts o = {b->images, b->need_images, b->qmask};
+  tl_status st = tl_se_itemset_load_opts(&b->set, b->items, b->n_items, &o, max_line, log, err);
   if (st) return st;
+  /* a mode the job names that no item has is the user's mistake, never an empty table */
+  for (int q = 0; q < TL_SE__NQMODES; q++)
+    if ((b->qmask & (1u << q)) && b->set.per_qmode[q] == 0)
+      return tl_err_set(err, TL_EJOB, "spatialeval: \"modes\" names '%s', but the items hold no usable %s item%s",
+                        tl_se_qmode_name((tl_se_qmode)q), tl_se_qmode_name((tl_se_qmode)q),
+                        q != TL_SE_TQA && b->need_images ? " (one without an image is left out: see above)" : "");
   for (int k = 0; k < b->n_modes; k++) {
     b->parsers[b->modes[k]] = tl_se_parser_new(b->modes[k], err);
     if (!b->parsers[b->modes[k]]) return TL_EINTERNAL;
@@ -103,18 +158,28 @@ static tl_status se_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *er
 
 static size_t se_n_items(const tl_bench *b) { return b->set.n; }
 static const char *se_item_id(const tl_bench *b, size_t i) { return b->set.items[i].id; }
+/* An item of a mode the job leaves out is found as index n (bench.h): its answers are neither
+ * units nor "unknown item" lines; n_subs(n) = 1 lets their lines pass the driver's turn check. */
 static int se_item_find(const tl_bench *b, const char *id, size_t *i) {
-  return tl_strmap_get(&b->set.by_id, id, i) ? 1 : 0;
+  if (tl_strmap_get(&b->set.by_id, id, i)) return 1;
+  if (!tl_strmap_get(&b->set.left_out, id, NULL)) return 0;
+  if (i) *i = b->set.n;
+  return 1;
 }
-static uint32_t se_n_subs(const tl_bench *b, size_t i) { return 1; }
+static uint32_t se_n_subs(const tl_bench *b, size_t i) { return i <= b->set.n ? 1 : 0; }
 static int se_n_modes(const tl_bench *b) { return b->n_modes; }
 static const char *se_mode_name(const tl_bench *b, int k) { return tl_se_mode_name(b->modes[k]); }
 
 /* Stage 0: the prompt of the cfg's variant as one user message (the VLM form, as the model
- * under test is sent it; replay matches by key and does not read it). */
+ * under test is sent it; replay matches by key and does not read it), with the item's image for
+ * the vqa and vtqa modes (the engine reads and encodes it; an image it cannot read is a
+ * permanent failure of the unit: engine_error, with the reason in the item table). */
 static tl_status se_request(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *u, int s,
                             const tl_row *r, tl_buf *arena, tl_bench_req *out, tl_err *err) {
-  char *prompt = tl_se_build_prompt(&b->set.items[u->item], (tl_se_prompt_kind)cfgs[u->cfg].variant, 0);
+  (void)s;
+  (void)r;
+  const tl_se_item *it = &b->set.items[u->item];
+  char *prompt = tl_se_build_prompt(it, (tl_se_prompt_kind)cfgs[u->cfg].variant, 0);
   if (!prompt || tl_buf_append(arena, prompt, strlen(prompt) + 1)) {
     free(prompt);
     return tl_err_set(err, TL_ENOMEM, "out of memory");
@@ -124,6 +189,10 @@ static tl_status se_request(const tl_bench *b, const tl_cfg *cfgs, const tl_unit
   out->msgs[0].role = "user";
   out->msgs[0].content = arena->data;
   out->nmsg = 1;
+  if (it->qmode != TL_SE_TQA && it->image) { /* the loader kept no vision item without one for a server */
+    out->images[0] = it->image;
+    out->nimages = 1;
+  }
   return TL_OK;
 }
 
@@ -133,17 +202,22 @@ static tl_status se_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *
   return st;
 }
 
+/* Block 0: the group counts; block 1: each unit's correct flag per parser (the CIs' clusters). */
 static int se_acc_layout(const tl_bench *b, size_t ncfgs, tl_acc_block *out) {
   out[0].len = tl_se_counts_len(ncfgs, b->n_modes);
   out[0].op = TL_ACC_SUM;
   out[0].init = 0;
-  return 1;
+  out[1].len = tl_se_item_counts_len(ncfgs, b->set.n, b->n_modes);
+  out[1].op = TL_ACC_SUM;
+  out[1].init = 0;
+  return 2;
 }
 
 static void se_acc_add(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, const tl_unit *u, const tl_row *r,
                        int64_t *const *acc) {
   (void)cfgs;
   tl_se_counts_add(acc[0], &b->set, ncfgs, u, r, 1, b->n_modes);
+  tl_se_item_counts_add(acc[1], b->set.n, u, r, b->n_modes);
 }
 
 static tl_table *se_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *units,
@@ -157,9 +231,13 @@ static tl_status se_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, 
   int nt = 2 * b->n_modes + 1;
   tl_table **t = calloc((size_t)nt, sizeof *t);
   if (!t) return TL_ENOMEM;
-  tl_status st = TL_OK;
-  for (int k = 0; k < b->n_modes && !st; k++)
+  tl_se_draws *d = tl_se_draws_new((uint32_t)b->ci_B, (uint64_t)b->ci_seed); /* shared by the parsers */
+  tl_status st = d ? TL_OK : TL_ENOMEM;
+  for (int k = 0; k < b->n_modes && !st; k++) {
     st = tl_se_metric_tables(acc[0], cfgs, ncfgs, b->modes, b->n_modes, k, &t[2 * k], &t[2 * k + 1]);
+    if (!st) st = tl_se_fill_ci(t[2 * k + 1], &b->set, acc[1], cfgs, ncfgs, b->n_modes, k, d);
+  }
+  tl_se_draws_free(d);
   if (!st && !(t[nt - 1] = tl_se_audit_table(acc[0], ncfgs, b->modes, b->n_modes))) st = TL_ENOMEM;
   if (st) {
     for (int i = 0; i < nt; i++) tl_table_free(t[i]);
@@ -171,31 +249,109 @@ static tl_status se_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, 
   return TL_OK;
 }
 
+/* "0.123", or "-" for NaN (one seed's std, a CI over fewer than 2 items). */
+static const char *num3(double v, char *buf, size_t n) {
+  if (isnan(v)) snprintf(buf, n, "-");
+  else snprintf(buf, n, "%.3f", v);
+  return buf;
+}
+
+static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+
+/* The summary: per model x variant x task x mode (the paper's layout), then the model's overall
+ * row, from the across-seeds tables (qid -1 rows; every parser's table has the same rows in the
+ * same order): seeds, n, answered, missing, unparsed (primary parser), engine_error, and per
+ * parser the mean accuracy over seeds, its std (ddof 1) and the 95% CI. Then the primary
+ * parser's accuracy as a task x mode matrix, the parser audit and the parse statuses. Columns
+ * are as wide as their longest value: nothing is cut. */
 static void se_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint64_t units,
                        tl_table *const *tables, int n, int64_t *const *acc, FILE *out) {
+  (void)cfgs;
+  (void)n;
   const int nm = b->n_modes;
-  fprintf(out, "spatialeval: %zu items x %zu model/variant/seed configs = %llu units; parsers:", b->set.n, ncfgs,
-          (unsigned long long)units);
+  fprintf(out, "spatialeval: %zu items (", b->set.n);
+  for (int q = 0, first = 1; q < TL_SE__NQMODES; q++)
+    if (b->set.per_qmode[q]) {
+      fprintf(out, "%s%s %zu", first ? "" : ", ", tl_se_qmode_name((tl_se_qmode)q), b->set.per_qmode[q]);
+      first = 0;
+    }
+  fprintf(out, ") x %zu model/variant/seed configs = %llu units; parsers:", ncfgs, (unsigned long long)units);
   for (int k = 0; k < nm; k++) fprintf(out, " %s%s", tl_se_mode_name(b->modes[k]), k == 0 ? " (primary)" : "");
-  fprintf(out, "\n\naccuracy, mean +/- std over seeds (all questions of each task)\n");
-  fprintf(out, "%-22s %-7s %-12s %5s %6s", "model", "variant", "task", "seeds", "n");
-  for (int k = 0; k < nm; k++) fprintf(out, "  %-15s", tl_se_mode_name(b->modes[k]));
-  fprintf(out, "\n");
+  if (b->qmask) {
+    fprintf(out, "; modes run:");
+    for (int q = 0; q < TL_SE__NQMODES; q++)
+      if (b->qmask & (1u << q)) fprintf(out, " %s", tl_se_qmode_name((tl_se_qmode)q));
+  }
+  fprintf(out, "\n\naccuracy by task and mode = correct / n (a missing answer, an engine error or an answer the "
+               "parser cannot read scores 0);\nmean over seeds, std over seeds (ddof 1; - for one seed), 95%% CI: "
+               "bootstrap over items, each item's seeds together (B = %d); unparsed: the %s parser's\n",
+          b->ci_B, tl_se_mode_name(b->modes[0]));
   const tl_table *a0 = tables[1];
-  int cq = tl_table_col(a0, "qid");
+  const int cmod = tl_table_col(a0, "model"), cvar = tl_table_col(a0, "prompt_variant"),
+            ctask = tl_table_col(a0, "task"), cmode = tl_table_col(a0, "mode"), cq = tl_table_col(a0, "qid");
+  size_t wm = strlen("model"), wv = strlen("variant"), wt = strlen("spatialgrid"), wq = strlen("mode");
+  for (size_t row = 0; row < a0->nrows; row++) {
+    wm = max_sz(wm, strlen(a0->cols[cmod].v.s[row]));
+    wv = max_sz(wv, strlen(a0->cols[cvar].v.s[row]));
+    wt = max_sz(wt, strlen(a0->cols[ctask].v.s[row]));
+  }
+  const int Wm = (int)wm, Wv = (int)wv, Wt = (int)wt, Wq = (int)wq;
+  fprintf(out, "%-*s  %-*s  %-*s  %-*s %5s %6s %8s %7s %8s %12s", Wm, "model", Wv, "variant", Wt, "task", Wq, "mode",
+          "seeds", "n", "answered", "missing", "unparsed", "engine_error");
+  for (int k = 0; k < nm; k++) /* the last column unpadded: no trailing blanks */
+    fprintf(out, "  %6s %5s %-*s", tl_se_mode_name(b->modes[k]), "std", k + 1 < nm ? 14 : 0, "95% CI");
+  fprintf(out, "\n");
+  char s1[32], s2[32], s3[32];
   for (size_t row = 0; row < a0->nrows; row++) {
     if (a0->cols[cq].v.i[row] != -1) continue;
-    fprintf(out, "%-22s %-7s %-12s %5lld %6lld", a0->cols[0].v.s[row], a0->cols[1].v.s[row], a0->cols[2].v.s[row],
-            (long long)a0->cols[tl_table_col(a0, "n_seeds")].v.i[row], (long long)a0->cols[tl_table_col(a0, "n")].v.i[row]);
+#define I64(t, name) ((long long)(t)->cols[tl_table_col((t), name)].v.i[row])
+#define F64(t, name) ((t)->cols[tl_table_col((t), name)].v.f[row])
+    fprintf(out, "%-*s  %-*s  %-*s  %-*s %5lld %6lld %8lld %7lld %8lld %12lld", Wm, a0->cols[cmod].v.s[row], Wv,
+            a0->cols[cvar].v.s[row], Wt, a0->cols[ctask].v.s[row], Wq, a0->cols[cmode].v.s[row], I64(a0, "n_seeds"),
+            I64(a0, "n"), I64(a0, "answered"), I64(a0, "missing"), I64(a0, "unparsed"), I64(a0, "engine_error"));
     for (int k = 0; k < nm; k++) {
-      const tl_table *a = tables[2 * k + 1]; /* same groups, same order in every mode */
-      fprintf(out, "  %.3f +/- %.3f  ", a->cols[tl_table_col(a, "mean")].v.f[row], a->cols[tl_table_col(a, "std")].v.f[row]);
+      const tl_table *a = tables[2 * k + 1]; /* same groups, same order for every parser */
+      char ci[80];
+      if (isnan(F64(a, "ci_lo"))) snprintf(ci, sizeof ci, "-");
+      else snprintf(ci, sizeof ci, "[%s, %s]", num3(F64(a, "ci_lo"), s2, sizeof s2), num3(F64(a, "ci_hi"), s3, sizeof s3));
+      fprintf(out, "  %6.3f %5s %-*s", F64(a, "mean"), num3(F64(a, "std"), s1, sizeof s1), k + 1 < nm ? 14 : 0, ci);
     }
     fprintf(out, "\n");
   }
+  /* the paper's layout: the primary parser's mean accuracy, a column per mode */
+  int cols[TL_SE__NQMODES], nc = 0;
+  for (int q = 0; q < TL_SE__NQMODES; q++)
+    if (b->set.per_qmode[q]) cols[nc++] = q;
+  fprintf(out, "\n%s accuracy, task x mode (mean over seeds)\n", tl_se_mode_name(b->modes[0]));
+  fprintf(out, "%-*s  %-*s  %-*s", Wm, "model", Wv, "variant", Wt, "task");
+  for (int j = 0; j < nc; j++) fprintf(out, " %6s", tl_se_qmode_name((tl_se_qmode)cols[j]));
+  fprintf(out, "\n");
+  for (size_t row = 0; row < a0->nrows;) { /* rows of one (model, variant, task) are consecutive */
+    if (a0->cols[cq].v.i[row] != -1 || strcmp(a0->cols[ctask].v.s[row], "all") == 0) {
+      row++;
+      continue;
+    }
+    double v[TL_SE__NQMODES] = {NAN, NAN, NAN};
+    size_t r1 = row;
+    for (; r1 < a0->nrows && !strcmp(a0->cols[cmod].v.s[r1], a0->cols[cmod].v.s[row]) &&
+           !strcmp(a0->cols[cvar].v.s[r1], a0->cols[cvar].v.s[row]) &&
+           !strcmp(a0->cols[ctask].v.s[r1], a0->cols[ctask].v.s[row]);
+         r1++)
+      if (a0->cols[cq].v.i[r1] == -1) {
+        int q = tl_se_qmode_from_name(a0->cols[cmode].v.s[r1]);
+        if (q >= 0) v[q] = a0->cols[tl_table_col(a0, "mean")].v.f[r1];
+      }
+    fprintf(out, "%-*s  %-*s  %-*s", Wm, a0->cols[cmod].v.s[row], Wv, a0->cols[cvar].v.s[row], Wt,
+            a0->cols[ctask].v.s[row]);
+    for (int j = 0; j < nc; j++) fprintf(out, " %6s", num3(v[cols[j]], s1, sizeof s1));
+    fprintf(out, "\n");
+    row = r1;
+  }
+#undef I64
+#undef F64
   const tl_table *audit = tables[2 * nm];
   if (nm > 1) {
-    fprintf(out, "\nparser audit (all models, variants and seeds): accuracy per parser; units each pair scores differently\n");
+    fprintf(out, "\nparser audit (all models, variants, seeds and modes; units with a reply): accuracy per parser; units each pair scores differently\n");
     fprintf(out, "%-12s %6s", "task", "n");
     for (int k = 0; k < nm; k++) fprintf(out, " %8s", tl_se_mode_name(b->modes[k]));
     for (int x = 0; x < nm; x++)

@@ -1,9 +1,12 @@
 /* se_eval.c - SpatialEval item sets, unit scoring and result tables (see se_eval.h). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tally/boot.h"
+#include "tally/job.h"
 #include "tally/jsonl.h"
 #include "se_eval.h"
 #include "tally/str.h"
@@ -21,6 +24,8 @@ typedef struct {
   size_t cap;
   tl_inlog *log;
   tl_err *err;
+  const tl_se_load_opts *o;
+  const char *img_dir; /* where relative images resolve: o->images_dir, or the file's folder */
 } item_load;
 
 /* One item line: checked, kept unless its id was seen (the first is kept). */
@@ -40,6 +45,29 @@ static tl_status item_line(void *vctx, const cJSON *obj, const tl_jsonl *r) {
     tl_in_kind k = strstr(e.msg, "missing field") ? TL_IN_MISSING_FIELD
                    : strncmp(e.msg, "id ", 3) == 0 ? TL_IN_BAD_ID : TL_IN_BAD_FIELD;
     return tl_inlog_report(c->log, k, r->path, r->line_no, "item %s", e.msg) ? TL_EINPUT : TL_OK;
+  }
+  if (it.qmode == TL_SE_TQA) { /* text only: an image is never sent with it */
+    free(it.image);
+    it.image = NULL;
+  } else if (!it.image && c->o->need_images) {
+    tl_status rst = tl_inlog_report(c->log, TL_IN_MISSING_FIELD, r->path, r->line_no,
+                                    "item '%s' is a %s item without an 'image': the model would be asked about a "
+                                    "picture it never gets (the item is left out)", it.id, it.mode);
+    tl_se_item_release(&it);
+    return rst ? TL_EINPUT : TL_OK;
+  } else if (it.image) {
+    char *p = tl_path_resolve(c->img_dir, it.image);
+    if (!p) {
+      tl_se_item_release(&it);
+      return tl_err_set(c->err, TL_ENOMEM, "out of memory");
+    }
+    free(it.image);
+    it.image = p;
+  }
+  if (c->o->qmode_mask && !(c->o->qmode_mask & (1u << it.qmode))) { /* a mode the job leaves out */
+    tl_status pst = tl_strmap_put(&s->left_out, it.id, 0, NULL, NULL);
+    tl_se_item_release(&it);
+    return pst ? tl_err_set(c->err, TL_ENOMEM, "out of memory") : TL_OK;
   }
   size_t prev;
   bool inserted;
@@ -62,21 +90,43 @@ static tl_status item_line(void *vctx, const cJSON *obj, const tl_jsonl *r) {
     s->items = p;
     c->cap = cap;
   }
+  s->per_qmode[it.qmode]++;
   s->items[s->n++] = it;
   return TL_OK;
 }
 
 tl_status tl_se_itemset_load(tl_se_itemset *s, char *const *paths, int npaths, size_t max_line,
                              tl_inlog *log, tl_err *err) {
+  return tl_se_itemset_load_opts(s, paths, npaths, NULL, max_line, log, err);
+}
+
+tl_status tl_se_itemset_load_opts(tl_se_itemset *s, char *const *paths, int npaths,
+                                  const tl_se_load_opts *opts, size_t max_line, tl_inlog *log,
+                                  tl_err *err) {
+  static const tl_se_load_opts none;
   memset(s, 0, sizeof *s);
   tl_strmap_init(&s->by_id);
-  item_load c = {s, 0, log, err};
+  tl_strmap_init(&s->left_out);
+  item_load c = {s, 0, log, err, opts ? opts : &none, NULL};
   tl_status st = TL_OK;
   for (int f = 0; f < npaths && st == TL_OK; f++) {
     tl_jsonl r;
-    if ((st = tl_jsonl_open(&r, paths[f], max_line, err)) != TL_OK) break;
+    char *dir = NULL;
+    if (!c.o->images_dir) { /* the items file's folder ("" for a file in the working folder) */
+      const char *sl = strrchr(paths[f], '/');
+      if (!(dir = tl_strndup(paths[f], sl ? (size_t)(sl == paths[f] ? 1 : sl - paths[f]) : 0))) {
+        st = tl_err_set(err, TL_ENOMEM, "out of memory");
+        break;
+      }
+    }
+    c.img_dir = c.o->images_dir ? c.o->images_dir : dir;
+    if ((st = tl_jsonl_open(&r, paths[f], max_line, err)) != TL_OK) {
+      free(dir);
+      break;
+    }
     st = tl_inlog_each(log, &r, "items", item_line, &c, err);
     tl_jsonl_close(&r);
+    free(dir);
   }
   if (st != TL_OK) {
     tl_se_itemset_release(s);
@@ -96,6 +146,7 @@ void tl_se_itemset_release(tl_se_itemset *s) {
   for (size_t i = 0; i < s->n; i++) tl_se_item_release(&s->items[i]);
   free(s->items);
   tl_strmap_release(&s->by_id);
+  tl_strmap_release(&s->left_out);
   memset(s, 0, sizeof *s);
 }
 
@@ -139,7 +190,10 @@ tl_table *tl_se_items_table(const tl_se_itemset *s, const tl_cfg *cfgs, const tl
   if (into) goto rows;
   COL(t, "id", TL_COL_STR, "item id <task>.<mode>.<instance>.<qid>");
   COL(t, "task", TL_COL_STR, "spatialmap | mazenav | spatialgrid | spatialreal");
+  COL(t, "mode", TL_COL_STR, "tqa | vqa | vtqa (text only, image only, both)");
   COL(t, "qid", TL_COL_I64, "question id within the task");
+  COL(t, "image", TL_COL_STR, "the item's image file as resolved (sent with a vqa/vtqa question to a server); "
+                              "empty when none");
   COL(t, "model", TL_COL_STR, "model under test");
   COL(t, "seed", TL_COL_I64, "generation seed");
   COL(t, "prompt_variant", TL_COL_STR, "reason | letter");
@@ -171,7 +225,9 @@ rows:
     int k = 0;
     tl_table_ref_str(t, row, k++, it->id);
     tl_table_ref_str(t, row, k++, tl_se_task_name(it->task));
+    tl_table_ref_str(t, row, k++, tl_se_qmode_name(it->qmode));
     tl_table_set_i64(t, row, k++, it->qid);
+    tl_table_ref_str(t, row, k++, it->image ? it->image : "");
     tl_table_ref_str(t, row, k++, c->model);
     tl_table_set_i64(t, row, k++, c->seed);
     /* Texts owned by the items and rows are borrowed (the table lives shorter than both). */
@@ -197,10 +253,16 @@ oom:
 
 /* Group slots: qid slot 0 = all qids of the task, slot q+1 = qid q. */
 #define NQS (TL_SE_MAX_QID + 2)
+#define NQM TL_SE__NQMODES
 #define GW (2 + TL_PS__COUNT) /* n, correct, per-status counts */
 
 static size_t groups_len(size_t ncfgs, int nmodes) {
-  return ncfgs * TL_SE__NTASKS * NQS * (size_t)nmodes * GW;
+  return ncfgs * TL_SE__NTASKS * NQM * NQS * (size_t)nmodes * GW;
+}
+/* Offset of group (cfg, task, question mode, qid slot) of parser index m. */
+static size_t gix(size_t cfg, int task, int qm, int qs, int nmodes, int m) {
+  return ((((cfg * TL_SE__NTASKS + (size_t)task) * NQM + (size_t)qm) * NQS + (size_t)qs) * (size_t)nmodes +
+          (size_t)m) * GW;
 }
 static size_t audit_w(int nmodes) { return 1 + (size_t)nmodes + (size_t)nmodes * (size_t)nmodes; }
 
@@ -215,12 +277,11 @@ void tl_se_counts_add(int64_t *c, const tl_se_itemset *s, size_t ncfgs, const tl
   for (size_t i = 0; i < nrows; i++) {
     const tl_row *r = &rows[i];
     const tl_se_item *it = &s->items[units[i].item];
-    size_t base = ((size_t)units[i].cfg * TL_SE__NTASKS + (size_t)it->task) * NQS;
-    size_t slots[2] = {base, base + 1 + (size_t)it->qid};
+    const int qs[2] = {0, 1 + it->qid};
     for (int k = 0; k < 2; k++)
       for (int m = 0; m < nmodes; m++) {
         const tl_parsed *p = &r->res[m];
-        int64_t *g = c + (slots[k] * (size_t)nmodes + (size_t)m) * GW;
+        int64_t *g = c + gix(units[i].cfg, (int)it->task, (int)it->qmode, qs[k], nmodes, m);
         g[0]++;
         g[1] += p->correct;
         g[2 + p->status]++;
@@ -240,14 +301,95 @@ void tl_se_counts_add(int64_t *c, const tl_se_itemset *s, size_t ncfgs, const tl
   }
 }
 
+size_t tl_se_item_counts_len(size_t ncfgs, size_t nitems, int nmodes) {
+  return ncfgs * nitems * (size_t)nmodes;
+}
+
+void tl_se_item_counts_add(int64_t *c, size_t nitems, const tl_unit *u, const tl_row *r, int nmodes) {
+  int64_t *x = c + ((size_t)u->cfg * nitems + u->item) * (size_t)nmodes;
+  for (int m = 0; m < nmodes; m++) x[m] += r->res[m].correct; /* 0 for missing, engine_error, unparsed */
+}
+
 void tl_se_status_totals(const int64_t *c, size_t ncfgs, int nmodes, int k,
                          int64_t out[TL_PS__COUNT]) {
   memset(out, 0, TL_PS__COUNT * sizeof *out);
   for (size_t cfg = 0; cfg < ncfgs; cfg++)
-    for (int task = 0; task < TL_SE__NTASKS; task++) {
-      const int64_t *g = c + (((cfg * TL_SE__NTASKS + (size_t)task) * NQS) * (size_t)nmodes + (size_t)k) * GW;
-      for (int st = 0; st < TL_PS__COUNT; st++) out[st] += g[2 + st];
-    }
+    for (int task = 0; task < TL_SE__NTASKS; task++)
+      for (int qm = 0; qm < NQM; qm++) {
+        const int64_t *g = c + gix(cfg, task, qm, 0, nmodes, k);
+        for (int st = 0; st < TL_PS__COUNT; st++) out[st] += g[2 + st];
+      }
+}
+
+/* The two tables being built, and a scratch array of per-seed accuracies. */
+typedef struct {
+  tl_table *t, *a;
+  double *acc;
+} tabs;
+
+/* The rows of one group of the (model, variant) block of cfgs [b0, b1): g holds each cfg's
+ * counts (GW values per cfg, cfg b0 first). One per-seed row per cfg with units, one
+ * across-seeds row. Every accuracy divides by n: missing, engine_error and unparsed units are
+ * in n with correct 0 (the policy of docs/OUTPUT.md). -1 when out of memory. */
+static int emit_group(tabs *T, const tl_cfg *cfgs, size_t b0, size_t b1, const int64_t *g, const char *task,
+                      const char *qmode, int qid) {
+  tl_table *t = T->t, *a = T->a;
+  const char *model = cfgs[b0].model, *variant = tl_se_prompt_name((tl_se_prompt_kind)cfgs[b0].variant);
+  int k = 0;
+  int64_t tn = 0, tc = 0, tmiss = 0, terr = 0, tunp = 0;
+  for (size_t ci = b0; ci < b1; ci++) {
+    const int64_t *x = g + (ci - b0) * GW;
+    if (!x[0]) continue;
+    size_t row = tl_table_add_row(t);
+    if (row == (size_t)-1) return -1;
+    int c = 0;
+    if (tl_table_set_str(t, row, c++, model) || tl_table_set_str(t, row, c++, variant) ||
+        tl_table_set_str(t, row, c++, task) || tl_table_set_str(t, row, c++, qmode))
+      return -1;
+    tl_table_set_i64(t, row, c++, qid);
+    tl_table_set_i64(t, row, c++, cfgs[ci].seed);
+    tl_table_set_i64(t, row, c++, x[0]);
+    tl_table_set_i64(t, row, c++, x[1]);
+    tl_table_set_f64(t, row, c++, (double)x[1] / (double)x[0]);
+    for (int st = 0; st < TL_PS__COUNT; st++) tl_table_set_i64(t, row, c++, x[2 + st]);
+    T->acc[k++] = (double)x[1] / (double)x[0];
+    tn += x[0];
+    tc += x[1];
+    tmiss += x[2 + TL_PS_MISSING];
+    terr += x[2 + TL_PS_ENGINE_ERROR];
+    tunp += x[0] - x[2 + TL_PS_OK] - x[2 + TL_PS_MISSING] - x[2 + TL_PS_ENGINE_ERROR];
+  }
+  if (!k) return 0;
+  double lo = T->acc[0], hi = T->acc[0], ss;
+  for (int i = 0; i < k; i++) {
+    if (T->acc[i] < lo) lo = T->acc[i];
+    if (T->acc[i] > hi) hi = T->acc[i];
+  }
+  const double mean = tl_mean_ss(T->acc, (size_t)k, &ss);
+  const double sd = k > 1 ? sqrt(ss / (k - 1)) : NAN;
+  size_t row = tl_table_add_row(a);
+  if (row == (size_t)-1) return -1;
+  int c = 0;
+  if (tl_table_set_str(a, row, c++, model) || tl_table_set_str(a, row, c++, variant) ||
+      tl_table_set_str(a, row, c++, task) || tl_table_set_str(a, row, c++, qmode))
+    return -1;
+  tl_table_set_i64(a, row, c++, qid);
+  tl_table_set_i64(a, row, c++, k);
+  tl_table_set_i64(a, row, c++, tn);
+  tl_table_set_i64(a, row, c++, tc);
+  tl_table_set_i64(a, row, c++, tn - tmiss - terr);
+  tl_table_set_i64(a, row, c++, tmiss);
+  tl_table_set_i64(a, row, c++, tunp);
+  tl_table_set_i64(a, row, c++, terr);
+  tl_table_set_f64(a, row, c++, mean);
+  tl_table_set_f64(a, row, c++, sd);
+  tl_table_set_f64(a, row, c++, lo);
+  tl_table_set_f64(a, row, c++, hi);
+  tl_table_set_f64(a, row, c++, (double)tc / (double)tn);
+  tl_table_set_f64(a, row, c++, k > 1 ? sd / sqrt((double)k) : NAN);
+  tl_table_set_f64(a, row, c++, NAN); /* ci_lo, ci_hi: tl_se_fill_ci */
+  tl_table_set_f64(a, row, c++, NAN);
+  return 0;
 }
 
 tl_status tl_se_metric_tables(const int64_t *c, const tl_cfg *cfgs, size_t ncfgs,
@@ -258,16 +400,18 @@ tl_status tl_se_metric_tables(const int64_t *c, const tl_cfg *cfgs, size_t ncfgs
   const char *mn = tl_se_mode_name(modes[mk]);
   tl_table *t = NULL, *a = NULL;
   double *acc = NULL;
+  int64_t *g = NULL;
   snprintf(path, sizeof path, "/metrics/spatialeval/%s", mn);
   if (!(t = tl_table_new(path))) goto oom;
   COL(t, "model", TL_COL_STR, "model under test");
   COL(t, "prompt_variant", TL_COL_STR, "reason | letter");
-  COL(t, "task", TL_COL_STR, "task");
+  COL(t, "task", TL_COL_STR, "task; \"all\" = every task and mode (the model's overall row)");
+  COL(t, "mode", TL_COL_STR, "tqa | vqa | vtqa; \"all\" in the overall row");
   COL(t, "qid", TL_COL_I64, "question id; -1 = all questions of the task");
   COL(t, "seed", TL_COL_I64, "seed");
   COL(t, "n", TL_COL_I64, "units in the group (missing answers and engine errors included)");
   COL(t, "correct", TL_COL_I64, "units scored correct");
-  COL(t, "accuracy", TL_COL_F64, "correct / (n - n_engine_error); NaN when every unit is an engine error");
+  COL(t, "accuracy", TL_COL_F64, "correct / n: missing, engine_error and unparsed units score 0");
   for (int k = 0; k < TL_PS__COUNT; k++) {
     char name[64];
     snprintf(name, sizeof name, "n_%s", tl_pstatus_name((tl_pstatus)k));
@@ -277,87 +421,222 @@ tl_status tl_se_metric_tables(const int64_t *c, const tl_cfg *cfgs, size_t ncfgs
   if (!(a = tl_table_new(path))) goto oom;
   COL(a, "model", TL_COL_STR, "model under test");
   COL(a, "prompt_variant", TL_COL_STR, "reason | letter");
-  COL(a, "task", TL_COL_STR, "task");
+  COL(a, "task", TL_COL_STR, "task; \"all\" = every task and mode (the model's overall row)");
+  COL(a, "mode", TL_COL_STR, "tqa | vqa | vtqa; \"all\" in the overall row");
   COL(a, "qid", TL_COL_I64, "question id; -1 = all questions of the task");
-  COL(a, "n_seeds", TL_COL_I64, "seeds with at least one scored unit");
-  COL(a, "n", TL_COL_I64, "units scored over all seeds (engine errors left out)");
+  COL(a, "n_seeds", TL_COL_I64, "seeds with units in the group");
+  COL(a, "n", TL_COL_I64, "units over all seeds (missing answers and engine errors included)");
   COL(a, "correct", TL_COL_I64, "correct units over all seeds");
-  COL(a, "mean", TL_COL_F64, "mean of per-seed accuracies (summed in seed order)");
-  COL(a, "std", TL_COL_F64, "population std (ddof=0) of per-seed accuracies");
+  COL(a, "answered", TL_COL_I64, "units with a reply: n - missing - engine_error");
+  COL(a, "missing", TL_COL_I64, "units with no answer line (status missing)");
+  COL(a, "unparsed", TL_COL_I64, "answered units this parser could not read (a status other than ok)");
+  COL(a, "engine_error", TL_COL_I64, "units the engine gave up on (an unreadable image, retries spent)");
+  COL(a, "mean", TL_COL_F64, "mean of per-seed accuracies (correct / n; summed in seed order)");
+  COL(a, "std", TL_COL_F64, "sample std (ddof=1) of per-seed accuracies; NaN for one seed");
   COL(a, "min", TL_COL_F64, "lowest per-seed accuracy");
   COL(a, "max", TL_COL_F64, "highest per-seed accuracy");
   COL(a, "pooled_accuracy", TL_COL_F64, "correct / n over all seeds");
-  COL(a, "se", TL_COL_F64, "standard error of the mean over seeds: sample std (ddof=1) / sqrt(n_seeds); NaN for one seed");
+  COL(a, "se", TL_COL_F64, "standard error of the mean over seeds: std / sqrt(n_seeds); NaN for one seed");
+  COL(a, "ci_lo", TL_COL_F64, "95% bootstrap CI of the accuracy over the group's items, each item's seeds one "
+                              "cluster (qid -1 rows; NaN for a question row or fewer than 2 items)");
+  COL(a, "ci_hi", TL_COL_F64, "upper bound of that CI");
   acc = malloc((ncfgs ? ncfgs : 1) * sizeof *acc);
-  if (!acc) goto oom;
+  g = malloc((ncfgs ? ncfgs : 1) * GW * sizeof *g);
+  if (!acc || !g) goto oom;
+  tabs T = {t, a, acc};
   /* cfgs are sorted (model, variant, seed): a (model, variant) run is a block of seeds. */
   for (size_t b0 = 0; b0 < ncfgs;) {
     size_t b1 = b0 + 1;
     while (b1 < ncfgs && strcmp(cfgs[b1].model, cfgs[b0].model) == 0 &&
            cfgs[b1].variant == cfgs[b0].variant)
       b1++;
-    for (int task = 0; task < TL_SE__NTASKS; task++) {
-      for (int q = 0; q < NQS; q++) {
-        int k = 0;
-        int64_t tn = 0, tc = 0;
-        for (size_t ci = b0; ci < b1; ci++) {
-          const int64_t *g = c + ((((ci * TL_SE__NTASKS + (size_t)task) * NQS) + (size_t)q) * (size_t)nmodes + (size_t)mk) * GW;
-          if (!g[0]) continue;
-          size_t row = tl_table_add_row(t);
-          if (row == (size_t)-1) goto oom;
-          if (tl_table_set_str(t, row, 0, cfgs[ci].model) ||
-              tl_table_set_str(t, row, 1, tl_se_prompt_name((tl_se_prompt_kind)cfgs[ci].variant)) ||
-              tl_table_set_str(t, row, 2, tl_se_task_name((tl_se_task)task)))
+    for (int task = 0; task < TL_SE__NTASKS; task++)
+      for (int qm = 0; qm < NQM; qm++)
+        for (int q = 0; q < NQS; q++) {
+          for (size_t ci = b0; ci < b1; ci++)
+            memcpy(g + (ci - b0) * GW, c + gix(ci, task, qm, q, nmodes, mk), GW * sizeof *g);
+          if (emit_group(&T, cfgs, b0, b1, g, tl_se_task_name((tl_se_task)task), tl_se_qmode_name((tl_se_qmode)qm),
+                         q - 1))
             goto oom;
-          tl_table_set_i64(t, row, 3, q - 1);
-          tl_table_set_i64(t, row, 4, cfgs[ci].seed);
-          tl_table_set_i64(t, row, 5, g[0]);
-          tl_table_set_i64(t, row, 6, g[1]);
-          /* units on which the engine gave up are counted, never scored wrong */
-          const int64_t scored = g[0] - g[2 + TL_PS_ENGINE_ERROR];
-          tl_table_set_f64(t, row, 7, scored ? (double)g[1] / (double)scored : NAN);
-          for (int st = 0; st < TL_PS__COUNT; st++) tl_table_set_i64(t, row, 8 + st, g[2 + st]);
-          if (!scored) continue; /* no accuracy of this seed to summarise */
-          acc[k++] = (double)g[1] / (double)scored;
-          tn += scored;
-          tc += g[1];
         }
-        if (!k) continue;
-        double mn_ = acc[0], mx = acc[0], ss;
-        for (int i = 0; i < k; i++) {
-          if (acc[i] < mn_) mn_ = acc[i];
-          if (acc[i] > mx) mx = acc[i];
-        }
-        const double mean = tl_mean_ss(acc, (size_t)k, &ss);
-        size_t row = tl_table_add_row(a);
-        if (row == (size_t)-1) goto oom;
-        if (tl_table_set_str(a, row, 0, cfgs[b0].model) ||
-            tl_table_set_str(a, row, 1, tl_se_prompt_name((tl_se_prompt_kind)cfgs[b0].variant)) ||
-            tl_table_set_str(a, row, 2, tl_se_task_name((tl_se_task)task)))
-          goto oom;
-        tl_table_set_i64(a, row, 3, q - 1);
-        tl_table_set_i64(a, row, 4, k);
-        tl_table_set_i64(a, row, 5, tn);
-        tl_table_set_i64(a, row, 6, tc);
-        tl_table_set_f64(a, row, 7, mean);
-        tl_table_set_f64(a, row, 8, sqrt(ss / k));
-        tl_table_set_f64(a, row, 9, mn_);
-        tl_table_set_f64(a, row, 10, mx);
-        tl_table_set_f64(a, row, 11, (double)tc / (double)tn);
-        tl_table_set_f64(a, row, 12, k > 1 ? sqrt(ss / (k - 1)) / sqrt((double)k) : NAN);
-      }
-    }
+    /* the model's overall row: every task and mode */
+    memset(g, 0, (b1 - b0) * GW * sizeof *g);
+    for (size_t ci = b0; ci < b1; ci++)
+      for (int task = 0; task < TL_SE__NTASKS; task++)
+        for (int qm = 0; qm < NQM; qm++)
+          for (int w = 0; w < GW; w++) g[(ci - b0) * GW + w] += c[gix(ci, task, qm, 0, nmodes, mk) + w];
+    if (emit_group(&T, cfgs, b0, b1, g, "all", "all", -1)) goto oom;
     b0 = b1;
   }
   free(acc);
+  free(g);
   *per_seed = t;
   *across_seeds = a;
   return TL_OK;
 oom:
   free(acc);
+  free(g);
   tl_table_free(t);
   tl_table_free(a);
   return TL_ENOMEM;
+}
+
+#define CI_LEVEL 0.95
+#define DRAWS_MAX_BYTES ((size_t)256 << 20)
+
+struct tl_se_draws {
+  uint32_t B;
+  uint64_t seed;
+  struct {
+    uint32_t m;
+    int32_t *w; /* [B][m]: tl_boot_counts(seed, r, m) */
+  } *c;
+  int n;
+  size_t bytes;
+};
+
+tl_se_draws *tl_se_draws_new(uint32_t B, uint64_t seed) {
+  tl_se_draws *d = calloc(1, sizeof *d);
+  if (d) {
+    d->B = B;
+    d->seed = seed;
+  }
+  return d;
+}
+
+void tl_se_draws_free(tl_se_draws *d) {
+  if (!d) return;
+  for (int i = 0; i < d->n; i++) free(d->c[i].w);
+  free(d->c);
+  free(d);
+}
+
+/* The counts of every resample for m clusters, or NULL (out of memory, or past the cap). */
+static const int32_t *draws_for(tl_se_draws *d, uint32_t m) {
+  for (int i = 0; i < d->n; i++)
+    if (d->c[i].m == m) return d->c[i].w;
+  const size_t bytes = (size_t)d->B * m * sizeof(int32_t);
+  if (bytes / m / sizeof(int32_t) != d->B || d->bytes + bytes > DRAWS_MAX_BYTES) return NULL;
+  int32_t *w = malloc(bytes);
+  void *nc = w ? realloc(d->c, (size_t)(d->n + 1) * sizeof *d->c) : NULL;
+  if (!nc) {
+    free(w);
+    return NULL;
+  }
+  d->c = nc;
+  for (uint32_t r = 0; r < d->B; r++) tl_boot_counts(d->seed, r, m, w + (size_t)r * m);
+  d->c[d->n].m = m;
+  d->c[d->n].w = w;
+  d->n++;
+  d->bytes += bytes;
+  return w;
+}
+
+/* tl_cluster_ci over n clusters of integer counts, with d's shared draws: the same bounds bit
+ * for bit, since every partial sum of integer products is exact in a double, whatever the
+ * order. vals: [B] scratch. */
+static tl_status cluster_ci(tl_se_draws *d, const int64_t *num, const int64_t *den, uint32_t n, double *vals,
+                            double *lo, double *hi) {
+  *lo = *hi = NAN;
+  if (d->B < 2) return TL_OK;
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; i++) m += den[i] > 0;
+  if (m < 2) return TL_OK;
+  const int32_t *w = draws_for(d, m);
+  if (!w || m != n) { /* past the cap (or a cluster without units: not made here): the reference */
+    double *dn = malloc((size_t)n * 2 * sizeof *dn);
+    if (!dn) return TL_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) dn[i] = (double)num[i], dn[n + i] = (double)den[i];
+    tl_status st = tl_cluster_ci(dn, dn + n, n, d->B, d->seed, CI_LEVEL, lo, hi);
+    free(dn);
+    return st;
+  }
+  /* Every cluster has the same den here (a model's seeds) and every resample draws m clusters,
+   * so sum w*den = m * den; sum w*num fits in 32 bits when m * max(num) does (it does unless a
+   * model has more than ~2^31 / m seeds), which lets the compiler vectorize it. */
+  int same = 1, small = 1;
+  for (uint32_t k = 0; k < m; k++) {
+    same &= den[k] == den[0];
+    small &= num[k] >= 0 && num[k] <= INT32_MAX / (int64_t)m;
+  }
+  int32_t *n32 = same && small ? malloc((size_t)m * sizeof *n32) : NULL;
+  if (n32) {
+    for (uint32_t k = 0; k < m; k++) n32[k] = (int32_t)num[k];
+    const double sd = (double)((int64_t)m * den[0]);
+    for (uint32_t r = 0; r < d->B; r++) {
+      const int32_t *wr = w + (size_t)r * m;
+      int32_t sn = 0;
+      for (uint32_t k = 0; k < m; k++) sn += wr[k] * n32[k];
+      vals[r] = (double)sn / sd;
+    }
+    free(n32);
+  } else {
+    for (uint32_t r = 0; r < d->B; r++) {
+      const int32_t *wr = w + (size_t)r * m;
+      int64_t sn = 0, sd = 0;
+      for (uint32_t k = 0; k < m; k++) {
+        sn += (int64_t)wr[k] * num[k];
+        sd += (int64_t)wr[k] * den[k];
+      }
+      vals[r] = (double)sn / (double)sd;
+    }
+  }
+  tl_sort_f64(vals, d->B);
+  /* tl_cluster_ci's quantiles: q as scipy passes it (q * 100 / 100) */
+  *lo = tl_quantile_sorted(vals, d->B, ((1.0 - CI_LEVEL) / 2.0 * 100.0) / 100.0);
+  *hi = tl_quantile_sorted(vals, d->B, ((1.0 + CI_LEVEL) / 2.0 * 100.0) / 100.0);
+  return TL_OK;
+}
+
+tl_status tl_se_fill_ci(tl_table *a, const tl_se_itemset *s, const int64_t *ic, const tl_cfg *cfgs, size_t ncfgs,
+                        int nmodes, int k, tl_se_draws *d) {
+  const int cm = tl_table_col(a, "model"), cv = tl_table_col(a, "prompt_variant"), ct = tl_table_col(a, "task"),
+            cq = tl_table_col(a, "mode"), cqid = tl_table_col(a, "qid"), clo = tl_table_col(a, "ci_lo"),
+            chi = tl_table_col(a, "ci_hi");
+  if (cm < 0 || cv < 0 || ct < 0 || cq < 0 || cqid < 0 || clo < 0 || chi < 0) return TL_EINTERNAL;
+  const size_t ni = s->n;
+  int64_t *num = malloc((ni ? ni : 1) * 2 * sizeof *num);
+  double *vals = malloc((d->B ? d->B : 1) * sizeof *vals);
+  tl_status st = (num && vals) ? TL_OK : TL_ENOMEM;
+  int64_t *den = num + (ni ? ni : 1);
+  size_t b0 = 0, b1 = 0; /* the (model, variant) block of cfgs of the row; rows come in block order */
+  for (size_t row = 0; row < a->nrows && !st; row++) {
+    if (a->cols[cqid].v.i[row] != -1) continue;
+    const char *model = a->cols[cm].v.s[row], *variant = a->cols[cv].v.s[row];
+    const char *task = a->cols[ct].v.s[row], *qmode = a->cols[cq].v.s[row];
+    if (b1 <= b0 || strcmp(cfgs[b0].model, model) != 0 ||
+        strcmp(tl_se_prompt_name((tl_se_prompt_kind)cfgs[b0].variant), variant) != 0) {
+      for (b0 = 0; b0 < ncfgs; b0++)
+        if (strcmp(cfgs[b0].model, model) == 0 &&
+            strcmp(tl_se_prompt_name((tl_se_prompt_kind)cfgs[b0].variant), variant) == 0)
+          break;
+      if (b0 == ncfgs) {
+        st = TL_EINTERNAL;
+        break;
+      }
+      b1 = b0 + 1;
+      while (b1 < ncfgs && cfgs[b1].variant == cfgs[b0].variant && strcmp(cfgs[b1].model, model) == 0) b1++;
+    }
+    const int all = strcmp(task, "all") == 0;
+    uint32_t n = 0;
+    for (size_t i = 0; i < ni; i++) {
+      const tl_se_item *it = &s->items[i];
+      if (!all && (strcmp(tl_se_task_name(it->task), task) != 0 || strcmp(tl_se_qmode_name(it->qmode), qmode) != 0))
+        continue;
+      int64_t sum = 0;
+      for (size_t ci = b0; ci < b1; ci++) sum += ic[(ci * ni + i) * (size_t)nmodes + (size_t)k];
+      num[n] = sum;
+      den[n] = (int64_t)(b1 - b0); /* every cfg of the block has a unit of every item */
+      n++;
+    }
+    double lo, hi;
+    if ((st = cluster_ci(d, num, den, n, vals, &lo, &hi))) break;
+    tl_table_set_f64(a, row, clo, lo);
+    tl_table_set_f64(a, row, chi, hi);
+  }
+  free(num);
+  free(vals);
+  return st;
 }
 
 tl_table *tl_se_audit_table(const int64_t *c, size_t ncfgs, const tl_se_mode *modes, int nmodes) {

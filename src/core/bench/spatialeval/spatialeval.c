@@ -9,6 +9,16 @@
 static const char *const TASKS[TL_SE__NTASKS] = {"spatialmap", "mazenav", "spatialgrid",
                                                   "spatialreal"};
 static const char *const MODES[TL_SE__NMODES] = {"strict", "pr3", "legacy"};
+static const char *const QMODES[TL_SE__NQMODES] = {"tqa", "vqa", "vtqa"};
+
+const char *tl_se_qmode_name(tl_se_qmode q) {
+  return (q >= 0 && q < TL_SE__NQMODES) ? QMODES[q] : "unknown";
+}
+int tl_se_qmode_from_name(const char *name) {
+  for (int i = 0; i < TL_SE__NQMODES; i++)
+    if (strcmp(name, QMODES[i]) == 0) return i;
+  return -1;
+}
 
 const char *tl_se_task_name(tl_se_task t) {
   return (t >= 0 && t < TL_SE__NTASKS) ? TASKS[t] : "unknown";
@@ -31,6 +41,7 @@ void tl_se_item_release(tl_se_item *it) {
   free(it->oracle_option);
   free(it->oracle_full_answer);
   free(it->instance);
+  free(it->image);
   for (int i = 0; i < it->n_options; i++) free(it->opt_text[i]);
   tl_se_item_init(it);
 }
@@ -144,6 +155,16 @@ tl_status tl_se_item_from_json(const cJSON *obj, tl_se_item *it, tl_err *err) {
       (st = json_text_field(obj, "oracle_full_answer", 0, &it->oracle_full_answer, err)))
     goto fail;
   if ((st = tl_se_parse_id(it->id, &it->task, it->mode, &it->instance, &it->qid, err))) goto fail;
+  it->qmode = (tl_se_qmode)tl_se_qmode_from_name(it->mode); /* parse_id accepted one of the three */
+  const cJSON *img = cJSON_GetObjectItemCaseSensitive(obj, "image");
+  if (img && !cJSON_IsNull(img) && !cJSON_IsString(img)) {
+    st = tl_err_set(err, TL_EINPUT, "item '%s': field 'image' is not a string (a path) or null", it->id);
+    goto fail;
+  }
+  if (cJSON_IsString(img) && img->valuestring[0] && !(it->image = tl_strdup(img->valuestring))) {
+    st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    goto fail;
+  }
   it->n_options = tl_se_parse_options(it->text, it->opt_letter, it->opt_text);
   const char *o = it->oracle_option;
   if (strlen(o) != 1 || o[0] < 'A' || o[0] > 'Z') {

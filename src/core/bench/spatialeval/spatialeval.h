@@ -24,6 +24,13 @@ typedef enum {
 
 const char *tl_se_task_name(tl_se_task t); /* "spatialmap", ... */
 
+/* The question's mode, the paper's TQA / VQA / VTQA: the description as text only, as an image
+ * only, or both (the id's second field). Not a parser: the code calls the parsers tl_se_mode
+ * for historical reasons, the job and the tables call them parsers. */
+typedef enum { TL_SE_TQA = 0, TL_SE_VQA = 1, TL_SE_VTQA = 2, TL_SE__NQMODES = 3 } tl_se_qmode;
+const char *tl_se_qmode_name(tl_se_qmode q); /* "tqa" | "vqa" | "vtqa" */
+int tl_se_qmode_from_name(const char *name);  /* -1 when unknown */
+
 /* One item. All strings owned by the item (tl_se_item_release frees them). */
 typedef struct {
   char *id;                 /* "spatialmap.tqa.2000.0" */
@@ -33,6 +40,9 @@ typedef struct {
   char *oracle_full_answer; /* "A. Northeast" */
   tl_se_task task;
   char mode[8];             /* "tqa" | "vqa" | "vtqa" */
+  tl_se_qmode qmode;        /* the same, as a number */
+  char *image;              /* the item's "image" as written (a path), or NULL when absent, null
+                               or ""; the loader (se_eval.c) replaces it by the resolved path */
   char *instance;           /* "2000", "sa_1543979" */
   int qid;                  /* 0..2 */
   int n_options;            /* 0 when the text has no options block */
@@ -50,7 +60,8 @@ tl_status tl_se_parse_id(const char *id, tl_se_task *task, char mode[8], char **
 
 /* Reads an item from a JSON object (the benchmark's row format). Missing or mistyped fields,
  * a bad id, or oracle fields that disagree give TL_EINPUT with a message naming the field.
- * oracle_answer may be a JSON number or string (kept as its text). */
+ * oracle_answer may be a JSON number or string (kept as its text). "image" is optional: a
+ * string (kept as written), null or absent; another type is a bad field. */
 tl_status tl_se_item_from_json(const cJSON *obj, tl_se_item *it, tl_err *err);
 
 /* Parses the "Available options:" block of `text` into letters and texts (up to

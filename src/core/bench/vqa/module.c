@@ -28,6 +28,7 @@
  * Rank 0 builds every table from these integers in key order. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,14 +37,16 @@
 #include "lave.h"
 #include "tally/bench.h"
 #include "tally/jsonl.h"
+#include "tally/boot.h"
 #include "tally/stats.h"
 #include "tally/think.h"
 #include "vqa_data.h"
 #include "vqa_eval.h"
 
 static const char *const VARIANTS[] = {"short", NULL};
-static const char *const KEYS[] = {"items", "questions", "annotations", "release", "dataset", "human", "version",
-                                   "prompt_suffix", "max_tokens", "strip_reasoning", "lave", NULL};
+static const char *const KEYS[] = {"items",      "questions",  "annotations",     "release", "dataset",
+                                   "human",      "version",    "prompt_suffix",   "max_tokens",
+                                   "strip_reasoning", "lave", "ci_resamples", "ci_seed", NULL};
 
 enum { M_VQA, M_SOFT, M_EM, M_LAVE, M_LAVEX, M__N };
 static const char *const MODE_NAMES[M__N] = {"vqa_accuracy", "soft_vqa_accuracy", "exact_match", "lave",
@@ -52,6 +55,17 @@ static const int64_t MODE_SCALE[M__N] = {TL_VQA_ACC_SCALE, 1000000000, 1, 2, 100
 #define SOFT_SCALE 1e9
 #define HUMAN_SCALE 1e9
 enum { HB_PAIRS, HB_H1LO, HB_H0HI, HB_H1, HB_H0, HB__PER };
+/* Unit counts per (cfg, group), block nm + 2 (docs/VQA.md, "Missing answers"): */
+enum {
+  K_ANSWERED,  /* a reply of the model was obtained (text[0]) */
+  K_MISSING,   /* no reply and no engine failure: no answer line */
+  K_EERR,      /* the model's engine gave up (error[0]) */
+  K_UNPARSED,  /* answered, but VQA accuracy has no value (an unterminated reasoning block) */
+  K_JEERR,     /* the LAVE judge's engine gave up (error[1]): every mode of the unit is engine_error */
+  K_LUNPARSED, /* a judge reply without a usable rating (no_rating, out of range): LAVE "unparsed" */
+  K_LUNJUDGED, /* answered, no judge reply and no judge failure (not judged: nothing to rate, no line) */
+  K__N
+};
 #define HB_OFF_HUMAN(nm) ((nm) * HB__PER) /* human sum, human count, units with votes, then [2][2] */
 #define HB_LEN(nm) ((nm) * HB__PER + 3 + 4)
 #define VOTE_COINC 2520 /* lcm(1..9): 1/(m - 1) as an integer for up to 10 votes */
@@ -74,7 +88,31 @@ typedef struct {
   double score;        /* human score, NaN when none */
   int votes[MAX_VOTES];
   int nvotes;          /* 0: none */
+  int file;            /* index of its file in b->hf (human files, then release files) */
 } human_t;
+
+/* One "human" file's join with the run (docs/VQA.md, "Human scores"): its rows, and per model
+ * the rows kept (an item of the run, first for its (item, model)). The units it matches are
+ * known once the cfgs are: sum over cfgs of kept[cfg's model]. */
+typedef struct {
+  long rows;             /* lines read (parsed or not) */
+  long kept;             /* rows joined: item known, first for its (item, model) */
+  long unknown;          /* rows naming an item the items do not have (reported once) */
+  long duplicate;        /* second rows for an (item, model) (reported each) */
+  long first_unknown_line;
+  char *first_unknown;   /* owned: the first such item id, for the message */
+  tl_strmap model_ix;    /* model -> index in mname / kept_of */
+  char **mname;          /* [nmodel] owned, in first-appearance order */
+  long *kept_of;         /* [nmodel] rows kept per model */
+  size_t nmodel, cap;
+} hfile;
+
+/* What the module learns of the run after load (written once, before any request, on the one
+ * thread that drives the pipeline: see vqa_acc_layout). */
+typedef struct {
+  size_t ncfgs;          /* the run's cfgs, noted by acc_layout (SIZE_MAX: not yet) */
+  int checked;           /* 1: the human files were checked against the cfgs */
+} vqa_rt;
 
 struct tl_bench {
   char **items_p, **quest_p, **annot_p, **rel_p, **human_p;
@@ -110,6 +148,14 @@ struct tl_bench {
   tl_strmap hum_of;
   human_t *hum;
   size_t nhum, caphum;
+  hfile *hf;            /* [n_human_p + n_rel_p] the join of each "human" file, then of each
+                           "release" file (its rows' human_score) */
+  char **job_models;    /* the entry's "models" (the loader's key), NULL when absent */
+  int n_job_models;
+  FILE *echo;           /* rank 0's message stream (the input log's echo), NULL on other ranks */
+  vqa_rt *rt;           /* owned; see vqa_rt */
+  uint32_t ci_B;        /* headline CI: resamples ("ci_resamples", default 1000) */
+  uint64_t ci_seed;     /* and its seed ("ci_seed", default 0) */
   int nm;               /* modes */
 };
 
@@ -123,6 +169,9 @@ static void strs_free(char **p, int n) {
   for (int i = 0; i < n; i++) free(p[i]);
   free(p);
 }
+
+/* The path of join file f of b->hf: the human files, then the release files. */
+static const char *hf_path(const tl_bench *b, int f) { return f < b->n_human_p ? b->human_p[f] : b->rel_p[f - b->n_human_p]; }
 
 static void loaded_release(tl_bench *b) {
   for (size_t i = 0; i < b->n; i++) {
@@ -156,6 +205,16 @@ static void loaded_release(tl_bench *b) {
   free(b->hum);
   b->hum = NULL;
   b->nhum = b->caphum = 0;
+  for (int f = 0; b->hf && f < b->n_human_p + b->n_rel_p; f++) {
+    hfile *h = &b->hf[f];
+    free(h->first_unknown);
+    tl_strmap_release(&h->model_ix);
+    for (size_t m = 0; m < h->nmodel; m++) free(h->mname[m]);
+    free(h->mname);
+    free(h->kept_of);
+  }
+  free(b->hf);
+  b->hf = NULL;
 }
 
 static void vqa_free(tl_bench *b) {
@@ -170,6 +229,8 @@ static void vqa_free(tl_bench *b) {
   strs_free(b->annot_p, b->n_annot_p);
   strs_free(b->rel_p, b->n_rel_p);
   strs_free(b->human_p, b->n_human_p);
+  strs_free(b->job_models, b->n_job_models);
+  free(b->rt);
   free(b->dataset);
   free(b->prompt_suffix);
   free(b->demos_p);
@@ -250,7 +311,14 @@ static tl_bench *vqa_create(tl_job_ctx *c, const cJSON *e, const char *where) {
   b->strip_reasoning = true;
   b->lopts = (tl_lave_opts)TL_LAVE_OPTS_DEFAULT;
   b->lave_max_tokens = 100;
+  b->ci_B = 1000;
+  b->ci_seed = 0;
   int bad = 0;
+  if (!(b->rt = calloc(1, sizeof *b->rt))) {
+    free(b);
+    return NULL;
+  }
+  b->rt->ncfgs = SIZE_MAX;
   char w[200];
   const cJSON *v;
   struct {
@@ -303,6 +371,24 @@ static tl_bench *vqa_create(tl_job_ctx *c, const cJSON *e, const char *where) {
     bad += lave_keys(c, b, v, w);
   }
   b->nm = b->lave ? (b->lave_expected ? M__N : M_LAVEX) : M_LAVE;
+  int ci_b = 1000;
+  bad += tl_job_key_int(c, e, "ci_resamples", where, 2, 1e7, "an integer from 2 to 10,000,000", &ci_b);
+  b->ci_B = (uint32_t)ci_b;
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "ci_seed"))) {
+    snprintf(w, sizeof w, "%s.ci_seed", where);
+    if (!tl_json_is_int(v, 0, 9007199254740992.0)) PROBLEM(w, "must be an integer from 0 to 2^53");
+    else b->ci_seed = (uint64_t)v->valuedouble;
+  }
+  /* the entry's "models" (read by the job loader too): with them the run's models are known at
+   * load, and a human file that names none of them is refused before anything is asked */
+  if ((v = cJSON_GetObjectItemCaseSensitive(e, "models")) && cJSON_IsArray(v) && cJSON_GetArraySize(v) > 0) {
+    const cJSON *x;
+    int ok = 1;
+    cJSON_ArrayForEach(x, v) ok &= cJSON_IsString(x);
+    if (ok && (b->job_models = calloc((size_t)cJSON_GetArraySize(v), sizeof *b->job_models))) {
+      cJSON_ArrayForEach(x, v) if ((b->job_models[b->n_job_models] = tl_strdup(x->valuestring))) b->n_job_models++;
+    }
+  }
   if (!b->dataset || !b->prompt_suffix) PROBLEM(where, "out of memory");
   if (bad) {
     vqa_free(b);
@@ -381,6 +467,7 @@ typedef struct {
   tl_err *err;
   size_t cap;
   int human_only; /* 1: a "human" file (no question/references needed) */
+  int file;       /* its index in b->hf (a human file's in b->human_p; a release file's + n_human_p) */
 } rel_ctx;
 
 /* qid of a row: an integer or a non-empty string; into buf. 0 ok. */
@@ -433,8 +520,11 @@ static int row_human(const cJSON *o, human_t *h, char *msg, size_t msz) {
   return 0;
 }
 
+/* Joins human score h to (id, model); *added (if non-NULL) says whether it was kept (a second
+ * row for the pair is reported and dropped). */
 static tl_status put_human(tl_bench *b, const char *id, const char *model, const human_t *h, const tl_jsonl *r,
-                           tl_inlog *log, tl_err *err) {
+                           tl_inlog *log, tl_err *err, bool *added) {
+  if (added) *added = false;
   tl_buf k;
   tl_buf_init(&k);
   if (tl_buf_printf(&k, "%s\x1f%s", id, model)) return tl_err_set(err, TL_ENOMEM, "out of memory");
@@ -455,6 +545,31 @@ static tl_status put_human(tl_bench *b, const char *id, const char *model, const
     b->caphum = nc;
   }
   b->hum[b->nhum++] = *h;
+  if (added) *added = true;
+  return TL_OK;
+}
+
+/* Counts a kept row of model `model` in file h. */
+static tl_status hfile_kept(hfile *h, const char *model) {
+  bool ins;
+  size_t ix;
+  if (tl_strmap_put(&h->model_ix, model, h->nmodel, &ins, &ix)) return TL_ENOMEM;
+  if (ins) {
+    if (h->nmodel == h->cap) {
+      size_t nc = h->cap ? 2 * h->cap : 8;
+      char **pn = realloc(h->mname, nc * sizeof *pn);
+      if (pn) h->mname = pn;
+      long *pk = pn ? realloc(h->kept_of, nc * sizeof *pk) : NULL;
+      if (!pk) return TL_ENOMEM;
+      h->kept_of = pk;
+      h->cap = nc;
+    }
+    if (!(h->mname[h->nmodel] = tl_strdup(model))) return TL_ENOMEM;
+    h->kept_of[h->nmodel] = 0;
+    ix = h->nmodel++;
+  }
+  h->kept_of[ix]++;
+  h->kept++;
   return TL_OK;
 }
 
@@ -485,11 +600,18 @@ static tl_status rel_line(void *vctx, const cJSON *o, const tl_jsonl *r) {
     tl_buf id;
     tl_buf_init(&id);
     if (tl_buf_printf(&id, "%s:%s", dataset, qid)) return tl_err_set(c->err, TL_ENOMEM, "out of memory");
-    bool known = tl_strmap_get(&b->by_id, id.data, &ix);
-    tl_status st = known ? put_human(b, id.data, model->valuestring, &h, r, c->log, c->err)
-                         : logged(tl_inlog_report(c->log, TL_IN_UNKNOWN_ITEM, r->path, r->line_no,
-                                                  "a human judgment of item '%s', which the items do not have", id.data),
-                                  c->err);
+    hfile *hf = &b->hf[c->file];
+    bool known = tl_strmap_get(&b->by_id, id.data, &ix), added = false;
+    tl_status st = TL_OK;
+    h.file = c->file;
+    if (known) {
+      st = put_human(b, id.data, model->valuestring, &h, r, c->log, c->err, &added);
+      if (!st && added && hfile_kept(hf, model->valuestring)) st = tl_err_set(c->err, TL_ENOMEM, "out of memory");
+      if (!added) hf->duplicate++;
+    } else if (!hf->unknown++) { /* counted; reported once when the file ends (human_file_done) */
+      hf->first_unknown_line = r->line_no;
+      if (!(hf->first_unknown = tl_strdup(id.data))) st = tl_err_set(c->err, TL_ENOMEM, "out of memory");
+    }
     tl_buf_release(&id);
     return st;
   }
@@ -537,7 +659,13 @@ static tl_status rel_line(void *vctx, const cJSON *o, const tl_jsonl *r) {
       return st;
   }
   if (hbad) return logged(tl_inlog_report(c->log, TL_IN_BAD_FIELD, r->path, r->line_no, "%s", msg), c->err);
-  return put_human(b, it->id, model->valuestring, &h, r, c->log, c->err);
+  h.file = c->file;
+  bool added;
+  hfile *hf = &b->hf[c->file];
+  if ((st = put_human(b, it->id, model->valuestring, &h, r, c->log, c->err, &added))) return st;
+  if (!added) hf->duplicate++;
+  else if (hfile_kept(hf, model->valuestring)) return tl_err_set(c->err, TL_ENOMEM, "out of memory");
+  return TL_OK;
 }
 
 static void fix_refs(tl_bench *b) {
@@ -609,6 +737,114 @@ static tl_status build_groups(tl_bench *b) {
   return st;
 }
 
+/* "[a, b, c, ...]" of up to 6 names into out. */
+static void name_list(tl_buf *out, char *const *names, size_t n) {
+  tl_buf_puts(out, "[");
+  for (size_t i = 0; i < n && i < 6; i++) tl_buf_printf(out, "%s%s", i ? ", " : "", names[i]);
+  tl_buf_puts(out, n > 6 ? ", ...]" : "]");
+}
+
+/* The first ids of the items, "'demo:101', 'demo:102'" into out (an example of the run's keys). */
+static void item_examples(const tl_bench *b, tl_buf *out) {
+  for (size_t i = 0; i < b->n && i < 2; i++) tl_buf_printf(out, "%s'%s'", i ? ", " : "", b->v[i].id);
+}
+
+/* After human file f is read: its rows naming unknown items reported once (collapsed), and a
+ * file that joins nothing refused - no item of the run, or (when the entry lists "models") no
+ * model of the run. TL_EJOB with err naming the file and an example key of each side. */
+static tl_status human_file_done(tl_bench *b, int f, const tl_jsonl *r, tl_inlog *log, tl_err *err) {
+  hfile *h = &b->hf[f];
+  const char *path = b->human_p[f];
+  h->rows = r->n_records + r->n_bad;
+  tl_buf ex, a;
+  tl_buf_init(&ex);
+  tl_buf_init(&a);
+  item_examples(b, &ex);
+  tl_status st = TL_OK;
+  if (h->unknown)
+    st = logged(tl_inlog_report(log, TL_IN_UNKNOWN_ITEM, path, h->first_unknown_line,
+                                "a human judgment of item '%s', which the items do not have (%ld row%s of this file "
+                                "name such items, reported here once; the items' ids look like %s)",
+                                h->first_unknown, h->unknown, h->unknown == 1 ? "" : "s", ex.data ? ex.data : ""),
+                err);
+  if (!st && !h->kept) {
+    if (h->unknown)
+      st = tl_err_set(err, TL_EJOB, "vqa: no row of %s matches an item of this run: its %ld rows name items such as "
+                      "'%s', the run's items are %s, ... (ids are <dataset>:<qid>; the entry's dataset is '%s')",
+                      path, h->rows, h->first_unknown, ex.data ? ex.data : "", b->dataset);
+    else
+      st = tl_err_set(err, TL_EJOB, "vqa: no row of %s could be joined: %ld rows, none usable (see the bad-input "
+                      "messages above)", path, h->rows);
+  }
+  if (!st && b->job_models) { /* the run's models are the entry's "models" (or a subset): check now */
+    int any = 0;
+    for (int m = 0; m < b->n_job_models && !any; m++) any = tl_strmap_get(&h->model_ix, b->job_models[m], NULL);
+    if (!any) {
+      name_list(&a, h->mname, h->nmodel);
+      tl_buf jm;
+      tl_buf_init(&jm);
+      name_list(&jm, b->job_models, (size_t)b->n_job_models);
+      st = tl_err_set(err, TL_EJOB, "vqa: no row of %s matches a unit of this run: its models are %s, the run's are %s",
+                      path, a.data ? a.data : "[]", jm.data ? jm.data : "[]");
+      tl_buf_release(&jm);
+    }
+  }
+  tl_buf_release(&ex);
+  tl_buf_release(&a);
+  return st;
+}
+
+/* The units of the run that human file h matches (each cfg: the rows kept for its model), and
+ * the rows whose model no cfg has (*rows_out). cfgs: the run's ncfgs cfgs. */
+static int64_t human_units(const hfile *h, const tl_cfg *cfgs, size_t ncfgs, long *rows_out) {
+  int64_t units = 0;
+  long rows_in = 0;
+  for (size_t c = 0; c < ncfgs; c++) {
+    size_t ix;
+    if (!tl_strmap_get(&h->model_ix, cfgs[c].model, &ix)) continue;
+    units += h->kept_of[ix];
+    int first = 1; /* a model's rows counted once, at its first cfg */
+    for (size_t q = 0; q < c && first; q++) first = strcmp(cfgs[q].model, cfgs[c].model) != 0;
+    if (first) rows_in += h->kept_of[ix];
+  }
+  if (rows_out) *rows_out = h->kept - rows_in;
+  return units;
+}
+
+/* A human file that matches no unit of the run is an error: TL_EJOB naming the file and the
+ * models of both sides. */
+static tl_status human_check(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, tl_err *err) {
+  for (int f = 0; f < b->n_human_p + b->n_rel_p; f++) {
+    const hfile *h = &b->hf[f];
+    if (f >= b->n_human_p && !h->kept) continue; /* a release without human scores (each row reported) */
+    if (human_units(h, cfgs, ncfgs, NULL) > 0) continue;
+    tl_buf a, m;
+    tl_buf_init(&a);
+    tl_buf_init(&m);
+    name_list(&a, h->mname, h->nmodel);
+    char *names[7];
+    size_t k = 0;
+    for (size_t c = 0; c < ncfgs && k < 7; c++)
+      if (!c || strcmp(cfgs[c].model, cfgs[c - 1].model)) names[k++] = cfgs[c].model;
+    name_list(&m, names, k);
+    tl_status st = tl_err_set(err, TL_EJOB, "vqa: no row of %s matches a unit of this run: its models are %s, the "
+                              "run's are %s", hf_path(b, f), a.data ? a.data : "[]", m.data ? m.data : "[]");
+    tl_buf_release(&a);
+    tl_buf_release(&m);
+    return st;
+  }
+  return TL_OK;
+}
+
+/* The check of the run's cfgs against the human files (human_check), once: the driver calls it
+ * through vt->check_cfgs on every rank when the cfgs are known, before anything is asked or a
+ * journal started; vqa_request calls it too when no driver did (a caller of the module alone). */
+static tl_status vqa_check_cfgs(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, tl_err *err) {
+  tl_status st = human_check(b, cfgs, ncfgs, err);
+  if (!st) b->rt->checked = 1;
+  return st;
+}
+
 static tl_status vqa_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *err) {
   loaded_release(b);
   tl_status st = TL_OK;
@@ -617,12 +853,17 @@ static tl_status vqa_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *e
     if ((st = tl_lave_demos_load(b->demos_p, &b->demos, err))) return st;
     if ((st = tl_lave_demos_load(b->demos_bin_p, &b->demos_bin, err))) return st;
   }
+  const int nhf = b->n_human_p + b->n_rel_p;
+  if (nhf && !(b->hf = calloc((size_t)nhf, sizeof *b->hf))) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  for (int f = 0; f < nhf; f++) tl_strmap_init(&b->hf[f].model_ix);
   if (b->n_rel_p) {
-    rel_ctx c = {b, log, err, 0, 0};
+    rel_ctx c = {b, log, err, 0, 0, 0};
     for (int f = 0; !st && f < b->n_rel_p; f++) {
       tl_jsonl r;
       if ((st = tl_jsonl_open(&r, b->rel_p[f], max_line, err))) break;
+      c.file = b->n_human_p + f;
       st = tl_inlog_each(log, &r, "rows", rel_line, &c, err);
+      b->hf[c.file].rows = r.n_records + r.n_bad;
       tl_jsonl_close(&r);
     }
     if (!st) fix_refs(b);
@@ -667,11 +908,16 @@ static tl_status vqa_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *e
   for (size_t i = 0; i < b->n; i++)
     if (tl_strmap_put(&b->by_id, b->v[i].id, i, NULL, NULL)) return tl_err_set(err, TL_ENOMEM, "out of memory");
   if ((st = build_groups(b))) return tl_err_set(err, st, "out of memory");
-  rel_ctx hc = {b, log, err, 0, 1};
+  b->echo = log->echo;
+  b->rt->ncfgs = SIZE_MAX;
+  b->rt->checked = 0;
+  rel_ctx hc = {b, log, err, 0, 1, 0};
   for (int f = 0; !st && f < b->n_human_p; f++) {
     tl_jsonl r;
     if ((st = tl_jsonl_open(&r, b->human_p[f], max_line, err))) break;
+    hc.file = f;
     st = tl_inlog_each(log, &r, "human judgments", rel_line, &hc, err);
+    if (!st) st = human_file_done(b, f, &r, log, err);
     tl_jsonl_close(&r);
   }
   return st;
@@ -721,6 +967,12 @@ static tl_status vqa_request(const tl_bench *b, const tl_cfg *cfgs, const tl_uni
   out->temperature = -1;
   if (u->item >= b->n) return tl_err_set(err, TL_EINTERNAL, "vqa: item %" PRIu32 " out of range", u->item);
   const vitem *x = &b->v[u->item];
+  if (s == 0 && !b->rt->checked && b->rt->ncfgs != SIZE_MAX) {
+    /* the first request of this rank: the cfgs are known now (acc_layout noted their count),
+     * and nothing of this benchmark was asked yet - a human file that matches no unit stops here */
+    tl_status st = vqa_check_cfgs(b, cfgs, b->rt->ncfgs, err);
+    if (st) return st;
+  }
   if (s == 0) {
     size_t off = arena->len;
     tl_status st = tl_buf_puts(arena, x->question ? x->question : "");
@@ -874,12 +1126,22 @@ static const human_t *human_of(const tl_bench *b, const tl_cfg *c, const vitem *
 }
 
 static size_t mode_len(const tl_bench *b, size_t ncfgs) { return ncfgs * (size_t)b->G * 3 + ncfgs * TL_PS__COUNT; }
+/* Block nm + 2: [cfg][G][K__N] unit counts, then [cfg][item] each unit's VQA accuracy (units of
+ * 1/TL_VQA_ACC_SCALE, 0 when unscored): the clusters of the headline CI (rank 0 sums a model's
+ * seeds per item). */
+static size_t count_len(const tl_bench *b, size_t ncfgs) { return ncfgs * (size_t)b->G * K__N + ncfgs * b->n; }
 
+/* Called once by the run (after load and the cfgs, before any request, on the thread that will
+ * make the requests): ncfgs is noted in b->rt so that the first request can check the human
+ * files against the cfgs (vqa_request; bench.h gives request the cfgs but not their count). */
 static int vqa_acc_layout(const tl_bench *b, size_t ncfgs, tl_acc_block *out) {
+  b->rt->ncfgs = ncfgs;
+  b->rt->checked = 0;
   for (int k = 0; k < b->nm; k++) out[k] = (tl_acc_block){mode_len(b, ncfgs), TL_ACC_SUM, 0};
   out[b->nm] = (tl_acc_block){ncfgs * HB_LEN(b->nm), TL_ACC_SUM, 0};
   out[b->nm + 1] = (tl_acc_block){ncfgs * (size_t)b->nm * 2, TL_ACC_MIN, INT64_MAX};
-  return b->nm + 2;
+  out[b->nm + 2] = (tl_acc_block){count_len(b, ncfgs), TL_ACC_SUM, 0};
+  return b->nm + 3;
 }
 
 /* Whether metric value v of mode k is "correct" (>= 0.5): 2 v >= scale, in integers. */
@@ -903,6 +1165,27 @@ static void vqa_acc_add(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, con
       }
     }
     if (p->status >= 0 && p->status < TL_PS__COUNT) a[ncfgs * (size_t)b->G * 3 + (size_t)u->cfg * TL_PS__COUNT + p->status]++;
+  }
+  { /* the unit counts of the summary, and the unit's VQA accuracy for the CI */
+    int64_t k[K__N] = {0};
+    const int answered = r->text[0] != NULL;
+    k[K_ANSWERED] = answered;
+    k[K_MISSING] = !answered && !r->error[0];
+    k[K_EERR] = r->error[0] != NULL;
+    k[K_UNPARSED] = answered && r->res[M_VQA].status != TL_PS_OK && r->res[M_VQA].status != TL_PS_ENGINE_ERROR;
+    if (b->lave) {
+      const tl_pstatus ls = r->res[M_LAVE].status;
+      k[K_JEERR] = r->error[1] != NULL;
+      k[K_LUNPARSED] = r->text[1] && !r->error[1] && ls != TL_PS_OK && ls != TL_PS_ENGINE_ERROR;
+      k[K_LUNJUDGED] = answered && !r->text[1] && !r->error[1];
+    }
+    int64_t *cnt = acc[nm + 2];
+    for (int j = 0; j < x->ng; j++) {
+      int64_t *cell = cnt + ((size_t)u->cfg * (size_t)b->G + (size_t)x->g[j]) * K__N;
+      for (int q = 0; q < K__N; q++) cell[q] += k[q];
+    }
+    if (r->res[M_VQA].status == TL_PS_OK)
+      cnt[ncfgs * (size_t)b->G * K__N + (size_t)u->cfg * b->n + u->item] += r->res[M_VQA].value;
   }
   /* the human side: failure modes per metric, the human score, the votes' coincidences */
   const human_t *h = human_of(b, &cfgs[u->cfg], x);
@@ -1045,7 +1328,7 @@ fail:
 
 /* ---- metric tables (rank 0, from the reduced integers, in key order) ---- */
 
-enum { T_ACC, T_FAIL, T_HUMAN, T_AUDIT, T_SETTINGS, T_ACROSS, T__N };
+enum { T_ACC, T_FAIL, T_HUMAN, T_AUDIT, T_SETTINGS, T_ACROSS, T_SUM, T_JOIN, T__N };
 
 static const tl_col_spec ACC_COLS[] = {
     {"model", TL_COL_STR, "model under test"},
@@ -1053,18 +1336,26 @@ static const tl_col_spec ACC_COLS[] = {
     {"seed", TL_COL_I64, "sampling seed"},
     {"level", TL_COL_STR, "all, dataset, answer_type or question_type"},
     {"group", TL_COL_STR, "the group's name (\"all\" for level all)"},
-    {"n_items", TL_COL_I64, "units (questions) in the group"},
-    {"n_scored", TL_COL_I64, "units with an answer (the others are missing or engine_error: never wrong)"},
-    {"vqa_accuracy", TL_COL_F64, "mean VQA accuracy over the scored units, in [0, 1] (the official script prints 100x)"},
-    {"soft_vqa_accuracy", TL_COL_F64, "mean soft VQA accuracy over the scored units"},
-    {"exact_match", TL_COL_F64, "share of the scored units whose answer equals a reference"},
+    {"n_items", TL_COL_I64, "units (questions) in the group: n, what every mean divides by"},
+    {"n_scored", TL_COL_I64, "units with a VQA accuracy (the others score 0: missing, unparsed, engine_error)"},
+    {"vqa_accuracy", TL_COL_F64, "VQA accuracy summed over the scored units / n_items, in [0, 1] (an unscored unit "
+                                 "scores 0; the official script prints 100x)"},
+    {"soft_vqa_accuracy", TL_COL_F64, "soft VQA accuracy summed over the scored units / n_items"},
+    {"exact_match", TL_COL_F64, "exact matches / n_items"},
     {"n_lave_rated", TL_COL_I64, "units with a LAVE rating (0 without a LAVE judge)"},
     {"n_lave_unrated", TL_COL_I64, "units without one: no answer, no judgment, no rating in the reply, ..."},
-    {"lave_score", TL_COL_F64, "mean LAVE score (rating - 1) / 2 over the rated units; NaN when none"},
-    {"lave_expected", TL_COL_F64, "mean expected LAVE score from log-probabilities (expected_rating); NaN when none"},
+    {"lave_score", TL_COL_F64, "LAVE score (rating - 1) / 2 summed over the rated units / n_items (unrated: 0); "
+                               "NaN without a LAVE judge or when no unit of the group has a rating"},
+    {"lave_expected", TL_COL_F64, "expected LAVE score from log-probabilities summed / n_items (expected_rating); NaN when off"},
+    {"n_answered", TL_COL_I64, "units with a reply of the model (n_items = n_answered + n_missing + n_engine_error)"},
+    {"n_missing", TL_COL_I64, "units with no reply and no engine failure (no answer line)"},
+    {"n_unparsed", TL_COL_I64, "answered units without a VQA accuracy (an unterminated reasoning block)"},
+    {"n_engine_error", TL_COL_I64, "units whose model engine gave up"},
+    {"n_judge_engine_error", TL_COL_I64, "units whose LAVE judge engine gave up (every mode of them is engine_error)"},
+    {"n_lave_unparsed", TL_COL_I64, "units whose judge reply holds no usable rating (no_rating, out of range)"},
 };
 enum { AC_MODEL, AC_VAR, AC_SEED, AC_LEVEL, AC_GROUP, AC_N, AC_NS, AC_VQA, AC_SOFT, AC_EM, AC_NLR, AC_NLU, AC_LAVE,
-       AC_LAVEX, AC__N };
+       AC_LAVEX, AC_NANS, AC_NMISS, AC_NUNP, AC_NEERR, AC_NJEERR, AC_NLUNP, AC__N };
 
 static const tl_col_spec FAIL_COLS[] = {
     {"metric", TL_COL_STR, "vqa_accuracy, soft_vqa_accuracy, exact_match, lave or lave_expected"},
@@ -1222,10 +1513,189 @@ static tl_status across_seeds(const tl_bench *b, const tl_table *acc, tl_table *
   return st;
 }
 
+/* /metrics/vqa/summary: per (model, variant) and group of the levels all, dataset and
+ * answer_type, over the model's seeds: the unit counts, each metric's mean over seeds (each
+ * seed's value divides by its n: an unscored unit scores 0) with its std (ddof 1, NaN for one
+ * seed), and the 95% CI of VQA accuracy from tl_cluster_ci (a cluster = a question with every
+ * seed of it: num = its summed accuracy, den = its units). cfgs are sorted by (model, variant,
+ * seed), so a (model, variant)'s cfgs are consecutive. */
+static const tl_col_spec SUM_COLS[] = {
+    {"model", TL_COL_STR, "model under test"},
+    {"prompt_variant", TL_COL_STR, "prompt variant"},
+    {"level", TL_COL_STR, "all, dataset or answer_type"},
+    {"group", TL_COL_STR, "the group's name"},
+    {"n_seeds", TL_COL_I64, "seeds of the model"},
+    {"n", TL_COL_I64, "units asked for: questions x seeds (every mean divides by it)"},
+    {"n_answered", TL_COL_I64, "units with a reply of the model (n = n_answered + n_missing + n_engine_error)"},
+    {"n_missing", TL_COL_I64, "units with no reply and no engine failure: score 0"},
+    {"n_unparsed", TL_COL_I64, "answered units without a VQA accuracy (an unterminated reasoning block): score 0"},
+    {"n_engine_error", TL_COL_I64, "units whose model engine gave up: score 0"},
+    {"n_judge_engine_error", TL_COL_I64, "units whose LAVE judge engine gave up: every mode engine_error, score 0"},
+    {"n_lave_unparsed", TL_COL_I64, "judge replies without a usable rating (no_rating, out of range): LAVE score 0"},
+    {"n_lave_unjudged", TL_COL_I64, "answered units without a judge reply or failure (nothing to rate, no judgment line)"},
+    {"n_lave_rated", TL_COL_I64, "units with a LAVE rating (n minus every kind of unrated unit)"},
+    {"vqa_accuracy", TL_COL_F64, "mean over seeds of the VQA accuracy (sum / n of each seed)"},
+    {"vqa_accuracy_std", TL_COL_F64, "its standard deviation over seeds (ddof 1); NaN for one seed"},
+    {"vqa_accuracy_ci_lo", TL_COL_F64, "95% percentile bootstrap CI (tl_cluster_ci over questions, seeds together): low"},
+    {"vqa_accuracy_ci_hi", TL_COL_F64, "and high; NaN for fewer than 2 questions"},
+    {"soft_vqa_accuracy", TL_COL_F64, "mean over seeds of the soft VQA accuracy (sum / n)"},
+    {"soft_vqa_accuracy_std", TL_COL_F64, "std over seeds (ddof 1)"},
+    {"exact_match", TL_COL_F64, "mean over seeds of exact matches / n"},
+    {"exact_match_std", TL_COL_F64, "std over seeds (ddof 1)"},
+    {"lave_score", TL_COL_F64, "mean over the seeds with a rating of the LAVE score (sum over rated units / n: "
+                               "unrated 0); NaN when no unit has a rating"},
+    {"lave_score_std", TL_COL_F64, "std over seeds (ddof 1)"},
+};
+enum { SC_MODEL, SC_VAR, SC_LEVEL, SC_GROUP, SC_NSEEDS, SC_N, SC_NANS, SC_NMISS, SC_NUNP, SC_NEERR, SC_NJEERR, SC_NLUNP,
+       SC_NLUNJ, SC_NLR, SC_VQA, SC_VQASD, SC_LO, SC_HI, SC_SOFT, SC_SOFTSD, SC_EM, SC_EMSD, SC_LAVE, SC_LAVESD, SC__N };
+
+/* mean and std (ddof 1, NaN for k < 2) of v[0..k) */
+static void mean_std(const double *v, size_t k, double *mean, double *sd) {
+  double ss;
+  *mean = k ? tl_mean_ss(v, k, &ss) : NAN;
+  *sd = k > 1 ? sqrt(ss / (double)(k - 1)) : NAN;
+}
+
+static tl_status summary_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc, tl_table *t) {
+  if (tl_table_add_cols(t, SUM_COLS, SC__N)) return TL_ENOMEM;
+  const int nm = b->nm;
+  const int64_t *cnt = acc[nm + 2], *peritem = acc[nm + 2] + ncfgs * (size_t)b->G * K__N;
+  double *v = malloc((ncfgs ? ncfgs : 1) * sizeof *v);
+  double *num = malloc((b->n ? b->n : 1) * sizeof *num), *den = malloc((b->n ? b->n : 1) * sizeof *den);
+  tl_status st = v && num && den ? TL_OK : TL_ENOMEM;
+  for (size_t c0 = 0; !st && c0 < ncfgs;) {
+    size_t c1 = c0 + 1;
+    while (c1 < ncfgs && !strcmp(cfgs[c1].model, cfgs[c0].model) && cfgs[c1].variant == cfgs[c0].variant) c1++;
+    const size_t ns = c1 - c0;
+    for (int g = 0; !st && g < b->G; g++) {
+      if (strcmp(b->gkind[g], "all") && strcmp(b->gkind[g], "dataset") && strcmp(b->gkind[g], "answer_type")) continue;
+      const int64_t n1 = acc[M_VQA][(c0 * (size_t)b->G + (size_t)g) * 3 + 1] + acc[M_VQA][(c0 * (size_t)b->G + (size_t)g) * 3 + 2];
+      if (!n1) continue;
+      size_t r = tl_table_add_row(t);
+      if (r == (size_t)-1 || tl_table_set_str(t, r, SC_MODEL, cfgs[c0].model) ||
+          tl_table_set_str(t, r, SC_VAR, VARIANTS[cfgs[c0].variant]) || tl_table_set_str(t, r, SC_LEVEL, b->gkind[g]) ||
+          tl_table_set_str(t, r, SC_GROUP, b->gname[g])) {
+        st = TL_ENOMEM;
+        break;
+      }
+      int64_t k[K__N] = {0}, n = 0, rated = 0;
+      for (size_t c = c0; c < c1; c++) {
+        const int64_t *kc = cnt + (c * (size_t)b->G + (size_t)g) * K__N;
+        for (int q = 0; q < K__N; q++) k[q] += kc[q];
+        const int64_t *cell = acc[M_VQA] + (c * (size_t)b->G + (size_t)g) * 3;
+        n += cell[1] + cell[2];
+        if (b->lave) rated += acc[M_LAVE][(c * (size_t)b->G + (size_t)g) * 3 + 1];
+      }
+      tl_table_set_i64(t, r, SC_NSEEDS, (int64_t)ns);
+      tl_table_set_i64(t, r, SC_N, n);
+      static const int KCOL[][2] = {{SC_NANS, K_ANSWERED}, {SC_NMISS, K_MISSING},     {SC_NUNP, K_UNPARSED},
+                                    {SC_NEERR, K_EERR},    {SC_NJEERR, K_JEERR},      {SC_NLUNP, K_LUNPARSED},
+                                    {SC_NLUNJ, K_LUNJUDGED}};
+      for (size_t q = 0; q < sizeof KCOL / sizeof *KCOL; q++) tl_table_set_i64(t, r, KCOL[q][0], k[KCOL[q][1]]);
+      tl_table_set_i64(t, r, SC_NLR, rated);
+      static const int MCOL[][2] = {{SC_VQA, M_VQA}, {SC_SOFT, M_SOFT}, {SC_EM, M_EM}, {SC_LAVE, M_LAVE}};
+      for (int m = 0; m < 4; m++) {
+        double mean = NAN, sd = NAN;
+        if (MCOL[m][1] < nm) {
+          size_t kv = 0; /* LAVE: a seed without any rating has no value (NaN in /metrics/vqa/accuracy): left out */
+          for (size_t c = c0; c < c1; c++) {
+            const int64_t *cell = acc[MCOL[m][1]] + (c * (size_t)b->G + (size_t)g) * 3;
+            const int64_t nc = cell[1] + cell[2];
+            if (MCOL[m][1] == M_LAVE && !cell[1]) continue;
+            v[kv++] = nc ? (double)cell[0] / (double)MODE_SCALE[MCOL[m][1]] / (double)nc : 0.0;
+          }
+          mean_std(v, kv, &mean, &sd);
+        }
+        tl_table_set_f64(t, r, MCOL[m][0], mean);
+        tl_table_set_f64(t, r, MCOL[m][0] + 1, sd);
+      }
+      /* the CI: clusters = the group's questions in key order, seeds summed */
+      uint32_t m = 0;
+      for (size_t i = 0; i < b->n; i++) {
+        int in = 0;
+        for (int j = 0; j < b->v[i].ng && !in; j++) in = b->v[i].g[j] == g;
+        if (!in) continue;
+        int64_t sum = 0;
+        for (size_t c = c0; c < c1; c++) sum += peritem[c * b->n + i];
+        num[m] = (double)sum / (double)TL_VQA_ACC_SCALE;
+        den[m] = (double)ns;
+        m++;
+      }
+      double lo = NAN, hi = NAN;
+      st = tl_cluster_ci(num, den, m, b->ci_B, b->ci_seed, 0.95, &lo, &hi);
+      tl_table_set_f64(t, r, SC_LO, lo);
+      tl_table_set_f64(t, r, SC_HI, hi);
+    }
+    c0 = c1;
+  }
+  free(v);
+  free(num);
+  free(den);
+  return st;
+}
+
+/* /metrics/vqa/human_join: one row per "human" file, its join with the run's units; and, on
+ * rank 0's message stream, one line per file ("vqa: human scores FILE: 60 rows, 60 of 60 units
+ * matched"). A file that matches no unit is TL_EJOB (err names it): the check of vqa_request,
+ * for a run whose units were all restored from a journal. */
+static tl_status join_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, tl_table *t, tl_err *err) {
+  static const tl_col_spec JC[] = {
+      {"file", TL_COL_STR, "a \"human\" file, or a \"release\" file (its rows' human_score), resolved path"},
+      {"n_rows", TL_COL_I64, "lines read"},
+      {"n_rows_joined", TL_COL_I64, "rows kept: an item of the run, the first row for its (item, model)"},
+      {"n_rows_unknown_item", TL_COL_I64, "rows naming an item the items do not have (reported once)"},
+      {"n_rows_duplicate", TL_COL_I64, "second rows for an (item, model) (the first is kept)"},
+      {"n_rows_bad", TL_COL_I64, "rows reported as bad input (no qid, no model, a bad vote list, ...)"},
+      {"n_rows_other_model", TL_COL_I64, "kept rows whose model the run does not have"},
+      {"models", TL_COL_STR, "the models the file's kept rows name, comma-separated (first 20)"},
+      {"n_units", TL_COL_I64, "units of the run (questions x cfgs)"},
+      {"n_units_matched", TL_COL_I64, "units with a human score from this file"},
+  };
+  if (tl_table_add_cols(t, JC, 10)) return TL_ENOMEM;
+  tl_buf ms;
+  tl_buf_init(&ms);
+  tl_status st = TL_OK;
+  for (int f = 0; !st && f < b->n_human_p + b->n_rel_p; f++) {
+    const hfile *h = &b->hf[f];
+    long other = 0;
+    const int64_t units = (int64_t)(ncfgs * b->n), matched = human_units(h, cfgs, ncfgs, &other);
+    const long bad = h->rows - h->kept - h->unknown - h->duplicate;
+    tl_buf_reset(&ms);
+    for (size_t m = 0; m < h->nmodel && m < 20; m++) tl_buf_printf(&ms, "%s%s", m ? "," : "", h->mname[m]);
+    size_t r = tl_table_add_row(t);
+    if (r == (size_t)-1 || tl_table_set_str(t, r, 0, hf_path(b, f)) || tl_table_set_str(t, r, 7, ms.data ? ms.data : "")) {
+      st = TL_ENOMEM;
+      break;
+    }
+    const int64_t iv[] = {h->rows, h->kept, h->unknown, h->duplicate, bad, other};
+    for (int q = 0; q < 6; q++) tl_table_set_i64(t, r, 1 + q, iv[q]);
+    tl_table_set_i64(t, r, 8, units);
+    tl_table_set_i64(t, r, 9, matched);
+    if (b->echo) {
+      fprintf(b->echo, "vqa: human scores %s: %ld rows, %lld of %lld units matched", hf_path(b, f), h->rows,
+              (long long)matched, (long long)units);
+      if (h->rows != h->kept) {
+        fprintf(b->echo, "; rows not joined: %ld", h->rows - h->kept);
+        const char *sep = " (";
+        if (h->unknown) fprintf(b->echo, "%s%ld for unknown items", sep, h->unknown), sep = ", ";
+        if (h->duplicate) fprintf(b->echo, "%s%ld second row%s", sep, h->duplicate, h->duplicate == 1 ? "" : "s"), sep = ", ";
+        if (bad) fprintf(b->echo, "%s%ld bad", sep, bad), sep = ", ";
+        fprintf(b->echo, "%s", *sep == ',' ? ")" : "");
+      }
+      if (other) fprintf(b->echo, "; %ld row%s of models the run does not have", other, other == 1 ? "" : "s");
+      fprintf(b->echo, "\n");
+    }
+  }
+  tl_buf_release(&ms);
+  if (!st) st = human_check(b, cfgs, ncfgs, err);
+  return st;
+}
+
 static tl_status vqa_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc, tl_table ***out,
                             int *nout) {
   static const char *const PATHS[T__N] = {"/metrics/vqa/accuracy", "/metrics/vqa/failure_modes", "/metrics/vqa/human",
-                                          "/audit/vqa/statuses", "/metrics/vqa/settings", "/metrics/vqa/across_seeds"};
+                                          "/audit/vqa/statuses", "/metrics/vqa/settings", "/metrics/vqa/across_seeds",
+                                          "/metrics/vqa/summary", "/metrics/vqa/human_join"};
   const int nm = b->nm;
   tl_table **t = calloc(T__N, sizeof *t);
   tl_status st = t ? TL_OK : TL_ENOMEM;
@@ -1251,17 +1721,21 @@ static tl_status vqa_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
       tl_table_set_i64(t[T_ACC], r, AC_SEED, cfgs[c].seed);
       tl_table_set_i64(t[T_ACC], r, AC_N, n);
       tl_table_set_i64(t[T_ACC], r, AC_NS, cell[M_VQA][1]);
-      for (int k = 0; k < 3; k++)
-        tl_table_set_f64(t[T_ACC], r, AC_VQA + k,
-                         cell[k][1] ? (double)cell[k][0] / (double)MODE_SCALE[k] / (double)cell[k][1] : NAN);
+      /* one missing-answer policy: every mean divides by n, an unscored unit scores 0 */
+      for (int k = 0; k < 3; k++) tl_table_set_f64(t[T_ACC], r, AC_VQA + k, (double)cell[k][0] / (double)MODE_SCALE[k] / (double)n);
       tl_table_set_i64(t[T_ACC], r, AC_NLR, b->lave ? cell[M_LAVE][1] : 0);
       tl_table_set_i64(t[T_ACC], r, AC_NLU, b->lave ? cell[M_LAVE][2] : 0);
-      tl_table_set_f64(t[T_ACC], r, AC_LAVE,
-                       b->lave && cell[M_LAVE][1] ? (double)cell[M_LAVE][0] / 2.0 / (double)cell[M_LAVE][1] : NAN);
+      /* LAVE: over n as well, but undefined (NaN) when no unit of the group has a rating at all
+       * (no judgment was given: 0 would be a number nobody measured) */
+      tl_table_set_f64(t[T_ACC], r, AC_LAVE, b->lave && cell[M_LAVE][1] ? (double)cell[M_LAVE][0] / 2.0 / (double)n : NAN);
       tl_table_set_f64(t[T_ACC], r, AC_LAVEX,
                        b->lave_expected && cell[M_LAVEX][1]
-                           ? (double)cell[M_LAVEX][0] / (double)MODE_SCALE[M_LAVEX] / (double)cell[M_LAVEX][1]
+                           ? (double)cell[M_LAVEX][0] / (double)MODE_SCALE[M_LAVEX] / (double)n
                            : NAN);
+      const int64_t *kc = acc[nm + 2] + (c * (size_t)b->G + (size_t)g) * K__N;
+      static const int KCOL[][2] = {{AC_NANS, K_ANSWERED}, {AC_NMISS, K_MISSING}, {AC_NUNP, K_UNPARSED},
+                                    {AC_NEERR, K_EERR},    {AC_NJEERR, K_JEERR},  {AC_NLUNP, K_LUNPARSED}};
+      for (size_t q = 0; q < sizeof KCOL / sizeof *KCOL; q++) tl_table_set_i64(t[T_ACC], r, KCOL[q][0], kc[KCOL[q][1]]);
     }
   /* failure modes and the human side: per cfg, then pooled */
   const size_t L = HB_LEN(nm);
@@ -1309,6 +1783,9 @@ static tl_status vqa_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   }
   if (!st) st = settings_table(b, t[T_SETTINGS]);
   if (!st) st = across_seeds(b, t[T_ACC], t[T_ACROSS]);
+  if (!st) st = summary_table(b, cfgs, ncfgs, acc, t[T_SUM]);
+  tl_err jerr = {{0}};
+  if (!st && (st = join_table(b, cfgs, ncfgs, t[T_JOIN], &jerr)) && b->echo) fprintf(b->echo, "tally: %s\n", jerr.msg);
   if (st) {
     for (int i = 0; t && i < T__N; i++) tl_table_free(t[i]);
     free(t);
@@ -1319,6 +1796,57 @@ static tl_status vqa_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   return TL_OK;
 }
 
+/* A table of strings printed with each column as wide as its widest cell (2 spaces between;
+ * the first two columns left-aligned, the others right-aligned). cells: [nrow][ncol] owned. */
+#define SUM_NCOL 12
+/* columns of a UTF-8 string on a terminal: its code points (model names are mostly ASCII) */
+static size_t text_width(const char *s) {
+  size_t k = 0;
+  for (; *s; s++) k += ((unsigned char)*s & 0xC0) != 0x80;
+  return k;
+}
+static void print_grid(FILE *out, char *(*cells)[SUM_NCOL], size_t nrow, int ncol) {
+  size_t w[SUM_NCOL] = {0};
+  for (size_t r = 0; r < nrow; r++)
+    for (int c = 0; c < ncol; c++) {
+      size_t l = cells[r][c] ? text_width(cells[r][c]) : 0;
+      if (l > w[c]) w[c] = l;
+    }
+  for (size_t r = 0; r < nrow; r++) {
+    for (int c = 0; c < ncol; c++) {
+      const char *x = cells[r][c] ? cells[r][c] : "";
+      const int pad = (int)(w[c] - text_width(x));
+      if (c < 2) fprintf(out, "%s%s%*s", c ? "  " : "", x, c == ncol - 1 ? 0 : pad, "");
+      else fprintf(out, "  %*s%s", pad, "", x);
+    }
+    fprintf(out, "\n");
+  }
+}
+
+static char *cell_printf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static char *cell_printf(const char *fmt, ...) {
+  tl_buf b;
+  tl_buf_init(&b);
+  va_list ap;
+  va_start(ap, fmt);
+  char tmp[256];
+  vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  tl_buf_puts(&b, tmp);
+  return tl_buf_detach(&b);
+}
+
+/* "0.840 ± 0.012", or "0.840 ± -" for one seed, "-" when undefined */
+static char *mean_cell(double mean, double sd) {
+  if (isnan(mean)) return cell_printf("-");
+  if (isnan(sd)) return cell_printf("%.3f ± -", mean);
+  return cell_printf("%.3f ± %.3f", mean, sd);
+}
+
 static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint64_t units, tl_table *const *tables,
                         int n, int64_t *const *acc, FILE *out) {
   (void)cfgs;
@@ -1326,23 +1854,59 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
   if (n != T__N) return;
   fprintf(out, "vqa: %zu questions, %llu units over %zu model/seed configs; VQA accuracy version %s; LAVE %s\n", b->n,
           (unsigned long long)units, ncfgs, tl_vqa_version_name(b->version), b->lave ? "on" : "off");
-  const tl_table *a = tables[T_ACC];
-  fprintf(out, "\n%-20s %4s %-24s %6s %6s %7s %7s %7s %7s\n", "model", "seed", "group", "n", "scored", "VQA acc",
-          "soft", "EM", "LAVE");
+  const tl_table *a = tables[T_SUM];
+  const int ncol = b->lave ? 12 : 11;
+  char *(*cells)[SUM_NCOL] = calloc(a->nrows + 1, sizeof *cells);
+  if (!cells) return;
+  static const char *const HEAD[SUM_NCOL] = {"model", "group", "n", "answered", "missing", "unparsed", "engine_error",
+                                             "vqa_accuracy", "95% CI", "soft_vqa_accuracy", "exact_match", "lave_score"};
+  for (int c = 0; c < SUM_NCOL; c++) cells[0][c] = cell_printf("%s", HEAD[c]);
+  if (b->lave) cells[0][11] = cell_printf("lave_score (unrated)");
+  int ndatasets = 0; /* one dataset: its rows repeat "all", not printed */
+  for (int g = 0; g < b->G; g++) ndatasets += !strcmp(b->gkind[g], "dataset");
+  size_t nr = 0;
   for (size_t r = 0; r < a->nrows; r++) {
-    if (strcmp(a->cols[AC_LEVEL].v.s[r], "all") && strcmp(a->cols[AC_LEVEL].v.s[r], "dataset") &&
-        strcmp(a->cols[AC_LEVEL].v.s[r], "answer_type"))
-      continue;
-    char grp[64];
-    snprintf(grp, sizeof grp, "%s%s%s", strcmp(a->cols[AC_LEVEL].v.s[r], "all") ? a->cols[AC_LEVEL].v.s[r] : "",
-             strcmp(a->cols[AC_LEVEL].v.s[r], "all") ? "=" : "", a->cols[AC_GROUP].v.s[r]);
-    fprintf(out, "%-20s %4lld %-24.24s %6lld %6lld %7.2f %7.2f %7.2f", a->cols[AC_MODEL].v.s[r],
-            (long long)a->cols[AC_SEED].v.i[r], grp, (long long)a->cols[AC_N].v.i[r], (long long)a->cols[AC_NS].v.i[r],
-            100 * a->cols[AC_VQA].v.f[r], 100 * a->cols[AC_SOFT].v.f[r], 100 * a->cols[AC_EM].v.f[r]);
-    if (isnan(a->cols[AC_LAVE].v.f[r])) fprintf(out, " %7s\n", "-");
-    else fprintf(out, " %7.2f\n", 100 * a->cols[AC_LAVE].v.f[r]);
+    if (ndatasets == 1 && !strcmp(a->cols[SC_LEVEL].v.s[r], "dataset")) continue;
+    char *(*row) = cells[++nr];
+    const char *lv = a->cols[SC_LEVEL].v.s[r];
+    row[0] = cell_printf("%s", a->cols[SC_MODEL].v.s[r]);
+    row[1] = strcmp(lv, "all") ? cell_printf("%s=%s", lv, a->cols[SC_GROUP].v.s[r]) : cell_printf("all");
+    static const int IC[] = {SC_N, SC_NANS, SC_NMISS, SC_NUNP, SC_NEERR};
+    for (int q = 0; q < 5; q++) row[2 + q] = cell_printf("%lld", (long long)a->cols[IC[q]].v.i[r]);
+    row[7] = mean_cell(a->cols[SC_VQA].v.f[r], a->cols[SC_VQASD].v.f[r]);
+    const double lo = a->cols[SC_LO].v.f[r], hi = a->cols[SC_HI].v.f[r];
+    row[8] = isnan(lo) ? cell_printf("- (n < 2)") : cell_printf("[%.3f, %.3f]", lo, hi);
+    row[9] = mean_cell(a->cols[SC_SOFT].v.f[r], a->cols[SC_SOFTSD].v.f[r]);
+    row[10] = mean_cell(a->cols[SC_EM].v.f[r], a->cols[SC_EMSD].v.f[r]);
+    if (b->lave) {
+      char *m = mean_cell(a->cols[SC_LAVE].v.f[r], a->cols[SC_LAVESD].v.f[r]);
+      row[11] = cell_printf("%s (%lld)", m ? m : "", (long long)(a->cols[SC_N].v.i[r] - a->cols[SC_NLR].v.i[r]));
+      free(m);
+    }
   }
-  fprintf(out, "(x100; by question type: /metrics/vqa/accuracy)\n");
+  fprintf(out, "\n");
+  print_grid(out, cells, nr + 1, ncol);
+  for (size_t r = 0; r <= a->nrows; r++)
+    for (int c = 0; c < SUM_NCOL; c++) free(cells[r][c]);
+  free(cells);
+  fprintf(out, "every mean divides by n (questions x seeds): a missing, unparsed or engine_error unit scores 0; "
+               "mean ± std over seeds (ddof 1; '-': one seed); 95%% CI of vqa_accuracy: percentile bootstrap over "
+               "questions, seeds together (%u resamples, seed %llu)\n",
+          b->ci_B, (unsigned long long)b->ci_seed);
+  if (b->lave) {
+    fprintf(out, "lave_score: an unrated unit scores 0; unrated = missing + engine_error + judge engine errors + "
+                 "unparsed judge replies (no rating) + not judged:\n");
+    for (size_t r = 0; r < a->nrows; r++) {
+      if (strcmp(a->cols[SC_LEVEL].v.s[r], "all")) continue;
+      fprintf(out, "  %s: %lld unrated = %lld missing + %lld engine_error + %lld judge engine errors + %lld no rating "
+                   "+ %lld not judged\n",
+              a->cols[SC_MODEL].v.s[r], (long long)(a->cols[SC_N].v.i[r] - a->cols[SC_NLR].v.i[r]),
+              (long long)a->cols[SC_NMISS].v.i[r], (long long)a->cols[SC_NEERR].v.i[r],
+              (long long)a->cols[SC_NJEERR].v.i[r], (long long)a->cols[SC_NLUNP].v.i[r],
+              (long long)a->cols[SC_NLUNJ].v.i[r]);
+    }
+  }
+  fprintf(out, "(by seed and question type: /metrics/vqa/accuracy; these rows: /metrics/vqa/summary)\n");
   const tl_table *f = tables[T_FAIL];
   if (f->nrows) {
     fprintf(out, "\nfailure modes (every model and seed): humans say correct (score 1) but the metric < 0.5, and humans "
@@ -1361,10 +1925,20 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
     const tl_table *h = tables[T_HUMAN];
     for (size_t r = 0; r < h->nrows; r++)
       if (h->cols[1].v.i[r] == -1)
+      {
+        char al[32] = "- (no votes)";
+        if (!isnan(h->cols[5].v.f[r])) snprintf(al, sizeof al, "%.3f", h->cols[5].v.f[r]);
+        else if (h->cols[4].v.i[r]) snprintf(al, sizeof al, "- (undefined)");
         fprintf(out, "human scores: %lld units, mean %.3f; annotator votes on %lld units, Krippendorff's alpha "
-                     "(nominal) %.3f\n",
-                (long long)h->cols[2].v.i[r], h->cols[3].v.f[r], (long long)h->cols[4].v.i[r], h->cols[5].v.f[r]);
+                     "(nominal) %s\n",
+                (long long)h->cols[2].v.i[r], h->cols[3].v.f[r], (long long)h->cols[4].v.i[r], al);
+      }
   }
+  const tl_table *jt = tables[T_JOIN];
+  for (size_t r = 0; r < jt->nrows; r++)
+    fprintf(out, "human scores %s: %lld of %lld units matched (%lld of %lld rows; /metrics/vqa/human_join)\n",
+            jt->cols[0].v.s[r], (long long)jt->cols[9].v.i[r], (long long)jt->cols[8].v.i[r],
+            (long long)(jt->cols[2].v.i[r] - jt->cols[6].v.i[r]), (long long)jt->cols[1].v.i[r]);
 }
 
 const tl_bench_vt tl_bench_vqa = {
@@ -1391,4 +1965,5 @@ const tl_bench_vt tl_bench_vqa = {
     .items_table = vqa_items_table,
     .tables = vqa_tables,
     .summary = vqa_summary,
+    .check_cfgs = vqa_check_cfgs,
 };

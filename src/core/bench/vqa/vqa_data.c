@@ -399,9 +399,10 @@ static tl_status parse_elem(tl_inlog *log, tl_err *err, const char *path, jscan 
   return TL_OK;
 }
 
-/* Reads `path` and walks it (sc_document). A file that cannot be walked to its end is reported
- * (malformed_json at the line where it broke); what was read before stays. An empty file or a
- * missing array member is reported too. */
+/* Reads `path` and walks it (sc_document). A file that cannot be walked to its end is not valid
+ * JSON: TL_EINPUT with err "PATH: not valid JSON: <why> at byte N (line L)", fatal for the
+ * caller (the elements before the break may have been handed to fn; the caller discards what
+ * it built). An empty file or a missing array member is reported (bad input). */
 static tl_status walk_file(const char *path, const char *key, elem_fn fn, void *ctx, tl_inlog *log,
                            tl_err *err, int *found) {
   tl_buf text;
@@ -423,10 +424,9 @@ static tl_status walk_file(const char *path, const char *key, elem_fn fn, void *
     st = problem(log, err, TL_IN_EMPTY_FILE, path, 0, "the file is empty");
   } else {
     st = sc_document(&c, key, fn, ctx, found);
-    if (st == TL_OK && c.what[0])
-      st = problem(log, err, TL_IN_MALFORMED_JSON, path, c.line,
-                   "malformed JSON (%s) at byte %zu; the rest of the file is not read", c.what,
-                   c.i + 1);
+    if (st == TL_OK && c.what[0]) /* a partial document is never taken for the whole */
+      st = tl_err_set(err, TL_EINPUT, "%s: not valid JSON: %s at byte %zu (line %ld); the file is not used "
+                      "(a file cut short, or an editing mistake?)", path, c.what, c.i + 1, c.line);
     else if (st == TL_OK && key && *found == 0)
       st = problem(log, err, TL_IN_MISSING_FIELD, path, 0, "no '%s' member in the top-level object", key);
     else if (st == TL_OK && key && *found == 2)
