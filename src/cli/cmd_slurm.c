@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "journal.h"
 #include "outsafe.h"
 #include "tally/job.h"
 #include "tally/str.h"
@@ -58,6 +59,8 @@ static void usage(FILE *f) {
           "  --serve-args \"...\"  more arguments for every server\n"
           "  --serve-wait S      seconds to wait for the servers' health (default 900)\n"
           "  --serve-script P    serve.sh to use (default: this build's source tree's)\n"
+          "  --force             the job's output exists (a finished run's): the script replaces it (tally run\n"
+          "                      --force); without it that is refused, as tally run refuses it\n"
           "  --submit            submit it with sbatch (prints the job id) instead of printing it\n"
           "  --wait              with --submit: sbatch --wait (returns when the job ends, with its exit code)\n"
           "exit codes: 0 ok, 1 failure (sbatch failed), 2 usage or an invalid job\n");
@@ -87,13 +90,13 @@ int tl_cmd_slurm(int argc, char **argv) {
   static const char *const CMD = "tally slurm";
   const char *timel = "02:00:00", *part = NULL, *name = NULL;
   uint64_t ntasks = 4, gpus = 0, maxrq = 3;
-  int submit = 0, wait = 0, array = 0, after_any = 0;
+  int submit = 0, wait = 0, array = 0, after_any = 0, force = 0;
   uint64_t throttle = 0, serve_gpus = 0, serve_wait = 900;
   int serve = -1;
   const char *serve_model = NULL, *serve_args = NULL, *serve_script = TALLY_SOURCE_DIR "/slurm/serve.sh";
   static const char *const KINDS[] = {"vllm", "llamacpp", "test"};
   enum { O_NT = 1, O_TIME, O_PART, O_GPU, O_NAME, O_MAXRQ, O_SUBMIT, O_WAIT, O_ARRAY, O_THROTTLE, O_AFTER, O_SERVE,
-         O_SMODEL, O_SGPUS, O_SARGS, O_SWAIT, O_SSCRIPT, O_HELP };
+         O_SMODEL, O_SGPUS, O_SARGS, O_SWAIT, O_SSCRIPT, O_FORCE, O_HELP };
   static const struct option LONG[] = {{"ntasks", required_argument, NULL, O_NT},
                                        {"time", required_argument, NULL, O_TIME},
                                        {"partition", required_argument, NULL, O_PART},
@@ -101,6 +104,7 @@ int tl_cmd_slurm(int argc, char **argv) {
                                        {"name", required_argument, NULL, O_NAME},
                                        {"max-requeue", required_argument, NULL, O_MAXRQ},
                                        {"submit", no_argument, NULL, O_SUBMIT},
+                                       {"force", no_argument, NULL, O_FORCE},
                                        {"wait", no_argument, NULL, O_WAIT},
                                        {"array", no_argument, NULL, O_ARRAY},
                                        {"array-throttle", required_argument, NULL, O_THROTTLE},
@@ -131,6 +135,7 @@ int tl_cmd_slurm(int argc, char **argv) {
     case O_PART: part = optarg; break;
     case O_NAME: name = optarg; break;
     case O_SUBMIT: submit = 1; break;
+    case O_FORCE: force = 1; break;
     case O_WAIT: wait = 1; break;
     case O_ARRAY: array = 1; break;
     case O_SERVE:
@@ -244,6 +249,18 @@ int tl_cmd_slurm(int argc, char **argv) {
     snprintf(out_abs, sizeof out_abs, "%s", oa);
     snprintf(cells, sizeof cells, "%s.cells", out_abs);
     free(oa);
+    /* a finished output (no journal of an interrupted run beside it) is replaced only with
+     * --force, as by tally run; the sweep's merge job replaces its output (it reruns) */
+    char *jd = array ? NULL : tl_journal_dir(out_abs);
+    struct stat sb;
+    int finished = jd && stat(out_abs, &sb) == 0 && S_ISREG(sb.st_mode) && stat(jd, &sb) != 0;
+    free(jd);
+    if (finished && !force) {
+      fprintf(stderr, "%s: output '%s' exists (a finished output): pass --force to replace it (the script then runs "
+                      "tally run --force), or choose another output\n", CMD, out_abs);
+      tl_job_release(&job);
+      return 2;
+    }
   }
   /* The log goes beside the output, whether or not the output exists yet (realpath of the
    * output itself failed before the first run and put the log beside the job file). */
@@ -289,10 +306,9 @@ int tl_cmd_slurm(int argc, char **argv) {
     tl_buf_puts(&s, "\n");
   }
   /* a first run scores the job; a run that finds the journal of an interrupted attempt (a
-   * requeue, a resubmission) resumes it, and one that finds the finished output (a requeue after
-   * the end) resumes nothing and keeps it: replacing a finished output takes `tally run --force`,
-   * never a resubmitted script */
-  tl_buf_puts(&s, "RESUME=()\n{ [ -d \"$OUT.journal\" ] || [ -e \"$OUT\" ]; } && RESUME=(--resume)\n");
+   * requeue, a resubmission) resumes it. A finished output is replaced only when this command
+   * was given --force (checked here, before anything is submitted) */
+  tl_buf_puts(&s, "RESUME=()\n[ -d \"$OUT.journal\" ] && RESUME=(--resume)\n");
   /* The time-limit notice (USR1 to this shell) is forwarded to the ranks and noted: only then
    * does the script requeue the job itself. A stop by SLURM (scontrol requeue, preemption,
    * scancel) is SIGTERM to every process: tally exits 4 with its journals flushed, and SLURM
@@ -350,7 +366,8 @@ int tl_cmd_slurm(int argc, char **argv) {
     tl_buf_printf(&s, "%s \"$TALLY\" run \"$JOB\" --cell \"$SLURM_ARRAY_TASK_ID\" --out \"$OUT\" --keep-journal "
                       "${RESUME[@]+\"${RESUME[@]}\"} &\n", srun);
   else
-    tl_buf_printf(&s, "%s \"$TALLY\" run \"$JOB\" --out \"$OUT\" ${RESUME[@]+\"${RESUME[@]}\"} &\n", srun);
+    tl_buf_printf(&s, "%s \"$TALLY\" run \"$JOB\" --out \"$OUT\"%s ${RESUME[@]+\"${RESUME[@]}\"} &\n", srun,
+                  force ? " --force" : "");
   tl_buf_puts(&s, "pid=$!\n"
                   "rc=0\n"
                   "while :; do\n"
