@@ -36,10 +36,12 @@ static void usage(FILE *f) {
           "  --questions Q      official VQA questions JSON (optional: cross-checked, texts kept)\n"
           "  --items F          tally's JSONL items instead: {\"id\", \"question\", \"answers\": [...],\n"
           "                     \"image\"?, \"question_type\"?, \"answer_type\"?} per line\n"
-          "  --results R        [{\"question_id\": ..., \"answer\": \"...\"}, ...] (or JSONL of the same)\n"
+          "  --results R        [{\"question_id\": ..., \"answer\": \"...\"}, ...] (or JSONL of the same);\n"
+          "                     '-' (here or for one other input): standard input\n"
           "  --version V        official (vqaEval.py @ a013f00, default) | 2017 (@ c4e6a0e) |\n"
           "                     normalized (always normalize, as lmms-eval PR #794)\n"
-          "  --output F         write the JSON to F (never an input) instead of standard output\n"
+          "  --output F         write the JSON to F (never an input; '-': standard output; a device or FIFO is\n"
+          "                     written in place) instead of standard output\n"
           "  --strict-input     stop at the first input problem (exit 3)\n"
           "Prints {\"overall\", \"perQuestionType\", \"perAnswerType\", \"perQuestion\"} as vqaEval.py\n"
           "computes them. Questions without a result are reported and left out of the accuracy.\n"
@@ -221,5 +223,22 @@ int tl_cmd_score(int argc, char **argv) {
   int rc = parse_args(argc - 1, argv + 1, &o);
   if (rc >= 0) return rc;
   if ((rc = check_output(&o)) >= 0) return rc;
-  return score(&o);
+  /* '-' is standard input, for one of the inputs: copied to a file first (the readers open a
+   * path, and the results are read twice: their form, then their records) */
+  const char **ins[] = {&o.questions, &o.annotations, &o.items, &o.results};
+  const char **std_in = NULL;
+  for (size_t i = 0; i < sizeof ins / sizeof *ins; i++)
+    if (*ins[i] && tl_path_is_std(*ins[i])) {
+      if (std_in) return fprintf(stderr, "%s: only one input can be standard input ('-')\n", CMD), 2;
+      std_in = ins[i];
+    }
+  char *spool = NULL;
+  if (std_in) {
+    tl_err err = {{0}};
+    if (tl_in_spool_stdin(&spool, &err) != TL_OK) return fprintf(stderr, "%s: %s\n", CMD, err.msg), 1;
+    *std_in = spool;
+  }
+  rc = score(&o);
+  tl_in_spool_release(spool);
+  return rc;
 }

@@ -248,6 +248,55 @@ tl_status tl_out_stream_close(tl_out_stream *o, int ok, tl_err *err) {
   return st;
 }
 
+/* ---- standard input as a file ---- */
+
+tl_status tl_in_spool_stdin(char **path, tl_err *err) {
+  *path = NULL;
+  const char *tmp = getenv("TMPDIR");
+  tl_buf d;
+  tl_buf_init(&d);
+  if (tl_buf_printf(&d, "%s/tally-XXXXXX", tmp && *tmp ? tmp : "/tmp")) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (!mkdtemp(d.data)) {
+    tl_status st = tl_err_set(err, TL_EIO, "cannot make a folder '%s' for standard input: %s", d.data, strerror(errno));
+    tl_buf_release(&d);
+    return st;
+  }
+  tl_buf_puts(&d, "/stdin");
+  int fd = d.data ? open(d.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+  int e = fd < 0 ? errno : 0;
+  char buf[65536];
+  for (ssize_t n; !e && (n = read(0, buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno != EINTR) e = errno;
+      continue;
+    }
+    for (ssize_t off = 0; !e && off < n;) {
+      ssize_t w = write(fd, buf + off, (size_t)(n - off));
+      if (w < 0 && errno != EINTR) e = errno;
+      else if (w > 0) off += w;
+    }
+  }
+  if (fd >= 0 && close(fd) != 0 && !e) e = errno;
+  if (e) {
+    tl_status st = tl_err_set(err, TL_EIO, "cannot copy standard input to '%s': %s", d.data ? d.data : "?", strerror(e));
+    tl_in_spool_release(tl_buf_detach(&d));
+    return st;
+  }
+  *path = tl_buf_detach(&d);
+  return TL_OK;
+}
+
+void tl_in_spool_release(char *path) {
+  if (!path) return;
+  unlink(path);
+  char *slash = strrchr(path, '/');
+  if (slash) {
+    *slash = 0;
+    rmdir(path);
+  }
+  free(path);
+}
+
 /* ---- the lock ---- */
 
 typedef struct {

@@ -75,6 +75,13 @@ tl_status tl_out_stream_open(tl_out_stream *o, const char *out, tl_err *err);
  * failed; no-op when not open. */
 tl_status tl_out_stream_close(tl_out_stream *o, int ok, tl_err *err);
 
+/* Standard input as a file, for readers that open a path (and may read it twice): copies it
+ * into a new folder "$TMPDIR/tally-XXXXXX" (TMPDIR unset: /tmp) as the file "stdin", so
+ * messages name ".../stdin:LINE". *path: malloc'd; tl_in_spool_release removes the file and
+ * folder and frees it. TL_EIO naming the cause (a full disk: "No space left on device"). */
+tl_status tl_in_spool_stdin(char **path, tl_err *err);
+void tl_in_spool_release(char *path);
+
 /* The lock of one output, held from before the first write (`.part`, journal) to the end.
  *
  * Mechanism, chosen to work on cluster file systems (NFSv3+, Lustre, GPFS, BeeGFS):

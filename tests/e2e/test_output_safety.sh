@@ -195,6 +195,10 @@ PY
 expect 0 "" "score vqa --output -" -- "$TALLY_BIN" score vqa --items "$TALLY_SRC/demo/vqa/items.jsonl" --results "$WORK/vqa_res.json" --output -
 [ ! -e "$WORK/-" ] || fail "score vqa --output - wrote a file named '-'"
 grep -q '"overall"' "$WORK/o.txt" || fail "score vqa --output -: nothing on standard output"
+cp "$WORK/o.txt" "$WORK/score_file.txt"
+expect 0 "" "score vqa --results - (standard input)" -- sh -c '"$0" score vqa --items "$1" --results - --output - < "$2"' "$TALLY_BIN" "$TALLY_SRC/demo/vqa/items.jsonl" "$WORK/vqa_res.json"
+cmp -s "$WORK/o.txt" "$WORK/score_file.txt" || fail "score vqa --results - differs from --results FILE"
+expect 2 "only one input" "score vqa with two inputs on standard input" -- "$TALLY_BIN" score vqa --items - --results -
 expect 0 "" "score vqa --output /dev/null" -- "$TALLY_BIN" score vqa --items "$TALLY_SRC/demo/vqa/items.jsonl" --results "$WORK/vqa_res.json" --output /dev/null
 [ -c /dev/null ] || fail "/dev/null is no longer a device"
 cd - > /dev/null
