@@ -23,6 +23,11 @@ int tl_opt_choice(const char *cmd, const char *opt, const char *v, const char *c
 /* A comma-separated list of names, each exactly one of names[n]: bit i of *mask per names[i]. */
 int tl_opt_choices(const char *cmd, const char *opt, const char *v, const char *const *names, int n,
                    unsigned *mask);
+/* A value that must not be empty (a path, a column name): "CMD: OPT needs a value, not ''". */
+int tl_opt_nonempty(const char *cmd, const char *opt, const char *v);
+/* A comma-separated list of names, each non-empty and given once ("a,,b", "a,a" and "" are
+ * refused). */
+int tl_opt_names(const char *cmd, const char *opt, const char *v);
 /* The message for getopt_long's return c: '?' (unknown option) or ':' (missing value);
  * arg = argv[optind-1]. */
 void tl_opt_unknown(const char *cmd, int c, int optopt_c, const char *arg);

@@ -156,6 +156,10 @@ int tl_cmd_compare(int argc, char **argv) {
   snprintf(mb, sizeof mb, "%s", comma + 1);
   if (!strcmp(ma, mb)) return fprintf(stderr, "%s: --models names '%s' twice\n", CMD, ma), 2;
   char grp[300];
+  { /* a file that is not a readable output of tally: one line saying why */
+    tl_err oerr = {{0}};
+    if (tl_h5_check_output(path, &oerr)) return fprintf(stderr, "%s: %s\n", CMD, oerr.msg), 1;
+  }
   if (!bench) { /* the only benchmark of the file */
     int found = 0;
     for (size_t i = 0; i < sizeof DEFAULTS / sizeof *DEFAULTS; i++) {

@@ -31,7 +31,8 @@ static void usage(FILE *f) {
           "  --permutation       also run the paired permutation test (B permutations, split over\n"
           "                      ranks; about as costly as the bootstrap itself per metric pair)\n"
           "  --device auto|cpu|cuda   where resamples run (default auto: CUDA when present)\n"
-          "  --break-lock        take over the lock (FILE.h5.lock) of an earlier run that is gone\n"
+          "  --break-lock        take over the lock (FILE.h5.lock) of an earlier run on another host\n"
+          "  --force             replace the --out file when it exists\n"
           "  --strict-input --quiet\n"
           "exit codes: 0 ok, 1 runtime failure, 2 usage, 3 bad input with --strict-input\n");
 }
@@ -49,7 +50,7 @@ int tl_cmd_correlate(int argc, char **argv) {
   o.outf = stdout;
   o.log = stderr;
   enum { O_INPUT = 1, O_HUMAN, O_METRICS, O_GROUP, O_RESAMPLES, O_SEED, O_CI, O_INDICES, O_OUT, O_METHOD,
-         O_STATS, O_DEVICE, O_JSON, O_TTEST, O_PERM, O_STRICT, O_QUIET, O_BREAK, O_HELP };
+         O_STATS, O_DEVICE, O_JSON, O_TTEST, O_PERM, O_STRICT, O_QUIET, O_BREAK, O_FORCE, O_HELP };
   static const struct option LONG[] = {
       {"input", required_argument, NULL, O_INPUT},       {"human", required_argument, NULL, O_HUMAN},
       {"metrics", required_argument, NULL, O_METRICS},   {"group-by", required_argument, NULL, O_GROUP},
@@ -60,7 +61,8 @@ int tl_cmd_correlate(int argc, char **argv) {
       {"json", no_argument, NULL, O_JSON},               {"ttest-compat", no_argument, NULL, O_TTEST},
       {"permutation", no_argument, NULL, O_PERM},        {"strict-input", no_argument, NULL, O_STRICT},
       {"quiet", no_argument, NULL, O_QUIET},             {"break-lock", no_argument, NULL, O_BREAK},
-      {"help", no_argument, NULL, O_HELP},               {NULL, 0, NULL, 0}};
+      {"force", no_argument, NULL, O_FORCE},             {"help", no_argument, NULL, O_HELP},
+      {NULL, 0, NULL, 0}};
   static const char *const METHODS[] = {"percentile", "bca"};
   static const char *const STATS[] = {"spearman", "kendall"};
   static const char *const DEVICES[] = {"auto", "cpu", "cuda"};
@@ -103,6 +105,7 @@ int tl_cmd_correlate(int argc, char **argv) {
     case O_STRICT: o.strict_input = 1; break;
     case O_QUIET: o.quiet = 1; break;
     case O_BREAK: o.break_lock = 1; break;
+    case O_FORCE: o.force = 1; break;
     case 'h':
     case O_HELP: usage(stdout); return 0;
     default:
@@ -121,6 +124,10 @@ int tl_cmd_correlate(int argc, char **argv) {
     usage(stderr);
     return TL_EXIT_USAGE;
   }
+  if (tl_opt_nonempty(CMD, "--input", o.input) || tl_opt_nonempty(CMD, "--human", o.human) ||
+      tl_opt_names(CMD, "--metrics", o.metrics) || (o.group_by && tl_opt_names(CMD, "--group-by", o.group_by)) ||
+      (o.indices && tl_opt_nonempty(CMD, "--indices", o.indices)))
+    return TL_EXIT_USAGE;
   if (o.out && !o.out[0]) {
     fprintf(stderr, "%s: --out needs a file path\n", CMD);
     return TL_EXIT_USAGE;

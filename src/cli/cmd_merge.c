@@ -32,13 +32,19 @@
 #include "journal.h"
 #include "outsafe.h"
 #include "provenance.h"
+#include "tally/job.h"
 #include "tally/str.h"
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: tally merge A.h5 B.h5 ... -o MERGED.h5 [--overlap error|first|last|identical] [--name NAME]\n"
-          "                  [--quiet]\n"
+          "                  [--partial] [--force] [--break-lock] [--quiet]\n"
           "  -o, --out FILE   the merged output (written as FILE.part, then renamed)\n"
+          "  --partial        merge some cells of a sweep (tally run --cell K) although others are missing:\n"
+          "                   the output says so (root attributes partial = 1, cells_merged, cells_missing,\n"
+          "                   and its summary); without it such a merge is refused, naming the missing cells\n"
+          "  --force          replace the output when it exists\n"
+          "  --break-lock     take over the output's lock (FILE.lock) left by a run on another host\n"
           "  --overlap P      a unit that two inputs hold: error (the default: refused, naming it),\n"
           "                   first / last (keep the one of the first / last input given), identical\n"
           "                   (keep one copy when the replies agree, refuse when they differ)\n"
@@ -56,8 +62,17 @@ typedef struct {
   int n;
   const char *out;
   const char *name;
-  int overlap, quiet;
+  int overlap, quiet, partial, force, break_lock;
 } merge_args;
+
+/* A merge of the cells of one sweep (inputs written by `tally run --cell K`), rank 0. */
+typedef struct {
+  long n;          /* the sweep's cells (models x seeds); 0: the inputs are no cells */
+  char *merged;    /* "0,2" */
+  char *missing;   /* "1,3", "" when none */
+  char *missing_named; /* "1 (model b, seed 0), 3 (...)" for messages */
+  long n_merged;
+} sweep_cells;
 
 /* The keys of a job that name what was run rather than how: they may differ between inputs. */
 static const char *const TOP_FREE[] = {"name", "output", NULL};
@@ -116,6 +131,7 @@ typedef struct {
   char *job, *job_dir, *files, *jdir;
   char hash[TL_JOB_HASH_LEN];
   cJSON *root;
+  int64_t cell; /* its sweep_cell attribute, -1 when it has none */
 } input;
 
 static void input_release(input *in) {
@@ -126,9 +142,126 @@ static void input_release(input *in) {
   cJSON_Delete(in->root);
 }
 
+/* The path strings of a job as absolute paths: every string value v of `node` (but the top-level
+ * "output") that, resolved against the job's folder `dir`, names one of the files the run read
+ * (its input_files attribute, absolute) is replaced by that absolute path. So the jobs of inputs
+ * that ran from different folders compare by the files they name, not by their folders. */
+static void absolutize(cJSON *node, const char *dir, const cJSON *files, int top) {
+  for (cJSON *c = node->child; c; c = c->next) {
+    if (top && c->string && !strcmp(c->string, "output")) continue;
+    if (cJSON_IsString(c) && c->valuestring[0]) {
+      char *r = tl_path_resolve(dir, c->valuestring), *a = r ? tl_path_absolute(r) : NULL;
+      const cJSON *f;
+      int hit = 0;
+      cJSON_ArrayForEach(f, files) {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(f, "path");
+        if (a && cJSON_IsString(p) && (!strcmp(p->valuestring, a) || tl_same_file(p->valuestring, a))) hit = 1;
+      }
+      if (hit && strcmp(a, c->valuestring)) cJSON_SetValuestring(c, a);
+      free(r);
+      free(a);
+    } else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+      absolutize(c, dir, files, 0);
+    }
+  }
+}
+
+/* The first benchmark's `key` list of a job ("models", "seeds"), or NULL. */
+static const cJSON *sweep_list(const cJSON *root, const char *key) {
+  const cJSON *b = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "benchmarks"), 0);
+  const cJSON *l = b ? cJSON_GetObjectItemCaseSensitive(b, key) : NULL;
+  return cJSON_IsArray(l) && cJSON_GetArraySize(l) > 0 ? l : NULL;
+}
+
+/* Rank 0: the sweep cells the inputs hold (each cell input's sweep_cell attribute, its job the
+ * whole sweep). Inputs that are no cells: c->n = 0. Mixed inputs, or cells of different sweeps,
+ * are refused (exit 2). Returns an exit code. */
+static int find_cells(const merge_args *a, const input *in, sweep_cells *c) {
+  memset(c, 0, sizeof *c);
+  int ncell_in = 0;
+  for (int i = 0; i < a->n; i++) ncell_in += in[i].cell >= 0;
+  if (!ncell_in) return TL_EXIT_OK;
+  int first = 0;
+  while (in[first].cell < 0) first++; /* the first cell input */
+  for (int i = 0; i < a->n; i++)
+    if (in[i].cell < 0) {
+      fprintf(stderr, "tally merge: '%s' is a cell of a sweep (tally run --cell) and '%s' is not: merge the cells of "
+                      "one sweep, or whole runs\n", a->inputs[first], a->inputs[i]);
+      return TL_EXIT_USAGE;
+    }
+  const cJSON *m0 = sweep_list(in[first].root, "models"), *s0 = sweep_list(in[first].root, "seeds");
+  if (!m0 || !s0) {
+    fprintf(stderr, "tally merge: '%s' records sweep cell %lld, but its job lists no models and seeds\n",
+            a->inputs[first], (long long)in[first].cell);
+    return TL_EXIT_USAGE;
+  }
+  const int nm = cJSON_GetArraySize(m0), ns = cJSON_GetArraySize(s0);
+  c->n = (long)nm * ns;
+  for (int i = 0; i < a->n; i++) {
+    const cJSON *m = sweep_list(in[i].root, "models"), *sd = sweep_list(in[i].root, "seeds");
+    if (!m || !sd || !cJSON_Compare(m, m0, 1) || !cJSON_Compare(sd, s0, 1)) {
+      fprintf(stderr, "tally merge: '%s' and '%s' are cells of different sweeps (their jobs' models or seeds differ)\n",
+              a->inputs[i], a->inputs[first]);
+      return TL_EXIT_USAGE;
+    }
+    if (in[i].cell >= c->n) {
+      fprintf(stderr, "tally merge: '%s' records sweep cell %lld of a sweep of %ld cells\n", a->inputs[i],
+              (long long)in[i].cell, c->n);
+      return TL_EXIT_USAGE;
+    }
+  }
+  char *have = calloc((size_t)c->n, 1);
+  tl_buf mg, ms, mn;
+  tl_buf_init(&mg);
+  tl_buf_init(&ms);
+  tl_buf_init(&mn);
+  if (!have) return TL_EXIT_FAIL;
+  for (int i = 0; i < a->n; i++) have[in[i].cell] = 1;
+  long shown = 0;
+  for (long k = 0; k < c->n; k++) {
+    if (have[k]) {
+      tl_buf_printf(&mg, "%s%ld", c->n_merged++ ? "," : "", k);
+      continue;
+    }
+    tl_buf_printf(&ms, "%s%ld", ms.len ? "," : "", k);
+    if (shown++ < 20) {
+      const cJSON *mk = cJSON_GetArrayItem(m0, (int)(k / ns)), *sk = cJSON_GetArrayItem(s0, (int)(k % ns));
+      char *mt = cJSON_PrintUnformatted(mk), *stx = cJSON_PrintUnformatted(sk);
+      tl_buf_printf(&mn, "%s%ld (model %s, seed %s)", mn.len ? ", " : "", k, mt ? mt : "?", stx ? stx : "?");
+      free(mt);
+      free(stx);
+    } else if (shown == 21) {
+      tl_buf_puts(&mn, ", ...");
+    }
+  }
+  free(have);
+  tl_buf_puts(&mg, "");
+  tl_buf_puts(&ms, "");
+  tl_buf_puts(&mn, "");
+  c->merged = tl_buf_detach(&mg);
+  c->missing = tl_buf_detach(&ms);
+  c->missing_named = tl_buf_detach(&mn);
+  if (!c->merged || !c->missing || !c->missing_named) return TL_EXIT_FAIL;
+  if (c->missing[0] && !a->partial) {
+    fprintf(stderr, "tally merge: the inputs hold %ld of the sweep's %ld cells; missing: %s. Merge every cell, or pass "
+                    "--partial to write an output marked partial (nothing was written)\n", c->n_merged, c->n,
+            c->missing_named);
+    return TL_EXIT_USAGE;
+  }
+  return TL_EXIT_OK;
+}
+
+static void cells_release(sweep_cells *c) {
+  free(c->merged);
+  free(c->missing);
+  free(c->missing_named);
+  memset(c, 0, sizeof *c);
+}
+
 /* Rank 0: every check, and the merged job written to job_path. Returns an exit code; on 0,
  * *jobdir_out is the inputs' job folder and hashes[i] each input's job hash. */
-static int prepare(const merge_args *a, const char *job_path, char **jobdir_out, char (*hashes)[TL_JOB_HASH_LEN]) {
+static int prepare(const merge_args *a, const char *job_path, char **jobdir_out, char (*hashes)[TL_JOB_HASH_LEN],
+                   sweep_cells *cells) {
   int rc = TL_EXIT_USAGE;
   tl_err err = {{0}};
   input *in = calloc((size_t)a->n, sizeof *in);
@@ -158,10 +291,11 @@ static int prepare(const merge_args *a, const char *job_path, char **jobdir_out,
         fprintf(stderr, "tally merge: '%s' is given twice (as '%s' too)\n", a->inputs[i], a->inputs[k]);
         goto done;
       }
-    if (access(a->inputs[i], R_OK) != 0) {
-      fprintf(stderr, "tally merge: cannot read '%s': %s\n", a->inputs[i], strerror(errno));
+    if (tl_h5_check_output(a->inputs[i], &err)) { /* not HDF5, truncated, a folder, missing: one line */
+      fprintf(stderr, "tally merge: %s\n", err.msg);
       goto done;
     }
+    if (tl_h5_read_attr_i64(a->inputs[i], "sweep_cell", &in[i].cell, &err) != TL_OK) in[i].cell = -1;
     if (tl_h5_read_attr_str(a->inputs[i], "job", &in[i].job, &err)) {
       fprintf(stderr, "tally merge: %s (not an output of tally run?)\n", err.msg);
       goto done;
@@ -183,12 +317,6 @@ static int prepare(const merge_args *a, const char *job_path, char **jobdir_out,
     memcpy(hashes[i], in[i].hash, TL_JOB_HASH_LEN);
     if (!(in[i].root = cJSON_Parse(in[i].job)) || !cJSON_IsObject(in[i].root)) {
       fprintf(stderr, "tally merge: '%s': its job attribute is not a JSON object\n", a->inputs[i]);
-      goto done;
-    }
-    if (strcmp(in[i].job_dir, in[0].job_dir) != 0) {
-      fprintf(stderr, "tally merge: cannot merge '%s' with '%s': their jobs ran from different folders ('%s', '%s'), "
-                      "so their relative paths name different files\n", a->inputs[i], a->inputs[0], in[i].job_dir,
-              in[0].job_dir);
       goto done;
     }
     /* the items (and every other input but answers) are what the units are scored against:
@@ -227,6 +355,23 @@ static int prepare(const merge_args *a, const char *job_path, char **jobdir_out,
       goto done;
     }
   }
+  /* jobs that ran from different folders (resolved) compare by the files their paths name: each
+   * job's paths are made absolute (the merged job then names every file absolutely) */
+  int dirs_differ = 0;
+  for (int i = 1; i < a->n; i++)
+    if (strcmp(in[i].job_dir, in[0].job_dir) != 0 && !tl_same_file(in[i].job_dir, in[0].job_dir)) dirs_differ = 1;
+  for (int i = 0; dirs_differ && i < a->n; i++) {
+    cJSON *files = cJSON_Parse(in[i].files);
+    if (files) absolutize(in[i].root, in[i].job_dir, files, 1);
+    cJSON_Delete(files);
+  }
+  {
+    int crc = find_cells(a, in, cells);
+    if (crc) {
+      rc = crc;
+      goto done;
+    }
+  }
   /* settings: every top-level key but the free ones equal; benchmarks matched by name, each
    * entry equal but for its answers, judgments, models and seeds */
   merged = cJSON_CreateObject();
@@ -244,8 +389,8 @@ static int prepare(const merge_args *a, const char *job_path, char **jobdir_out,
     int d = rest && json_diff(merged, rest, "", &diff);
     cJSON_Delete(rest);
     if (d) {
-      fprintf(stderr, "tally merge: cannot merge '%s' with '%s': the setting %s differs\n", a->inputs[i],
-              a->inputs[0], diff.data);
+      fprintf(stderr, "tally merge: cannot merge '%s' with '%s': the setting %s differs%s\n", a->inputs[i],
+              a->inputs[0], diff.data, dirs_differ ? " (compared with the paths of each job resolved in its own folder)" : "");
       goto done;
     }
     const cJSON *bs = cJSON_GetObjectItemCaseSensitive(in[i].root, "benchmarks"), *e;
@@ -272,8 +417,8 @@ static int prepare(const merge_args *a, const char *job_path, char **jobdir_out,
         int dd = json_diff(cmp, norm, where, &diff);
         cJSON_Delete(cmp);
         if (dd) {
-          fprintf(stderr, "tally merge: cannot merge '%s' with the inputs before it: the setting %s differs\n",
-                  a->inputs[i], diff.data);
+          fprintf(stderr, "tally merge: cannot merge '%s' with the inputs before it: the setting %s differs%s\n",
+                  a->inputs[i], diff.data, dirs_differ ? " (compared with the paths of each job resolved in its own folder)" : "");
           cJSON_Delete(norm);
           goto done;
         }
@@ -357,8 +502,14 @@ static int merge_mpi(void *ctx, MPI_Comm comm) {
   tl_buf_printf(&jp, "%s.merge-job.json", a->out);
   char (*hashes)[TL_JOB_HASH_LEN] = calloc((size_t)a->n, sizeof *hashes);
   char *jobdir = NULL;
+  sweep_cells cells;
+  memset(&cells, 0, sizeof cells);
   int rc = jp.data && hashes ? TL_EXIT_OK : TL_EXIT_FAIL;
-  if (rank == 0 && !rc) rc = prepare(a, jp.data, &jobdir, hashes);
+  if (rank == 0 && !rc) rc = prepare(a, jp.data, &jobdir, hashes, &cells);
+  if (rank == 0 && !rc && cells.missing && cells.missing[0]) /* the summary says it first */
+    fprintf(stdout, "PARTIAL merge: %ld of the sweep's %ld cells (merged: %s; missing: %s); every table and "
+                    "number below covers the merged cells only\n", cells.n_merged, cells.n, cells.merged,
+            cells.missing_named);
   MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
   int64_t dl = jobdir ? (int64_t)strlen(jobdir) : 0;
   if (!rc) {
@@ -366,6 +517,21 @@ static int merge_mpi(void *ctx, MPI_Comm comm) {
     if (rank != 0) jobdir = calloc((size_t)dl + 1, 1);
     MPI_Bcast(jobdir, (int)dl, MPI_CHAR, 0, comm);
     MPI_Bcast(hashes, TL_JOB_HASH_LEN * a->n, MPI_CHAR, 0, comm);
+    /* the cells: every rank writes the same attributes (collective) */
+    int64_t cl[2] = {cells.merged ? (int64_t)strlen(cells.merged) : -1, cells.missing ? (int64_t)strlen(cells.missing) : 0};
+    MPI_Bcast(cl, 2, MPI_INT64_T, 0, comm);
+    if (cl[0] >= 0) {
+      if (rank != 0) {
+        cells.merged = calloc((size_t)cl[0] + 1, 1);
+        cells.missing = calloc((size_t)cl[1] + 1, 1);
+        if (!cells.merged || !cells.missing) {
+          fprintf(stderr, "tally merge: rank %d: out of memory\n", rank);
+          MPI_Abort(comm, TL_EXIT_FAIL);
+        }
+      }
+      MPI_Bcast(cells.merged, (int)cl[0], MPI_CHAR, 0, comm);
+      MPI_Bcast(cells.missing, (int)cl[1], MPI_CHAR, 0, comm);
+    }
   }
   tl_merge_input *mi = rc ? NULL : calloc((size_t)a->n, sizeof *mi);
   char **jdirs = rc ? NULL : calloc((size_t)a->n, sizeof *jdirs);
@@ -384,11 +550,19 @@ static int merge_mpi(void *ctx, MPI_Comm comm) {
     o.merge = mi;
     o.n_merge = a->n;
     o.overlap = a->overlap;
+    o.force = a->force;
+    o.break_lock = a->break_lock;
+    o.cells_merged = cells.merged; /* rank 0 only: the attributes' values, agreed by the writer */
+    o.cells_missing = cells.missing;
     o.cell = -1;
     o.out = stdout;
     o.log = stderr;
     rc = tl_run_job(&o, comm);
   }
+  if (rank == 0 && !rc && cells.missing && cells.missing[0])
+    fprintf(stderr, "tally merge: '%s' is PARTIAL: %ld of %ld cells; missing: %s (root attributes partial = 1, "
+                    "cells_missing)\n", a->out, cells.n_merged, cells.n, cells.missing_named);
+  cells_release(&cells);
   if (rank == 0 && jp.data) unlink(jp.data);
   for (int i = 0; jdirs && i < a->n; i++) free(jdirs[i]);
   free(jdirs);
@@ -402,11 +576,14 @@ static int merge_mpi(void *ctx, MPI_Comm comm) {
 int tl_cmd_merge(int argc, char **argv) {
   merge_args a;
   memset(&a, 0, sizeof a);
-  enum { O_OVERLAP = 1, O_NAME, O_QUIET, O_HELP };
+  enum { O_OVERLAP = 1, O_NAME, O_QUIET, O_PARTIAL, O_FORCE, O_BREAK, O_HELP };
   static const struct option LONG[] = {{"out", required_argument, NULL, 'o'},
                                        {"overlap", required_argument, NULL, O_OVERLAP},
                                        {"name", required_argument, NULL, O_NAME},
                                        {"quiet", no_argument, NULL, O_QUIET},
+                                       {"partial", no_argument, NULL, O_PARTIAL},
+                                       {"force", no_argument, NULL, O_FORCE},
+                                       {"break-lock", no_argument, NULL, O_BREAK},
                                        {"help", no_argument, NULL, O_HELP},
                                        {NULL, 0, NULL, 0}};
   optind = 1;
@@ -420,6 +597,9 @@ int tl_cmd_merge(int argc, char **argv) {
       break;
     case O_NAME: a.name = optarg; break;
     case O_QUIET: a.quiet = 1; break;
+    case O_PARTIAL: a.partial = 1; break;
+    case O_FORCE: a.force = 1; break;
+    case O_BREAK: a.break_lock = 1; break;
     case 'h':
     case O_HELP: usage(stdout); return 0;
     default:

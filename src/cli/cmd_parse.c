@@ -152,7 +152,10 @@ int tl_cmd_parse(int argc, char **argv) {
     case O_PARSER:
       if ((pi = tl_opt_choice(CMD, "--parser", optarg, PARSERS, N_PARSERS)) < 0) return 2;
       break;
-    case O_INPUT: in = optarg; break;
+    case O_INPUT:
+      if (tl_opt_nonempty(CMD, "--input", optarg)) return 2;
+      in = optarg;
+      break;
     case O_OUTPUT: outp = optarg; break;
     case O_STRICT: strict_input = 1; break;
     case O_LAVE_COMPAT: lave_compat = 1; break;
@@ -184,7 +187,8 @@ int tl_cmd_parse(int argc, char **argv) {
   tl_err err = {{0}};
   /* No output ever replaces the input: checked before anything is opened for writing. */
   tl_path_role roles[1] = {{in, "the input"}};
-  tl_status cst = outp ? tl_out_check_place(outp, &err) : TL_OK;
+  if (outp && tl_path_is_std(outp)) outp = NULL; /* "-": standard output */
+  tl_status cst = outp ? tl_out_check_stream_place(outp, &err) : TL_OK;
   if (!cst && outp) cst = tl_out_check_inputs(outp, "the output", roles, 1, &err);
   if (!cst && !outp) cst = tl_stdout_check_inputs(roles, 1, &err);
   if (cst) {
@@ -202,43 +206,25 @@ int tl_cmd_parse(int argc, char **argv) {
     return 1;
   }
   /* --output: written to a temporary file in the same folder and renamed over the output only
-   * when every line is written, so a failure never leaves a half file under the output name. */
-  FILE *out = stdout;
-  tl_buf tmp;
-  tl_buf_init(&tmp);
-  if (outp) {
-    int fd = -1;
-    if (tl_buf_printf(&tmp, "%s.tmp-XXXXXX", outp) == TL_OK) fd = mkstemp(tmp.data);
-    if (fd >= 0) {
-      mode_t um = umask(0);
-      umask(um);
-      if (fchmod(fd, 0666 & ~um) != 0 || !(out = fdopen(fd, "w"))) {
-        close(fd);
-        unlink(tmp.data);
-        fd = -1;
-      }
-    }
-    if (fd < 0) {
-      fprintf(stderr, "%s: cannot create a temporary file beside '%s': %s\n", CMD, outp, strerror(errno));
-      tl_se_parser_free(p);
-      tl_mtb_rater_free(rater);
-      tl_buf_release(&tmp);
-      return 1;
-    }
+   * when every line is written, so a failure never leaves a half file under the output name (a
+   * device or FIFO is written in place) */
+  tl_out_stream os;
+  if (tl_out_stream_open(&os, outp ? outp : "-", &err) != TL_OK) {
+    fprintf(stderr, "%s: %s\n", CMD, err.msg);
+    tl_se_parser_free(p);
+    tl_mtb_rater_free(rater);
+    return 1;
   }
+  FILE *out = os.f;
   tl_jsonl r;
   if (tl_jsonl_open(&r, in, 0, &err) != TL_OK) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     tl_se_parser_free(p);
     tl_mtb_rater_free(rater);
-    if (outp) {
-      fclose(out);
-      unlink(tmp.data);
-    }
-    tl_buf_release(&tmp);
+    tl_out_stream_close(&os, 0, &err);
     return 1;
   }
-  int rc = 0, wfail = 0;
+  int rc = 0, wfail = 0, werr = 0;
   long nbad = 0;
   cJSON *o;
   tl_jl_result res;
@@ -317,36 +303,29 @@ int tl_cmd_parse(int argc, char **argv) {
         break;
       }
     }
-    if (wfail || ferror(out)) break; /* a full disk or a closed pipe: stop at once */
+    if (wfail || ferror(out)) { /* a full disk or a closed pipe: stop at once */
+      werr = errno;
+      break;
+    }
   }
   tl_parsed_release(&pr);
   tl_jsonl_close(&r);
   tl_se_parser_free(p);
   tl_mtb_rater_free(rater);
-  if (fflush(out) != 0 || ferror(out)) wfail = 1;
+  if (!wfail && (fflush(out) != 0 || ferror(out))) {
+    wfail = 1;
+    werr = errno;
+  }
   if (wfail) {
-    fprintf(stderr, "%s: cannot write %s: %s\n", CMD, outp ? tmp.data : "standard output", strerror(errno));
+    fprintf(stderr, "%s: cannot write %s%s%s: %s\n", CMD, os.std ? "" : "'", os.name, os.std ? "" : "'",
+            strerror(werr ? werr : EIO));
     rc = 1;
   }
-  if (outp) {
-    if (fsync(fileno(out)) != 0 && !rc) {
-      fprintf(stderr, "%s: cannot write '%s': %s\n", CMD, tmp.data, strerror(errno));
-      rc = 1;
-    }
-    if (fclose(out) != 0 && !rc) {
-      fprintf(stderr, "%s: cannot write '%s': %s\n", CMD, tmp.data, strerror(errno));
-      rc = 1;
-    }
-    if (!rc && rename(tmp.data, outp) != 0) {
-      fprintf(stderr, "%s: cannot rename '%s' to '%s': %s\n", CMD, tmp.data, outp, strerror(errno));
-      rc = 1;
-    }
-    if (rc) {
-      unlink(tmp.data);
-      fprintf(stderr, "%s: '%s' was not written\n", CMD, outp);
-    }
+  if (tl_out_stream_close(&os, !rc, &err) != TL_OK) {
+    fprintf(stderr, "%s: %s\n", CMD, err.msg);
+    rc = 1;
   }
-  tl_buf_release(&tmp);
+  if (rc && outp) fprintf(stderr, "%s: '%s' was not written\n", CMD, outp);
   if (nbad) fprintf(stderr, "tally parse: %ld bad input line%s\n", nbad, nbad == 1 ? "" : "s");
   return rc;
 }

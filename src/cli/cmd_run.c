@@ -12,19 +12,21 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: tally run JOB.json [--out FILE.h5] [--resume] [--strict-input] [--quiet] [--keep-journal]\n"
-          "                          [--break-lock] [--cache DIR] [--dry-run[=FILE]] [--cell K]\n"
-          "  --out FILE      write here instead of the job's \"output\"\n"
+          "                          [--break-lock] [--force] [--cache DIR] [--dry-run[=FILE]] [--cell K]\n"
+          "  --out FILE      write here instead of the job's \"output\" (an HDF5 file: a regular file, never '-')\n"
+          "  --force         replace the output when it exists (a finished run's; --resume needs no --force)\n"
           "  --strict-input  stop at the first bad input line (exit 3, nothing written)\n"
           "  --quiet         no progress messages\n"
           "  --resume        continue an interrupted run from its journal (FILE.h5.journal/): finished\n"
           "                  units are not asked again; any rank count\n"
           "  --keep-journal  keep the journal after a successful run\n"
-          "  --break-lock    take over the lock (FILE.h5.lock) of an earlier run that is gone\n"
+          "  --break-lock    take over the lock (FILE.h5.lock) of an earlier run on another host (a run\n"
+          "                  that ended on this host is taken over without it)\n"
           "  --cache DIR     keep every reply of an HTTP engine (openai) in DIR, shared by ranks and jobs;\n"
           "                  a request whose reply is there is not sent again\n"
-          "  --dry-run[=FILE]  write every request the job would send as JSONL to FILE (default\n"
-          "                  OUTPUT.requests.jsonl: to the model, and to the judge where the answers are\n"
-          "                  known), send none, write no output\n"
+          "  --dry-run[=FILE]  write every request the job would send (to the model, and to the judge\n"
+          "                  where the answers are known) as JSONL to FILE (default OUTPUT.requests.jsonl;\n"
+          "                  '-' is standard output), send none, write no output\n"
           "  --cell K        run only cell K of the job's sweep (every benchmark lists the same models and\n"
           "                  seeds; cell K = model K / n_seeds, seed K %% n_seeds): one array task of\n"
           "                  `tally slurm --array`; `tally merge` joins the cells' outputs\n"
@@ -41,13 +43,14 @@ int tl_cmd_run(int argc, char **argv) {
   o.out = stdout;
   o.log = stderr;
   o.cell = -1;
-  enum { O_OUT = 1, O_STRICT, O_QUIET, O_RESUME, O_KEEP, O_BREAK, O_CACHE, O_DRY, O_CELL, O_HELP };
+  enum { O_OUT = 1, O_STRICT, O_QUIET, O_RESUME, O_KEEP, O_BREAK, O_CACHE, O_DRY, O_CELL, O_FORCE, O_HELP };
   static const struct option LONG[] = {
       {"out", required_argument, NULL, O_OUT},       {"strict-input", no_argument, NULL, O_STRICT},
       {"quiet", no_argument, NULL, O_QUIET},         {"resume", no_argument, NULL, O_RESUME},
       {"keep-journal", no_argument, NULL, O_KEEP},   {"break-lock", no_argument, NULL, O_BREAK},
       {"cache", required_argument, NULL, O_CACHE},   {"dry-run", optional_argument, NULL, O_DRY},
-      {"cell", required_argument, NULL, O_CELL},     {"help", no_argument, NULL, O_HELP},
+      {"cell", required_argument, NULL, O_CELL},     {"force", no_argument, NULL, O_FORCE},
+      {"help", no_argument, NULL, O_HELP},
       {NULL, 0, NULL, 0}};
   optind = 1;
   opterr = 0;
@@ -60,6 +63,7 @@ int tl_cmd_run(int argc, char **argv) {
     case O_RESUME: o.resume = 1; break;
     case O_KEEP: o.keep_journal = 1; break;
     case O_BREAK: o.break_lock = 1; break;
+    case O_FORCE: o.force = 1; break;
     case O_CACHE: o.cache_dir = optarg; break;
     case O_CELL: {
       uint64_t k;

@@ -36,10 +36,12 @@ static void usage(FILE *f) {
           "  --questions Q      official VQA questions JSON (optional: cross-checked, texts kept)\n"
           "  --items F          tally's JSONL items instead: {\"id\", \"question\", \"answers\": [...],\n"
           "                     \"image\"?, \"question_type\"?, \"answer_type\"?} per line\n"
-          "  --results R        [{\"question_id\": ..., \"answer\": \"...\"}, ...] (or JSONL of the same)\n"
+          "  --results R        [{\"question_id\": ..., \"answer\": \"...\"}, ...] (or JSONL of the same);\n"
+          "                     '-' (here or for one other input): standard input\n"
           "  --version V        official (vqaEval.py @ a013f00, default) | 2017 (@ c4e6a0e) |\n"
           "                     normalized (always normalize, as lmms-eval PR #794)\n"
-          "  --output F         write the JSON to F (never an input) instead of standard output\n"
+          "  --output F         write the JSON to F (never an input; '-': standard output; a device or FIFO is\n"
+          "                     written in place) instead of standard output\n"
           "  --strict-input     stop at the first input problem (exit 3)\n"
           "Prints {\"overall\", \"perQuestionType\", \"perAnswerType\", \"perQuestion\"} as vqaEval.py\n"
           "computes them. Questions without a result are reported and left out of the accuracy.\n"
@@ -111,7 +113,7 @@ static int check_output(const score_opts *o) {
   if (o->items) roles[n++] = (tl_path_role){o->items, "the items file"};
   roles[n++] = (tl_path_role){o->results, "the results file"};
   tl_err err = {{0}};
-  tl_status st = o->output ? tl_out_check_place(o->output, &err) : TL_OK;
+  tl_status st = o->output ? tl_out_check_stream_place(o->output, &err) : TL_OK;
   if (st == TL_OK && o->output) st = tl_out_check_inputs(o->output, "the output", roles, n, &err);
   if (st == TL_OK && !o->output) st = tl_stdout_check_inputs(roles, n, &err);
   if (st == TL_OK) return -1;
@@ -119,37 +121,24 @@ static int check_output(const score_opts *o) {
   return st == TL_EUSAGE ? 2 : 1;
 }
 
-/* Writes text + "\n" to path through "<path>.tmp-XXXXXX" renamed over it, or to stdout. */
+/* Writes text + "\n" to path ("-" or NULL: standard output; a device or FIFO in place; a file
+ * through "<path>.tmp-XXXXXX" renamed over it: tl_out_stream). */
 static int write_output(const char *path, const char *text) {
-  if (!path) {
-    if (fprintf(stdout, "%s\n", text) < 0 || fflush(stdout) != 0) {
-      fprintf(stderr, "%s: cannot write standard output: %s\n", CMD, strerror(errno));
-      return 1;
-    }
-    return 0;
-  }
-  tl_buf tmp;
-  tl_buf_init(&tmp);
-  int fd = -1, rc = 1;
-  if (tl_buf_printf(&tmp, "%s.tmp-XXXXXX", path) == TL_OK) fd = mkstemp(tmp.data);
-  if (fd < 0) {
-    fprintf(stderr, "%s: cannot create a temporary file beside '%s': %s\n", CMD, path, strerror(errno));
-    tl_buf_release(&tmp);
+  tl_out_stream os;
+  tl_err err = {{0}};
+  if (tl_out_stream_open(&os, path ? path : "-", &err) != TL_OK) {
+    fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return 1;
   }
-  mode_t um = umask(0);
-  umask(um);
-  FILE *f = fchmod(fd, 0666 & ~um) == 0 ? fdopen(fd, "w") : NULL;
-  if (!f) close(fd);
-  else if (fprintf(f, "%s\n", text) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0) rc = 0;
-  if (f && fclose(f) != 0) rc = 1;
-  if (rc == 0 && rename(tmp.data, path) != 0) rc = 1;
-  if (rc) {
-    fprintf(stderr, "%s: cannot write '%s': %s ('%s' was not written)\n", CMD, tmp.data, strerror(errno), path);
-    unlink(tmp.data);
+  int ok = fprintf(os.f, "%s\n", text) >= 0;
+  int e = errno;
+  if (tl_out_stream_close(&os, 1, &err) != TL_OK || !ok) {
+    if (err.msg[0]) fprintf(stderr, "%s: %s\n", CMD, err.msg);
+    else fprintf(stderr, "%s: cannot write %s: %s\n", CMD, path && !tl_path_is_std(path) ? path : "standard output", strerror(e));
+    if (path && !tl_path_is_std(path)) fprintf(stderr, "%s: '%s' was not written\n", CMD, path);
+    return 1;
   }
-  tl_buf_release(&tmp);
-  return rc;
+  return 0;
 }
 
 /* The exit code of a failed load or report. */
@@ -234,5 +223,22 @@ int tl_cmd_score(int argc, char **argv) {
   int rc = parse_args(argc - 1, argv + 1, &o);
   if (rc >= 0) return rc;
   if ((rc = check_output(&o)) >= 0) return rc;
-  return score(&o);
+  /* '-' is standard input, for one of the inputs: copied to a file first (the readers open a
+   * path, and the results are read twice: their form, then their records) */
+  const char **ins[] = {&o.questions, &o.annotations, &o.items, &o.results};
+  const char **std_in = NULL;
+  for (size_t i = 0; i < sizeof ins / sizeof *ins; i++)
+    if (*ins[i] && tl_path_is_std(*ins[i])) {
+      if (std_in) return fprintf(stderr, "%s: only one input can be standard input ('-')\n", CMD), 2;
+      std_in = ins[i];
+    }
+  char *spool = NULL;
+  if (std_in) {
+    tl_err err = {{0}};
+    if (tl_in_spool_stdin(&spool, &err) != TL_OK) return fprintf(stderr, "%s: %s\n", CMD, err.msg), 1;
+    *std_in = spool;
+  }
+  rc = score(&o);
+  tl_in_spool_release(spool);
+  return rc;
 }

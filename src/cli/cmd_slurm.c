@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "journal.h"
 #include "outsafe.h"
 #include "tally/job.h"
 #include "tally/str.h"
@@ -58,6 +59,8 @@ static void usage(FILE *f) {
           "  --serve-args \"...\"  more arguments for every server\n"
           "  --serve-wait S      seconds to wait for the servers' health (default 900)\n"
           "  --serve-script P    serve.sh to use (default: this build's source tree's)\n"
+          "  --force             the job's output exists (a finished run's): the script replaces it (tally run\n"
+          "                      --force); without it that is refused, as tally run refuses it\n"
           "  --submit            submit it with sbatch (prints the job id) instead of printing it\n"
           "  --wait              with --submit: sbatch --wait (returns when the job ends, with its exit code)\n"
           "exit codes: 0 ok, 1 failure (sbatch failed), 2 usage or an invalid job\n");
@@ -75,6 +78,7 @@ static void shq(tl_buf *b, const char *s) {
 
 /* 1 when s holds only characters safe in an #SBATCH line. */
 static int sbatch_safe(const char *s) {
+  if (!*s) return 0; /* an empty --time, --partition or --name: sbatch would read the next word */
   for (; *s; s++)
     if (!(*s == '-' || *s == '_' || *s == '.' || *s == ':' || *s == ',' || (*s >= '0' && *s <= '9') ||
           (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
@@ -86,13 +90,13 @@ int tl_cmd_slurm(int argc, char **argv) {
   static const char *const CMD = "tally slurm";
   const char *timel = "02:00:00", *part = NULL, *name = NULL;
   uint64_t ntasks = 4, gpus = 0, maxrq = 3;
-  int submit = 0, wait = 0, array = 0, after_any = 0;
+  int submit = 0, wait = 0, array = 0, after_any = 0, force = 0;
   uint64_t throttle = 0, serve_gpus = 0, serve_wait = 900;
   int serve = -1;
   const char *serve_model = NULL, *serve_args = NULL, *serve_script = TALLY_SOURCE_DIR "/slurm/serve.sh";
   static const char *const KINDS[] = {"vllm", "llamacpp", "test"};
   enum { O_NT = 1, O_TIME, O_PART, O_GPU, O_NAME, O_MAXRQ, O_SUBMIT, O_WAIT, O_ARRAY, O_THROTTLE, O_AFTER, O_SERVE,
-         O_SMODEL, O_SGPUS, O_SARGS, O_SWAIT, O_SSCRIPT, O_HELP };
+         O_SMODEL, O_SGPUS, O_SARGS, O_SWAIT, O_SSCRIPT, O_FORCE, O_HELP };
   static const struct option LONG[] = {{"ntasks", required_argument, NULL, O_NT},
                                        {"time", required_argument, NULL, O_TIME},
                                        {"partition", required_argument, NULL, O_PART},
@@ -100,6 +104,7 @@ int tl_cmd_slurm(int argc, char **argv) {
                                        {"name", required_argument, NULL, O_NAME},
                                        {"max-requeue", required_argument, NULL, O_MAXRQ},
                                        {"submit", no_argument, NULL, O_SUBMIT},
+                                       {"force", no_argument, NULL, O_FORCE},
                                        {"wait", no_argument, NULL, O_WAIT},
                                        {"array", no_argument, NULL, O_ARRAY},
                                        {"array-throttle", required_argument, NULL, O_THROTTLE},
@@ -130,6 +135,7 @@ int tl_cmd_slurm(int argc, char **argv) {
     case O_PART: part = optarg; break;
     case O_NAME: name = optarg; break;
     case O_SUBMIT: submit = 1; break;
+    case O_FORCE: force = 1; break;
     case O_WAIT: wait = 1; break;
     case O_ARRAY: array = 1; break;
     case O_SERVE:
@@ -172,7 +178,7 @@ int tl_cmd_slurm(int argc, char **argv) {
     return fprintf(stderr, "%s: --serve-model, --serve-gpus, --serve-args and --serve-wait go with --serve\n", CMD), 2;
   if (serve_model && !serve_model[0]) return fprintf(stderr, "%s: --serve-model needs a model\n", CMD), 2;
   if (!sbatch_safe(timel) || (part && !sbatch_safe(part)) || (name && !sbatch_safe(name))) {
-    fprintf(stderr, "%s: --time, --partition and --name take letters, digits and - _ . : , only\n", CMD);
+    fprintf(stderr, "%s: --time, --partition and --name take letters, digits and - _ . : , only (and not nothing)\n", CMD);
     return 2;
   }
   /* the job must load: a typo is found here, not on the cluster an hour later */
@@ -243,6 +249,18 @@ int tl_cmd_slurm(int argc, char **argv) {
     snprintf(out_abs, sizeof out_abs, "%s", oa);
     snprintf(cells, sizeof cells, "%s.cells", out_abs);
     free(oa);
+    /* a finished output (no journal of an interrupted run beside it) is replaced only with
+     * --force, as by tally run; the sweep's merge job replaces its output (it reruns) */
+    char *jd = array ? NULL : tl_journal_dir(out_abs);
+    struct stat sb;
+    int finished = jd && stat(out_abs, &sb) == 0 && S_ISREG(sb.st_mode) && stat(jd, &sb) != 0;
+    free(jd);
+    if (finished && !force) {
+      fprintf(stderr, "%s: output '%s' exists (a finished output): pass --force to replace it (the script then runs "
+                      "tally run --force), or choose another output\n", CMD, out_abs);
+      tl_job_release(&job);
+      return 2;
+    }
   }
   /* The log goes beside the output, whether or not the output exists yet (realpath of the
    * output itself failed before the first run and put the log beside the job file). */
@@ -287,8 +305,9 @@ int tl_cmd_slurm(int argc, char **argv) {
     shq(&s, out_abs);
     tl_buf_puts(&s, "\n");
   }
-  /* a first run scores the job (replacing an earlier output, as `tally run` does); a run that
-   * finds the journal of an interrupted attempt (a requeue, a resubmission) resumes it */
+  /* a first run scores the job; a run that finds the journal of an interrupted attempt (a
+   * requeue, a resubmission) resumes it. A finished output is replaced only when this command
+   * was given --force (checked here, before anything is submitted) */
   tl_buf_puts(&s, "RESUME=()\n[ -d \"$OUT.journal\" ] && RESUME=(--resume)\n");
   /* The time-limit notice (USR1 to this shell) is forwarded to the ranks and noted: only then
    * does the script requeue the job itself. A stop by SLURM (scontrol requeue, preemption,
@@ -347,7 +366,8 @@ int tl_cmd_slurm(int argc, char **argv) {
     tl_buf_printf(&s, "%s \"$TALLY\" run \"$JOB\" --cell \"$SLURM_ARRAY_TASK_ID\" --out \"$OUT\" --keep-journal "
                       "${RESUME[@]+\"${RESUME[@]}\"} &\n", srun);
   else
-    tl_buf_printf(&s, "%s \"$TALLY\" run \"$JOB\" --out \"$OUT\" ${RESUME[@]+\"${RESUME[@]}\"} &\n", srun);
+    tl_buf_printf(&s, "%s \"$TALLY\" run \"$JOB\" --out \"$OUT\"%s ${RESUME[@]+\"${RESUME[@]}\"} &\n", srun,
+                  force ? " --force" : "");
   tl_buf_puts(&s, "pid=$!\n"
                   "rc=0\n"
                   "while :; do\n"
@@ -370,7 +390,7 @@ int tl_cmd_slurm(int argc, char **argv) {
   if (array) {
     tl_buf_printf(&m, "#!/bin/bash\n# generated by `tally slurm --array` (tally %s) for %s: merges the sweep's %ld cells\n"
                       "# into the job's output once the array job ends (dependency after%s). Cells that did not\n"
-                      "# finish are named, the others merged into OUT's stem + .partial.h5, and the job exits 1:\n"
+                      "# finish are named, the others merged into OUT's stem + .partial.h5 (marked partial), and the job exits 1:\n"
                       "# rerun those cells, then this job (tally merge is idempotent).\n",
                   TALLY_VERSION, jabs, ncell, after_any ? "any" : "ok");
     tl_buf_printf(&m, "#SBATCH --job-name=%s-merge\n#SBATCH --ntasks=%llu\n#SBATCH --time=%s\n", jn,
@@ -389,11 +409,11 @@ int tl_cmd_slurm(int argc, char **argv) {
                     "  if [ -f \"$CELLS/cell-$k.h5\" ]; then files+=(\"$CELLS/cell-$k.h5\"); else missing+=(\"$k\"); fi\n"
                     "done\n"
                     "if [ ${#missing[@]} -eq 0 ]; then\n"
-                    "  exec srun --mpi=pmix \"$TALLY\" merge \"${files[@]}\" -o \"$OUT\"\n"
+                    "  exec srun --mpi=pmix \"$TALLY\" merge \"${files[@]}\" -o \"$OUT\" --force\n"
                     "fi\n"
                     "echo \"tally: cells ${missing[*]} of $N did not finish: rerun them (sbatch --array=LIST), then this job\" >&2\n"
                     "if [ ${#files[@]} -gt 0 ]; then\n"
-                    "  srun --mpi=pmix \"$TALLY\" merge \"${files[@]}\" -o \"${OUT%.h5}.partial.h5\" || true\n"
+                    "  srun --mpi=pmix \"$TALLY\" merge \"${files[@]}\" -o \"${OUT%.h5}.partial.h5\" --partial --force || true\n"
                     "fi\n"
                     "exit 1\n");
   }

@@ -81,3 +81,33 @@ void tl_opt_unknown(const char *cmd, int c, int optopt_c, const char *arg) {
   if (c == ':') fprintf(stderr, "%s: option '%s' needs a value\n", cmd, what);
   else fprintf(stderr, "%s: unknown option '%s'\n", cmd, what);
 }
+
+int tl_opt_nonempty(const char *cmd, const char *opt, const char *v) {
+  if (v && *v) return 0;
+  fprintf(stderr, "%s: %s needs a value, not ''\n", cmd, opt);
+  return -1;
+}
+
+int tl_opt_names(const char *cmd, const char *opt, const char *v) {
+  if (tl_opt_nonempty(cmd, opt, v)) return -1;
+  for (const char *p = v;;) {
+    const char *c = strchr(p, ',');
+    size_t len = c ? (size_t)(c - p) : strlen(p);
+    if (len == 0) {
+      fprintf(stderr, "%s: %s takes a comma-separated list of names; '%s' has an empty one\n", cmd, opt, v);
+      return -1;
+    }
+    for (const char *q = v; q < p;) { /* every earlier name */
+      const char *qc = strchr(q, ',');
+      size_t ql = (size_t)(qc - q);
+      if (ql == len && strncmp(q, p, len) == 0) {
+        fprintf(stderr, "%s: %s names '%.*s' twice\n", cmd, opt, (int)len, p);
+        return -1;
+      }
+      q = qc + 1;
+    }
+    if (!c) break;
+    p = c + 1;
+  }
+  return 0;
+}

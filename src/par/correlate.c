@@ -811,6 +811,7 @@ int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
     tl_status st = tl_stdout_check_inputs(in, 2, &err);
     if (!st && o->out) st = tl_out_check_place(o->out, &err);
     if (!st && o->out) st = tl_out_check_inputs(o->out, "the output", in, 2, &err);
+    if (!st && o->out) st = tl_out_check_replace(o->out, o->force, &err);
     if (!st && o->out) st = tl_out_lock_take(&lock, o->out, o->break_lock, o->log, &err);
     if (st) {
       fprintf(o->log, "%s: %s; nothing was run\n", LABEL(o), err.msg);

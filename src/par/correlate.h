@@ -39,6 +39,7 @@ typedef struct {
   int strict_input;
   int quiet;
   int break_lock;         /* --break-lock: take over a stale lock of `out` (outsafe.h) */
+  int force;              /* --force: replace an existing `out` file */
   FILE *outf, *log;
   const char *label;      /* message prefix; NULL = "tally correlate" */
 } tl_corr_opts;

@@ -1426,6 +1426,7 @@ static int prepare_output(const tl_run_opts *o, const tl_job *job, const char *o
   tl_status st = tl_out_check_place(output, &err);
   if (!st) st = tl_out_check_inputs(output, "the output", in, k, &err);
   if (!st) st = tl_stdout_check_inputs(in, k, &err);
+  if (!st && !o->resume) st = tl_out_check_replace(output, o->force, &err); /* --resume continues it */
   if (st) {
     fprintf(o->log, "tally: %s; nothing was run\n", err.msg);
     rc = st == TL_EUSAGE ? TL_EXIT_USAGE : TL_EXIT_FAIL;
@@ -1448,7 +1449,7 @@ static int prepare_output(const tl_run_opts *o, const tl_job *job, const char *o
     struct stat sb;
     if (jdir && !tl_journal_exists(jdir) && stat(output, &sb) == 0) {
       fprintf(o->log, "tally: nothing to resume: '%s' is complete (it has no journal '%s'); run without "
-                      "--resume to score the job again\n", output, jdir);
+                      "--resume (with --force) to score the job again\n", output, jdir);
       *nothing = 1;
     }
     free(jdir);
@@ -2819,6 +2820,11 @@ static int open_output(const tl_run_opts *o, const tl_job *job, const char *outp
   }
   if (!st) st = w->vt->attr_i64(w, "n_ranks", nranks, &err);
   if (!st && o->cell >= 0) st = w->vt->attr_i64(w, "sweep_cell", o->cell, &err);
+  if (!st && o->merge && o->cells_merged) { /* a merge of a sweep's cells: whole or partial */
+    st = w->vt->attr_i64(w, "partial", o->cells_missing && *o->cells_missing, &err);
+    if (!st) st = w->vt->attr_str(w, "cells_merged", o->cells_merged, &err);
+    if (!st) st = w->vt->attr_str(w, "cells_missing", o->cells_missing ? o->cells_missing : "", &err);
+  }
   if (st) {
     fprintf(o->log, "tally: %s\n", err.msg);
     w->vt->abort(w);
@@ -2837,26 +2843,30 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
   MPI_Comm_rank(comm, &rank);
   int rc = TL_EXIT_OK;
   if (rank != 0) return agree(rc, comm);
-  tl_buf path, part;
+  tl_buf path;
   tl_buf_init(&path);
-  tl_buf_init(&part);
   if (o->dry_path && *o->dry_path) tl_buf_puts(&path, o->dry_path);
   else tl_buf_printf(&path, "%s.requests.jsonl", output);
-  tl_buf_printf(&part, "%s.part", path.data);
-  /* never over an input of the job, and only where it can be written */
+  /* never over an input of the job, and only where it can be written: "-" is standard output
+   * (the summary lines then go to the log), a device or FIFO is written in place, a file through
+   * a temporary file renamed at the end (tl_out_stream) */
   tl_path_role *in = NULL;
   int k = job_inputs(o, job, &in);
   tl_err perr = {{0}};
-  if (k < 0 || tl_out_check_inputs(path.data, "the dry-run file", in, k, &perr) || tl_out_check_place(path.data, &perr)) {
+  if (k < 0 || tl_out_check_inputs(path.data, "the dry-run file", in, k, &perr) ||
+      tl_out_check_stream_place(path.data, &perr)) {
     fprintf(o->log, "tally: %s\n", k < 0 ? "out of memory" : perr.msg);
     rc = TL_EXIT_USAGE;
   }
   free(in);
-  FILE *f = NULL;
-  if (!rc && !(f = fopen(part.data, "w"))) {
-    fprintf(o->log, "tally: cannot write the dry-run file '%s': %s\n", part.data, strerror(errno));
+  FILE *f = NULL, *sum = tl_path_is_std(path.data) ? o->log : o->out;
+  tl_out_stream os;
+  memset(&os, 0, sizeof os);
+  if (!rc && tl_out_stream_open(&os, path.data, &perr) != TL_OK) {
+    fprintf(o->log, "tally: the dry-run file: %s\n", perr.msg);
     rc = TL_EXIT_FAIL;
   }
+  f = os.f;
   tl_inlog log;
   bench_run r;
   memset(&r, 0, sizeof r);
@@ -2900,15 +2910,10 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
       tl_openai_stats_get(r.http[q], &hs);
       hits += hs.cache_hits;
     }
-  if (f && (fclose(f) != 0) && !rc) {
-    fprintf(o->log, "tally: cannot write the dry-run file '%s': %s\n", part.data, strerror(errno));
+  if (f && tl_out_stream_close(&os, !rc, &perr) != TL_OK && !rc) {
+    fprintf(o->log, "tally: the dry-run file: %s\n", perr.msg);
     rc = TL_EXIT_FAIL;
   }
-  if (f && !rc && rename(part.data, path.data) != 0) {
-    fprintf(o->log, "tally: cannot rename '%s' to '%s': %s\n", part.data, path.data, strerror(errno));
-    rc = TL_EXIT_FAIL;
-  }
-  if (f && rc) unlink(part.data);
   uint64_t unbuilt = 0; /* requests that could not be built (an unreadable image, ...): "error" lines */
   for (int q = 0; q < TL_ROLE__N; q++)
     if (r.http[q]) {
@@ -2917,17 +2922,16 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
       unbuilt += hs.failed;
     }
   if (!rc)
-    fprintf(o->out, "dry run: %llu units; %llu requests to the model, %llu to the judge (%llu of them answered "
+    fprintf(sum, "dry run: %llu units; %llu requests to the model, %llu to the judge (%llu of them answered "
                     "from the cache, sent by neither); nothing was sent\n",
             (unsigned long long)r.U, (unsigned long long)calls[0], (unsigned long long)judge_calls, (unsigned long long)hits);
   if (!rc && unbuilt)
-    fprintf(o->out, "dry run: %llu requests could not be built: their lines carry \"error\" (why: e.g. an unreadable "
+    fprintf(sum, "dry run: %llu requests could not be built: their lines carry \"error\" (why: e.g. an unreadable "
                     "image); a real run leaves those units engine_error\n", (unsigned long long)unbuilt);
-  if (!rc) fprintf(o->out, "wrote %s\n", path.data);
+  if (!rc) fprintf(sum, "wrote %s\n", tl_path_is_std(path.data) ? "the requests to standard output" : path.data);
   bench_run_release(&r);
   if (log_ok) tl_inlog_release(&log);
   tl_buf_release(&path);
-  tl_buf_release(&part);
   return agree(rc, comm);
 }
 

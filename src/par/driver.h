@@ -42,6 +42,11 @@ typedef struct {
                                journaled; the cfgs are the (model, variant, seed) they record */
   int n_merge;
   int overlap;              /* TL_OVERLAP_*: a unit recorded by two inputs */
+  const char *cells_merged; /* merge of a sweep's cells: the cells the inputs hold ("0,2"), written
+                               as the root attribute cells_merged with cells_missing and partial
+                               (1 when cells_missing is not empty); NULL: not a sweep */
+  const char *cells_missing;
+  int force;                /* --force: replace an existing output (not needed with --resume) */
   long cell;                /* --cell K (>= 0): run only cell K of the job's sweep, -1: the whole job.
                                The cells are every benchmark's models x seeds (the lists must be
                                the same in every entry), model-major: K = model index * n_seeds +

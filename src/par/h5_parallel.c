@@ -24,6 +24,7 @@
  * return the status and message of the lowest failing rank, so no rank is left waiting in a
  * collective call that the others skipped. */
 #include <errno.h>
+#include <stdarg.h>
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -65,6 +66,7 @@ typedef struct {
   hid_t dxpl; /* collective transfers */
   char *path;
   char *part;
+  int failed; /* an HDF5 call failed on this rank (h5fail) */
 } h5p;
 
 /* Makes a per-rank outcome collective. Returns TL_OK on every rank when every rank passed
@@ -88,6 +90,21 @@ static tl_status agreed(h5p *w, tl_status st, tl_err *e) {
 static tl_status report(tl_status st, const tl_err *e, tl_err *err) {
   if (st != TL_OK) tl_err_set(err, st, "%s", e->msg);
   return st;
+}
+
+/* A failed HDF5 call's error: the message (printf-style), the file when `named` is 0 (" of
+ * 'OUT.part'"), and its cause (tl_h5_why: the errno text, "No space left on device" when the
+ * file system is full). Marks the writer failed: abort_ then leaves the file to process exit. */
+static tl_status h5fail(h5p *w, tl_err *e, int named, const char *fmt, ...) {
+  char what[TL_ERR_MSG_MAX], why[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  tl_h5_why(w->part, why, sizeof why);
+  w->failed = 1;
+  if (named) return tl_err_set(e, TL_EHDF5, "%s: %s", what, why);
+  return tl_err_set(e, TL_EHDF5, "%s of '%s': %s", what, w->part, why);
 }
 
 /* FNV-1a, for the cheap "same arguments on every rank" checks. */
@@ -172,21 +189,21 @@ static tl_status put_ds(h5p *w, hid_t g, const char *path, const char *name, hid
                         const void *buf, const char *doc, tl_err *e) {
   tl_status st = TL_OK;
   hid_t d = create_ds(g, name, ftype, n, shuffle);
-  if (d < 0) st = tl_err_set(e, TL_EHDF5, "HDF5: cannot create dataset '%s/%s'", path, name);
+  if (d < 0) st = h5fail(w, e, 0, "HDF5: cannot create dataset '%s/%s'", path, name);
   if ((st = agreed(w, st, e)) != TL_OK) {
     if (d >= 0) H5Dclose(d);
     return st;
   }
   if (n > 0 && write_part(w, d, mtype, start, count, buf) < 0)
-    st = tl_err_set(e, TL_EHDF5, "HDF5: cannot write dataset '%s/%s'", path, name);
+    st = h5fail(w, e, 0, "HDF5: cannot write dataset '%s/%s'", path, name);
   st = agreed(w, st, e);
   if (st == TL_OK && doc && *doc) {
     if (tl_h5_attr_str(d, "doc", doc) != TL_OK)
-      st = tl_err_set(e, TL_EHDF5, "HDF5: cannot write attribute 'doc' of '%s/%s'", path, name);
+      st = h5fail(w, e, 0, "HDF5: cannot write attribute 'doc' of '%s/%s'", path, name);
     st = agreed(w, st, e);
   }
   if (H5Dclose(d) < 0 && st == TL_OK)
-    st = tl_err_set(e, TL_EHDF5, "HDF5: cannot close dataset '%s/%s'", path, name);
+    st = h5fail(w, e, 0, "HDF5: cannot close dataset '%s/%s'", path, name);
   return agreed(w, st, e);
 }
 
@@ -215,7 +232,7 @@ static tl_status create_group(h5p *w, const char *path, hid_t *g, tl_err *e) {
   *g = H5Gcreate2(w->file, path, lcpl, gcpl, H5P_DEFAULT);
   H5Pclose(gcpl);
   H5Pclose(lcpl);
-  if (*g < 0) st = tl_err_set(e, TL_EHDF5, "HDF5: cannot create group '%s'", path);
+  if (*g < 0) st = h5fail(w, e, 0, "HDF5: cannot create group '%s'", path);
   return agreed(w, st, e);
 }
 
@@ -646,11 +663,11 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
     hsize_t n = ds[j].kind == DS_BYTES ? blob_total[ds[j].str] : total;
     ds[j].d = create_ds(g, name.data, ft, n, ds[j].kind != DS_BYTES && ds[j].kind != DS_FIXED);
     if (ds[j].d < 0)
-      st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot create dataset '%s/%s'", s->path, name.data);
+      st = h5fail(w, &e, 0, "HDF5: cannot create dataset '%s/%s'", s->path, name.data);
     if ((st = agreed(w, st, &e)) != TL_OK) break;
     if (col->doc && *col->doc) {
       if (tl_h5_attr_str(ds[j].d, "doc", col->doc) != TL_OK)
-        st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot write attribute 'doc' of '%s/%s'", s->path,
+        st = h5fail(w, &e, 0, "HDF5: cannot write attribute 'doc' of '%s/%s'", s->path,
                         name.data);
       st = agreed(w, st, &e);
     }
@@ -763,7 +780,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
       const char *suffix = ds[bad].kind == DS_BYTES ? ".bytes"
                            : ds[bad].kind == DS_OFFSETS ? ".offsets"
                                                         : "";
-      st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot write dataset '%s/%s%s'", s->path, col->name,
+      st = h5fail(w, &e, 0, "HDF5: cannot write dataset '%s/%s%s'", s->path, col->name,
                       suffix);
     }
     st = agreed(w, st, &e);
@@ -783,7 +800,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
 
   for (int j = 0; ds && j < nds; j++) {
     if (ds[j].d >= 0 && H5Dclose(ds[j].d) < 0 && st == TL_OK)
-      st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot close a dataset of '%s'", s->path);
+      st = h5fail(w, &e, 0, "HDF5: cannot close a dataset of table '%s'", s->path);
     if (ds[j].mt >= 0) H5Tclose(ds[j].mt);
   }
   if (g >= 0) H5Gclose(g);
@@ -907,7 +924,7 @@ static tl_status attr_str(tl_writer *w_, const char *name, const char *value, tl
   tl_status st = attr_check(w, name, value, strlen(value), &e);
   if (st == TL_OK) {
     if (tl_h5_attr_str(w->file, name, value) != TL_OK)
-      st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot write attribute '%s'", name);
+      st = h5fail(w, &e, 0, "HDF5: cannot write attribute '%s'", name);
     st = agreed(w, st, &e);
   }
   return report(st, &e, err);
@@ -923,7 +940,7 @@ static tl_status attr_i64(tl_writer *w_, const char *name, int64_t value, tl_err
     herr_t rc = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT64, &value);
     if (a >= 0) H5Aclose(a);
     H5Sclose(sp);
-    if (rc < 0) st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot write attribute '%s'", name);
+    if (rc < 0) st = h5fail(w, &e, 0, "HDF5: cannot write attribute '%s'", name);
     st = agreed(w, st, &e);
   }
   return report(st, &e, err);
@@ -949,7 +966,7 @@ static tl_status close_(tl_writer *w_, tl_err *err) {
   H5Pclose(w->dxpl);
   if (H5Fclose(w->file) < 0) {
     g_hdf5_broken = 1;
-    st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot finish '%s' (disk full?)", w->part);
+    st = h5fail(w, &e, 0, "HDF5: cannot finish the file");
   }
   st = agreed(w, st, &e);
   /* Every rank has closed: rank 0 publishes (or drops) the file and tells the others. */
@@ -967,7 +984,15 @@ static tl_status close_(tl_writer *w_, tl_err *err) {
 static void abort_(tl_writer *w_) {
   h5p *w = (h5p *)w_;
   H5Pclose(w->dxpl);
-  if (H5Fclose(w->file) < 0) g_hdf5_broken = 1;
+  /* After a failed write (a full disk) the ranks' metadata caches may disagree about what is
+   * left to flush, and a collective H5Fclose then waits forever (one rank in the cache's sync
+   * point, another in MPI_File_close: seen on 2 ranks, also when the journal filled the disk and
+   * no dataset write failed). The file is being dropped: leave it
+   * open on every rank and let the process end without shutting HDF5 down (tl_h5_broken). */
+  int failed = w->failed || tl_fs_full(w->part), any = 0;
+  tl_allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, w->comm);
+  if (any) g_hdf5_broken = 1;
+  else if (H5Fclose(w->file) < 0) g_hdf5_broken = 1;
   tl_barrier(w->comm);
   if (w->rank == 0) remove(w->part);
   destroy(w);
@@ -1025,9 +1050,9 @@ tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err) {
   H5Pclose(fapl);
   w->dxpl = H5Pcreate(H5P_DATASET_XFER);
   if (w->file < 0)
-    st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot create '%s'%s", w->part, solo ? "" : " with MPI-IO");
+    st = h5fail(w, &e, 1, "HDF5: cannot create '%s'%s", w->part, solo ? "" : " with MPI-IO");
   else if (w->dxpl < 0 || (!solo && H5Pset_dxpl_mpio(w->dxpl, H5FD_MPIO_COLLECTIVE) < 0))
-    st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot set up collective transfers for '%s'", w->part);
+    st = h5fail(w, &e, 1, "HDF5: cannot set up collective transfers for '%s'", w->part);
   if ((st = agreed(w, st, &e)) != TL_OK) {
     /* Close only when every rank opened (H5Fclose is collective); a file opened on some ranks
      * only is left to process exit rather than risk a hang. */

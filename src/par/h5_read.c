@@ -2,8 +2,12 @@
 #define _POSIX_C_SOURCE 200809L /* strnlen */
 #include "h5_read.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "h5_common.h"
 #include "tally/str.h"
@@ -213,10 +217,27 @@ int tl_h5_has_column(const char *path, const char *group, const char *col) {
   return k >= 0;
 }
 
+/* HDF5 errors are ours to word: the automatic printing of the error stack is off between
+ * quiet_on and quiet_off. */
+typedef struct {
+  H5E_auto2_t fn;
+  void *data;
+} quiet;
+static void quiet_on(quiet *q) {
+  H5Eget_auto2(H5E_DEFAULT, &q->fn, &q->data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+static void quiet_off(const quiet *q) { H5Eset_auto2(H5E_DEFAULT, q->fn, q->data); }
+
 tl_status tl_h5_read_attr_str(const char *path, const char *name, char **out, tl_err *err) {
   *out = NULL;
+  quiet q;
+  quiet_on(&q);
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) return tl_err_set(err, TL_EIO, "cannot open '%s' as an HDF5 file", path);
+  if (f < 0) {
+    quiet_off(&q);
+    return tl_err_set(err, TL_EIO, "cannot open '%s' as an HDF5 file", path);
+  }
   tl_status st = TL_OK;
   if (H5Aexists(f, name) <= 0) {
     st = tl_err_set(err, TL_EINPUT, "'%s' has no root attribute '%s'", path, name);
@@ -236,5 +257,57 @@ tl_status tl_h5_read_attr_str(const char *path, const char *name, char **out, tl
     if (a >= 0) H5Aclose(a);
   }
   H5Fclose(f);
+  quiet_off(&q);
+  return st;
+}
+
+tl_status tl_h5_read_attr_i64(const char *path, const char *name, int64_t *out, tl_err *err) {
+  quiet q;
+  quiet_on(&q);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  tl_status st = TL_OK;
+  if (f < 0) {
+    st = tl_err_set(err, TL_EIO, "cannot open '%s' as an HDF5 file", path);
+  } else if (H5Aexists(f, name) <= 0) {
+    st = tl_err_set(err, TL_EINPUT, "'%s' has no root attribute '%s'", path, name);
+  } else {
+    hid_t a = H5Aopen(f, name, H5P_DEFAULT), ft = a >= 0 ? H5Aget_type(a) : -1;
+    if (ft < 0 || H5Tget_class(ft) != H5T_INTEGER || H5Aread(a, H5T_NATIVE_INT64, out) < 0)
+      st = tl_err_set(err, TL_EINPUT, "'%s': root attribute '%s' is not an integer", path, name);
+    if (ft >= 0) H5Tclose(ft);
+    if (a >= 0) H5Aclose(a);
+  }
+  if (f >= 0) H5Fclose(f);
+  quiet_off(&q);
+  return st;
+}
+
+tl_status tl_h5_check_output(const char *path, tl_err *err) {
+  struct stat s;
+  if (stat(path, &s) != 0) return tl_err_set(err, TL_EIO, "cannot open '%s': %s", path, strerror(errno));
+  if (S_ISDIR(s.st_mode)) return tl_err_set(err, TL_EIO, "cannot open '%s': %s", path, strerror(EISDIR));
+  if (!S_ISREG(s.st_mode))
+    return tl_err_set(err, TL_EIO, "cannot open '%s': not a regular file (a device, FIFO or socket)", path);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return tl_err_set(err, TL_EIO, "cannot open '%s': %s", path, strerror(errno));
+  close(fd);
+  quiet q;
+  quiet_on(&q);
+  tl_status st = TL_OK;
+  htri_t h5 = H5Fis_hdf5(path); /* HDF5 1.10: the signature at 0, 512, 1024, ... */
+  hid_t f = h5 > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+  if (h5 <= 0 && s.st_size == 0)
+    st = tl_err_set(err, TL_EIO, "cannot open '%s': the file is empty (not an HDF5 file)", path);
+  else if (h5 <= 0)
+    st = tl_err_set(err, TL_EIO, "cannot open '%s': not an HDF5 file (or one cut before its first bytes were "
+                    "written): tally reads the HDF5 outputs of tally run, merge and correlate", path);
+  else if (f < 0)
+    st = tl_err_set(err, TL_EIO, "cannot open '%s': a truncated or damaged HDF5 file (HDF5 cannot read its "
+                    "structure; was it copied or written only in part?)", path);
+  else if (H5Aexists(f, "tally_version") <= 0)
+    st = tl_err_set(err, TL_EIO, "cannot open '%s': an HDF5 file, but not an output of tally (no root attribute "
+                    "'tally_version')", path);
+  if (f >= 0) H5Fclose(f);
+  quiet_off(&q);
   return st;
 }

@@ -26,8 +26,11 @@ typedef struct {
   char *part;
 } h5w;
 
-static tl_status h5err(tl_err *err, const char *what, const char *name) {
-  return tl_err_set(err, TL_EHDF5, "HDF5: cannot %s '%s'", what, name);
+/* A failed HDF5 call: what, the file and its cause (tl_h5_why: the errno text). */
+static tl_status h5err(const h5w *w, tl_err *err, const char *what, const char *name) {
+  char why[256];
+  tl_h5_why(w->part, why, sizeof why);
+  return tl_err_set(err, TL_EHDF5, "HDF5: cannot %s '%s' of '%s': %s", what, name, w->part, why);
 }
 
 
@@ -88,19 +91,19 @@ static tl_status write_table(tl_writer *w_, const tl_table *t, tl_err *err) {
   h5w *w = (h5w *)w_;
   tl_status st = TL_OK;
   hid_t g = create_group(w, t->path);
-  if (g < 0) return h5err(err, "create group", t->path);
+  if (g < 0) return h5err(w, err, "create group", t->path);
   hsize_t n = t->nrows;
   for (int c = 0; c < t->ncols && st == TL_OK; c++) {
     const tl_col *col = &t->cols[c];
     hid_t mt;
     hid_t d = create_col(g, col, n, &mt);
     if (d < 0) {
-      st = h5err(err, "create dataset", col->name);
+      st = h5err(w, err, "create dataset", col->name);
     } else {
       if (n > 0 && H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, col_data(col)) < 0)
-        st = h5err(err, "write dataset", col->name);
+        st = h5err(w, err, "write dataset", col->name);
       if (st == TL_OK && col->doc && *col->doc && tl_h5_attr_str(d, "doc", col->doc) != TL_OK)
-        st = h5err(err, "write attribute of", col->name);
+        st = h5err(w, err, "write attribute of", col->name);
       H5Dclose(d);
       H5Tclose(mt);
     }
@@ -136,7 +139,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
                       s->path);
   tl_status st = TL_OK;
   hid_t g = create_group(w, s->path);
-  if (g < 0) return h5err(err, "create group", s->path);
+  if (g < 0) return h5err(w, err, "create group", s->path);
   hid_t *d = malloc(((size_t)s->ncols + 1) * sizeof *d);
   hid_t *mt = malloc(((size_t)s->ncols + 1) * sizeof *mt);
   if (!d || !mt) st = tl_err_set(err, TL_ENOMEM, "out of memory");
@@ -144,9 +147,9 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
   for (int c = 0; c < s->ncols && st == TL_OK; c++, made++) {
     const tl_col *col = &s->cols[c];
     d[c] = create_col(g, col, nrows, &mt[c]);
-    if (d[c] < 0) st = h5err(err, "create dataset", col->name);
+    if (d[c] < 0) st = h5err(w, err, "create dataset", col->name);
     else if (col->doc && *col->doc && tl_h5_attr_str(d[c], "doc", col->doc) != TL_OK)
-      st = h5err(err, "write attribute of", col->name);
+      st = h5err(w, err, "write attribute of", col->name);
     if (d[c] < 0) break;
   }
   for (uint64_t first = 0; first < nrows && st == TL_OK;) {
@@ -173,7 +176,7 @@ static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, u
                         c, s->path, col->name, (int)col->type, s->cols[c].name,
                         (int)s->cols[c].type);
       else if (write_part(d[c], mt[c], first, n, col_data(col)) < 0)
-        st = h5err(err, "write dataset", col->name);
+        st = h5err(w, err, "write dataset", col->name);
     }
     first += n; /* t is fill's: not ours to free */
   }
@@ -197,7 +200,7 @@ static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, 
 
 static tl_status attr_str(tl_writer *w_, const char *name, const char *value, tl_err *err) {
   h5w *w = (h5w *)w_;
-  if (tl_h5_attr_str(w->file, name, value) != TL_OK) return h5err(err, "write attribute", name);
+  if (tl_h5_attr_str(w->file, name, value) != TL_OK) return h5err(w, err, "write attribute", name);
   return TL_OK;
 }
 
@@ -208,7 +211,7 @@ static tl_status attr_i64(tl_writer *w_, const char *name, int64_t value, tl_err
   herr_t rc = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT64, &value);
   if (a >= 0) H5Aclose(a);
   H5Sclose(sp);
-  return rc < 0 ? h5err(err, "write attribute", name) : TL_OK;
+  return rc < 0 ? h5err(w, err, "write attribute", name) : TL_OK;
 }
 
 static void destroy(h5w *w) {
@@ -221,7 +224,8 @@ static tl_status close_(tl_writer *w_, tl_err *err) {
   h5w *w = (h5w *)w_;
   tl_status st = TL_OK;
   if (H5Fclose(w->file) < 0) {
-    st = tl_err_set(err, TL_EHDF5, "HDF5: cannot finish '%s' (disk full?)", w->part);
+    char why[256];
+    st = tl_err_set(err, TL_EHDF5, "HDF5: cannot finish '%s': %s", w->part, tl_h5_why(w->part, why, sizeof why));
     remove(w->part);
   } else if (rename(w->part, w->path) != 0) {
     st = tl_err_set(err, TL_EIO, "cannot rename '%s' to '%s': %s", w->part, w->path, strerror(errno));

@@ -74,6 +74,7 @@ static int same_as_input(const char *out, const char *in) {
 tl_status tl_out_check_inputs(const char *out, const char *out_what, const tl_path_role *in, int n,
                               tl_err *err) {
   static const char *const SUFFIX[] = {"", ".part", ".lock"};
+  if (tl_path_is_std(out)) return tl_stdout_check_inputs(in, n, err);
   tl_buf p;
   tl_buf_init(&p);
   tl_status st = TL_OK;
@@ -111,19 +112,16 @@ tl_status tl_stdout_check_inputs(const tl_path_role *in, int n, tl_err *err) {
 
 /* ---- the output's place ---- */
 
-tl_status tl_out_check_place(const char *out, tl_err *err) {
+int tl_path_is_std(const char *p) { return p && strcmp(p, "-") == 0; }
+
+/* "a device", "a FIFO", ... for messages. */
+static const char *kind_of(mode_t m) {
+  return S_ISCHR(m) || S_ISBLK(m) ? "a device" : S_ISFIFO(m) ? "a FIFO (named pipe)" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* The folder of `out` exists, is a folder and is writable. */
+static tl_status check_dir(const char *out, tl_err *err) {
   struct stat s;
-  size_t n = strlen(out);
-  if (n == 0) return tl_err_set(err, TL_EUSAGE, "the output path is empty");
-  if (out[n - 1] == '/' || (stat(out, &s) == 0 && S_ISDIR(s.st_mode)))
-    return tl_err_set(err, TL_EUSAGE, "output '%s' is a directory; give a file path (e.g. '%s%srun.h5')",
-                      out, out, out[n - 1] == '/' ? "" : "/");
-  /* an output is written beside itself and renamed over it at the end: a device, FIFO or socket
-   * there (/dev/null, /dev/stdout) would be replaced by a plain file */
-  if (stat(out, &s) == 0 && !S_ISREG(s.st_mode))
-    return tl_err_set(err, TL_EUSAGE, "output '%s' is not a regular file (a device, FIFO or socket): outputs are written "
-                      "to a temporary file renamed over the output, which would replace it; give a file path (or "
-                      "leave the option out where the output can go to standard output)", out);
   char *dir = dir_of(out);
   if (!dir) return tl_err_set(err, TL_ENOMEM, "out of memory");
   tl_status st = TL_OK;
@@ -135,6 +133,168 @@ tl_status tl_out_check_place(const char *out, tl_err *err) {
     st = tl_err_set(err, TL_EUSAGE, "the folder '%s' of output '%s' is not writable: %s", dir, out, strerror(errno));
   free(dir);
   return st;
+}
+
+/* A folder given as the output. */
+static tl_status check_not_dir(const char *out, const char *example, tl_err *err) {
+  struct stat s;
+  size_t n = strlen(out);
+  if (n == 0) return tl_err_set(err, TL_EUSAGE, "the output path is empty");
+  if (out[n - 1] == '/' || (stat(out, &s) == 0 && S_ISDIR(s.st_mode)))
+    return tl_err_set(err, TL_EUSAGE, "output '%s' is a directory; give a file path (e.g. '%s%s%s')", out, out,
+                      out[n - 1] == '/' ? "" : "/", example);
+  return TL_OK;
+}
+
+tl_status tl_out_check_place(const char *out, tl_err *err) {
+  struct stat s;
+  if (tl_path_is_std(out))
+    return tl_err_set(err, TL_EUSAGE, "output '-': an HDF5 file cannot be written to standard output (HDF5 seeks and "
+                      "rereads its file, and tally writes it as OUTPUT.part beside its journal and lock); give a file path");
+  tl_status st = check_not_dir(out, "run.h5", err);
+  if (st) return st;
+  /* an HDF5 output is written beside itself (OUTPUT.part, OUTPUT.journal/, OUTPUT.lock) and
+   * renamed over it at the end: a device, FIFO or socket there (/dev/null) can take none of that */
+  if (stat(out, &s) == 0 && !S_ISREG(s.st_mode))
+    return tl_err_set(err, TL_EUSAGE, "output '%s' is not a regular file (%s): an HDF5 output must be a regular file "
+                      "(HDF5 seeks and rereads it, and tally writes it as '%s.part' beside its journal and lock, renamed "
+                      "at the end); give a file path", out, kind_of(s.st_mode), out);
+  return check_dir(out, err);
+}
+
+tl_status tl_out_check_stream_place(const char *out, tl_err *err) {
+  struct stat s;
+  if (tl_path_is_std(out)) return TL_OK;
+  tl_status st = check_not_dir(out, "out.jsonl", err);
+  if (st) return st;
+  if (stat(out, &s) == 0 && !S_ISREG(s.st_mode)) return TL_OK; /* a device or FIFO: written in place */
+  return check_dir(out, err);
+}
+
+tl_status tl_out_check_replace(const char *out, int force, tl_err *err) {
+  struct stat s;
+  if (force || tl_path_is_std(out) || stat(out, &s) != 0 || !S_ISREG(s.st_mode)) return TL_OK;
+  return tl_err_set(err, TL_EUSAGE, "output '%s' exists (a finished output): pass --force to replace it, or choose "
+                    "another output", out);
+}
+
+/* ---- text outputs ---- */
+
+tl_status tl_out_stream_open(tl_out_stream *o, const char *out, tl_err *err) {
+  memset(o, 0, sizeof *o);
+  struct stat s;
+  if (tl_path_is_std(out)) {
+    o->f = stdout;
+    o->std = 1;
+    o->name = "standard output";
+    return TL_OK;
+  }
+  if (!(o->path = tl_strdup(out))) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  o->name = o->path;
+  if (stat(out, &s) == 0 && !S_ISREG(s.st_mode)) { /* a device or FIFO: written in place, never replaced */
+    if (!(o->f = fopen(out, "w"))) {
+      tl_status st = tl_err_set(err, TL_EIO, "cannot open '%s' for writing: %s", out, strerror(errno));
+      free(o->path);
+      o->path = NULL;
+      return st;
+    }
+    return TL_OK;
+  }
+  tl_buf tmp;
+  tl_buf_init(&tmp);
+  int fd = -1;
+  if (tl_buf_printf(&tmp, "%s.tmp-XXXXXX", out) == TL_OK) fd = mkstemp(tmp.data);
+  if (fd >= 0) {
+    mode_t um = umask(0);
+    umask(um);
+    if (fchmod(fd, 0666 & ~um) != 0 || !(o->f = fdopen(fd, "w"))) {
+      int e = errno;
+      close(fd);
+      unlink(tmp.data);
+      errno = e;
+      fd = -1;
+    }
+  }
+  if (fd < 0) {
+    tl_status st = tmp.data ? tl_err_set(err, TL_EIO, "cannot create a temporary file beside '%s': %s", out, strerror(errno))
+                            : tl_err_set(err, TL_ENOMEM, "out of memory");
+    tl_buf_release(&tmp);
+    free(o->path);
+    o->path = NULL;
+    return st;
+  }
+  o->tmp = tl_buf_detach(&tmp);
+  o->name = o->tmp;
+  return TL_OK;
+}
+
+tl_status tl_out_stream_close(tl_out_stream *o, int ok, tl_err *err) {
+  tl_status st = TL_OK;
+  if (!o->f) return TL_OK;
+  const char *name = o->tmp ? o->tmp : o->path ? o->path : "standard output";
+  int e = 0;
+  if (fflush(o->f) != 0 || ferror(o->f)) e = errno ? errno : EIO;
+  if (!e && ok && o->tmp && fsync(fileno(o->f)) != 0) e = errno;
+  if (!o->std && fclose(o->f) != 0 && !e) e = errno;
+  o->f = NULL;
+  if (e && ok) st = tl_err_set(err, TL_EIO, "cannot write %s%s%s: %s", o->std ? "" : "'", name, o->std ? "" : "'",
+                               strerror(e));
+  if (!st && ok && o->tmp && rename(o->tmp, o->path) != 0)
+    st = tl_err_set(err, TL_EIO, "cannot rename '%s' to '%s': %s", o->tmp, o->path, strerror(errno));
+  if (o->tmp && (st || !ok)) unlink(o->tmp);
+  free(o->tmp);
+  free(o->path);
+  o->tmp = o->path = NULL;
+  return st;
+}
+
+/* ---- standard input as a file ---- */
+
+tl_status tl_in_spool_stdin(char **path, tl_err *err) {
+  *path = NULL;
+  const char *tmp = getenv("TMPDIR");
+  tl_buf d;
+  tl_buf_init(&d);
+  if (tl_buf_printf(&d, "%s/tally-XXXXXX", tmp && *tmp ? tmp : "/tmp")) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (!mkdtemp(d.data)) {
+    tl_status st = tl_err_set(err, TL_EIO, "cannot make a folder '%s' for standard input: %s", d.data, strerror(errno));
+    tl_buf_release(&d);
+    return st;
+  }
+  tl_buf_puts(&d, "/stdin");
+  int fd = d.data ? open(d.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+  int e = fd < 0 ? errno : 0;
+  char buf[65536];
+  for (ssize_t n; !e && (n = read(0, buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno != EINTR) e = errno;
+      continue;
+    }
+    for (ssize_t off = 0; !e && off < n;) {
+      ssize_t w = write(fd, buf + off, (size_t)(n - off));
+      if (w < 0 && errno != EINTR) e = errno;
+      else if (w > 0) off += w;
+    }
+  }
+  if (fd >= 0 && close(fd) != 0 && !e) e = errno;
+  if (e) {
+    tl_status st = tl_err_set(err, TL_EIO, "cannot copy standard input to '%s': %s", d.data ? d.data : "?", strerror(e));
+    tl_in_spool_release(tl_buf_detach(&d));
+    return st;
+  }
+  *path = tl_buf_detach(&d);
+  return TL_OK;
+}
+
+void tl_in_spool_release(char *path) {
+  if (!path) return;
+  unlink(path);
+  char *slash = strrchr(path, '/');
+  if (slash) {
+    *slash = 0;
+    rmdir(path);
+  }
+  free(path);
 }
 
 /* ---- the lock ---- */
@@ -366,24 +526,22 @@ tl_status tl_out_lock_take(tl_out_lock *l, const char *out, int break_stale, FIL
     }
     char why[512];
     int same_job = 0, gone = holder_gone(&li, myhost, why, sizeof why, &same_job);
-    if (same_job || (break_stale && gone >= 0)) {
+    /* a holder provably gone (its pid ended on this host, or an earlier run of this SLURM job)
+     * is taken over at once; one this run cannot check only with --break-lock */
+    if (gone > 0 || (break_stale && gone == 0)) {
       if ((st = write_info(fd, p.data, err))) {
         close(fd);
         break;
       }
       if (log)
-        fprintf(log, "tally: %s the %slock '%s' (%s): %s\n", same_job ? "took over" : "--break-lock: took over",
+        fprintf(log, "tally: %s the %slock '%s' (%s): %s\n", gone > 0 ? "took over" : "--break-lock: took over",
                 gone > 0 ? "stale " : "", p.data, who, why);
       l->fd = fd;
       l->path = tl_buf_detach(&p);
       return TL_OK;
     }
     close(fd);
-    if (gone > 0)
-      st = tl_err_set(err, TL_EUSAGE, "output '%s' has a stale lock '%s' (%s): %s. If no other run "
-                      "writes this output, run again with --break-lock to take it over", out, p.data, who, why);
-    else
-      st = tl_err_set(err, TL_EUSAGE, "output '%s' is locked by another tally run (%s; lock '%s'): %s. If "
+    st = tl_err_set(err, TL_EUSAGE, "output '%s' is locked by another tally run (%s; lock '%s'): %s. If "
                       "you are sure that run is gone, run again with --break-lock", out, who, p.data, why);
     l->live = gone < 0;
     if (gone < 0 && break_stale) /* a live holder is never broken */

@@ -36,11 +36,51 @@ tl_status tl_out_check_inputs(const char *out, const char *out_what, const tl_pa
  * shell has then already emptied it: `tally parse --input a.jsonl > a.jsonl`). */
 tl_status tl_stdout_check_inputs(const tl_path_role *in, int n, tl_err *err);
 
-/* The output's place, checked before any work: `out` must not be a directory or any other file
- * that is not a regular file (a device such as /dev/null, a FIFO, a socket: the rename at the
- * end would replace it), and its folder must exist, be a folder and be writable (access
- * W_OK|X_OK). TL_EUSAGE with the reason. */
+/* 1 when p is "-": standard output for an output option, standard input for an input one. */
+int tl_path_is_std(const char *p);
+
+/* The place of an HDF5 output (tally run, merge, correlate --out), checked before any work:
+ * `out` must not be "-" (HDF5 seeks and rereads its file: no stream), a directory or any other
+ * file that is not a regular file (a device such as /dev/null, a FIFO, a socket: the output is
+ * written as `out.part` beside its journal and lock and renamed over it at the end), and its
+ * folder must exist, be a folder and be writable (access W_OK|X_OK). TL_EUSAGE with the reason. */
 tl_status tl_out_check_place(const char *out, tl_err *err);
+
+/* The place of a text output (JSONL, JSON: tally parse --output, score vqa --output, run
+ * --dry-run=FILE): "-" is standard output and an existing device, FIFO or socket is written in
+ * place (never renamed over); otherwise as tl_out_check_place. TL_EUSAGE with the reason. */
+tl_status tl_out_check_stream_place(const char *out, tl_err *err);
+
+/* Refuses (TL_EUSAGE, naming it and --force) to replace an existing regular file `out` unless
+ * `force`. Outputs of runs (tally run, merge, correlate --out) call it; a `--resume` into the
+ * same output continues that output and does not. */
+tl_status tl_out_check_replace(const char *out, int force, tl_err *err);
+
+/* A text output being written (tl_out_stream_open .. tl_out_stream_close): standard output for
+ * "-"; a device or FIFO opened in place; a regular file through `out.tmp-XXXXXX` in the same
+ * folder, renamed over it only when every byte is written (a failure leaves no half file). */
+typedef struct {
+  FILE *f;          /* write here */
+  const char *name; /* for messages: "standard output", the output or its temporary file */
+  char *path;       /* the output; NULL for standard output */
+  char *tmp;        /* the temporary file, or NULL (stdout, in place) */
+  int std;          /* standard output: never closed */
+} tl_out_stream;
+
+/* TL_EIO (err names the file and the errno text), TL_ENOMEM. */
+tl_status tl_out_stream_open(tl_out_stream *o, const char *out, tl_err *err);
+/* Flushes; for a file fsyncs, closes and renames the temporary file over the output. ok = 0 (the
+ * command failed): the temporary file is removed and nothing is renamed. TL_EIO naming the file
+ * and the errno text (ENOSPC: "No space left on device") when a write, the flush or the rename
+ * failed; no-op when not open. */
+tl_status tl_out_stream_close(tl_out_stream *o, int ok, tl_err *err);
+
+/* Standard input as a file, for readers that open a path (and may read it twice): copies it
+ * into a new folder "$TMPDIR/tally-XXXXXX" (TMPDIR unset: /tmp) as the file "stdin", so
+ * messages name ".../stdin:LINE". *path: malloc'd; tl_in_spool_release removes the file and
+ * folder and frees it. TL_EIO naming the cause (a full disk: "No space left on device"). */
+tl_status tl_in_spool_stdin(char **path, tl_err *err);
+void tl_in_spool_release(char *path);
 
 /* The lock of one output, held from before the first write (`.part`, journal) to the end.
  *
@@ -52,12 +92,14 @@ tl_status tl_out_check_place(const char *out, tl_err *err);
  *     locks work (local disks; NFS with lockd; Lustre mounted with flock) a live holder is
  *     proven by the kernel, and a killed holder's lock vanishes with it.
  * A second run finds the file and exits 2 naming the holder; nothing is removed. The lock is
- * *stale* when the fcntl lock is free and the holder is provably gone: on the same host its pid
- * is not running (or runs a process started after the lock); under SLURM the lock was taken by
- * an earlier incarnation of this same job (same SLURM_JOB_ID, lower SLURM_RESTART_COUNT: SLURM
- * ends a job before it requeues it), which is taken over at once and said so. A stale lock from
- * another host, or any other stale lock, is reported and taken over only with `break_stale`
- * (`--break-lock`). */
+ * *stale* when the fcntl lock is free and the holder is provably gone: on the same host (the
+ * lock's `host` equals gethostname) its pid is not running (kill(pid, 0) fails with ESRCH, a
+ * zombie, or a process started after the lock: the pid was reused); under SLURM the lock was
+ * taken by an earlier incarnation of this same job (same SLURM_JOB_ID, lower
+ * SLURM_RESTART_COUNT: SLURM ends a job before it requeues it). A stale lock is taken over at
+ * once with a one-line notice on `log` (a run killed by SIGKILL or SIGPIPE needs no --break-lock
+ * on its own host). A lock whose holder this run cannot check (another host, an unreadable lock)
+ * is taken over only with `break_stale` (`--break-lock`); a live holder never. */
 typedef struct {
   char *path; /* "<out>.lock", NULL when not held */
   int fd;
@@ -65,7 +107,8 @@ typedef struct {
 } tl_out_lock;
 
 /* Takes the lock. TL_OK: held (log gets a line when a stale lock was taken over); TL_EUSAGE:
- * held by another run or stale without break_stale (err says which, with the holder);
+ * held by another run, or by one this host cannot check without break_stale (err says which,
+ * with the holder);
  * TL_EIO: the lock file cannot be created (err says why). */
 tl_status tl_out_lock_take(tl_out_lock *l, const char *out, int break_stale, FILE *log, tl_err *err);
 /* Removes the lock file and closes it; no-op when not held. */

@@ -99,7 +99,7 @@ n1=$("$PY" -c 'import json,sys; print(sum(json.load(open(sys.argv[1])).values())
 faulty=$(( n0 - 15 ))
 [ $(( n1 - n0 )) = $(( faulty + 2 )) ] || fail "2: the rerun sent $(( n1 - n0 )) requests, not $(( faulty + 2 ))"
 set +e
-"$TALLY_BIN" run "$WORK/c.json" --cache /proc/version --quiet > /dev/null 2> "$WORK/c3.err"; rc=$?
+"$TALLY_BIN" run "$WORK/c.json" --force --cache /proc/version --quiet > /dev/null 2> "$WORK/c3.err"; rc=$?
 set -e
 [ "$rc" = 2 ] && grep -q "cache" "$WORK/c3.err" || { cat "$WORK/c3.err"; fail "2: an unusable --cache: exit $rc"; }
 echo "2: a bad or misplaced cache entry is sent again; an unusable --cache is exit 2"

@@ -291,7 +291,7 @@ same_as_twin "$WORK/k1.h5" "resumed after kill -9"
 # ---- 5. the cache: a second run sends nothing ----
 start_server c --replies "$WORK/replies.jsonl"
 job c1 "\"url\": \"http://127.0.0.1:$PORT_c/v1\""
-"$TALLY_BIN" run "$WORK/c1.json" --cache "$WORK/cache" --quiet > /dev/null 2> "$WORK/c1.err" || { cat "$WORK/c1.err"; fail "cached run 1 failed"; }
+"$TALLY_BIN" run "$WORK/c1.json" --force --cache "$WORK/cache" --quiet > /dev/null 2> "$WORK/c1.err" || { cat "$WORK/c1.err"; fail "cached run 1 failed"; }
 sed -i "s#$WORK/c1.h5#$WORK/c2.h5#" "$WORK/c1.json"
 "$TALLY_BIN" run "$WORK/c1.json" --cache "$WORK/cache" > /dev/null 2> "$WORK/c2.err" || { cat "$WORK/c2.err"; fail "cached run 2 failed"; }
 stop_server c
@@ -374,7 +374,7 @@ PY
 # succeeds only through the proxy; no_proxy naming that host sends it to the closed port again
 job p1 "\"url\": \"http://127.0.0.1:9/v1\""
 sed -i 's/"wait_s": 5/"wait_s": 1/' "$WORK/p1.json"
-http_proxy=http://127.0.0.1:$PORT_t "$TALLY_BIN" run "$WORK/p1.json" --quiet > /dev/null 2> "$WORK/p1.err" ||
+http_proxy=http://127.0.0.1:$PORT_t "$TALLY_BIN" run "$WORK/p1.json" --force --quiet > /dev/null 2> "$WORK/p1.err" ||
   { cat "$WORK/p1.err"; fail "http_proxy naming a live proxy: the run failed"; }
 same_as_twin "$WORK/p1.h5" "through a proxy"
 rm -f "$WORK/p1.h5"

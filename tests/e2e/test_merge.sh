@@ -9,7 +9,11 @@
 #     identical merge it, and identical refuses copies that differ;
 #  5. refusals, each exit 2 with nothing written: a setting that differs (named), an input
 #     without its journal, items changed since the run, the output being an input, a typo in
-#     --overlap.
+#     --overlap;
+#  6. sweep cells merge to the whole sweep; 7. some cells of a sweep are refused unless --partial,
+#     and a partial output says so (attributes, summary); 8. jobs in different folders merge when
+#     their paths name the same files; --break-lock; a file that is not a tally output is
+#     "cannot open FILE: why" (merge and compare), without HDF5's diagnostics.
 . "$(dirname "$0")/common.sh"
 need_python
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
@@ -52,7 +56,12 @@ assert sorted(j["benchmarks"][0]["seeds"]) == [0, 1, 2], j["benchmarks"][0]
 assert f.attrs["units"] == 252 and f.attrs["units_resumed"] == 252 and f.attrs["engine_calls"] == 0, dict(f.attrs)
 PY
 cp m1.h5 m1_first.h5
-"$TALLY_BIN" merge s0.h5 s12.h5 -o m1.h5 --quiet > /dev/null 2>&1 || fail "merging again over the output failed"
+set +e
+"$TALLY_BIN" merge s0.h5 s12.h5 -o m1.h5 --quiet > /dev/null 2> again.err; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q -- "--force" again.err || { cat again.err; fail "merging over a finished output without --force: exit $rc"; }
+cmp -s m1.h5 m1_first.h5 || fail "a refused merge changed the output"
+"$TALLY_BIN" merge s0.h5 s12.h5 -o m1.h5 --quiet --force > /dev/null 2>&1 || fail "merging again over the output (--force) failed"
 cmp -s m1.h5 m1_first.h5 || fail "merging twice gives different bytes"
 # tally compare on the merged sweep says what it says on the single run
 "$TALLY_BIN" compare all.h5 --models toy-llm-b,toy-vlm-a --resamples 300 | sed "s#all.h5#RUN#" > c_all.txt ||
@@ -188,3 +197,92 @@ set -e
 [ $rc6 -eq 2 ] && grep -q "has 6 cells" c6.err || { cat c6.err; fail "--cell 6 of 6: exit $rc6"; }
 [ $rc0 -eq 2 ] && grep -q "needs a sweep" c0.err || { cat c0.err; fail "--cell on a job that is not a sweep: exit $rc0"; }
 echo "merge: sweep cells run their (model, seed), merge to the whole sweep; bad cells refused"
+
+# 7. a partial sweep: some cells are refused unless --partial, naming the missing ones; a partial
+#    output says so in its root attributes and its summary; the whole sweep records cells_merged
+set +e
+"$TALLY_BIN" merge cell0.h5 cell2.h5 cell4.h5 -o part.h5 --quiet > part.out 2> part.err; rc=$?
+set -e
+[ $rc -eq 2 ] || { cat part.err; fail "a merge of 3 of 6 cells: exit $rc, not 2"; }
+grep -q "3 of the sweep's 6 cells" part.err && grep -q 'missing: 1 (model "toy-llm-b", seed 1)' part.err &&
+  grep -q -- "--partial" part.err || { cat part.err; fail "the refusal does not name the missing cells and --partial"; }
+[ ! -e part.h5 ] || fail "a refused partial merge wrote its output"
+"$TALLY_BIN" merge cell0.h5 cell2.h5 cell4.h5 -o part.h5 --partial --quiet > part.out 2> part.err ||
+  { cat part.err; fail "merge --partial failed"; }
+head -n 1 part.out | grep -q "^PARTIAL merge: 3 of the sweep's 6 cells" || { cat part.out; fail "the summary does not say partial"; }
+grep -q "PARTIAL" part.err || { cat part.err; fail "--quiet hid that the output is partial"; }
+"$PY" - <<'PY' || fail "the partial output's attributes"
+import h5py
+f = h5py.File("part.h5", "r")
+a = f.attrs
+assert a["partial"] == 1 and a["cells_merged"] == "0,2,4" and a["cells_missing"] == "1,3,5", dict(a)
+g = h5py.File("cells.h5", "r").attrs
+assert g["partial"] == 0 and g["cells_merged"] == "0,1,2,3,4,5" and g["cells_missing"] == "", dict(g)
+PY
+set +e
+"$TALLY_BIN" merge cell0.h5 s0.h5 -o mix.h5 --quiet > /dev/null 2> mix.err; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "is not" mix.err || { cat mix.err; fail "a cell merged with a whole run: exit $rc"; }
+echo "merge: a partial sweep is refused without --partial and marked partial with it"
+
+# 8. jobs in different folders: merged when every path names the same file (absolute paths, or
+#    relative ones that resolve to the same files); refused when they name different files
+mkdir -p d1 d2
+for d in d1 d2; do cp -r "$TALLY_SRC/demo/spatialeval" $d/se; done
+variant "$TALLY_SRC/jobs/demo.json" d1/a 'b["seeds"] = [0]'
+variant "$TALLY_SRC/jobs/demo.json" d2/b 'b["seeds"] = [1, 2]'
+"$TALLY_BIN" run d1/a.json --out d1/a.h5 --quiet --keep-journal > /dev/null && "$TALLY_BIN" run d2/b.json --out d2/b.h5 --quiet --keep-journal > /dev/null ||
+  fail "the runs in two folders failed"
+"$TALLY_BIN" merge d1/a.h5 d2/b.h5 -o dirs.h5 --quiet > /dev/null 2> dirs.err || { cat dirs.err; fail "jobs in two folders with absolute paths: merge refused"; }
+same all.h5 dirs.h5 "the merge of jobs in two folders differs from one run"
+# relative paths: the same relative names, other files (d1/se vs d2/se, the items of d2 changed)
+rel() { # DIR NAME SEEDS
+  "$PY" - "$1" "$2" "$3" "$TALLY_SRC/jobs/demo.json" <<'PY'
+import json, sys
+d, name, seeds, src = sys.argv[1:]
+j = json.load(open(src))
+j.pop("studies", None)
+j["output"] = name + ".h5"
+b = j["benchmarks"][0]
+b["items"] = ["se/items.jsonl"]
+b["answers"] = ["se/answers.jsonl"]
+b["seeds"] = json.loads(seeds)
+json.dump(j, open(d + "/" + name + ".json", "w"))
+PY
+}
+rel d1 r0 '[0]'
+rel d2 r12 '[1, 2]'
+(cd d1 && "$TALLY_BIN" run r0.json --quiet --keep-journal > /dev/null) && (cd d2 && "$TALLY_BIN" run r12.json --quiet --keep-journal > /dev/null) ||
+  fail "the relative-path runs failed"
+"$TALLY_BIN" merge d1/r0.h5 d2/r12.h5 -o rel_same.h5 --quiet > /dev/null 2> rel.err && { fail "relative paths naming other files (d1/se, d2/se) merged"; } || true
+grep -q "differs" rel.err || { cat rel.err; fail "relative paths naming other files: the message"; }
+echo "merge: jobs in other folders compare by the files their paths name"
+
+# --break-lock: a lock left by a run on another host
+printf 'tally output lock\nhost=elsewhere-node-17\npid=4242\nstarted=x\nstarted_epoch=%s\n' "$(date +%s)" > bl.h5.lock
+set +e
+"$TALLY_BIN" merge s0.h5 s12.h5 -o bl.h5 --quiet > /dev/null 2> bl.err; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q -- "--break-lock" bl.err || { cat bl.err; fail "a merge onto a lock from another host: exit $rc"; }
+"$TALLY_BIN" merge s0.h5 s12.h5 -o bl.h5 --quiet --break-lock > /dev/null 2> bl.err || { cat bl.err; fail "tally merge --break-lock"; }
+[ ! -e bl.h5.lock ] && [ -s bl.h5 ] || fail "merge --break-lock left its lock or wrote nothing"
+
+# files that are not tally outputs: one line "cannot open FILE: why", exit 1, no HDF5 diagnostics
+head -c 20000 all.h5 > trunc.h5
+mkdir -p afolder
+: > empty.h5
+"$PY" -c 'import h5py; h5py.File("plain.h5", "w").create_dataset("x", data=[1])'
+for bad in trunc.h5 s0.json afolder missing.h5 empty.h5 plain.h5; do
+  for cmd in merge compare; do
+    set +e
+    if [ $cmd = merge ]; then "$TALLY_BIN" merge s0.h5 $bad -o bad.h5 --quiet > /dev/null 2> bad.err; rc=$?
+    else "$TALLY_BIN" compare $bad --models toy-llm-b,toy-vlm-a > /dev/null 2> bad.err; rc=$?; fi
+    set -e
+    [ $rc -ne 0 ] || fail "$cmd on $bad: exit 0"
+    grep -q "cannot open '$bad': " bad.err || { cat bad.err; fail "$cmd on $bad: no 'cannot open' line"; }
+    [ "$(grep -c . bad.err)" = 1 ] || { cat bad.err; fail "$cmd on $bad: more than one line"; }
+    ! grep -q "HDF5-DIAG" bad.err || fail "$cmd on $bad: HDF5's diagnostics reached the terminal"
+  done
+done
+grep -q "truncated or damaged" <("$TALLY_BIN" compare trunc.h5 --models a,b 2>&1) || fail "a truncated file is not called truncated"
+echo "merge: --break-lock; files that are not tally outputs are 'cannot open' with the reason"

@@ -133,10 +133,10 @@ grep -q "mtbench101 parse statuses: no_answer=1 out_of_range=1" "$WORK/bad.txt" 
 grep -q "dialogues without a score under policy fail: 2 of 2" "$WORK/bad.txt" || fail "unscored dialogues are not counted"
 # a typo in the job is an error, never an empty result
 sed 's/"judgments"/"tasks": ["GRR"], "judgments"/' "$WORK/bad.json" > "$WORK/typo.json"
-rc=0; "$TALLY_BIN" run "$WORK/typo.json" > /dev/null 2> "$WORK/typo.err" || rc=$?
+rc=0; "$TALLY_BIN" run "$WORK/typo.json" --force > /dev/null 2> "$WORK/typo.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "unknown task 'GRR'" "$WORK/typo.err" || { cat "$WORK/typo.err"; fail "an unknown task code was not refused (exit $rc)"; }
 sed 's/"judgments"/"dialogues": [1, 99], "judgments"/' "$WORK/bad.json" > "$WORK/typo2.json"
-rc=0; "$TALLY_BIN" run "$WORK/typo2.json" > /dev/null 2> "$WORK/typo2.err" || rc=$?
+rc=0; "$TALLY_BIN" run "$WORK/typo2.json" --force > /dev/null 2> "$WORK/typo2.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "names dialogue 99" "$WORK/typo2.err" || { cat "$WORK/typo2.err"; fail "an unknown dialogue id was not refused"; }
 
 # 4. the judge prompts against OpenCompass's, byte for byte

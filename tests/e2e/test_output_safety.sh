@@ -21,7 +21,7 @@ expect() { # WANT_RC PATTERN WHAT -- command...
   local want="$1" pat="$2" what="$3"; shift 4
   local rc=0; "$@" > "$WORK/o.txt" 2> "$WORK/e.txt" || rc=$?
   [ "$rc" = "$want" ] || { cat "$WORK/e.txt"; fail "$what: exit $rc, want $want"; }
-  grep -q -- "$pat" "$WORK/e.txt" || { cat "$WORK/e.txt"; fail "$what: message lacks '$pat'"; }
+  [ -z "$pat" ] || grep -q -- "$pat" "$WORK/e.txt" || { cat "$WORK/e.txt"; fail "$what: message lacks '$pat'"; }
 }
 
 # ---- tally parse ----
@@ -115,37 +115,92 @@ ls "$WORK"/out.h5.journal/*.jsonl > /dev/null 2>&1 || fail "the second run remov
 wait "$FIRST" || { cat "$WORK/first.txt"; fail "the first run failed after a second one was refused"; }
 [ -s "$WORK/out.h5" ] && [ ! -e "$WORK/out.h5.lock" ] || fail "the first run did not finish cleanly"
 
-# stale locks: a dead pid on this host; another host; a live pid whose fcntl lock is free
+# a finished output is replaced only with --force (exit 2 naming it and --force otherwise)
+sums > "$WORK/sums.txt"
+cp "$WORK/out.h5" "$WORK/out.first"
+expect 2 "exists" "rerun over a finished output" -- "$TALLY_BIN" run "$WORK/job.json" --quiet
+grep -q -- "--force" "$WORK/e.txt" && grep -q "$WORK/out.h5" "$WORK/e.txt" || { cat "$WORK/e.txt"; fail "the refusal names neither the output nor --force"; }
+cmp -s "$WORK/out.h5" "$WORK/out.first" || fail "a refused rerun changed the finished output"
+expect 0 "" "rerun with --force" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --force
+
+# stale locks: a dead pid on this host (taken over with a notice); another host (--break-lock);
+# a live pid whose fcntl lock is free (never)
 now=$(date +%s)
 /bin/true & DEAD=$!; wait $DEAD  # a pid that has just ended
 printf 'tally output lock\nhost=%s\npid=%s\nstarted=x\nstarted_epoch=%s\n' "$(hostname)" "$DEAD" "$now" > "$WORK/out.h5.lock"
-expect 2 "stale lock" "stale lock (dead pid)" -- "$TALLY_BIN" run "$WORK/job.json" --quiet
-grep -q -- "--break-lock" "$WORK/e.txt" || fail "no hint to --break-lock"
-[ -e "$WORK/out.h5.lock" ] || fail "the stale lock was removed without --break-lock"
-expect 0 "took over the stale lock" "--break-lock on a stale lock" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --break-lock
+expect 0 "took over the stale lock" "stale lock (dead pid on this host)" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --force
+grep -q "no longer running" "$WORK/e.txt" || { cat "$WORK/e.txt"; fail "the notice does not say why the lock is stale"; }
+[ "$(grep -c . "$WORK/e.txt")" = 1 ] || { cat "$WORK/e.txt"; fail "the takeover notice is not one line"; }
 [ ! -e "$WORK/out.h5.lock" ] || fail "lock left after the run"
 printf 'tally output lock\nhost=elsewhere-node-17\npid=4242\nstarted=x\nstarted_epoch=%s\n' "$now" > "$WORK/out.h5.lock"
-expect 2 "another host" "lock from another host" -- "$TALLY_BIN" run "$WORK/job.json" --quiet
-expect 0 "took over" "--break-lock on a lock from another host" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --break-lock
+expect 2 "another host" "lock from another host" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --force
+grep -q -- "--break-lock" "$WORK/e.txt" || fail "no hint to --break-lock"
+[ -e "$WORK/out.h5.lock" ] || fail "a lock from another host was removed without --break-lock"
+expect 0 "took over" "--break-lock on a lock from another host" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --break-lock --force
 sleep 60 & LIVE=$!
 printf 'tally output lock\nhost=%s\npid=%s\nstarted=x\nstarted_epoch=%s\n' "$(hostname)" "$LIVE" "$(date +%s)" > "$WORK/out.h5.lock"
-expect 2 "still running" "lock of a live process" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --break-lock
+expect 2 "still running" "lock of a live process" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --break-lock --force
 kill $LIVE; wait $LIVE 2>/dev/null || true
 # a requeued SLURM job takes over the lock of its own earlier run
 printf 'tally output lock\nhost=elsewhere\npid=4242\nstarted=x\nstarted_epoch=%s\nslurm_job_id=777\nslurm_restart_count=0\n' "$now" > "$WORK/out.h5.lock"
-expect 2 "another host" "lock of another SLURM job" -- env SLURM_JOB_ID=778 SLURM_RESTART_COUNT=1 "$TALLY_BIN" run "$WORK/job.json" --quiet
-expect 0 "earlier run of this SLURM job" "requeued SLURM job" -- env SLURM_JOB_ID=777 SLURM_RESTART_COUNT=1 "$TALLY_BIN" run "$WORK/job.json" --quiet
+expect 2 "another host" "lock of another SLURM job" -- env SLURM_JOB_ID=778 SLURM_RESTART_COUNT=1 "$TALLY_BIN" run "$WORK/job.json" --quiet --force
+expect 0 "earlier run of this SLURM job" "requeued SLURM job" -- env SLURM_JOB_ID=777 SLURM_RESTART_COUNT=1 "$TALLY_BIN" run "$WORK/job.json" --quiet --force
 [ ! -e "$WORK/out.h5.lock" ] || fail "lock left after the requeued run"
+# a run ended by SIGPIPE (`| head`) or SIGKILL leaves its lock: the next run on this host takes it over
+rm -f "$WORK/out.h5"
+rc=0; "$TALLY_BIN" run "$WORK/job.json" --quiet | true || rc=$? # the reader is gone before the summary
+[ "$rc" = 141 ] || fail "the SIGPIPE case: exit $rc, not 141 (killed by SIGPIPE)"
+[ -e "$WORK/out.h5.lock" ] || fail "the SIGPIPE case: no lock was left (the test proves nothing)"
+expect 0 "took over the stale lock" "run after a SIGPIPE" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --force
+"$TALLY_BIN" run "$WORK/slow.json" --quiet --force --keep-journal > /dev/null 2>&1 &
+KILLED=$!
+for _ in $(seq 100); do [ -e "$WORK/out.h5.part" ] && break; sleep 0.05; done
+sleep 0.3; kill -9 $KILLED; wait $KILLED 2>/dev/null || true
+[ -e "$WORK/out.h5.lock" ] || fail "the SIGKILL case: no lock was left"
+expect 0 "took over the stale lock" "--resume after kill -9" -- "$TALLY_BIN" run "$WORK/slow.json" --quiet --resume
+[ ! -e "$WORK/out.h5.lock" ] || fail "lock left after the resumed run"
 # tally correlate --out holds the same lock
 printf 'tally output lock\nhost=elsewhere\npid=4242\nstarted=x\nstarted_epoch=%s\n' "$now" > "$WORK/c.h5.lock"
 expect 2 "another host" "correlate on a locked output" -- "$TALLY_BIN" correlate --input "$WORK/vqa_judgments.csv" --human human --metrics lave --resamples 10 --out "$WORK/c.h5"
 [ ! -e "$WORK/c.h5" ] || fail "correlate wrote a locked output"
-# an output that is not a regular file (a FIFO here; /dev/null alike) is refused, never replaced
+# an HDF5 output that is not a regular file (a FIFO, /dev/null, '-') is refused saying why, never
+# replaced; a text output there (a FIFO, /dev/null) is written in place, and '-' is standard output
 mkfifo "$WORK/fifo"
 expect 2 "is not a regular file" "run --out FIFO" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --out "$WORK/fifo"
-expect 2 "is not a regular file" "run --dry-run=FIFO" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --dry-run="$WORK/fifo"
-expect 2 "is not a regular file" "parse --output FIFO" -- "$TALLY_BIN" parse --parser spatialeval-strict --input /dev/null --output "$WORK/fifo"
+expect 2 "is not a regular file" "run --out /dev/null" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --out /dev/null
+expect 2 "standard output" "run --out -" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --out -
 expect 2 "is not a regular file" "correlate --out FIFO" -- "$TALLY_BIN" correlate --input "$WORK/vqa_judgments.csv" --human human --metrics lave --resamples 10 --out "$WORK/fifo"
+expect 2 "standard output" "merge -o -" -- "$TALLY_BIN" merge "$WORK/out.h5" -o -
+cat "$WORK/fifo" > "$WORK/fifo.got" & READER=$!
+expect 0 "" "parse --output FIFO (written in place)" -- "$TALLY_BIN" parse --parser spatialeval-strict --input "$WORK/p.orig" --output "$WORK/fifo"
+wait $READER
+[ "$(wc -l < "$WORK/fifo.got")" = 1 ] || fail "parse --output FIFO: the reader got $(wc -l < "$WORK/fifo.got") lines, not 1"
+cat "$WORK/fifo" > /dev/null & READER=$!
+expect 0 "" "run --dry-run=FIFO (written in place)" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --dry-run="$WORK/fifo"
+wait $READER
 [ -p "$WORK/fifo" ] || fail "a FIFO given as the output was replaced"
+cd "$WORK"
+expect 0 "" "parse --output -" -- "$TALLY_BIN" parse --parser spatialeval-strict --input "$WORK/p.orig" --output -
+[ ! -e "$WORK/-" ] || fail "parse --output - wrote a file named '-'"
+grep -q '"status"' "$WORK/o.txt" || fail "parse --output -: nothing on standard output"
+expect 0 "" "parse --input - --output /dev/null" -- sh -c '"$0" parse --parser spatialeval-strict --input - --output /dev/null < "$1"' "$TALLY_BIN" "$WORK/p.orig"
+[ -c /dev/null ] || fail "/dev/null is no longer a device"
+expect 0 "standard output" "run --dry-run=-" -- "$TALLY_BIN" run "$WORK/job.json" --quiet --dry-run=-
+[ ! -e "$WORK/-" ] || fail "--dry-run=- wrote a file named '-'"
+"$PY" - "$TALLY_SRC/demo/vqa/items.jsonl" "$WORK/vqa_res.json" <<'PY'
+import json, sys
+items = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+json.dump([{"question_id": it.get("question_id", it.get("id")), "answer": it["answers"][0] if it.get("answers") else "x"} for it in items], open(sys.argv[2], "w"))
+PY
+expect 0 "" "score vqa --output -" -- "$TALLY_BIN" score vqa --items "$TALLY_SRC/demo/vqa/items.jsonl" --results "$WORK/vqa_res.json" --output -
+[ ! -e "$WORK/-" ] || fail "score vqa --output - wrote a file named '-'"
+grep -q '"overall"' "$WORK/o.txt" || fail "score vqa --output -: nothing on standard output"
+cp "$WORK/o.txt" "$WORK/score_file.txt"
+expect 0 "" "score vqa --results - (standard input)" -- sh -c '"$0" score vqa --items "$1" --results - --output - < "$2"' "$TALLY_BIN" "$TALLY_SRC/demo/vqa/items.jsonl" "$WORK/vqa_res.json"
+cmp -s "$WORK/o.txt" "$WORK/score_file.txt" || fail "score vqa --results - differs from --results FILE"
+expect 2 "only one input" "score vqa with two inputs on standard input" -- "$TALLY_BIN" score vqa --items - --results -
+expect 0 "" "score vqa --output /dev/null" -- "$TALLY_BIN" score vqa --items "$TALLY_SRC/demo/vqa/items.jsonl" --results "$WORK/vqa_res.json" --output /dev/null
+[ -c /dev/null ] || fail "/dev/null is no longer a device"
+cd - > /dev/null
 same_inputs "end"
 echo "e2e output safety: ok"

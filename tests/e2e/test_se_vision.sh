@@ -209,7 +209,7 @@ done
 cp "$S/items.good" "$S/items.jsonl"
 grep -v '"spatialmap.vqa\|"mazenav.vqa' "$S/items.good" > "$S/items.jsonl"
 sed 's/"modes": \["tqa", "vqa"\]/"modes": ["vqa"]/' "$S/rep.json" > "$S/bad.json"
-set +e; "$TALLY_BIN" run "$S/bad.json" > "$S/bad.txt" 2>&1; rc=$?; set -e
+set +e; "$TALLY_BIN" run "$S/bad.json" --force > "$S/bad.txt" 2>&1; rc=$?; set -e
 [ "$rc" != 0 ] && grep -q "\"modes\" names 'vqa', but the items hold no usable vqa item" "$S/bad.txt" ||
   { cat "$S/bad.txt"; fail "a mode no item has is not an error (rc $rc)"; }
 echo "e2e se_vision: images sent with every vision request, task x mode summary and tables, engine errors counted, 1 = 2 ranks"

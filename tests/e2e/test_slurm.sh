@@ -92,8 +92,13 @@ ls "$WORK"/tally-"$NAME"-*.out > /dev/null 2>&1 || fail "no log named from the j
 # the README's demo job itself, unchanged: `tally slurm jobs/demo.json --submit` from the source
 # root writes out/demo.h5 (the folder the README's demo command uses)
 mkdir -p "$TALLY_SRC/out"
+# out/demo.h5 may exist from the README's demo: without --force tally slurm refuses to replace it
+rc=0; (cd "$TALLY_SRC" && "$TALLY_BIN" slurm jobs/demo.json --ntasks 2 --time 3 > /dev/null 2> "$WORK/demo0.err") || rc=$?
+if [ -e "$TALLY_SRC/out/demo.h5" ] && [ ! -d "$TALLY_SRC/out/demo.h5.journal" ]; then
+  [ "$rc" = 2 ] && grep -q -- "--force" "$WORK/demo0.err" || { cat "$WORK/demo0.err"; fail "tally slurm over a finished output: exit $rc"; }
+fi
 rc=0
-(cd "$TALLY_SRC" && timeout 120 "$TALLY_BIN" slurm jobs/demo.json --ntasks 2 --time 3 --name "$NAME" --submit --wait \
+(cd "$TALLY_SRC" && timeout 120 "$TALLY_BIN" slurm jobs/demo.json --ntasks 2 --time 3 --name "$NAME" --force --submit --wait \
   > "$WORK/demo.id" 2> "$WORK/demo.err") || rc=$?
 [ "$rc" = 0 ] || { cat "$WORK/demo.err" "$TALLY_SRC"/out/tally-"$NAME"-*.out 2>/dev/null; fail "tally slurm jobs/demo.json --submit --wait failed (exit $rc)"; }
 same_as_r1 "$TALLY_SRC/out/demo.h5" "tally slurm jobs/demo.json --submit, unchanged"
@@ -112,7 +117,7 @@ PY2
 "$TALLY_BIN" slurm "$WORK/sw.json" --array --array-throttle 2 --ntasks 2 --time 3 --name "$NAME" > "$WORK/sw.sbatch" ||
   fail "tally slurm --array failed"
 for want in "#SBATCH --array=0-5%2" "--cell \"\$SLURM_ARRAY_TASK_ID\"" "--keep-journal" "sbatch --dependency=afterok" \
-            "merge \"\${files[@]}\" -o \"\$OUT\""; do
+            "merge \"\${files[@]}\" -o \"\$OUT\" --force" "--partial --force"; do
   grep -qF -- "$want" "$WORK/sw.sbatch" || { cat "$WORK/sw.sbatch"; fail "the sweep scripts lack '$want'"; }
 done
 rc=0
