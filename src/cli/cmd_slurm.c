@@ -21,7 +21,16 @@
  * openai on this node's ports ("url": "http://127.0.0.1:{port}/v1"): slurm/serve.sh starts one
  * server per GPU on port_base + i, waits until each is healthy, runs the ranks (srun --overlap),
  * and stops the servers however the run ends. The model served is --serve-model, else the job's
- * one model (with --array: the cell's model). */
+ * one model (with --array: one array task per model, whose seeds' cells run one after the other
+ * on the task's server). serve.sh picks free ports for the job and tells tally (TALLY_PORT_BASE).
+ *
+ * Safe by construction: a path with a control character is refused (a newline would become a
+ * line of the script); every #SBATCH value is written as sbatch reads it (in double quotes, \ and
+ * " escaped, % as %% in the log's file pattern); every shell value in single quotes. The site's
+ * options (--account, --qos, --mem, --cpus-per-task, --constraint, --sbatch-arg), a --prologue
+ * (its lines before the run) and the launcher (--mpi pmix|pmi2|none) go into every script. With
+ * --array the two scripts are files beside the output, OUTPUT.array.sbatch and
+ * OUTPUT.merge.sbatch, printed as such or submitted with the dependency. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -44,10 +53,21 @@ static void usage(FILE *f) {
           "  --ntasks N          MPI ranks (default 4)\n"
           "  --time T            time limit, SLURM's format (default 02:00:00)\n"
           "  --partition P       partition (default: the cluster's)\n"
+          "  --account A         account to charge (most clusters require one)\n"
+          "  --qos Q             quality of service\n"
+          "  --mem M             memory per node, SLURM's format (e.g. 64G)\n"
+          "  --cpus-per-task N   CPUs per rank\n"
+          "  --constraint C      node features (e.g. a100)\n"
+          "  --sbatch-arg ARG    any other sbatch option, as --opt=value or --flag (repeatable)\n"
+          "  --prologue FILE     shell lines run before tally (module loads, environment)\n"
+          "  --mpi pmix|pmi2|none  how the ranks start: srun --mpi=pmix (default), srun --mpi=pmi2, or\n"
+          "                      none: mpirun inside the allocation\n"
           "  --gpus-per-task G   GPUs per rank (default none)\n"
           "  --name NAME         job name (default: the job's \"name\")\n"
           "  --max-requeue N     requeues after a time-limit stop before giving up (default 3)\n"
-          "  --array             a sweep: one array task per cell (model x seed) and a merge job after it\n"
+          "  --array             a sweep: one array task per cell (model x seed; with --serve, per model, its\n"
+          "                      seeds run one after the other on the cell's server) and a merge job after\n"
+          "                      it, written as OUTPUT.array.sbatch and OUTPUT.merge.sbatch beside the output\n"
           "  --array-throttle N  at most N array tasks at once (default: no limit)\n"
           "  --merge-after ok|any  the merge job's dependency on the array (default ok: every cell\n"
           "                      finished; any: merge what finished, name what did not, exit 1)\n"
@@ -58,7 +78,8 @@ static void usage(FILE *f) {
           "  --serve-gpus N      servers per node (default: serve.sh finds the node's GPUs)\n"
           "  --serve-args \"...\"  more arguments for every server\n"
           "  --serve-wait S      seconds to wait for the servers' health (default 900)\n"
-          "  --serve-script P    serve.sh to use (default: this build's source tree's)\n"
+          "  --serve-script P    serve.sh to use (default: the install's share/tally/slurm/serve.sh, else\n"
+          "                      this build's source tree's)\n"
           "  --force             the job's output exists (a finished run's): the script replaces it (tally run\n"
           "                      --force); without it that is refused, as tally run refuses it\n"
           "  --submit            submit it with sbatch (prints the job id) instead of printing it\n"
@@ -76,7 +97,67 @@ static void shq(tl_buf *b, const char *s) {
   tl_buf_puts(b, "'");
 }
 
+/* 1 when s holds a control character (a newline would end the line it is written into: in a
+ * comment or an #SBATCH line it becomes a command of the script). */
+static int has_ctl(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f) return 1;
+  return 0;
+}
+
+/* Appends s as one #SBATCH value, as sbatch reads it (its _get_argument: a backslash escapes the
+ * next character, quotes group, an unquoted # starts a comment): in double quotes, with \ and "
+ * escaped. pattern: s is a file name pattern (--output), where sbatch expands %: a literal % is
+ * written %%. s holds no control character (checked before). */
+static void sbq(tl_buf *b, const char *s, int pattern) {
+  tl_buf_puts(b, "\"");
+  for (; *s; s++) {
+    if (*s == '\\' || *s == '"') tl_buf_append(b, "\\", 1);
+    if (pattern && *s == '%') tl_buf_append(b, "%", 1);
+    tl_buf_append(b, s, 1);
+  }
+  tl_buf_puts(b, "\"");
+}
+
 /* 1 when s holds only characters safe in an #SBATCH line. */
+static int sbatch_safe(const char *s);
+
+/* dir/NAME as an #SBATCH --output value: dir's % written %%, NAME's patterns (%x, %j) kept. */
+static void log_pattern(tl_buf *b, const char *dir, const char *name) {
+  tl_buf_puts(b, "\"");
+  for (const char *c = dir; *c; c++) {
+    if (*c == '\\' || *c == '"') tl_buf_append(b, "\\", 1);
+    if (*c == '%') tl_buf_append(b, "%", 1);
+    tl_buf_append(b, c, 1);
+  }
+  tl_buf_printf(b, "/%s\"\n", name);
+}
+
+/* The site's #SBATCH lines: partition, account, qos, mem, constraint, cpus-per-task, then each
+ * --sbatch-arg (its value quoted). */
+static void site_options(tl_buf *b, const char *part, const char *account, const char *qos, const char *mem,
+                         const char *constraint, uint64_t cpus, const char *const *sbargs, int nsbargs) {
+  const char *vals[] = {part, account, qos, mem, constraint};
+  const char *opts[] = {"partition", "account", "qos", "mem", "constraint"};
+  for (int i = 0; i < 5; i++)
+    if (vals[i]) {
+      tl_buf_printf(b, "#SBATCH --%s=", opts[i]);
+      sbq(b, vals[i], 0);
+      tl_buf_puts(b, "\n");
+    }
+  if (cpus) tl_buf_printf(b, "#SBATCH --cpus-per-task=%llu\n", (unsigned long long)cpus);
+  for (int i = 0; i < nsbargs; i++) {
+    const char *eq = strchr(sbargs[i], '=');
+    if (!eq) {
+      tl_buf_printf(b, "#SBATCH %s\n", sbargs[i]);
+      continue;
+    }
+    tl_buf_printf(b, "#SBATCH %.*s=", (int)(eq - sbargs[i]), sbargs[i]);
+    sbq(b, eq + 1, !strncmp(sbargs[i], "--output=", 9) || !strncmp(sbargs[i], "--error=", 8));
+    tl_buf_puts(b, "\n");
+  }
+}
+
 static int sbatch_safe(const char *s) {
   if (!*s) return 0; /* an empty --time, --partition or --name: sbatch would read the next word */
   for (; *s; s++)
@@ -89,14 +170,19 @@ static int sbatch_safe(const char *s) {
 int tl_cmd_slurm(int argc, char **argv) {
   static const char *const CMD = "tally slurm";
   const char *timel = "02:00:00", *part = NULL, *name = NULL;
-  uint64_t ntasks = 4, gpus = 0, maxrq = 3;
+  const char *account = NULL, *qos = NULL, *mem = NULL, *constraint = NULL, *prologue = NULL;
+  const char *sbargs[32];
+  int nsbargs = 0, mpi = 0, serve_script_given = 0; /* mpi: 0 pmix, 1 pmi2, 2 none (mpirun) */
+  static const char *const MPIS[] = {"pmix", "pmi2", "none"};
+  uint64_t ntasks = 4, gpus = 0, maxrq = 3, cpus = 0;
   int submit = 0, wait = 0, array = 0, after_any = 0, force = 0;
   uint64_t throttle = 0, serve_gpus = 0, serve_wait = 900;
   int serve = -1;
   const char *serve_model = NULL, *serve_args = NULL, *serve_script = TALLY_SOURCE_DIR "/slurm/serve.sh";
   static const char *const KINDS[] = {"vllm", "llamacpp", "test"};
   enum { O_NT = 1, O_TIME, O_PART, O_GPU, O_NAME, O_MAXRQ, O_SUBMIT, O_WAIT, O_ARRAY, O_THROTTLE, O_AFTER, O_SERVE,
-         O_SMODEL, O_SGPUS, O_SARGS, O_SWAIT, O_SSCRIPT, O_FORCE, O_HELP };
+         O_SMODEL, O_SGPUS, O_SARGS, O_SWAIT, O_SSCRIPT, O_FORCE, O_ACCOUNT, O_QOS, O_MEM, O_CPUS, O_CONSTRAINT,
+         O_SBARG, O_PROLOGUE, O_MPI, O_HELP };
   static const struct option LONG[] = {{"ntasks", required_argument, NULL, O_NT},
                                        {"time", required_argument, NULL, O_TIME},
                                        {"partition", required_argument, NULL, O_PART},
@@ -115,6 +201,14 @@ int tl_cmd_slurm(int argc, char **argv) {
                                        {"serve-args", required_argument, NULL, O_SARGS},
                                        {"serve-wait", required_argument, NULL, O_SWAIT},
                                        {"serve-script", required_argument, NULL, O_SSCRIPT},
+                                       {"account", required_argument, NULL, O_ACCOUNT},
+                                       {"qos", required_argument, NULL, O_QOS},
+                                       {"mem", required_argument, NULL, O_MEM},
+                                       {"cpus-per-task", required_argument, NULL, O_CPUS},
+                                       {"constraint", required_argument, NULL, O_CONSTRAINT},
+                                       {"sbatch-arg", required_argument, NULL, O_SBARG},
+                                       {"prologue", required_argument, NULL, O_PROLOGUE},
+                                       {"mpi", required_argument, NULL, O_MPI},
                                        {"help", no_argument, NULL, O_HELP},
                                        {NULL, 0, NULL, 0}};
   opterr = 0;
@@ -135,6 +229,21 @@ int tl_cmd_slurm(int argc, char **argv) {
     case O_PART: part = optarg; break;
     case O_NAME: name = optarg; break;
     case O_SUBMIT: submit = 1; break;
+    case O_ACCOUNT: account = optarg; break;
+    case O_QOS: qos = optarg; break;
+    case O_MEM: mem = optarg; break;
+    case O_CONSTRAINT: constraint = optarg; break;
+    case O_PROLOGUE: prologue = optarg; break;
+    case O_CPUS:
+      if (tl_opt_u64(CMD, "--cpus-per-task", optarg, 1, 100000, &cpus)) return 2;
+      break;
+    case O_MPI:
+      if ((mpi = tl_opt_choice(CMD, "--mpi", optarg, MPIS, 3)) < 0) return 2;
+      break;
+    case O_SBARG:
+      if (nsbargs == 32) return fprintf(stderr, "%s: at most 32 --sbatch-arg\n", CMD), 2;
+      sbargs[nsbargs++] = optarg;
+      break;
     case O_FORCE: force = 1; break;
     case O_WAIT: wait = 1; break;
     case O_ARRAY: array = 1; break;
@@ -143,7 +252,7 @@ int tl_cmd_slurm(int argc, char **argv) {
       break;
     case O_SMODEL: serve_model = optarg; break;
     case O_SARGS: serve_args = optarg; break;
-    case O_SSCRIPT: serve_script = optarg; break;
+    case O_SSCRIPT: serve_script = optarg, serve_script_given = 1; break;
     case O_SGPUS:
       if (tl_opt_u64(CMD, "--serve-gpus", optarg, 1, 1024, &serve_gpus)) return 2;
       break;
@@ -172,14 +281,58 @@ int tl_cmd_slurm(int argc, char **argv) {
     return 2;
   }
   if (wait && !submit) return fprintf(stderr, "%s: --wait goes with --submit\n", CMD), 2;
+  static char installed[PATH_MAX + 64]; /* an installed tally's serve.sh: PREFIX/share/tally/slurm */
+  if (!serve_script_given) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+      exe[n] = 0;
+      char *sl = strrchr(exe, '/');
+      if (sl) *sl = 0;
+      snprintf(installed, sizeof installed, "%s/../share/tally/slurm/serve.sh", exe);
+      if (access(installed, R_OK) == 0) serve_script = installed;
+    }
+  }
   if ((throttle || after_any) && !array)
     return fprintf(stderr, "%s: --array-throttle and --merge-after go with --array\n", CMD), 2;
   if (serve < 0 && (serve_model || serve_gpus || serve_args || serve_wait != 900))
     return fprintf(stderr, "%s: --serve-model, --serve-gpus, --serve-args and --serve-wait go with --serve\n", CMD), 2;
   if (serve_model && !serve_model[0]) return fprintf(stderr, "%s: --serve-model needs a model\n", CMD), 2;
-  if (!sbatch_safe(timel) || (part && !sbatch_safe(part)) || (name && !sbatch_safe(name))) {
-    fprintf(stderr, "%s: --time, --partition and --name take letters, digits and - _ . : , only (and not nothing)\n", CMD);
+  if (!sbatch_safe(timel)) {
+    fprintf(stderr, "%s: --time takes SLURM's time format (digits, - and :), not '%s'\n", CMD, timel);
     return 2;
+  }
+  { /* every other value is quoted as sbatch reads it: any text but a control character */
+    const char *vals[] = {part, name, account, qos, mem, constraint};
+    const char *opts[] = {"--partition", "--name", "--account", "--qos", "--mem", "--constraint"};
+    for (int i = 0; i < 6; i++)
+      if (vals[i] && (!vals[i][0] || has_ctl(vals[i])))
+        return fprintf(stderr, "%s: %s takes a value without control characters (and not nothing)\n", CMD, opts[i]), 2;
+    for (int i = 0; i < nsbargs; i++) {
+      const char *a = sbargs[i], *eq = strchr(a, '=');
+      size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+      int ok = a[0] == '-' && nl >= 2 && !has_ctl(a);
+      for (size_t k = 0; ok && k < nl; k++)
+        ok = a[k] == '-' || a[k] == '_' || (a[k] >= 'a' && a[k] <= 'z') || (a[k] >= 'A' && a[k] <= 'Z') ||
+             (a[k] >= '0' && a[k] <= '9');
+      if (!ok)
+        return fprintf(stderr, "%s: --sbatch-arg takes one sbatch option, --opt=value or --flag (the value without "
+                               "control characters), not '%s'\n", CMD, a), 2;
+    }
+  }
+  static char pro[1 << 16]; /* the prologue's text, inserted before the run (static: no path frees it) */
+  if (prologue) {
+    FILE *pf = fopen(prologue, "rb");
+    size_t k = pf ? fread(pro, 1, sizeof pro, pf) : 0;
+    int bad = !pf || ferror(pf) || k == sizeof pro || memchr(pro, 0, k);
+    int e = errno;
+    if (pf) fclose(pf);
+    if (bad) {
+      fprintf(stderr, "%s: --prologue '%s': %s\n", CMD, prologue,
+              !pf ? strerror(e) : k == sizeof pro ? "64 KiB or more" : "not a text file (a NUL byte, or unreadable)");
+      return 2;
+    }
+    pro[k] = 0;
   }
   /* the job must load: a typo is found here, not on the cluster an hour later */
   const char *jpath = argv[optind];
@@ -204,7 +357,7 @@ int tl_cmd_slurm(int argc, char **argv) {
     return 1;
   }
   self[sl] = 0;
-  const char *jn = name ? name : job.name && sbatch_safe(job.name) ? job.name : "tally";
+  const char *jn = name ? name : job.name && job.name[0] && !has_ctl(job.name) ? job.name : "tally";
   /* a sweep: its cells, and where their outputs go (OUTPUT.cells/, beside the output) */
   long ncell = 0;
   char out_abs[PATH_MAX + 64] = "", cells[PATH_MAX + 96] = "";
@@ -262,6 +415,17 @@ int tl_cmd_slurm(int argc, char **argv) {
       return 2;
     }
   }
+  { /* a path with a control character would break the script's lines: refused, whatever quoting */
+    const char *paths[] = {jabs, self, out_abs, serve >= 0 ? serve_script : "", prologue ? prologue : ""};
+    for (int i = 0; i < 5; i++)
+      if (has_ctl(paths[i])) {
+        fprintf(stderr, "%s: the path '", CMD);
+        for (const char *c = paths[i]; *c; c++) fprintf(stderr, (unsigned char)*c < 0x20 || *c == 0x7f ? "\\x%02x" : "%c", (unsigned char)*c);
+        fprintf(stderr, "' holds a control character (a newline would become a line of the script): rename it\n");
+        tl_job_release(&job);
+        return 2;
+      }
+  }
   /* The log goes beside the output, whether or not the output exists yet (realpath of the
    * output itself failed before the first run and put the log beside the job file). */
   char dir[PATH_MAX + 64];
@@ -278,25 +442,39 @@ int tl_cmd_slurm(int argc, char **argv) {
   tl_buf_puts(&s, "# One distributed run: srun --mpi=pmix over the tasks. Preemption-safe: on the time-limit\n"
                   "# notice (USR1, 120 s before) tally flushes its journals and exits 4, and the job requeues itself\n"
                   "# to resume from them (at most MAX_REQUEUE times); a requeue after a node failure resumes too.\n");
-  tl_buf_printf(&s, "#SBATCH --job-name=%s\n#SBATCH --ntasks=%llu\n#SBATCH --time=%s\n", jn, (unsigned long long)ntasks, timel);
-  if (part) tl_buf_printf(&s, "#SBATCH --partition=%s\n", part);
+  tl_buf_puts(&s, "#SBATCH --job-name=");
+  sbq(&s, jn, 0);
+  tl_buf_printf(&s, "\n#SBATCH --ntasks=%llu\n#SBATCH --time=%s\n", (unsigned long long)ntasks, timel);
+  site_options(&s, part, account, qos, mem, constraint, cpus, sbargs, nsbargs);
   if (gpus) tl_buf_printf(&s, "#SBATCH --gpus-per-task=%llu\n", (unsigned long long)gpus);
   if (serve >= 0) tl_buf_puts(&s, "# serve.sh starts the servers on the batch node: one node\n#SBATCH --nodes=1\n");
   /* append: a requeued job writes its log again, and the earlier attempt's lines are evidence */
   tl_buf_puts(&s, "#SBATCH --requeue\n#SBATCH --signal=B:USR1@120\n#SBATCH --open-mode=append\n");
+  /* with --serve, an array task per model: its seeds' cells run one after the other on the
+   * task's server, which loads the model once */
+  const int per_model = array && serve >= 0 && job.n_benches > 0;
+  const int nseeds = job.n_benches > 0 ? job.benches[0].n_seeds : 1;
   if (array) {
-    tl_buf_printf(&s, "#SBATCH --array=0-%ld", ncell - 1);
+    tl_buf_printf(&s, "#SBATCH --array=0-%ld", per_model ? ncell / nseeds - 1 : ncell - 1);
     if (throttle) tl_buf_printf(&s, "%%%llu", (unsigned long long)throttle);
-    tl_buf_printf(&s, "\n#SBATCH --output=%s/tally-%%x-%%A_%%a.out\n", dir);
+    tl_buf_puts(&s, "\n#SBATCH --output=");
+    log_pattern(&s, dir, "tally-%x-%A_%a.out");
   } else {
-    tl_buf_printf(&s, "#SBATCH --output=%s/tally-%%x-%%j.out\n", dir);
+    tl_buf_puts(&s, "#SBATCH --output=");
+    log_pattern(&s, dir, "tally-%x-%j.out");
   }
+  if (prologue) tl_buf_printf(&s, "# ---- the prologue (--prologue %s) ----\n%s%s# ---- end of the prologue ----\n",
+                              prologue, pro, pro[0] && pro[strlen(pro) - 1] != '\n' ? "\n" : "");
   tl_buf_puts(&s, "set -euo pipefail\nTALLY=");
   shq(&s, self);
   tl_buf_puts(&s, "\nJOB=");
   shq(&s, jabs);
   tl_buf_printf(&s, "\nMAX_REQUEUE=%llu\n", (unsigned long long)maxrq);
-  if (array) { /* the cell of this task, its output in OUTPUT.cells/ */
+  if (per_model) { /* the model of this task: its cells, seed after seed, in OUTPUT.cells/ */
+    tl_buf_puts(&s, "CELLS=");
+    shq(&s, cells);
+    tl_buf_printf(&s, "\nmkdir -p \"$CELLS\"\nSEEDS=%d\nOUT=\"$CELLS/cell-$((SLURM_ARRAY_TASK_ID * SEEDS)).h5\"\n", nseeds);
+  } else if (array) { /* the cell of this task, its output in OUTPUT.cells/ */
     tl_buf_puts(&s, "CELLS=");
     shq(&s, cells);
     tl_buf_puts(&s, "\nmkdir -p \"$CELLS\"\nOUT=\"$CELLS/cell-$SLURM_ARRAY_TASK_ID.h5\"\n");
@@ -337,7 +515,7 @@ int tl_cmd_slurm(int argc, char **argv) {
           if (i) tl_buf_puts(&s, " ");
           shq(&s, b0->models[i]);
         }
-        tl_buf_printf(&s, ")\nSERVE_NAME=\"${MODELS[$((SLURM_ARRAY_TASK_ID / %d))]}\"\n", b0->n_seeds);
+        tl_buf_puts(&s, ")\nSERVE_NAME=\"${MODELS[$SLURM_ARRAY_TASK_ID]}\"\n");
       } else {
         tl_buf_puts(&s, "SERVE_NAME=");
         shq(&s, b0->models[0]);
@@ -351,9 +529,10 @@ int tl_cmd_slurm(int argc, char **argv) {
         tl_buf_puts(&s, "SERVE_MODEL=\"$SERVE_NAME\"\n");
       }
     }
-    tl_buf_printf(&s, "\"$SERVE\" --kind %s%s --port-base %d --wait %llu", KINDS[serve],
-                  serve != 2 ? " --model \"$SERVE_MODEL\" --name \"$SERVE_NAME\"" : "", me->http.port_base,
-                  (unsigned long long)serve_wait);
+    /* serve.sh picks free ports for this job (--port-base auto) and exports TALLY_PORT_BASE,
+     * which the engine's {port} follows */
+    tl_buf_printf(&s, "\"$SERVE\" --kind %s%s --port-base auto --wait %llu", KINDS[serve],
+                  serve != 2 ? " --model \"$SERVE_MODEL\" --name \"$SERVE_NAME\"" : "", (unsigned long long)serve_wait);
     if (serve_gpus) tl_buf_printf(&s, " --gpus %llu", (unsigned long long)serve_gpus);
     if (serve_args) {
       tl_buf_puts(&s, " --server-args ");
@@ -361,8 +540,40 @@ int tl_cmd_slurm(int argc, char **argv) {
     }
     tl_buf_puts(&s, " -- \\\n  ");
   }
-  const char *srun = serve >= 0 ? "srun --mpi=pmix --overlap" : "srun --mpi=pmix";
-  if (array)
+  char srun[64];
+  if (mpi == 2) snprintf(srun, sizeof srun, "mpirun"); /* the allocation's tasks, from SLURM's environment */
+  else snprintf(srun, sizeof srun, "srun --mpi=%s%s", MPIS[mpi], serve >= 0 ? " --overlap" : "");
+  if (per_model) {
+    /* the function serve.sh runs once the server is up; a finished cell (its output written,
+     * its journal kept for the merge) is not run again after a requeue */
+    char *fn = NULL;
+    tl_buf f;
+    tl_buf_init(&f);
+    tl_buf_printf(&f, "run_cells() {\n"
+                      "  for s in $(seq 0 $((SEEDS - 1))); do\n"
+                      "    K=$((SLURM_ARRAY_TASK_ID * SEEDS + s)); OUT=\"$CELLS/cell-$K.h5\"\n"
+                      "    [ -f \"$OUT\" ] && continue\n"
+                      "    RESUME=(); [ -d \"$OUT.journal\" ] && RESUME=(--resume)\n"
+                      "    %s \"$TALLY\" run \"$JOB\" --cell \"$K\" --out \"$OUT\" --keep-journal "
+                      "${RESUME[@]+\"${RESUME[@]}\"} || return $?\n"
+                      "  done\n"
+                      "}\n", srun);
+    fn = tl_buf_detach(&f);
+    /* placed before the serve.sh line: the script so far ends with that line's start */
+    const char *mark = strstr(s.data, "\"$SERVE\" --kind");
+    if (fn && mark) {
+      size_t at = (size_t)(mark - s.data);
+      tl_buf t;
+      tl_buf_init(&t);
+      tl_buf_append(&t, s.data, at);
+      tl_buf_printf(&t, "%sexport -f run_cells\nexport TALLY JOB CELLS SEEDS\n", fn);
+      tl_buf_puts(&t, s.data + at);
+      tl_buf_release(&s);
+      s = t;
+    }
+    free(fn);
+    tl_buf_puts(&s, "bash -c run_cells &\n");
+  } else if (array)
     tl_buf_printf(&s, "%s \"$TALLY\" run \"$JOB\" --cell \"$SLURM_ARRAY_TASK_ID\" --out \"$OUT\" --keep-journal "
                       "${RESUME[@]+\"${RESUME[@]}\"} &\n", srun);
   else
@@ -393,51 +604,72 @@ int tl_cmd_slurm(int argc, char **argv) {
                       "# finish are named, the others merged into OUT's stem + .partial.h5 (marked partial), and the job exits 1:\n"
                       "# rerun those cells, then this job (tally merge is idempotent).\n",
                   TALLY_VERSION, jabs, ncell, after_any ? "any" : "ok");
-    tl_buf_printf(&m, "#SBATCH --job-name=%s-merge\n#SBATCH --ntasks=%llu\n#SBATCH --time=%s\n", jn,
-                  (unsigned long long)ntasks, timel);
-    if (part) tl_buf_printf(&m, "#SBATCH --partition=%s\n", part);
-    tl_buf_printf(&m, "#SBATCH --output=%s/tally-%%x-%%j.out\n", dir);
+    tl_buf_printf(&m, "#SBATCH --job-name=");
+    char mjn[512];
+    snprintf(mjn, sizeof mjn, "%s-merge", jn);
+    sbq(&m, mjn, 0);
+    tl_buf_printf(&m, "\n#SBATCH --ntasks=%llu\n#SBATCH --time=%s\n", (unsigned long long)ntasks, timel);
+    site_options(&m, part, account, qos, mem, constraint, cpus, sbargs, nsbargs);
+    tl_buf_puts(&m, "#SBATCH --output=");
+    log_pattern(&m, dir, "tally-%x-%j.out");
+    if (prologue) tl_buf_printf(&m, "# ---- the prologue (--prologue %s) ----\n%s%s# ---- end of the prologue ----\n",
+                                prologue, pro, pro[0] && pro[strlen(pro) - 1] != '\n' ? "\n" : "");
     tl_buf_puts(&m, "set -euo pipefail\nTALLY=");
     shq(&m, self);
     tl_buf_puts(&m, "\nCELLS=");
     shq(&m, cells);
     tl_buf_puts(&m, "\nOUT=");
     shq(&m, out_abs);
-    tl_buf_printf(&m, "\nN=%ld\n", ncell);
+    tl_buf_printf(&m, "\nN=%ld\nLAUNCH=\"%s\"\n", ncell, mpi == 2 ? "mpirun" : mpi == 1 ? "srun --mpi=pmi2" : "srun --mpi=pmix");
     tl_buf_puts(&m, "files=(); missing=()\n"
                     "for k in $(seq 0 $((N - 1))); do\n"
                     "  if [ -f \"$CELLS/cell-$k.h5\" ]; then files+=(\"$CELLS/cell-$k.h5\"); else missing+=(\"$k\"); fi\n"
                     "done\n"
                     "if [ ${#missing[@]} -eq 0 ]; then\n"
-                    "  exec srun --mpi=pmix \"$TALLY\" merge \"${files[@]}\" -o \"$OUT\" --force\n"
+                    "  exec $LAUNCH \"$TALLY\" merge \"${files[@]}\" -o \"$OUT\" --force\n"
                     "fi\n"
                     "echo \"tally: cells ${missing[*]} of $N did not finish: rerun them (sbatch --array=LIST), then this job\" >&2\n"
                     "if [ ${#files[@]} -gt 0 ]; then\n"
-                    "  srun --mpi=pmix \"$TALLY\" merge \"${files[@]}\" -o \"${OUT%.h5}.partial.h5\" --partial --force || true\n"
+                    "  $LAUNCH \"$TALLY\" merge \"${files[@]}\" -o \"${OUT%.h5}.partial.h5\" --partial --force || true\n"
                     "fi\n"
                     "exit 1\n");
   }
   tl_job_release(&job);
   int rc = 0;
-  if (!submit) {
-    if (fputs(s.data, stdout) < 0 ||
-        (array && (printf("\n# ---- the merge job: sbatch --dependency=after%s:ARRAY_JOB_ID ----\n", after_any ? "any" : "ok") < 0 ||
-                   fputs(m.data, stdout) < 0)) ||
-        fflush(stdout) != 0)
-      rc = 1;
+  if (!submit && !array) {
+    if (fputs(s.data, stdout) < 0 || fflush(stdout) != 0) rc = 1;
   } else if (array) {
-    /* both scripts are kept in the cells' folder (what was submitted), then submitted */
+    /* two files beside the output, OUTPUT.array.sbatch and OUTPUT.merge.sbatch (two scripts are
+     * never one stream: sbatch takes one); printed, or submitted with the dependency */
     char ap[PATH_MAX + 128], mp[PATH_MAX + 128];
-    snprintf(ap, sizeof ap, "%s/array.sbatch", cells);
-    snprintf(mp, sizeof mp, "%s/merge.sbatch", cells);
-    FILE *fa = NULL, *fm = NULL;
-    if ((mkdir(cells, 0777) != 0 && errno != EEXIST) || !(fa = fopen(ap, "w")) || fputs(s.data, fa) < 0 ||
-        fclose(fa) != 0 || !(fm = fopen(mp, "w")) || fputs(m.data, fm) < 0 || fclose(fm) != 0) {
-      fprintf(stderr, "%s: cannot write the scripts in '%s': %s\n", CMD, cells, strerror(errno));
-      rc = 1;
+    snprintf(ap, sizeof ap, "%s.array.sbatch", out_abs);
+    snprintf(mp, sizeof mp, "%s.merge.sbatch", out_abs);
+    const char *paths[2] = {ap, mp}, *texts[2] = {s.data, m.data};
+    for (int i = 0; i < 2 && !rc; i++) {
+      FILE *f = fopen(paths[i], "w");
+      int bad = !f || fputs(texts[i], f) < 0;
+      if (f && fclose(f) != 0) bad = 1;
+      if (bad) {
+        fprintf(stderr, "%s: cannot write the script '%s': %s\n", CMD, paths[i], strerror(errno));
+        rc = 1;
+      }
+    }
+    if (!rc && !submit) {
+      tl_buf c;
+      tl_buf_init(&c);
+      tl_buf_puts(&c, "jid=$(sbatch --parsable ");
+      shq(&c, ap);
+      tl_buf_printf(&c, ") && sbatch --dependency=after%s:\"${jid%%%%;*}\" ", after_any ? "any" : "ok");
+      shq(&c, mp);
+      printf("wrote %s (the array job: %ld cells in %ld task%s)\nwrote %s (the merge job, after%s the array job)\n"
+             "submit both with:\n  %s\n(or: tally slurm ... --array --submit)\n",
+             ap, ncell, per_model ? ncell / nseeds : ncell, (per_model ? ncell / nseeds : ncell) == 1 ? "" : "s", mp,
+             after_any ? "any" : "ok", c.data);
+      tl_buf_release(&c);
+      if (fflush(stdout) != 0) rc = 1;
     }
     char id[64] = "";
-    if (!rc) {
+    if (!rc && submit) {
       tl_buf c;
       tl_buf_init(&c);
       tl_buf_puts(&c, "sbatch --parsable ");
@@ -449,7 +681,7 @@ int tl_cmd_slurm(int argc, char **argv) {
       }
       tl_buf_release(&c);
     }
-    if (!rc) {
+    if (!rc && submit) {
       printf("array job %s (%ld cells)\n", id, ncell);
       fflush(stdout);
       tl_buf c;

@@ -53,7 +53,7 @@ sed -e "s#\"\.\./out/demo\.h5\"#\"$WORK/sb.h5\"#" -e "s#\"\.\./#\"$TALLY_SRC/#g"
 grep -q "\"$WORK/sb.h5\"" "$WORK/sb.json" || fail "could not point the demo job at $WORK/sb.h5"
 # tally slurm puts the log beside the output before the output exists, not beside the job file
 mkdir "$WORK/jd" && sed "s#\"$WORK/sb.h5\"#\"../sb.h5\"#" "$WORK/sb.json" > "$WORK/jd/sb.json"
-(cd "$WORK" && "$TALLY_BIN" slurm jd/sb.json) | grep -qxF "#SBATCH --output=$WORK/tally-%x-%j.out" ||
+(cd "$WORK" && "$TALLY_BIN" slurm jd/sb.json) | grep -qxF "#SBATCH --output=\"$WORK/tally-%x-%j.out\"" ||
   fail "tally slurm: the log of a job whose output does not exist yet is not beside the output"
 rc=0
 timeout 120 sbatch --wait --parsable -t 3 -J "$NAME" --chdir="$WORK" -o "$WORK/sb-%j.out" \
@@ -77,7 +77,7 @@ same_as_r1 "$WORK/sb.h5" "the 4-task batch job"
 # `tally slurm`: the script it prints, submitted as it is (--submit --wait), on a copy of the job
 sed -e "s#\"$WORK/sb.h5\"#\"$WORK/ts.h5\"#" "$WORK/sb.json" > "$WORK/ts.json"
 "$TALLY_BIN" slurm "$WORK/ts.json" --ntasks 2 --time 3 --name "$NAME" > "$WORK/ts.sbatch" || fail "tally slurm failed"
-for want in "#SBATCH --ntasks=2" "#SBATCH --requeue" "#SBATCH --signal=B:USR1@120" "#SBATCH --output=$WORK/tally-%x-%j.out" \
+for want in "#SBATCH --ntasks=2" "#SBATCH --requeue" "#SBATCH --signal=B:USR1@120" "#SBATCH --output=\"$WORK/tally-%x-%j.out\"" \
             "srun --mpi=pmix \"\$TALLY\" run \"\$JOB\" --out \"\$OUT\" \${RESUME[@]+" "[ -d \"\$OUT.journal\" ] && RESUME=(--resume)"; do
   grep -qF -- "$want" "$WORK/ts.sbatch" || { cat "$WORK/ts.sbatch"; fail "the script lacks '$want'"; }
 done
@@ -114,8 +114,10 @@ b["models"], b["seeds"] = ["toy-llm-b", "toy-vlm-a"], [0, 1, 2]
 json.dump(j, open(sys.argv[2], "w"))
 PY2
 "$TALLY_BIN" run "$WORK/sw.json" --out "$WORK/sw_ref.h5" --quiet > /dev/null || fail "the whole sweep in one run failed"
-"$TALLY_BIN" slurm "$WORK/sw.json" --array --array-throttle 2 --ntasks 2 --time 3 --name "$NAME" > "$WORK/sw.sbatch" ||
+"$TALLY_BIN" slurm "$WORK/sw.json" --array --array-throttle 2 --ntasks 2 --time 3 --name "$NAME" > "$WORK/sw.out" ||
   fail "tally slurm --array failed"
+# the two scripts are files beside the output; standard output says how to submit them
+cat "$WORK/sw.h5.array.sbatch" "$WORK/sw.h5.merge.sbatch" "$WORK/sw.out" > "$WORK/sw.sbatch"
 for want in "#SBATCH --array=0-5%2" "--cell \"\$SLURM_ARRAY_TASK_ID\"" "--keep-journal" "sbatch --dependency=afterok" \
             "merge \"\${files[@]}\" -o \"\$OUT\" --force" "--partial --force"; do
   grep -qF -- "$want" "$WORK/sw.sbatch" || { cat "$WORK/sw.sbatch"; fail "the sweep scripts lack '$want'"; }
@@ -168,9 +170,11 @@ rc=0
 import sys
 sys.path.insert(0, sys.argv[3])
 from tally_h5 import read_table
-e = set(read_table(sys.argv[1], "/items/spatialeval")["endpoint"])
-p = int(sys.argv[2])
-assert e == {"http://127.0.0.1:%d/v1" % p, "http://127.0.0.1:%d/v1" % (p + 1)}, e
+# serve.sh picked the job's ports (--port-base auto, told to tally as TALLY_PORT_BASE): two
+# consecutive ones, a rank each
+e = sorted(set(read_table(sys.argv[1], "/items/spatialeval")["endpoint"]))
+ports = [int(x.split(":")[2].split("/")[0]) for x in e]
+assert len(ports) == 2 and ports[1] == ports[0] + 1, e
 PY2
 # a job tally would refuse is never submitted
 sed 's/"benchmark": "spatialeval"/"benchmark": "spatialevl"/' "$WORK/ts.json" > "$WORK/bad.json"
