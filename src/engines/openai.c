@@ -1405,14 +1405,13 @@ static size_t keep_small(char *p, size_t sz, size_t n, void *ud) { /* at most 1 
   return tl_buf_append(b, p, sz * n) == TL_OK ? sz * n : 0;
 }
 
-/* GET url with the engine's headers and CA: the parsed JSON of a 200, else NULL. */
-static cJSON *get_json(tl_openai *o, CURL *h, const char *url) {
-  tl_buf b;
-  tl_buf_init(&b);
+/* GET url on h with the engine's key and CAs (2 s to connect, 5 s in all): the body into *body
+ * (at most 1 MiB; NULL: dropped), the HTTP status into *code. */
+static CURLcode get_url(const tl_openai *o, CURL *h, const char *url, tl_buf *body, long *code) {
   curl_easy_reset(h);
   curl_easy_setopt(h, CURLOPT_URL, url);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep_small);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body ? keep_small : discard);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -1423,8 +1422,17 @@ static cJSON *get_json(tl_openai *o, CURL *h, const char *url) {
   CURLcode rc = curl_easy_perform(h);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
   curl_slist_free_all(l);
-  long code = 0;
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+  *code = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
+  return rc;
+}
+
+/* GET url: the parsed JSON of a 200, else NULL. */
+static cJSON *get_json(tl_openai *o, CURL *h, const char *url) {
+  tl_buf b;
+  tl_buf_init(&b);
+  long code;
+  CURLcode rc = get_url(o, h, url, &b, &code);
   cJSON *j = rc == CURLE_OK && code == 200 ? cJSON_ParseWithLength(b.data, b.len) : NULL;
   tl_buf_release(&b);
   return j;
@@ -1480,21 +1488,8 @@ tl_status tl_openai_wait_healthy(tl_openai *o, tl_err *err) {
   for (int e = 0; e < o->nep && !st; e++) {
     char last[256] = "no answer";
     for (;;) {
-      curl_easy_reset(h);
-      curl_easy_setopt(h, CURLOPT_URL, o->ep[e].health);
-      curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-      curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
-      curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
-      curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-      if (o->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
-      if (o->ca_dir) curl_easy_setopt(h, CURLOPT_CAPATH, o->ca_dir);
-      struct curl_slist *l = o->api_key_hdr ? curl_slist_append(NULL, o->api_key_hdr) : NULL;
-      curl_easy_setopt(h, CURLOPT_HTTPHEADER, l);
-      CURLcode rc = curl_easy_perform(h);
-      curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-      curl_slist_free_all(l);
       long code = 0;
-      curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+      CURLcode rc = get_url(o, h, o->ep[e].health, NULL, &code);
       if (rc == CURLE_OK && code == 200) {
         probe(o, h, e, o->log);
         break;

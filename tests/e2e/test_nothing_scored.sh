@@ -79,18 +79,10 @@ echo "3: 0 units: exit 3, nothing written"
 
 # ---- 4. every request refused: 401 (stops the endpoint), 404 ----
 [ -x "$SRV" ] || { echo "skipped the rest: no $SRV"; exit 77; }
-srv() { # NAME ARGS...: sets PORT
-  : > "$WORK/$1.out"
-  "$SRV" --port 0 --stats "$WORK/$1.stats.json" "${@:2}" > "$WORK/$1.out" 2> "$WORK/$1.err" &
-  TS_PIDS+=("$!")
-  eval "PID_$1=$!"
-  PORT=""
-  for _ in $(seq 400); do
-    PORT=$(sed -n 's/^tally-testserver: listening on .*:\([0-9][0-9]*\)$/\1/p' "$WORK/$1.out")
-    [ -n "$PORT" ] && return 0
-    sleep 0.05
-  done
-  fail "the test server did not start"
+srv() { # NAME ARGS...: the test server (common.sh), its stats in $WORK/NAME.stats.json; sets PORT
+  start_testserver --stats "$WORK/$1.stats.json" "${@:2}"
+  eval "PID_$1=$TS_PID"
+  PORT=$TS_PORT
 }
 hjob() { # NAME PORT [EXTRA BENCH KEYS]
   cat > "$WORK/$1.json" <<JOB
