@@ -868,6 +868,20 @@ static tl_status finish(tl_openai *o, req *q, CURLcode rc) {
         snprintf(why, sizeof why, "%s: the reply's content is not valid UTF-8 (an unpaired surrogate escape)", p->base);
       }
     }
+    if (ok && memmem(q->resp.data, q->resp.len, "\"timings\"", 9)) {
+      /* llama.cpp's own times of the request (prompt and generation): against the latency tally
+       * saw, they say how long the request queued (summed in the stats, per role) */
+      cJSON *tj = j ? j : cJSON_ParseWithLength(q->resp.data, q->resp.len);
+      const cJSON *tm = tj ? cJSON_GetObjectItemCaseSensitive(tj, "timings") : NULL;
+      const cJSON *pm = tm ? cJSON_GetObjectItemCaseSensitive(tm, "prompt_ms") : NULL;
+      const cJSON *dm = tm ? cJSON_GetObjectItemCaseSensitive(tm, "predicted_ms") : NULL;
+      if (cJSON_IsNumber(pm) && cJSON_IsNumber(dm) && pm->valuedouble >= 0 && dm->valuedouble >= 0) {
+        o->st.server_timed++;
+        o->st.server_us += (uint64_t)(1e3 * (pm->valuedouble + dm->valuedouble));
+        o->st.latency_timed_us += (uint64_t)(1e6 * lat);
+      }
+      if (tj != j) cJSON_Delete(tj);
+    }
     if (ok) {
       if (q->reqid[0]) v.id = q->reqid;
       /* grow while fast and in use; the fastest reply is the endpoint's floor */

@@ -93,6 +93,9 @@ typedef struct {
   uint64_t dead_endpoints; /* endpoints that refused the credentials (HTTP 401/403): no more
                               requests went there */
   uint64_t cache_write_errors; /* cache entries that could not be written */
+  uint64_t server_timed;   /* replies with llama.cpp's "timings" (prompt_ms, predicted_ms) */
+  uint64_t server_us;      /* their server time (prompt + generation), microseconds */
+  uint64_t latency_timed_us; /* the same replies' latency as tally saw it: the rest is queueing */
 } tl_openai_stats;
 /* The first cache write failure (borrowed; NULL when none). */
 const char *tl_openai_cache_error(const tl_openai *o);

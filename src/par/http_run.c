@@ -64,17 +64,18 @@ int tl_http_open(const tl_job *job, const char *cache_dir, FILE *dry, const vola
   return all;
 }
 
-enum { NSTAT = 13 };
+enum { NSTAT = 16 };
 static void stats_vec(const tl_openai_stats *st, uint64_t v[NSTAT]) {
   const tl_openai_stats s = *st;
   uint64_t x[NSTAT] = {s.sent, s.replies, s.cache_hits, s.cache_writes, s.retries, s.failed,
                        s.http_429, s.http_5xx, s.timeouts, s.conn_errors, s.malformed, s.dead_endpoints,
-                       s.cache_write_errors};
+                       s.cache_write_errors, s.server_timed, s.server_us, s.latency_timed_us};
   memcpy(v, x, sizeof x);
 }
 static const char *const STAT_NAMES[NSTAT] = {"sent", "replies", "cache_hits", "cache_writes", "retries", "failed",
                                               "http_429", "http_5xx", "timeouts", "conn_errors", "malformed",
-                                              "dead_endpoints", "cache_write_errors"};
+                                              "dead_endpoints", "cache_write_errors", "server_timed", "server_us",
+                                              "latency_timed_us"};
 
 tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Comm comm, FILE *log, int quiet,
                          tl_err *err) {
@@ -112,6 +113,11 @@ tl_status tl_http_report(tl_openai *const http[TL_ROLE__N], tl_writer *w, MPI_Co
       fprintf(log, "tally: %s engine: %llu endpoint%s refused the credentials (HTTP 401/403) and got no more "
                    "requests; the item table's error column says which\n",
               tl_role_name((tl_role)k), (unsigned long long)tot[11], tot[11] == 1 ? "" : "s");
+    if (rank == 0 && !quiet && tot[13] && tot[15])
+      fprintf(log, "tally: %s engine: %llu replies with the server's timings: the server worked %.0f%% of their "
+                   "latency, they waited (queued, in transit) %.0f%%\n",
+              tl_role_name((tl_role)k), (unsigned long long)tot[13], 100.0 * (double)tot[14] / (double)tot[15],
+              100.0 - 100.0 * (double)tot[14] / (double)tot[15]);
     if (tot[12]) { /* the first failure of the lowest rank that had one */
       const char *ce = http[k] ? tl_openai_cache_error(http[k]) : NULL;
       int have = ce != NULL, first = nranks;

@@ -74,6 +74,13 @@ g = h5py.File(sys.argv[1], "r")["/engine/model/concurrency"]
 lim, why = list(g["limit"][()]), [w.decode() if isinstance(w, bytes) else w for w in g["why"][()]]
 print("concurrency asked 16, history: %s" % list(zip(lim, why)))
 assert max(lim[1:] or [0]) <= 4 and lim[-1] <= 4 and "slots" in why, (lim, why)
+# llama-server's own timings of every reply, summed against the latency tally saw
+import json
+a = h5py.File(sys.argv[1], "r").attrs["model_http"]
+h = json.loads(a.decode() if isinstance(a, bytes) else a)
+assert h["server_timed"] == 44 and 0 < h["server_us"] <= h["latency_timed_us"], h
+print("server timings: %d replies, the server worked %.0f%% of their latency" %
+      (h["server_timed"], 100.0 * h["server_us"] / h["latency_timed_us"]))
 PY
 
 # ---- 3. one request per unit, each a body the job defines ----
