@@ -7,13 +7,16 @@
 # connections no HTTP thread holds wait until a thread's connection has idled for 5 s.
 # Prints each run's wall time, tally's longest unit latency and the ratio (issue 28's target:
 # default threads at most 1.5x --threads-http 32).
-#   bench/llama_keepalive.sh [SLOTS]     (TALLY_BIN: default build/tally; needs build-llama/)
+#   bench/llama_keepalive.sh [SLOTS [default|http32]]   (TALLY_BIN: default build/tally; needs
+#   build-llama/). With a second argument only that run is made (for paired whole-process
+#   timings of the two, A B A B, with a timing tool).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TALLY_SRC="$PWD" TALLY_BIN="${TALLY_BIN:-$PWD/build/tally}"
 . tests/e2e/common.sh
 . tests/e2e/llama_common.sh
 SLOTS=${1:-4}
+ONLY=${2:-}
 D="$TALLY_SRC/demo/spatialeval"
 run() { # NAME SERVER-ARGS...
   local name=$1; shift
@@ -44,6 +47,12 @@ open(sys.argv[1] + ".wall", "w").write("%.3f" % wall)
 PY
 }
 echo "llama-server -np $SLOTS, 180 units, tally's default concurrency (16 in flight), $(nproc) cores"
+case "$ONLY" in
+  default) run default; exit 0 ;;
+  http32) run http32 --threads-http 32; exit 0 ;;
+  "") ;;
+  *) echo "llama_keepalive.sh: the second argument is default or http32" >&2; exit 2 ;;
+esac
 run default
 run http32 --threads-http 32
 awk -v a="$(cat "$WORK/default.h5.wall")" -v b="$(cat "$WORK/http32.h5.wall")" \
