@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Keep-alive starvation against llama.cpp's llama-server (issue 28): the same 180-unit job
-# (SpatialEval's 36 demo items x 5 seeds, one model, temperature 0, a grammar-shaped reply of at
+# Keep-alive starvation against llama.cpp's llama-server (issue 28): the same 174-unit job
+# (SpatialEval's 29 text-mode demo items x 6 seeds, one model, temperature 0, a grammar-shaped reply of at
 # most 24 tokens) against llama-server with SLOTS slots (-np, default 4) and its default HTTP
 # thread pool (max(slots + 2, cores - 1) threads, one kept-alive connection each), then the same
 # with --threads-http 32. tally's engine keeps 16 requests in flight by default: requests sent on
@@ -27,7 +27,8 @@ run() { # NAME SERVER-ARGS...
  "engines": {"model": {"type": "openai", "url": "http://127.0.0.1:$port/v1",
    "sampling": {"temperature": 0, "max_tokens": 24},
    "extra": {"grammar": "root ::= \"Answer: \" [A-D] \"\\\\nReason: \" [a-z ]{0,20}"}}},
- "benchmarks": [{"benchmark": "spatialeval", "items": "$D/items.jsonl", "models": ["tiny-a"], "seeds": [0, 1, 2, 3, 4]}]}
+ "benchmarks": [{"benchmark": "spatialeval", "items": "$D/items.jsonl", "models": ["tiny-a"], "seeds": [0, 1, 2, 3, 4, 5],
+                 "modes": ["tqa"]}]}
 JOB
   local t0 t1
   t0=$(date +%s.%N)
@@ -41,12 +42,12 @@ from tally_h5 import read_table
 t = read_table(sys.argv[1], "/items/spatialeval")
 lat = sorted(t["latency_ms"])
 wall = float(sys.argv[3]) - float(sys.argv[2])
-assert len(lat) == 180 and all(e == "" for e in t["engine_error"])
+assert len(lat) == 174 and all(e == "" for e in t["engine_error"])
 print("%-8s %-17s wall %6.1f s; unit latency median %6.0f ms, max %6.0f ms" % (sys.argv[4], sys.argv[5], wall, lat[len(lat) // 2], lat[-1]))
 open(sys.argv[1] + ".wall", "w").write("%.3f" % wall)
 PY
 }
-echo "llama-server -np $SLOTS, 180 units, tally's default concurrency (16 in flight), $(nproc) cores"
+echo "llama-server -np $SLOTS, 174 units, tally's default concurrency (16 in flight), $(nproc) cores"
 case "$ONLY" in
   default) run default; exit 0 ;;
   http32) run http32 --threads-http 32; exit 0 ;;
