@@ -24,6 +24,10 @@ tl_status tl_strmap_put(tl_strmap *m, const char *key, size_t val, bool *inserte
  * as a string pool: put the string, then keep the pointer this returns. */
 const char *tl_strmap_stored_key(const tl_strmap *m, const char *key);
 
+/* Counting: adds d to key's value (a new key starts at 0, then gets d); *now (if non-NULL) is
+ * the new value. TL_ENOMEM when the key cannot be stored. */
+tl_status tl_strmap_add(tl_strmap *m, const char *key, size_t d, size_t *now);
+
 /* Looks a key up: true and *val when present. */
 bool tl_strmap_get(const tl_strmap *m, const char *key, size_t *val);
 

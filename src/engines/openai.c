@@ -756,11 +756,22 @@ static const char *all_dead(const tl_openai *o) {
 
 /* Moves due retries to the front of the FIFO (all of them when every endpoint is dead), then
  * starts requests while an endpoint has room. */
+/* Takes the first request of the FIFO (there is one). */
+static req *pop_waiting(tl_openai *o) {
+  req *q = o->q_head;
+  o->q_head = q->next;
+  if (!o->q_head) o->q_tail = NULL;
+  q->next = NULL;
+  o->nwait--;
+  return q;
+}
+
 static tl_status start_ready(tl_openai *o) {
   double t = now_s();
+  const char *dead = all_dead(o);
   for (req **pp = &o->retry; *pp;) {
     req *q = *pp;
-    if (q->not_before <= t || all_dead(o)) {
+    if (q->not_before <= t || dead) {
       *pp = q->next;
       q->next = o->q_head; /* retries go first: they are the oldest */
       o->q_head = q;
@@ -769,24 +780,14 @@ static tl_status start_ready(tl_openai *o) {
       pp = &q->next;
     }
   }
-  const char *dead = all_dead(o);
   while (dead && o->q_head) { /* nothing will ever serve them: each fails now, with the reason */
-    req *q = o->q_head;
-    o->q_head = q->next;
-    if (!o->q_head) o->q_tail = NULL;
-    q->next = NULL;
-    o->nwait--;
-    tl_status st = give_up(o, q, dead);
+    tl_status st = give_up(o, pop_waiting(o), dead);
     if (st) return st;
   }
   while (o->q_head) {
     int e = pick_endpoint(o, t);
     if (e < 0) break;
-    req *q = o->q_head;
-    o->q_head = q->next;
-    if (!o->q_head) o->q_tail = NULL;
-    q->next = NULL;
-    o->nwait--;
+    req *q = pop_waiting(o);
     tl_status st = start(o, q, e);
     if (st) {
       tl_status s2 = give_up(o, q, "cannot start the HTTP transfer");

@@ -805,19 +805,6 @@ static tl_status spill_row(const tl_table *t, size_t row, tl_buf *out, uint64_t 
 }
 
 /* A finished, scored unit: added to the accumulators, then kept as its journal refs only. */
-/* Adds d to key's count in m (a missing key starts at d). */
-static tl_status count_key(tl_strmap *m, const char *key, size_t d) {
-  bool ins = false;
-  if (tl_strmap_put(m, key, d, &ins, NULL)) return TL_ENOMEM;
-  if (ins) return TL_OK;
-  for (size_t i = 0; i < m->cap; i++) /* tl_strmap_put keeps the value: count in its slot */
-    if (m->keys[i] && strcmp(m->keys[i], key) == 0) {
-      m->vals[i] += d;
-      break;
-    }
-  return TL_OK;
-}
-
 enum { MAX_REASONS = 64 };
 /* Counts an engine failure's reason: its text without " (gave up after N attempts)". */
 static tl_status note_reason(bench_run *r, int role, const char *why) {
@@ -833,7 +820,7 @@ static tl_status note_reason(bench_run *r, int role, const char *why) {
     key = tl_strdup("(other reasons)");
     if (!key) return TL_ENOMEM;
   }
-  tl_status st = count_key(&r->reasons[role], key, 1);
+  tl_status st = tl_strmap_add(&r->reasons[role], key, 1, NULL);
   free(key);
   return st;
 }
@@ -2238,7 +2225,7 @@ static int report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
         *nl = 0;
         size_t n = strtoull(p, NULL, 10);
         total += n;
-        count_key(&m, sep + 1, n);
+        tl_strmap_add(&m, sep + 1, n, NULL);
       }
       reason_n *v = malloc((m.n ? m.n : 1) * sizeof *v);
       size_t k = 0;

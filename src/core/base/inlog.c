@@ -110,13 +110,8 @@ int tl_inlog_files(const tl_inlog *l, FILE *out, FILE *err_out, double max_share
  * and "S..." (echoed). add(): adds d to key's value and returns the new value; 0 when it cannot
  * count (memory: the problem is echoed). */
 static size_t add(tl_strmap *m, const char *key, size_t d) {
-  bool ins = false;
-  if (tl_strmap_put(m, key, d, &ins, NULL) != TL_OK) return 0;
-  if (ins) return d;
-  /* tl_strmap_put keeps an existing key's value: count in its slot */
-  for (size_t i = 0; i < m->cap; i++)
-    if (m->keys[i] && strcmp(m->keys[i], key) == 0) return m->vals[i] += d;
-  return 0;
+  size_t now = 0;
+  return tl_strmap_add(m, key, d, &now) == TL_OK ? now : 0;
 }
 
 static size_t get(const tl_strmap *m, const char *key) {

@@ -67,6 +67,19 @@ tl_status tl_strmap_put(tl_strmap *m, const char *key, size_t val, bool *inserte
   return TL_OK;
 }
 
+tl_status tl_strmap_add(tl_strmap *m, const char *key, size_t d, size_t *now) {
+  if ((m->n + 1) * 2 > m->cap && grow(m) != TL_OK) return TL_ENOMEM;
+  size_t s = slot_of(m, key);
+  if (!m->keys[s]) {
+    if (!(m->keys[s] = tl_strdup(key))) return TL_ENOMEM;
+    m->vals[s] = 0;
+    m->n++;
+  }
+  m->vals[s] += d;
+  if (now) *now = m->vals[s];
+  return TL_OK;
+}
+
 bool tl_strmap_get(const tl_strmap *m, const char *key, size_t *val) {
   if (!m->cap) return false;
   size_t s = slot_of(m, key);
