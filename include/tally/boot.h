@@ -182,4 +182,15 @@ double tl_quantile_sorted(const double *sorted, size_t n, double q);
 tl_status tl_cluster_ci(const double *num, const double *den, uint32_t n, uint32_t B,
                         uint64_t seed, double level, double *lo, double *hi);
 
+/* The same bounds for many rows of integer counts (a summary's rows), bit for bit, with the
+ * resamples' draws made once per cluster count m and kept (at most 256 MiB in all; past that,
+ * or when a cluster has no unit, a row is computed by tl_cluster_ci): every partial sum of
+ * integer products is exact in a double, whatever the order. One object per (B, seed); not
+ * shared by threads. */
+typedef struct tl_cluster_draws tl_cluster_draws;
+tl_cluster_draws *tl_cluster_draws_new(uint32_t B, uint64_t seed); /* NULL when out of memory */
+void tl_cluster_draws_free(tl_cluster_draws *d);
+tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int64_t *den, uint32_t n,
+                              double level, double *lo, double *hi);
+
 #endif

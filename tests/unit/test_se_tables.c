@@ -159,9 +159,9 @@ static void test_tables(void **state) {
     }
   tl_table *t = NULL, *a = NULL;
   assert_int_equal(tl_se_metric_tables(c, cfgs, NC, modes, 1, 0, &t, &a), TL_OK);
-  tl_se_draws *d = tl_se_draws_new(1000, 0);
+  tl_cluster_draws *d = tl_cluster_draws_new(1000, 0);
   assert_int_equal(tl_se_fill_ci(a, &s, ic, cfgs, NC, 1, 0, d), TL_OK);
-  tl_se_draws_free(d);
+  tl_cluster_draws_free(d);
 
   /* per seed: a, seed 1, spatialmap tqa (items 1..3: o w n) -> n 3, correct 1, accuracy 1/3 */
   int found = 0;
@@ -285,7 +285,7 @@ static void test_ci_equal(void **state) {
     }
   static const struct { uint32_t B; uint64_t seed; } P[] = {{1000, 0}, {257, 12345}};
   for (size_t p = 0; p < sizeof P / sizeof P[0]; p++) {
-    tl_se_draws *d = tl_se_draws_new(P[p].B, P[p].seed);
+    tl_cluster_draws *d = tl_cluster_draws_new(P[p].B, P[p].seed);
     for (int k = 0; k < 2; k++) {
       tl_table *t = NULL, *a = NULL;
       assert_int_equal(tl_se_metric_tables(c, cfgs, NC, modes, 2, k, &t, &a), TL_OK);
@@ -302,7 +302,7 @@ static void test_ci_equal(void **state) {
       tl_table_free(t);
       tl_table_free(a);
     }
-    tl_se_draws_free(d);
+    tl_cluster_draws_free(d);
   }
   free(c);
   free(ic);

@@ -231,13 +231,13 @@ static tl_status se_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, 
   int nt = 2 * b->n_modes + 1;
   tl_table **t = calloc((size_t)nt, sizeof *t);
   if (!t) return TL_ENOMEM;
-  tl_se_draws *d = tl_se_draws_new((uint32_t)b->ci_B, (uint64_t)b->ci_seed); /* shared by the parsers */
+  tl_cluster_draws *d = tl_cluster_draws_new((uint32_t)b->ci_B, (uint64_t)b->ci_seed); /* shared by the parsers */
   tl_status st = d ? TL_OK : TL_ENOMEM;
   for (int k = 0; k < b->n_modes && !st; k++) {
     st = tl_se_metric_tables(acc[0], cfgs, ncfgs, b->modes, b->n_modes, k, &t[2 * k], &t[2 * k + 1]);
     if (!st) st = tl_se_fill_ci(t[2 * k + 1], &b->set, acc[1], cfgs, ncfgs, b->n_modes, k, d);
   }
-  tl_se_draws_free(d);
+  tl_cluster_draws_free(d);
   if (!st && !(t[nt - 1] = tl_se_audit_table(acc[0], ncfgs, b->modes, b->n_modes))) st = TL_ENOMEM;
   if (st) {
     for (int i = 0; i < nt; i++) tl_table_free(t[i]);

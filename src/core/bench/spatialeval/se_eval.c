@@ -482,122 +482,15 @@ oom:
 }
 
 #define CI_LEVEL 0.95
-#define DRAWS_MAX_BYTES ((size_t)256 << 20)
-
-struct tl_se_draws {
-  uint32_t B;
-  uint64_t seed;
-  struct {
-    uint32_t m;
-    int32_t *w; /* [B][m]: tl_boot_counts(seed, r, m) */
-  } *c;
-  int n;
-  size_t bytes;
-};
-
-tl_se_draws *tl_se_draws_new(uint32_t B, uint64_t seed) {
-  tl_se_draws *d = calloc(1, sizeof *d);
-  if (d) {
-    d->B = B;
-    d->seed = seed;
-  }
-  return d;
-}
-
-void tl_se_draws_free(tl_se_draws *d) {
-  if (!d) return;
-  for (int i = 0; i < d->n; i++) free(d->c[i].w);
-  free(d->c);
-  free(d);
-}
-
-/* The counts of every resample for m clusters, or NULL (out of memory, or past the cap). */
-static const int32_t *draws_for(tl_se_draws *d, uint32_t m) {
-  for (int i = 0; i < d->n; i++)
-    if (d->c[i].m == m) return d->c[i].w;
-  const size_t bytes = (size_t)d->B * m * sizeof(int32_t);
-  if (bytes / m / sizeof(int32_t) != d->B || d->bytes + bytes > DRAWS_MAX_BYTES) return NULL;
-  int32_t *w = malloc(bytes);
-  void *nc = w ? realloc(d->c, (size_t)(d->n + 1) * sizeof *d->c) : NULL;
-  if (!nc) {
-    free(w);
-    return NULL;
-  }
-  d->c = nc;
-  for (uint32_t r = 0; r < d->B; r++) tl_boot_counts(d->seed, r, m, w + (size_t)r * m);
-  d->c[d->n].m = m;
-  d->c[d->n].w = w;
-  d->n++;
-  d->bytes += bytes;
-  return w;
-}
-
-/* tl_cluster_ci over n clusters of integer counts, with d's shared draws: the same bounds bit
- * for bit, since every partial sum of integer products is exact in a double, whatever the
- * order. vals: [B] scratch. */
-static tl_status cluster_ci(tl_se_draws *d, const int64_t *num, const int64_t *den, uint32_t n, double *vals,
-                            double *lo, double *hi) {
-  *lo = *hi = NAN;
-  if (d->B < 2) return TL_OK;
-  uint32_t m = 0;
-  for (uint32_t i = 0; i < n; i++) m += den[i] > 0;
-  if (m < 2) return TL_OK;
-  const int32_t *w = draws_for(d, m);
-  if (!w || m != n) { /* past the cap (or a cluster without units: not made here): the reference */
-    double *dn = malloc((size_t)n * 2 * sizeof *dn);
-    if (!dn) return TL_ENOMEM;
-    for (uint32_t i = 0; i < n; i++) dn[i] = (double)num[i], dn[n + i] = (double)den[i];
-    tl_status st = tl_cluster_ci(dn, dn + n, n, d->B, d->seed, CI_LEVEL, lo, hi);
-    free(dn);
-    return st;
-  }
-  /* Every cluster has the same den here (a model's seeds) and every resample draws m clusters,
-   * so sum w*den = m * den; sum w*num fits in 32 bits when m * max(num) does (it does unless a
-   * model has more than ~2^31 / m seeds), which lets the compiler vectorize it. */
-  int same = 1, small = 1;
-  for (uint32_t k = 0; k < m; k++) {
-    same &= den[k] == den[0];
-    small &= num[k] >= 0 && num[k] <= INT32_MAX / (int64_t)m;
-  }
-  int32_t *n32 = same && small ? malloc((size_t)m * sizeof *n32) : NULL;
-  if (n32) {
-    for (uint32_t k = 0; k < m; k++) n32[k] = (int32_t)num[k];
-    const double sd = (double)((int64_t)m * den[0]);
-    for (uint32_t r = 0; r < d->B; r++) {
-      const int32_t *wr = w + (size_t)r * m;
-      int32_t sn = 0;
-      for (uint32_t k = 0; k < m; k++) sn += wr[k] * n32[k];
-      vals[r] = (double)sn / sd;
-    }
-    free(n32);
-  } else {
-    for (uint32_t r = 0; r < d->B; r++) {
-      const int32_t *wr = w + (size_t)r * m;
-      int64_t sn = 0, sd = 0;
-      for (uint32_t k = 0; k < m; k++) {
-        sn += (int64_t)wr[k] * num[k];
-        sd += (int64_t)wr[k] * den[k];
-      }
-      vals[r] = (double)sn / (double)sd;
-    }
-  }
-  tl_sort_f64(vals, d->B);
-  /* tl_cluster_ci's quantiles: q as scipy passes it (q * 100 / 100) */
-  *lo = tl_quantile_sorted(vals, d->B, ((1.0 - CI_LEVEL) / 2.0 * 100.0) / 100.0);
-  *hi = tl_quantile_sorted(vals, d->B, ((1.0 + CI_LEVEL) / 2.0 * 100.0) / 100.0);
-  return TL_OK;
-}
-
 tl_status tl_se_fill_ci(tl_table *a, const tl_se_itemset *s, const int64_t *ic, const tl_cfg *cfgs, size_t ncfgs,
-                        int nmodes, int k, tl_se_draws *d) {
+                        int nmodes, int k, tl_cluster_draws *d) {
   const int cm = tl_table_col(a, "model"), cv = tl_table_col(a, "prompt_variant"), ct = tl_table_col(a, "task"),
             cq = tl_table_col(a, "mode"), cqid = tl_table_col(a, "qid"), clo = tl_table_col(a, "ci_lo"),
             chi = tl_table_col(a, "ci_hi");
   if (cm < 0 || cv < 0 || ct < 0 || cq < 0 || cqid < 0 || clo < 0 || chi < 0) return TL_EINTERNAL;
   const size_t ni = s->n;
   int64_t *num = malloc((ni ? ni : 1) * 2 * sizeof *num);
-  double *vals = malloc((d->B ? d->B : 1) * sizeof *vals);
-  tl_status st = (num && vals) ? TL_OK : TL_ENOMEM;
+  tl_status st = num ? TL_OK : TL_ENOMEM;
   int64_t *den = num + (ni ? ni : 1);
   size_t b0 = 0, b1 = 0; /* the (model, variant) block of cfgs of the row; rows come in block order */
   for (size_t row = 0; row < a->nrows && !st; row++) {
@@ -630,12 +523,11 @@ tl_status tl_se_fill_ci(tl_table *a, const tl_se_itemset *s, const int64_t *ic, 
       n++;
     }
     double lo, hi;
-    if ((st = cluster_ci(d, num, den, n, vals, &lo, &hi))) break;
+    if ((st = tl_cluster_ci_drawn(d, num, den, n, CI_LEVEL, &lo, &hi))) break;
     tl_table_set_f64(a, row, clo, lo);
     tl_table_set_f64(a, row, chi, hi);
   }
   free(num);
-  free(vals);
   return st;
 }
 

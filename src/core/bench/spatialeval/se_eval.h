@@ -15,6 +15,7 @@
 #include "tally/inlog.h"
 #include "spatialeval.h"
 #include "tally/strmap.h"
+#include "tally/boot.h"
 #include "tally/table.h"
 
 #define TL_SE_MAX_QID 7 /* items with a larger qid are reported as bad ids */
@@ -109,20 +110,12 @@ tl_status tl_se_metric_tables(const int64_t *counts, const tl_cfg *cfgs, size_t 
                               tl_table **across_seeds);
 tl_table *tl_se_audit_table(const int64_t *counts, size_t ncfgs, const tl_se_mode *modes, int nmodes);
 
-/* The bootstrap draws of the CIs, shared by every row with the same number of items: a
- * resample's draws depend only on (seed, r, item count), never on the data, so the counts of
- * tl_boot_counts are made once per item count (while they fit in 256 MiB; beyond that each row
- * calls tl_cluster_ci). */
-typedef struct tl_se_draws tl_se_draws;
-tl_se_draws *tl_se_draws_new(uint32_t B, uint64_t seed); /* NULL when out of memory */
-void tl_se_draws_free(tl_se_draws *d);
-
 /* Fills ci_lo / ci_hi of the qid -1 rows of an across_seeds table (parser index k): a percentile
  * bootstrap over the row's items, each item's seeds one cluster (num = the item's correct units
  * over the row's seeds, den = its units), d's B resamples and seed, level 0.95: the bounds of
  * tl_cluster_ci, bit for bit (test_se_tables checks it). item_counts: the reduced
  * tl_se_item_counts block. TL_ENOMEM when out of memory. */
 tl_status tl_se_fill_ci(tl_table *across, const tl_se_itemset *s, const int64_t *item_counts,
-                        const tl_cfg *cfgs, size_t ncfgs, int nmodes, int k, tl_se_draws *d);
+                        const tl_cfg *cfgs, size_t ncfgs, int nmodes, int k, tl_cluster_draws *d);
 
 #endif
