@@ -412,9 +412,12 @@ static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long
                            k->stage == 0 ? "answer" : "judgment", k->id) != TL_OK;
   /* an item the module leaves out (found at index n_items: SpatialEval's unselected modes) */
   if (item >= r->rbs[b].vt->n_items(r->rbs[b].b)) return 0;
-  if (tl_inlog_matched(r->log, path, 1)) return 1;
-  if (k->stage != 0) return 0;
   struct found *fd = &r->found[b];
+  if (k->stage != 0) { /* a judgment matches when its model answered (the answers load first) */
+    if ((fd->models.n == 0 || tl_strmap_get(&fd->models, k->model, NULL)) && tl_inlog_matched(r->log, path, 1)) return 1;
+    return 0;
+  }
+  if (tl_inlog_matched(r->log, path, 1)) return 1;
   const int variant = tl_bench_variant(r->rbs[b].vt, k->variant);
   if (fd->last_model && fd->last_variant == variant && fd->last_seed == k->seed && strcmp(fd->last_model, k->model) == 0)
     return 0; /* the configuration of the line before */
@@ -2272,10 +2275,17 @@ static int fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
       const uint64_t *f = all + c * FATE_N;
       ju += f[FATE_UNITS], jok += f[FATE_JUDGED], jerr += f[FATE_JUDGE_ERROR];
       if (c && strcmp(rb->cfgs[c - 1].model, rb->cfgs[c].model) == 0) continue; /* sorted by model */
-      uint64_t u = 0, ans = 0, err = 0;
+      uint64_t u = 0, ans = 0, err = 0, jd = 0, je = 0;
       for (size_t d = c; d < rb->ncfgs && strcmp(rb->cfgs[d].model, rb->cfgs[c].model) == 0; d++)
         u += all[d * FATE_N + FATE_UNITS], ans += all[d * FATE_N + FATE_ANSWERED],
-            err += all[d * FATE_N + FATE_ENGINE_ERROR];
+            err += all[d * FATE_N + FATE_ENGINE_ERROR], jd += all[d * FATE_N + FATE_JUDGED],
+            je += all[d * FATE_N + FATE_JUDGE_ERROR];
+      if (rb->nstages > 1 && ans && !jd && !je) { /* no judgment for any of its answers */
+        bad = 1;
+        fprintf(o->log, "tally: %s: model '%s': none of its %llu answered units got a verdict from the judge: no "
+                        "judgment matched them (check the judgments' model, seed and turn)\n",
+                rb->vt->name, rb->cfgs[c].model, (unsigned long long)ans);
+      }
       if (u && !ans) {
         bad = 1;
         fprintf(o->log, "tally: %s: model '%s' answered none of its %llu units (%llu engine_error, %llu missing)%s%s%s\n",

@@ -144,4 +144,17 @@ if command -v mpirun > /dev/null; then
 fi
 for p in "${TS_PIDS[@]}"; do kill -TERM "$p" 2> /dev/null || true; wait "$p" 2> /dev/null || true; done
 TS_PIDS=()
+# ---- 7. judgments written for another model name: not matched, and the run fails ----
+M="$TALLY_SRC/demo/mtbench101"
+sed 's/"model": "demo-chat-a"/"model": "demo-chat-A"/' "$M/judgments.jsonl" > "$WORK/judg.jsonl"
+sed -e "s#\"\.\./demo/mtbench101/judgments.jsonl\"#\"$WORK/judg.jsonl\"#" -e "s#\"\.\./#\"$TALLY_SRC/#g" \
+    -e "s#\"output\": \"[^\"]*\"#\"output\": \"$WORK/o7.h5\"#" "$TALLY_SRC/jobs/mtbench101-demo.json" > "$WORK/j7.json"
+grep -q "$WORK/judg.jsonl" "$WORK/j7.json" || fail "7: could not point the demo job at the renamed judgments"
+set +e
+"$TALLY_BIN" run "$WORK/j7.json" > /dev/null 2> "$WORK/o7.err"; rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q "model 'demo-chat-a': none of its 94 answered units got a verdict" "$WORK/o7.err" &&
+  grep -q "judg.jsonl (judgments): 186 lines, 92 matched" "$WORK/o7.err" ||
+  { cat "$WORK/o7.err"; fail "7: judgments of another model name: exit $rc"; }
+echo "7: judgments naming another model: 92 of 186 lines matched, the run fails naming the model"
 echo "PASS"
