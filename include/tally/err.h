@@ -24,7 +24,8 @@ typedef enum {
   TL_EHDF5 = 7,   /* HDF5 library error */
   TL_EMPI = 8,    /* MPI error */
   TL_ENGINE = 9,  /* engine failure */
-  TL_EINTERNAL = 10
+  TL_EINTERNAL = 10,
+  TL_EINTR = 11    /* stopped by a signal (SIGTERM, SIGUSR1, SIGINT): not a failure of the work */
 } tl_status;
 
 #define TL_ERR_MSG_MAX 1024

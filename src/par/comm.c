@@ -63,3 +63,52 @@ void tl_allgather(const void *send, int count, MPI_Datatype t, void *recv, MPI_C
 void tl_barrier(MPI_Comm c) {
   if (c != TL_SOLO) MPI_Barrier(c);
 }
+
+tl_status tl_mpi_check(int rc, const char *call, tl_err *err) {
+  if (rc == MPI_SUCCESS) return TL_OK;
+  char why[MPI_MAX_ERROR_STRING + 1] = "";
+  int len = 0;
+  if (MPI_Error_string(rc, why, &len) != MPI_SUCCESS) snprintf(why, sizeof why, "MPI error %d", rc);
+  const char *paren = strchr(call, '(');
+  int n = paren ? (int)(paren - call) : (int)strlen(call);
+  if (err && err->msg[0]) return TL_EMPI; /* keep the first message */
+  return tl_err_set(err, TL_EMPI, "%.*s failed: %s", n, call, why);
+}
+
+tl_status tl_agree(tl_status st, tl_err *err, MPI_Comm c) {
+  if (c == TL_SOLO) return st;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(c, &rank);
+  MPI_Comm_size(c, &size);
+  int who = st != TL_OK ? rank : size, first = size;
+  tl_err local = {{0}};
+  if (TL_MPI(&local, MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, c))) {
+    if (err) *err = local;
+    return TL_EMPI;
+  }
+  if (first == size) return TL_OK;
+  int code = (int)st;
+  tl_err m;
+  memset(&m, 0, sizeof m);
+  if (rank == first) {
+    const char *mine = err && err->msg[0] ? err->msg : tl_strerror(st);
+    if (first != 0 && strncmp(mine, "rank ", 5) != 0) tl_err_set(&m, st, "rank %d: %s", first, mine);
+    else tl_err_set(&m, st, "%s", mine);
+  }
+  char *msg = m.msg;
+  if (TL_MPI(&local, MPI_Bcast(&code, 1, MPI_INT, first, c)) ||
+      TL_MPI(&local, MPI_Bcast(msg, TL_ERR_MSG_MAX, MPI_CHAR, first, c))) {
+    if (err) *err = local;
+    return TL_EMPI;
+  }
+  msg[TL_ERR_MSG_MAX - 1] = '\0';
+  if (err) memcpy(err->msg, msg, sizeof err->msg);
+  return (tl_status)code;
+}
+
+tl_status tl_comm_dup(MPI_Comm in, MPI_Comm *out, tl_err *err) {
+  *out = MPI_COMM_NULL;
+  tl_status st = TL_MPI(err, MPI_Comm_dup(in, out));
+  if (!st) st = TL_MPI(err, MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN));
+  return st;
+}

@@ -17,6 +17,8 @@
 
 #include <mpi.h>
 
+#include "tally/err.h"
+
 #define TL_SOLO MPI_COMM_NULL
 
 int tl_comm_rank(MPI_Comm c);
@@ -28,5 +30,27 @@ void tl_gatherv(const void *send, int scount, MPI_Datatype t, void *recv, const 
                 const int *displs, int root, MPI_Comm c);
 void tl_allgather(const void *send, int count, MPI_Datatype t, void *recv, MPI_Comm c);
 void tl_barrier(MPI_Comm c);
+
+/* ---- the collective error contract (docs/ARCHITECTURE.md "Failures") ----
+ * Every phase of a collective command ends in tl_agree before the next collective: a rank that
+ * failed still calls it, so no rank waits in a collective for one that has given up. */
+
+/* Collective. Makes a per-rank outcome common: TL_OK on every rank when every rank passed
+ * TL_OK; otherwise every rank gets the status of the lowest failing rank, and that rank's
+ * message in err->msg (err may be NULL on no rank: pass a buffer). When the lowest failing rank
+ * is not 0 and its message does not name it, "rank N: " is put in front, so rank 0 can print it
+ * once. Over TL_SOLO returns st. When MPI itself fails here: TL_EMPI with the call named. */
+tl_status tl_agree(tl_status st, tl_err *err, MPI_Comm c);
+
+/* An MPI call's result as a status: TL_OK for MPI_SUCCESS, else TL_EMPI with "<call> failed:
+ * <MPI_Error_string>" in err (when err is non-NULL and holds no message yet). Needs a
+ * communicator whose error handler is MPI_ERRORS_RETURN (tl_comm_dup), else MPI aborts first. */
+tl_status tl_mpi_check(int rc, const char *call, tl_err *err);
+/* TL_MPI(err, MPI_Bcast(...)) runs the call and checks it, naming it in the message. */
+#define TL_MPI(err, call) tl_mpi_check((call), #call, (err))
+
+/* Collective over `in`: *out = a duplicate of in whose error handler is MPI_ERRORS_RETURN, so
+ * that a failed MPI call returns a code (TL_MPI) instead of aborting the job. */
+tl_status tl_comm_dup(MPI_Comm in, MPI_Comm *out, tl_err *err);
 
 #endif

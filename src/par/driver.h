@@ -13,15 +13,8 @@
 #include <mpi.h>
 #include <stdio.h>
 
-/* Exit codes of `tally run` (never renumbered; docs/CLI.md). */
-enum {
-  TL_EXIT_OK = 0,          /* finished; bad input lines, if any, were reported and counted */
-  TL_EXIT_FAIL = 1,        /* runtime failure: I/O, HDF5, memory, engine, internal */
-  TL_EXIT_USAGE = 2,       /* bad command line or invalid job: nothing was run */
-  TL_EXIT_BAD_INPUT = 3,   /* --strict-input and an input problem: stopped, nothing written */
-  TL_EXIT_INTERRUPTED = 4  /* SIGTERM/SIGUSR1/SIGINT: finished units are in the journal; run
-                              again with --resume (a requeued SLURM job does) */
-};
+#include "tally/exit.h" /* TL_EXIT_*: the exit codes tl_run_job returns */
+
 
 /* One input of `tally merge`: a finished run's output and the journal it kept. */
 typedef struct {

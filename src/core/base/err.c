@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "tally/err.h"
+#include "tally/exit.h"
 #include "tally/str.h"
 
 const char *tl_strerror(tl_status st) {
@@ -18,6 +19,7 @@ const char *tl_strerror(tl_status st) {
   case TL_EMPI: return "MPI error";
   case TL_ENGINE: return "engine error";
   case TL_EINTERNAL: return "internal error";
+  case TL_EINTR: return "interrupted by a signal";
   }
   return "unknown error";
 }
@@ -35,4 +37,15 @@ tl_status tl_err_set(tl_err *err, tl_status st, const char *fmt, ...) {
       err->msg[tl_utf8_floor(err->msg, sizeof err->msg - 1)] = 0;
   }
   return st;
+}
+
+int tl_exit_code(tl_status st) {
+  switch (st) {
+  case TL_OK: return TL_EXIT_OK;
+  case TL_EUSAGE:
+  case TL_EJOB: return TL_EXIT_USAGE;
+  case TL_EINPUT: return TL_EXIT_BAD_INPUT;
+  case TL_EINTR: return TL_EXIT_INTERRUPTED;
+  default: return TL_EXIT_FAIL;
+  }
 }
