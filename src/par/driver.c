@@ -145,47 +145,85 @@ static uint64_t jref(int file, uint64_t off) { return ((uint64_t)file << JREF_OF
 static int jref_file(uint64_t ref) { return (int)(ref >> JREF_OFF_BITS); }
 static uint64_t jref_off(uint64_t ref) { return ref & ((1ULL << JREF_OFF_BITS) - 1); }
 
-/* The run of the job's benchmarks on this rank. */
+/* The engines that answer the run's roles (owned; opened by setup, freed by bench_run_release). */
 typedef struct {
-  const tl_job *job;
-  tl_run_bench *rbs;        /* [nb], bases in job order */
-  size_t nb;
-  uint64_t U;               /* units of every benchmark */
   tl_replay *replay[TL_ROLE__N]; /* NULL: no replay files for the role */
   tl_openai *http[TL_ROLE__N];   /* the role's HTTP engine, NULL when it has none */
   tl_engine *eng[TL_ROLE__N];    /* the engine that answers the role: http's, else replay's */
   unsigned evidence;             /* bit s: stage s is answered by an HTTP engine, so the item
                                     tables get its evidence columns (tl_evidence_cols) */
-  int dry;                       /* a dry run: nothing journaled */
-  int merging;                   /* tally merge: every reply comes from the inputs' journals */
-  FILE *msg;                     /* this rank's messages (stderr) */
-  tl_buf merge_msg;              /* merge: why an input's journal cannot be merged */
-  /* merge: every input's journal files are r->jf's files (the same list on every rank, input
-   * after input, each input's in name order); each rank scans its share of them once and keeps
-   * where each record is, for its owner */
-  int *file_input;               /* [jf.n] the input of each file */
-  struct mrec {                  /* a record this rank scanned */
-    uint32_t lcfg, item, sub;    /* lcfg: index in lcfg_key */
-    uint16_t stage, bench;
-    uint32_t file;
-    uint64_t offset;
-  } *mrecs;
-  size_t nmrecs, capmrecs;
-  tl_strmap lcfg_of;             /* "bench\x1fmodel\x1fvariant index\x1fseed" -> index in lcfg_key */
-  char **lcfg_key;
-  size_t nlcfg, caplcfg;
-  long m_nrec, m_nskip;          /* records and skipped lines this rank scanned */
-  /* The item-table row of each finished unit, as built when it finished: each rank appends its
-   * own to <output>.rows/r<rank>.bin (spill_row's format), so the tables are written without
-   * reading the journal back or scoring anything again. Removed at the end of the run. */
+} run_engines;
+
+/* The item-table row of each finished unit, as built when it finished: each rank appends its
+ * own to <output>.rows/r<rank>.bin (spill_row's format), so the tables are written without
+ * reading the journal back or scoring anything again. Removed at the end of the run. */
+typedef struct {
   char *rows_dir;
   FILE *spill;                   /* this rank's file, NULL when rows are not spilled (dry run) */
   char *spill_vbuf;              /* its stdio buffer (TL_JOURNAL_VBUF bytes), freed after it is closed */
   uint64_t spill_pos;            /* bytes written to it */
   int *spill_fd;                 /* [nranks] every rank's file, opened for reading on first use */
   tl_buf spill_buf;
+  held_rows *held;               /* [nb] */
+  uint64_t **strb;               /* [nb][nranks * nstr[b] * 2]: of each string column of the item
+                                    table, over the units this rank finished, by the rank that owns
+                                    them: the bytes and the longest value's bytes (write_rows'
+                                    str_stats, so the table is written in one pass, window by window) */
+  int *nstr;                     /* [nb] string columns of the item table */
+  tl_table **rowtab;             /* [nb] one finished unit's item-table row, cleared and filled again
+                                    for each unit (its columns are made once) */
+} run_spill;
+
+/* tally merge only: every input's journal files are r->jf's files (the same list on every rank,
+ * input after input, each input's in name order); each rank scans its share of them once and
+ * keeps where each record is, for its owner. */
+struct mrec {                    /* a record this rank scanned */
+  uint32_t lcfg, item, sub;      /* lcfg: index in lcfg_key */
+  uint16_t stage, bench;
+  uint32_t file;
+  uint64_t offset;
+};
+typedef struct {
+  tl_buf merge_msg;              /* why an input's journal cannot be merged */
+  int *file_input;               /* [jf.n] the input of each file */
+  struct mrec *mrecs;
+  size_t nmrecs, capmrecs;
+  tl_strmap lcfg_of;             /* "bench\x1fmodel\x1fvariant index\x1fseed" -> index in lcfg_key */
+  char **lcfg_key;
+  size_t nlcfg, caplcfg;
+  long m_nrec, m_nskip;          /* records and skipped lines this rank scanned */
+} run_merge;
+
+/* What this rank's finished units add up to: accumulators, fates, failures, counters. */
+typedef struct {
+  tl_acc_block (*lay)[TL_MAX_ACC]; /* [nb] each benchmark's accumulator layout */
+  int *nblk;                /* [nb] */
+  int64_t *(*acc)[TL_MAX_ACC]; /* [nb][nblk] this rank's accumulators (units added as they finish) */
+  uint64_t finished, failed;/* units finished by this rank in this attempt; of which unanswered */
+  /* [nb][ncfgs * FATE_N]: per cfg, the units this rank finished and how their stages ended
+   * (fate_check reduces them: a model or judge with no answer at all fails the run) */
+  uint64_t **fate;
+  char *first_error[TL_ROLE__N]; /* owned: the first engine failure this rank saw, per role */
+  tl_strmap reasons[TL_ROLE__N]; /* the engine failures' reasons this rank saw -> units, per role
+                                    (the attempts left out of the text); at most MAX_REASONS */
+  int reasons_init;
+  uint64_t restored;        /* units whose every stage came from the journal */
+  uint64_t resumed[TL_MAX_STAGES]; /* stages taken from the journal, by stage */
+} run_tally;
+
+/* The run of the job's benchmarks on this rank. */
+typedef struct {
+  const tl_job *job;
+  tl_run_bench *rbs;        /* [nb], bases in job order */
+  size_t nb;
+  uint64_t U;               /* units of every benchmark */
+  run_engines en;
+  int dry;                       /* a dry run: nothing journaled */
+  int merging;                   /* tally merge: every reply comes from the inputs' journals */
+  run_merge *m;                  /* merging only (else NULL) */
+  FILE *msg;                     /* this rank's messages (stderr) */
+  run_spill sp;
   tl_pipe *pipe;
-  held_rows *held;          /* [nb] */
   struct found {            /* [nb] what the answers (stage 0) hold, seen as the replay loads */
     tl_cfg *cfgs;           /* distinct (model, variant, seed) */
     size_t ncfgs, cap;
@@ -199,33 +237,14 @@ typedef struct {
   tl_journal *jn;           /* this attempt's journal (scheduling) */
   tl_jfiles jf;             /* every journal file of the run: earlier attempts', then one per rank */
   int jf_mine;              /* the index of this rank's file of this attempt */
-  tl_acc_block (*lay)[TL_MAX_ACC]; /* [nb] each benchmark's accumulator layout */
-  int *nblk;                /* [nb] */
-  int64_t *(*acc)[TL_MAX_ACC]; /* [nb][nblk] this rank's accumulators (units added as they finish) */
   int rank, nranks;
-  uint64_t **strb;          /* [nb][nranks * nstr[b] * 2]: of each string column of the item
-                               table, over the units this rank finished, by the rank that owns
-                               them: the bytes and the longest value's bytes (write_rows'
-                               str_stats, so the table is written in one pass, window by window) */
-  int *nstr;                /* [nb] string columns of the item table */
-  tl_table **rowtab;        /* [nb] one finished unit's item-table row, cleared and filled again
-                               for each unit (its columns are made once) */
-  uint64_t finished, failed;/* units finished by this rank in this attempt; of which unanswered */
-  /* [nb][ncfgs * FATE_N]: per cfg, the units this rank finished and how their stages ended
-   * (fate_check reduces them: a model or judge with no answer at all fails the run) */
-  uint64_t **fate;
-  char *first_error[TL_ROLE__N]; /* owned: the first engine failure this rank saw, per role */
-  tl_strmap reasons[TL_ROLE__N]; /* the engine failures' reasons this rank saw -> units, per role
-                                    (the attempts left out of the text); at most MAX_REASONS */
-  int reasons_init;
-  uint64_t restored;        /* units whose every stage came from the journal */
-  uint64_t resumed[TL_MAX_STAGES]; /* stages taken from the journal, by stage */
+  run_tally tal;
 } bench_run;
 
 static void bench_run_release(bench_run *r) {
   tl_pipe_free(r->pipe);
-  for (size_t b = 0; r->held && b < r->nb; b++) free(r->held[b].rec);
-  free(r->held);
+  for (size_t b = 0; r->sp.held && b < r->nb; b++) free(r->sp.held[b].rec);
+  free(r->sp.held);
   for (size_t b = 0; r->found && b < r->nb; b++) {
     tl_cfgs_free(r->found[b].cfgs, r->found[b].ncfgs);
     tl_strmap_release(&r->found[b].seen);
@@ -234,39 +253,43 @@ static void bench_run_release(bench_run *r) {
     free(r->found[b].last_model);
   }
   free(r->found);
-  for (size_t b = 0; r->fate && b < r->nb; b++) free(r->fate[b]);
-  free(r->fate);
-  for (int k = 0; k < TL_ROLE__N; k++) free(r->first_error[k]);
-  for (int k = 0; r->reasons_init && k < TL_ROLE__N; k++) tl_strmap_release(&r->reasons[k]);
-  for (size_t b = 0; r->acc && b < r->nb; b++)
-    for (int k = 0; k < TL_MAX_ACC; k++) free(r->acc[b][k]);
-  for (size_t b = 0; r->strb && b < r->nb; b++) free(r->strb[b]);
-  free(r->strb);
-  for (size_t b = 0; r->rowtab && b < r->nb; b++) tl_table_free(r->rowtab[b]);
-  free(r->rowtab);
-  free(r->nstr);
-  free(r->acc);
-  free(r->lay);
-  free(r->nblk);
+  for (size_t b = 0; r->tal.fate && b < r->nb; b++) free(r->tal.fate[b]);
+  free(r->tal.fate);
+  for (int k = 0; k < TL_ROLE__N; k++) free(r->tal.first_error[k]);
+  for (int k = 0; r->tal.reasons_init && k < TL_ROLE__N; k++) tl_strmap_release(&r->tal.reasons[k]);
+  for (size_t b = 0; r->tal.acc && b < r->nb; b++)
+    for (int k = 0; k < TL_MAX_ACC; k++) free(r->tal.acc[b][k]);
+  for (size_t b = 0; r->sp.strb && b < r->nb; b++) free(r->sp.strb[b]);
+  free(r->sp.strb);
+  for (size_t b = 0; r->sp.rowtab && b < r->nb; b++) tl_table_free(r->sp.rowtab[b]);
+  free(r->sp.rowtab);
+  free(r->sp.nstr);
+  free(r->tal.acc);
+  free(r->tal.lay);
+  free(r->tal.nblk);
   tl_jfiles_release(&r->jf);
-  tl_buf_release(&r->merge_msg);
-  if (r->spill) fclose(r->spill);
-  free(r->spill_vbuf);
-  for (int q = 0; r->spill_fd && q < r->nranks; q++)
-    if (r->spill_fd[q] >= 0) close(r->spill_fd[q]);
-  free(r->spill_fd);
-  free(r->rows_dir);
-  tl_buf_release(&r->spill_buf);
-  free(r->file_input);
-  free(r->mrecs);
-  tl_strmap_release(&r->lcfg_of);
-  for (size_t i = 0; i < r->nlcfg; i++) free(r->lcfg_key[i]);
-  free(r->lcfg_key);
+  if (r->sp.spill) fclose(r->sp.spill);
+  free(r->sp.spill_vbuf);
+  for (int q = 0; r->sp.spill_fd && q < r->nranks; q++)
+    if (r->sp.spill_fd[q] >= 0) close(r->sp.spill_fd[q]);
+  free(r->sp.spill_fd);
+  free(r->sp.rows_dir);
+  tl_buf_release(&r->sp.spill_buf);
+  if (r->m) {
+    tl_buf_release(&r->m->merge_msg);
+    free(r->m->file_input);
+    free(r->m->mrecs);
+    tl_strmap_release(&r->m->lcfg_of);
+    for (size_t i = 0; i < r->m->nlcfg; i++) free(r->m->lcfg_key[i]);
+    free(r->m->lcfg_key);
+    free(r->m);
+    r->m = NULL;
+  }
   for (size_t b = 0; r->rbs && b < r->nb; b++) tl_rb_release(&r->rbs[b]);
   free(r->rbs);
   for (int k = 0; k < TL_ROLE__N; k++) {
-    if (r->replay[k]) tl_replay_engine(r->replay[k])->vt->free(tl_replay_engine(r->replay[k]));
-    if (r->http[k]) tl_openai_engine(r->http[k])->vt->free(tl_openai_engine(r->http[k]));
+    if (r->en.replay[k]) tl_replay_engine(r->en.replay[k])->vt->free(tl_replay_engine(r->en.replay[k]));
+    if (r->en.http[k]) tl_openai_engine(r->en.http[k])->vt->free(tl_openai_engine(r->en.http[k]));
   }
 }
 
@@ -276,7 +299,7 @@ static tl_table *items_table(const bench_run *r, size_t b, const tl_unit *units,
                              tl_table *into) {
   const tl_run_bench *rb = &r->rbs[b];
   tl_table *t = rb->vt->items_table(rb->b, rb->cfgs, units, rows, n, into);
-  unsigned mask = r->evidence & ((1u << rb->nstages) - 1);
+  unsigned mask = r->en.evidence & ((1u << rb->nstages) - 1);
   if (t && mask && tl_evidence_cols(t, rows, n, mask) != TL_OK) {
     if (t != into) tl_table_free(t);
     t = NULL;
@@ -504,10 +527,10 @@ static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
     for (int i = 0; i < n && !st; i++) /* their lines are matched to units: counted as such */
       if (tl_inlog_matched(log, src[i].path, 0)) st = tl_err_set(err, TL_ENOMEM, "out of memory");
     if (!st)
-      st = tl_replay_open_subs(src, n, job->max_line, log, on_replay_key, r, replay_sub, r, &r->replay[role], err);
+      st = tl_replay_open_subs(src, n, job->max_line, log, on_replay_key, r, replay_sub, r, &r->en.replay[role], err);
     free(src);
     if (st) return st;
-    tl_replay_set_latency(r->replay[role], job->engines[role].latency_ms);
+    tl_replay_set_latency(r->en.replay[role], job->engines[role].latency_ms);
   }
   return TL_OK;
 }
@@ -527,11 +550,11 @@ static tl_status on_merge_scan(void *ctx, const tl_journal_rec *rec) {
   size_t item;
   if (b < 0) return TL_OK; /* the merged job lists every input's benchmarks: not reached */
   if (!r->rbs[b].vt->item_find(r->rbs[b].b, k->id, &item)) {
-    tl_buf_printf(&r->merge_msg, "its journal records %s item '%s', which the items of the job do not have",
+    tl_buf_printf(&r->m->merge_msg, "its journal records %s item '%s', which the items of the job do not have",
                   k->bench, k->id);
     return TL_EJOB;
   }
-  r->m_nrec++;
+  r->m->m_nrec++;
   if (k->stage < 0 || k->stage >= TL_MAX_STAGES) return TL_OK; /* not of this job */
   if (item >= r->rbs[b].vt->n_items(r->rbs[b].b)) return TL_OK; /* an item the module leaves out */
   tl_buf kb;
@@ -539,17 +562,17 @@ static tl_status on_merge_scan(void *ctx, const tl_journal_rec *rec) {
   if (tl_buf_printf(&kb, "%d\x1f%s\x1f%d\x1f%d", b, k->model, tl_bench_variant(r->rbs[b].vt, k->variant), k->seed))
     return TL_ENOMEM;
   size_t id;
-  if (!tl_strmap_get(&r->lcfg_of, kb.data, &id)) {
-    if (r->nlcfg == r->caplcfg) {
-      size_t nc = r->caplcfg ? 2 * r->caplcfg : 64;
-      char **nk = realloc(r->lcfg_key, nc * sizeof *nk);
+  if (!tl_strmap_get(&r->m->lcfg_of, kb.data, &id)) {
+    if (r->m->nlcfg == r->m->caplcfg) {
+      size_t nc = r->m->caplcfg ? 2 * r->m->caplcfg : 64;
+      char **nk = realloc(r->m->lcfg_key, nc * sizeof *nk);
       if (!nk) return tl_buf_release(&kb), TL_ENOMEM;
-      r->lcfg_key = nk;
-      r->caplcfg = nc;
+      r->m->lcfg_key = nk;
+      r->m->caplcfg = nc;
     }
-    id = r->nlcfg;
-    r->lcfg_key[r->nlcfg++] = tl_buf_detach(&kb);
-    if (tl_strmap_put(&r->lcfg_of, r->lcfg_key[id], id, NULL, NULL)) return TL_ENOMEM;
+    id = r->m->nlcfg;
+    r->m->lcfg_key[r->m->nlcfg++] = tl_buf_detach(&kb);
+    if (tl_strmap_put(&r->m->lcfg_of, r->m->lcfg_key[id], id, NULL, NULL)) return TL_ENOMEM;
   }
   tl_buf_release(&kb);
   if (k->stage == 0) {
@@ -558,14 +581,14 @@ static tl_status on_merge_scan(void *ctx, const tl_journal_rec *rec) {
                                tl_bench_variant(r->rbs[b].vt, k->variant), k->seed);
     if (st) return st;
   }
-  if (r->nmrecs == r->capmrecs) {
-    size_t nc = r->capmrecs ? 2 * r->capmrecs : 1024;
-    struct mrec *nm = realloc(r->mrecs, nc * sizeof *nm);
+  if (r->m->nmrecs == r->m->capmrecs) {
+    size_t nc = r->m->capmrecs ? 2 * r->m->capmrecs : 1024;
+    struct mrec *nm = realloc(r->m->mrecs, nc * sizeof *nm);
     if (!nm) return TL_ENOMEM;
-    r->mrecs = nm;
-    r->capmrecs = nc;
+    r->m->mrecs = nm;
+    r->m->capmrecs = nc;
   }
-  r->mrecs[r->nmrecs++] = (struct mrec){(uint32_t)id, (uint32_t)item, k->sub, (uint16_t)k->stage, (uint16_t)b,
+  r->m->mrecs[r->m->nmrecs++] = (struct mrec){(uint32_t)id, (uint32_t)item, k->sub, (uint16_t)k->stage, (uint16_t)b,
                                         (uint32_t)rec->file, rec->offset};
   return TL_OK;
 }
@@ -589,21 +612,21 @@ static tl_status merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, t
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
   }
-  r->file_input = fi;
+  r->m->file_input = fi;
   if (st) return tl_err_set(err, TL_ENOMEM, "out of memory listing the journals");
   long *per = calloc((size_t)o->n_merge, sizeof *per), *all = calloc((size_t)o->n_merge, sizeof *all);
   if (!per || !all) st = TL_ENOMEM;
   for (int f = r->rank; f < r->jf.n && !st; f += r->nranks) {
-    const tl_merge_input *in = &o->merge[r->file_input[f]];
-    long before = r->m_nrec;
-    tl_buf_reset(&r->merge_msg);
+    const tl_merge_input *in = &o->merge[r->m->file_input[f]];
+    long before = r->m->m_nrec;
+    tl_buf_reset(&r->m->merge_msg);
     st = tl_journal_read_file(r->jf.paths[f], in->journal_dir, f, in->job_hash, on_merge_scan, r, &(long){0},
-                              &r->m_nskip, err);
-    if (st == TL_EJOB && r->merge_msg.len)
-      tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", in->name, r->merge_msg.data);
+                              &r->m->m_nskip, err);
+    if (st == TL_EJOB && r->m->merge_msg.len)
+      tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", in->name, r->m->merge_msg.data);
     else if (st == TL_EJOB)
       tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", in->name, err->msg);
-    per[r->file_input[f]] += r->m_nrec - before;
+    per[r->m->file_input[f]] += r->m->m_nrec - before;
   }
   /* every rank agrees before anything collective that depends on the scan */
   int bad = st != TL_OK, anybad = 0;
@@ -677,28 +700,31 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
   memset(r, 0, sizeof *r);
   r->merging = o->n_merge > 0;
   r->msg = o->log;
-  tl_strmap_init(&r->lcfg_of);
-  tl_buf_init(&r->merge_msg);
+  if (r->merging) {
+    if (!(r->m = calloc(1, sizeof *r->m))) return tl_err_set(err, TL_ENOMEM, "out of memory");
+    tl_strmap_init(&r->m->lcfg_of);
+    tl_buf_init(&r->m->merge_msg);
+  }
   r->rank = rank;
   r->nranks = nranks;
   r->job = job;
   r->nb = (size_t)job->n_benches;
   r->rbs = calloc(r->nb, sizeof *r->rbs);
-  r->held = calloc(r->nb, sizeof *r->held);
-  r->lay = calloc(r->nb, sizeof *r->lay);
-  r->nblk = calloc(r->nb, sizeof *r->nblk);
-  r->acc = calloc(r->nb, sizeof *r->acc);
+  r->sp.held = calloc(r->nb, sizeof *r->sp.held);
+  r->tal.lay = calloc(r->nb, sizeof *r->tal.lay);
+  r->tal.nblk = calloc(r->nb, sizeof *r->tal.nblk);
+  r->tal.acc = calloc(r->nb, sizeof *r->tal.acc);
   r->found = calloc(r->nb, sizeof *r->found);
-  r->strb = calloc(r->nb, sizeof *r->strb);
-  r->nstr = calloc(r->nb, sizeof *r->nstr);
-  r->rowtab = calloc(r->nb, sizeof *r->rowtab);
+  r->sp.strb = calloc(r->nb, sizeof *r->sp.strb);
+  r->sp.nstr = calloc(r->nb, sizeof *r->sp.nstr);
+  r->sp.rowtab = calloc(r->nb, sizeof *r->sp.rowtab);
   for (size_t b = 0; r->found && b < r->nb; b++) {
     tl_strmap_init(&r->found[b].seen);
     tl_strmap_init(&r->found[b].models);
     tl_buf_init(&r->found[b].model_list);
   }
   tl_jfiles_init(&r->jf);
-  if (!r->rbs || !r->held || !r->lay || !r->nblk || !r->acc || !r->found || !r->strb || !r->nstr || !r->rowtab)
+  if (!r->rbs || !r->sp.held || !r->tal.lay || !r->tal.nblk || !r->tal.acc || !r->found || !r->sp.strb || !r->sp.nstr || !r->sp.rowtab)
     return tl_err_set(err, TL_ENOMEM, "out of memory");
   tl_status st;
   for (size_t b = 0; b < r->nb; b++) {
@@ -713,10 +739,10 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
     return st;
   }
   for (int k = 0; k < TL_ROLE__N; k++) {
-    if (r->replay[k]) r->eng[k] = tl_replay_engine(r->replay[k]);
-    if (job->engines[k].type && strcmp(job->engines[k].type, "replay")) r->evidence |= k == TL_ROLE_MODEL ? 1u : ((1u << TL_MAX_STAGES) - 2u); /* the judge: every judge stage (sample) */
+    if (r->en.replay[k]) r->en.eng[k] = tl_replay_engine(r->en.replay[k]);
+    if (job->engines[k].type && strcmp(job->engines[k].type, "replay")) r->en.evidence |= k == TL_ROLE_MODEL ? 1u : ((1u << TL_MAX_STAGES) - 2u); /* the judge: every judge stage (sample) */
   }
-  const int model_http = r->evidence & 1u; /* the cfgs are the job's models x seeds */
+  const int model_http = r->en.evidence & 1u; /* the cfgs are the job's models x seeds */
   uint64_t base = 0;
   for (size_t b = 0; b < r->nb; b++) {
     if (!model_http && !r->merging && (st = check_filters(r, b, err))) return st;
@@ -726,19 +752,19 @@ static tl_status bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *j
       return st;
     r->rbs[b].base = base;
     base += r->rbs[b].U;
-    r->held[b].w = 2; /* unit, where its item-table row was spilled */
+    r->sp.held[b].w = 2; /* unit, where its item-table row was spilled */
     tl_table *schema = items_table(r, b, NULL, NULL, 0, NULL);
     if (!schema) return tl_err_set(err, TL_ENOMEM, "out of memory");
-    for (int c = 0; c < schema->ncols; c++) r->nstr[b] += tl_col_is_str(schema->cols[c].type);
+    for (int c = 0; c < schema->ncols; c++) r->sp.nstr[b] += tl_col_is_str(schema->cols[c].type);
     tl_table_free(schema);
-    if (!(r->strb[b] = calloc((size_t)r->nranks * (size_t)r->nstr[b] * 2 + 1, sizeof **r->strb)))
+    if (!(r->sp.strb[b] = calloc((size_t)r->nranks * (size_t)r->sp.nstr[b] * 2 + 1, sizeof **r->sp.strb)))
       return tl_err_set(err, TL_ENOMEM, "out of memory");
     /* this rank's accumulators: units are added as they finish */
-    r->nblk[b] = r->rbs[b].vt->acc_layout(r->rbs[b].b, r->rbs[b].ncfgs, r->lay[b]);
-    for (int k = 0; k < r->nblk[b]; k++) {
-      const tl_acc_block *l = &r->lay[b][k];
-      if (!(r->acc[b][k] = malloc((l->len ? l->len : 1) * sizeof **r->acc[b]))) return tl_err_set(err, TL_ENOMEM, "out of memory");
-      for (size_t i = 0; i < l->len; i++) r->acc[b][k][i] = l->init;
+    r->tal.nblk[b] = r->rbs[b].vt->acc_layout(r->rbs[b].b, r->rbs[b].ncfgs, r->tal.lay[b]);
+    for (int k = 0; k < r->tal.nblk[b]; k++) {
+      const tl_acc_block *l = &r->tal.lay[b][k];
+      if (!(r->tal.acc[b][k] = malloc((l->len ? l->len : 1) * sizeof **r->tal.acc[b]))) return tl_err_set(err, TL_ENOMEM, "out of memory");
+      for (size_t i = 0; i < l->len; i++) r->tal.acc[b][k][i] = l->init;
     }
   }
   r->U = base;
@@ -765,7 +791,7 @@ static tl_status on_submit(void *ctx, tl_role role, const tl_eng_request *rq) {
             rq->key.bench, rq->key.id, rq->key.model, rq->key.variant, rq->key.seed, rq->key.sub);
     return TL_EJOB;
   }
-  tl_engine *e = r->eng[role];
+  tl_engine *e = r->en.eng[role];
   if (!e) return TL_EINTERNAL; /* the job loader requires judgments for a replay judge */
   return e->vt->submit(e, rq);
 }
@@ -811,19 +837,19 @@ static tl_status spill_row(const tl_table *t, size_t row, tl_buf *out, uint64_t 
 enum { MAX_REASONS = 64 };
 /* Counts an engine failure's reason: its text without " (gave up after N attempts)". */
 static tl_status note_reason(bench_run *r, int role, const char *why) {
-  if (!r->reasons_init) {
-    for (int k = 0; k < TL_ROLE__N; k++) tl_strmap_init(&r->reasons[k]);
-    r->reasons_init = 1;
+  if (!r->tal.reasons_init) {
+    for (int k = 0; k < TL_ROLE__N; k++) tl_strmap_init(&r->tal.reasons[k]);
+    r->tal.reasons_init = 1;
   }
   const char *g = strstr(why, " (gave up after ");
   char *key = g ? tl_strndup(why, (size_t)(g - why)) : tl_strdup(why);
   if (!key) return TL_ENOMEM;
-  if (r->reasons[role].n >= MAX_REASONS && !tl_strmap_get(&r->reasons[role], key, NULL)) {
+  if (r->tal.reasons[role].n >= MAX_REASONS && !tl_strmap_get(&r->tal.reasons[role], key, NULL)) {
     free(key);
     key = tl_strdup("(other reasons)");
     if (!key) return TL_ENOMEM;
   }
-  tl_status st = tl_strmap_add(&r->reasons[role], key, 1, NULL);
+  tl_status st = tl_strmap_add(&r->tal.reasons[role], key, 1, NULL);
   free(key);
   return st;
 }
@@ -833,9 +859,9 @@ enum { FATE_UNITS, FATE_ANSWERED, FATE_ENGINE_ERROR, FATE_JUDGED, FATE_JUDGE_ERR
 
 static tl_status note_fate(bench_run *r, size_t b, const tl_unit *u, const tl_row *row) {
   const tl_run_bench *rb = &r->rbs[b];
-  if (!r->fate && !(r->fate = calloc(r->nb, sizeof *r->fate))) return TL_ENOMEM;
-  if (!r->fate[b] && !(r->fate[b] = calloc(rb->ncfgs * FATE_N + 1, sizeof **r->fate))) return TL_ENOMEM;
-  uint64_t *f = r->fate[b] + (size_t)u->cfg * FATE_N;
+  if (!r->tal.fate && !(r->tal.fate = calloc(r->nb, sizeof *r->tal.fate))) return TL_ENOMEM;
+  if (!r->tal.fate[b] && !(r->tal.fate[b] = calloc(rb->ncfgs * FATE_N + 1, sizeof **r->tal.fate))) return TL_ENOMEM;
+  uint64_t *f = r->tal.fate[b] + (size_t)u->cfg * FATE_N;
   int judged = 0, jerr = 0;
   for (int s = 1; s < rb->nstages; s++) judged |= row->text[s] != NULL, jerr |= row->error[s] != NULL;
   f[FATE_UNITS]++;
@@ -845,7 +871,7 @@ static tl_status note_fate(bench_run *r, size_t b, const tl_unit *u, const tl_ro
   f[FATE_JUDGE_ERROR] += jerr;
   for (int s = 0; s < rb->nstages; s++) {
     int role = s ? TL_ROLE_JUDGE : TL_ROLE_MODEL;
-    if (row->error[s] && !r->first_error[role] && !(r->first_error[role] = tl_strdup(row->error[s]))) return TL_ENOMEM;
+    if (row->error[s] && !r->tal.first_error[role] && !(r->tal.first_error[role] = tl_strdup(row->error[s]))) return TL_ENOMEM;
     if (row->error[s] && note_reason(r, role, row->error[s])) return TL_ENOMEM;
   }
   return TL_OK;
@@ -854,29 +880,29 @@ static tl_status note_fate(bench_run *r, size_t b, const tl_unit *u, const tl_ro
 static tl_status on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   bench_run *r = ctx;
   const tl_run_bench *rb = &r->rbs[b];
-  r->finished++;
-  r->failed += row->text[0] == NULL;
+  r->tal.finished++;
+  r->tal.failed += row->text[0] == NULL;
   tl_unit u = tl_rb_unit(rb, g - rb->base);
   if (note_fate(r, b, &u, row)) return TL_ENOMEM;
-  rb->vt->acc_add(rb->b, rb->cfgs, rb->ncfgs, &u, row, r->acc[b]);
-  if (r->rowtab[b]) tl_table_clear(r->rowtab[b]);
-  tl_table *t = items_table(r, b, &u, row, 1, r->rowtab[b]); /* the module's columns and the evidence */
+  rb->vt->acc_add(rb->b, rb->cfgs, rb->ncfgs, &u, row, r->tal.acc[b]);
+  if (r->sp.rowtab[b]) tl_table_clear(r->sp.rowtab[b]);
+  tl_table *t = items_table(r, b, &u, row, 1, r->sp.rowtab[b]); /* the module's columns and the evidence */
   if (!t) return TL_ENOMEM;
-  r->rowtab[b] = t;
+  r->sp.rowtab[b] = t;
   uint64_t spilled = TL_REF_NONE;
   tl_status st = TL_OK;
-  if (r->spill) { /* its row, and its share of the table's string bytes and longest values for its owner */
-    uint64_t *sb = r->strb[b] + (size_t)owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->nstr[b] * 2;
-    st = spill_row(t, 0, &r->spill_buf, sb);
-    if (!st && fwrite(r->spill_buf.data, 1, r->spill_buf.len, r->spill) != r->spill_buf.len) st = TL_EIO;
+  if (r->sp.spill) { /* its row, and its share of the table's string bytes and longest values for its owner */
+    uint64_t *sb = r->sp.strb[b] + (size_t)owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->sp.nstr[b] * 2;
+    st = spill_row(t, 0, &r->sp.spill_buf, sb);
+    if (!st && fwrite(r->sp.spill_buf.data, 1, r->sp.spill_buf.len, r->sp.spill) != r->sp.spill_buf.len) st = TL_EIO;
     if (!st) {
-      spilled = jref(r->rank, r->spill_pos);
-      r->spill_pos += r->spill_buf.len;
+      spilled = jref(r->rank, r->sp.spill_pos);
+      r->sp.spill_pos += r->sp.spill_buf.len;
     }
   }
   tl_table_clear(t); /* it borrows the row's texts, which are freed next */
   if (st) return st;
-  return push_row(&r->held[b], g - rb->base, spilled);
+  return push_row(&r->sp.held[b], g - rb->base, spilled);
 }
 
 /* ---- resume: stages recorded in journals ---- */
@@ -1055,7 +1081,7 @@ typedef struct {
 static uint64_t http_capacity(const bench_run *r) {
   uint64_t cap = 0;
   for (int k = 0; k < TL_ROLE__N; k++)
-    if (r->http[k]) cap += tl_openai_capacity(r->http[k]);
+    if (r->en.http[k]) cap += tl_openai_capacity(r->en.http[k]);
   return cap;
 }
 
@@ -1087,7 +1113,7 @@ static tl_status poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nre
   tl_status st = TL_OK;
   *nrep = 0;
   for (int role = 0; role < TL_ROLE__N; role++) {
-    tl_engine *eng = r->eng[role];
+    tl_engine *eng = r->en.eng[role];
     if (!eng || !eng->vt->in_flight(eng)) continue;
     tl_eng_reply rep[256];
     int k = eng->vt->poll(eng, rep, maxrep < 256 ? maxrep : 256, timeout_ms);
@@ -1119,7 +1145,7 @@ static tl_status poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nre
 /* Starts what is left of the chunk and collects ready replies (waiting at most timeout_ms). */
 static tl_status chunk_step(bench_run *r, chunk_state *cs, int timeout_ms, int maxrep, tl_err *err) {
   tl_status st = TL_OK;
-  uint64_t f0 = r->finished, x0 = r->failed;
+  uint64_t f0 = r->tal.finished, x0 = r->tal.failed;
   const uint64_t sb = start_bound(r);
   while (cs->next_submit < cs->b && st == TL_OK && tl_pipe_in_flight(r->pipe) < sb)
     st = tl_pipe_start(r->pipe, cs->pending[cs->next_submit++], NULL, err);
@@ -1128,8 +1154,8 @@ static tl_status chunk_step(bench_run *r, chunk_state *cs, int timeout_ms, int m
   if (cs->more && cs->next_submit == cs->b && tl_pipe_in_flight(r->pipe) < room_bound(r, cs->C))
     timeout_ms = 0; /* room for the next chunk: the caller takes it before waiting */
   if (tl_pipe_in_flight(r->pipe)) st = poll_engines(r, timeout_ms, maxrep, &k, err);
-  cs->since_report += r->finished - f0;
-  cs->failed_report += r->failed - x0;
+  cs->since_report += r->tal.finished - f0;
+  cs->failed_report += r->tal.failed - x0;
   return st;
 }
 
@@ -1465,19 +1491,19 @@ static int merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI
   tl_err err = {{0}};
   int rc = TL_EXIT_OK;
   /* each scanned cfg's index among the run's cfgs (-1: not a cfg of the run) */
-  long *gcfg = malloc((r->nlcfg ? r->nlcfg : 1) * sizeof *gcfg);
-  int *dest = malloc((r->nmrecs ? r->nmrecs : 1) * sizeof *dest);
-  uint64_t *sbuf = malloc((r->nmrecs ? r->nmrecs : 1) * 2 * sizeof *sbuf), *rbuf = NULL;
+  long *gcfg = malloc((r->m->nlcfg ? r->m->nlcfg : 1) * sizeof *gcfg);
+  int *dest = malloc((r->m->nmrecs ? r->m->nmrecs : 1) * sizeof *dest);
+  uint64_t *sbuf = malloc((r->m->nmrecs ? r->m->nmrecs : 1) * 2 * sizeof *sbuf), *rbuf = NULL;
   int bad = !gcfg || !dest || !sbuf;
-  for (size_t i = 0; !bad && i < r->nlcfg; i++) {
-    char *k = r->lcfg_key[i], *sep = strchr(k, '\x1f');
+  for (size_t i = 0; !bad && i < r->m->nlcfg; i++) {
+    char *k = r->m->lcfg_key[i], *sep = strchr(k, '\x1f');
     int b = atoi(k);
     size_t gi;
     gcfg[i] = sep && tl_strmap_get(&c->cfg_of[b], sep + 1, &gi) ? (long)gi : -1;
   }
   /* each record's owner (-1: no unit of the run) and where it is */
-  for (size_t i = 0; !bad && i < r->nmrecs; i++) {
-    const struct mrec *m = &r->mrecs[i];
+  for (size_t i = 0; !bad && i < r->m->nmrecs; i++) {
+    const struct mrec *m = &r->m->mrecs[i];
     const tl_run_bench *rb = &r->rbs[m->bench];
     dest[i] = -1;
     sbuf[2 * i] = m->file;
@@ -1486,10 +1512,10 @@ static int merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI
     tl_unit x = {(uint32_t)gcfg[m->lcfg], m->item, m->sub};
     dest[i] = owner_of(tl_rb_index(rb, &x), rb->U, r->nranks);
   }
-  const size_t nm = r->nmrecs;
-  free(r->mrecs); /* the scan's notes are spent */
-  r->mrecs = NULL;
-  r->nmrecs = r->capmrecs = 0;
+  const size_t nm = r->m->nmrecs;
+  free(r->m->mrecs); /* the scan's notes are spent */
+  r->m->mrecs = NULL;
+  r->m->nmrecs = r->m->capmrecs = 0;
   if (agree(bad, comm)) {
     if (r->rank == 0) fprintf(o->log, "tally: out of memory placing the merge's records\n");
     rc = TL_EXIT_FAIL;
@@ -1509,7 +1535,7 @@ static int merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI
     cJSON *obj = NULL;
     st = tl_jfiles_read(&r->jf, (int)e[0], e[1], &rec, &obj, &err);
     if (!st) {
-      c->input = r->file_input[e[0]];
+      c->input = r->m->file_input[e[0]];
       c->file_base = 0;
       st = on_journal_rec(c, &rec);
       if (st && !err.msg[0]) tl_err_set(&err, st, "%s", tl_strerror(st));
@@ -1521,7 +1547,7 @@ static int merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI
     rc = TL_EXIT_FAIL;
   }
   {
-    long mine[2] = {r->m_nrec, r->m_nskip}, tot[2];
+    long mine[2] = {r->m->m_nrec, r->m->m_nskip}, tot[2];
     MPI_Allreduce(mine, tot, 2, MPI_LONG, MPI_SUM, comm);
     *nf = r->jf.n;
     *nrec = tot[0];
@@ -1670,8 +1696,8 @@ static int resume_read(const tl_run_opts *o, bench_run *r, const char *const *di
         continue;
       }
       row->done = (uint8_t)d;
-      for (int s = 0; s < d; s++) r->resumed[s]++;
-      if (d == ns) r->restored++;
+      for (int s = 0; s < d; s++) r->tal.resumed[s]++;
+      if (d == ns) r->tal.restored++;
       st = tl_pipe_start(r->pipe, g, row, &err);
     }
   }
@@ -1683,7 +1709,7 @@ static int resume_read(const tl_run_opts *o, bench_run *r, const char *const *di
     uint64_t k = r->U - off < (1u << 30) ? r->U - off : (1u << 30);
     MPI_Allreduce(MPI_IN_PLACE, done + off, (int)k, MPI_UINT8_T, MPI_BAND, comm);
   }
-  uint64_t restored = r->restored, all = 0;
+  uint64_t restored = r->tal.restored, all = 0;
   MPI_Allreduce(&restored, &all, 1, MPI_UINT64_T, MPI_SUM, comm);
   if (!rc && rank == 0 && !o->quiet)
     fprintf(o->log, "tally: %s: %llu of %llu units %s (%ld journal file%s, %ld line%s skipped)\n",
@@ -1868,16 +1894,16 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
     const uint64_t ref = c->h->rec[(first + i) * (uint64_t)w + 1];
     const int q = jref_file(ref);
     const uint64_t off = jref_off(ref);
-    if (r->spill_fd[q] < 0) {
-      char *p = spill_path(r->rows_dir, q);
-      r->spill_fd[q] = p ? open(p, O_RDONLY) : -1;
-      if (r->spill_fd[q] < 0)
+    if (r->sp.spill_fd[q] < 0) {
+      char *p = spill_path(r->sp.rows_dir, q);
+      r->sp.spill_fd[q] = p ? open(p, O_RDONLY) : -1;
+      if (r->sp.spill_fd[q] < 0)
         c->st = tl_err_set(&c->err, TL_EIO, "cannot read the rows of rank %d ('%s'): %s", q, p ? p : "?", strerror(errno));
       free(p);
       if (c->st) break;
     }
     uint32_t len;
-    if (spill_read(c, q, r->spill_fd[q], off, &len, 4) != 0) {
+    if (spill_read(c, q, r->sp.spill_fd[q], off, &len, 4) != 0) {
       c->st = tl_err_set(&c->err, TL_EIO, "the rows of rank %d are cut short", q);
       break;
     }
@@ -1886,7 +1912,7 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
       c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
       break;
     }
-    if (spill_read(c, q, r->spill_fd[q], off + 4, c->arena.data + at[i], len) != 0)
+    if (spill_read(c, q, r->sp.spill_fd[q], off + 4, c->arena.data + at[i], len) != 0)
       c->st = tl_err_set(&c->err, TL_EIO, "the rows of rank %d are cut short", q);
   }
   if (!c->st && c->win) tl_table_clear(c->win);
@@ -1939,14 +1965,14 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
   const tl_run_bench *rb = &r->rbs[b];
-  held_rows *h = &r->held[b];
+  held_rows *h = &r->sp.held[b];
   tl_err err = {{0}};
   tl_status st = redistribute(rb, h, comm, &err);
   if (st) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
   if (agree(st != TL_OK, comm)) return TL_EXIT_FAIL;
   /* the integers, added as the units finished: reduced to rank 0 */
-  const tl_acc_block *lay = r->lay[b];
-  *nblk = r->nblk[b];
+  const tl_acc_block *lay = r->tal.lay[b];
+  *nblk = r->tal.nblk[b];
   int bad = 0;
   for (int k = 0; k < *nblk; k++) bad |= !(tot[k] = malloc((lay[k].len ? lay[k].len : 1) * sizeof **tot));
   int rc = TL_EXIT_OK;
@@ -1954,7 +1980,7 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
     if (rank == 0) fprintf(o->log, "tally: out of memory for the counts\n");
     return TL_EXIT_FAIL;
   }
-  if (agree(reduce_acc(lay, *nblk, r->acc[b], tot, comm) != TL_OK, comm)) {
+  if (agree(reduce_acc(lay, *nblk, r->tal.acc[b], tot, comm) != TL_OK, comm)) {
     if (rank == 0) fprintf(o->log, "tally: MPI_Reduce of the counts failed\n");
     return TL_EXIT_FAIL;
   }
@@ -1987,15 +2013,15 @@ static int write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *
   if (!wc.sc) wc.st = tl_err_set(&wc.err, TL_ENOMEM, "out of memory");
   /* this block's string bytes (summed) and longest values (the largest) over the ranks that
    * finished its units, for write_rows' str_stats: one pass */
-  const int ns = 2 * r->nstr[b];
+  const int ns = 2 * r->sp.nstr[b];
   uint64_t *sb = calloc((size_t)ns + 1, sizeof *sb), *mx = calloc((size_t)ns + 1, sizeof *mx);
   if (agree(!sb || !mx, comm)) {
     free(sb);
     sb = NULL;
     wc.st = tl_err_set(&wc.err, TL_ENOMEM, "out of memory"); /* fill fails: the write fails on every rank */
   } else if (ns) {
-    MPI_Reduce_scatter_block(r->strb[b], sb, ns, MPI_UINT64_T, MPI_SUM, comm);
-    MPI_Reduce_scatter_block(r->strb[b], mx, ns, MPI_UINT64_T, MPI_MAX, comm);
+    MPI_Reduce_scatter_block(r->sp.strb[b], sb, ns, MPI_UINT64_T, MPI_SUM, comm);
+    MPI_Reduce_scatter_block(r->sp.strb[b], mx, ns, MPI_UINT64_T, MPI_MAX, comm);
     for (int k = 1; k < ns; k += 2) sb[k] = mx[k];
   }
   free(mx);
@@ -2105,7 +2131,7 @@ static void sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm) {
   uint64_t mine[3 * TL_MAX_STAGES], all[3 * TL_MAX_STAGES];
   for (int s = 0; s < TL_MAX_STAGES; s++) {
     mine[s] = tl_pipe_calls(r->pipe, s);
-    mine[TL_MAX_STAGES + s] = r->resumed[s];
+    mine[TL_MAX_STAGES + s] = r->tal.resumed[s];
     mine[2 * TL_MAX_STAGES + s] = tl_pipe_skips(r->pipe, s);
   }
   MPI_Allreduce(mine, all, 3 * TL_MAX_STAGES, MPI_UINT64_T, MPI_SUM, comm);
@@ -2132,25 +2158,25 @@ static int open_spill(const tl_run_opts *o, bench_run *r, const char *output, MP
   tl_buf d;
   tl_buf_init(&d);
   tl_buf_printf(&d, "%s.rows", output);
-  r->rows_dir = tl_buf_detach(&d);
-  int rc = r->rows_dir ? TL_EXIT_OK : TL_EXIT_FAIL;
-  if (!rc && r->rank == 0 && mkdir(r->rows_dir, 0777) != 0 && errno != EEXIST) {
-    fprintf(o->log, "tally: cannot create the folder '%s': %s\n", r->rows_dir, strerror(errno));
+  r->sp.rows_dir = tl_buf_detach(&d);
+  int rc = r->sp.rows_dir ? TL_EXIT_OK : TL_EXIT_FAIL;
+  if (!rc && r->rank == 0 && mkdir(r->sp.rows_dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(o->log, "tally: cannot create the folder '%s': %s\n", r->sp.rows_dir, strerror(errno));
     rc = TL_EXIT_FAIL;
   }
   if ((rc = agree(rc, comm))) return rc;
-  char *p = spill_path(r->rows_dir, r->rank);
-  r->spill = p ? fopen(p, "wb") : NULL;
-  if (r->spill && (r->spill_vbuf = malloc(TL_JOURNAL_VBUF))) /* a row per unit: few, large writes */
-    setvbuf(r->spill, r->spill_vbuf, _IOFBF, TL_JOURNAL_VBUF);
-  if (r->spill) { /* a signal after scoring removes it (on_signal_late) */
+  char *p = spill_path(r->sp.rows_dir, r->rank);
+  r->sp.spill = p ? fopen(p, "wb") : NULL;
+  if (r->sp.spill && (r->sp.spill_vbuf = malloc(TL_JOURNAL_VBUF))) /* a row per unit: few, large writes */
+    setvbuf(r->sp.spill, r->sp.spill_vbuf, _IOFBF, TL_JOURNAL_VBUF);
+  if (r->sp.spill) { /* a signal after scoring removes it (on_signal_late) */
     snprintf(g_spill_path, sizeof g_spill_path, "%s", p);
-    if (r->rank == 0) snprintf(g_rows_dir, sizeof g_rows_dir, "%s", r->rows_dir);
+    if (r->rank == 0) snprintf(g_rows_dir, sizeof g_rows_dir, "%s", r->sp.rows_dir);
   }
-  r->spill_fd = malloc((size_t)r->nranks * sizeof *r->spill_fd);
-  for (int q = 0; r->spill_fd && q < r->nranks; q++) r->spill_fd[q] = -1;
-  if (!r->spill || !r->spill_fd) {
-    fprintf(o->log, "tally: rank %d: cannot create '%s': %s\n", r->rank, p ? p : r->rows_dir, strerror(errno));
+  r->sp.spill_fd = malloc((size_t)r->nranks * sizeof *r->sp.spill_fd);
+  for (int q = 0; r->sp.spill_fd && q < r->nranks; q++) r->sp.spill_fd[q] = -1;
+  if (!r->sp.spill || !r->sp.spill_fd) {
+    fprintf(o->log, "tally: rank %d: cannot create '%s': %s\n", r->rank, p ? p : r->sp.rows_dir, strerror(errno));
     rc = TL_EXIT_FAIL;
   }
   free(p);
@@ -2195,9 +2221,9 @@ static int report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
   for (int role = 0; role < TL_ROLE__N; role++) {
     tl_buf mine;
     tl_buf_init(&mine);
-    for (size_t i = 0; r->reasons_init && i < r->reasons[role].cap; i++)
-      if (r->reasons[role].keys[i])
-        bad |= tl_buf_printf(&mine, "%zu\x1f%s\n", r->reasons[role].vals[i], r->reasons[role].keys[i]) != TL_OK;
+    for (size_t i = 0; r->tal.reasons_init && i < r->tal.reasons[role].cap; i++)
+      if (r->tal.reasons[role].keys[i])
+        bad |= tl_buf_printf(&mine, "%zu\x1f%s\n", r->tal.reasons[role].vals[i], r->tal.reasons[role].keys[i]) != TL_OK;
     int len = (int)mine.len, *lens = r->rank == 0 ? calloc((size_t)r->nranks, sizeof *lens) : NULL;
     int *disp = r->rank == 0 ? calloc((size_t)r->nranks + 1, sizeof *disp) : NULL;
     if (agree(bad || (r->rank == 0 && (!lens || !disp)), comm)) {
@@ -2267,7 +2293,7 @@ static int fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
       if (rank == 0) fprintf(o->log, "tally: out of memory\n");
       return TL_EXIT_FAIL;
     }
-    if (r->fate && r->fate[b]) memcpy(mine, r->fate[b], n * sizeof *mine);
+    if (r->tal.fate && r->tal.fate[b]) memcpy(mine, r->tal.fate[b], n * sizeof *mine);
     MPI_Reduce(mine, all, (int)n, MPI_UINT64_T, MPI_SUM, 0, comm);
     /* per model (its cfgs: variants and seeds), then the judge over every cfg */
     uint64_t ju = 0, jok = 0, jerr = 0;
@@ -2291,15 +2317,15 @@ static int fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
         fprintf(o->log, "tally: %s: model '%s' answered none of its %llu units (%llu engine_error, %llu missing)%s%s%s\n",
                 rb->vt->name, rb->cfgs[c].model, (unsigned long long)u, (unsigned long long)err,
                 (unsigned long long)(u - err), err ? "; the engine said: " : "",
-                err && r->first_error[TL_ROLE_MODEL] ? r->first_error[TL_ROLE_MODEL] : "",
-                err && !r->first_error[TL_ROLE_MODEL] ? "(see the item table's error column)" : "");
+                err && r->tal.first_error[TL_ROLE_MODEL] ? r->tal.first_error[TL_ROLE_MODEL] : "",
+                err && !r->tal.first_error[TL_ROLE_MODEL] ? "(see the item table's error column)" : "");
       }
     }
     if (rank == 0 && rb->nstages > 1 && jerr && !jok) {
       bad = 1;
       fprintf(o->log, "tally: %s: the judge answered none of the %llu units (%llu engine_error)%s%s\n", rb->vt->name,
-              (unsigned long long)ju, (unsigned long long)jerr, r->first_error[TL_ROLE_JUDGE] ? "; the engine said: " : "",
-              r->first_error[TL_ROLE_JUDGE] ? r->first_error[TL_ROLE_JUDGE] : "");
+              (unsigned long long)ju, (unsigned long long)jerr, r->tal.first_error[TL_ROLE_JUDGE] ? "; the engine said: " : "",
+              r->tal.first_error[TL_ROLE_JUDGE] ? r->tal.first_error[TL_ROLE_JUDGE] : "");
     }
     free(all), free(mine);
   }
@@ -2367,9 +2393,9 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
     }
   }
   /* the HTTP engines: opened on every rank, their endpoints healthy before any work starts */
-  if (!r.merging && (rc = tl_http_open(job, o->cache_dir, NULL, &g_stop, comm, o->log, r.http))) goto done;
+  if (!r.merging && (rc = tl_http_open(job, o->cache_dir, NULL, &g_stop, comm, o->log, r.en.http))) goto done;
   for (int k = 0; k < TL_ROLE__N; k++)
-    if (r.http[k]) r.eng[k] = tl_openai_engine(r.http[k]);
+    if (r.en.http[k]) r.en.eng[k] = tl_openai_engine(r.en.http[k]);
   {
     uint64_t mine[2] = {r.U, 0}, lo[2], hi[2];
     for (size_t b = 0; b < r.nb; b++) mine[1] += r.rbs[b].ncfgs;
@@ -2455,7 +2481,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   {
     /* the last progress line: every rank's finished units (a worker finishes what it has in
      * flight after its last report to rank 0), each unit counted once where it finished */
-    uint64_t mine[2] = {r.finished, r.failed}, all[2] = {0, 0};
+    uint64_t mine[2] = {r.tal.finished, r.tal.failed}, all[2] = {0, 0};
     MPI_Reduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, 0, comm);
     if (rank == 0) {
       pg.done = all[0] > pg.done ? all[0] : pg.done;
@@ -2490,8 +2516,8 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
   /* every rank's rows on disk before any rank reads another's (a shared file system: the files
    * are flushed and synced, and opened for reading only after the collectives below) */
   {
-    int bad = r.spill && (fflush(r.spill) != 0 || fsync(fileno(r.spill)) != 0);
-    if (bad) fprintf(o->log, "tally: rank %d: cannot write '%s': %s\n", rank, r.rows_dir, strerror(errno));
+    int bad = r.sp.spill && (fflush(r.sp.spill) != 0 || fsync(fileno(r.sp.spill)) != 0);
+    if (bad) fprintf(o->log, "tally: rank %d: cannot write '%s': %s\n", rank, r.sp.rows_dir, strerror(errno));
     if ((rc = agree(bad ? TL_EXIT_FAIL : TL_EXIT_OK, comm))) goto done;
   }
   t_scored = now_s();
@@ -2532,7 +2558,7 @@ static int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w,
     goto done;
   }
   if (rank == 0) print_input_problems(o->out, &log);
-  if (tl_http_report(r.http, w, comm, o->log, o->quiet, &err) != TL_OK) {
+  if (tl_http_report(r.en.http, w, comm, o->log, o->quiet, &err) != TL_OK) {
     if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
     rc = TL_EXIT_FAIL;
     goto done;
@@ -2546,7 +2572,7 @@ done:
   free(done);
   free(pending);
   free(jdir);
-  char *rows_dir = r.rows_dir ? tl_strdup(r.rows_dir) : NULL;
+  char *rows_dir = r.sp.rows_dir ? tl_strdup(r.sp.rows_dir) : NULL;
   bench_run_release(&r); /* (closes this rank's spill files) */
   tl_inlog_release(&log);
   rc = agree(rc, comm);
@@ -2879,9 +2905,9 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
       rc = st == TL_EINPUT ? TL_EXIT_BAD_INPUT : st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
     }
   }
-  if (!rc && (rc = tl_http_open(job, o->cache_dir, f, NULL, MPI_COMM_SELF, o->log, r.http)) == 0)
+  if (!rc && (rc = tl_http_open(job, o->cache_dir, f, NULL, MPI_COMM_SELF, o->log, r.en.http)) == 0)
     for (int q = 0; q < TL_ROLE__N; q++)
-      if (r.http[q]) r.eng[q] = tl_openai_engine(r.http[q]);
+      if (r.en.http[q]) r.en.eng[q] = tl_openai_engine(r.en.http[q]);
   r.dry = 1;
   /* the units in key order, 1024 at a time: each one's stages as far as known replies go */
   for (uint64_t g0 = 0; !rc && g0 < r.U && !g_stop; g0 += 1024) {
@@ -2902,9 +2928,9 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
   uint64_t judge_calls = 0; /* every judge stage (sample) */
   for (int s = 1; s < TL_MAX_STAGES; s++) judge_calls += calls[s];
   for (int q = 0; q < TL_ROLE__N; q++)
-    if (r.http[q]) {
+    if (r.en.http[q]) {
       tl_openai_stats hs;
-      tl_openai_stats_get(r.http[q], &hs);
+      tl_openai_stats_get(r.en.http[q], &hs);
       hits += hs.cache_hits;
     }
   if (f && tl_out_stream_close(&os, !rc, &perr) != TL_OK && !rc) {
@@ -2913,9 +2939,9 @@ static int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, 
   }
   uint64_t unbuilt = 0; /* requests that could not be built (an unreadable image, ...): "error" lines */
   for (int q = 0; q < TL_ROLE__N; q++)
-    if (r.http[q]) {
+    if (r.en.http[q]) {
       tl_openai_stats hs;
-      tl_openai_stats_get(r.http[q], &hs);
+      tl_openai_stats_get(r.en.http[q], &hs);
       unbuilt += hs.failed;
     }
   if (!rc)
