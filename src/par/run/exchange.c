@@ -1,0 +1,163 @@
+/* exchange.c - moving rows and counts between ranks: key blocks, the record exchange, reductions. */
+#include "run.h"
+
+/* Collective. Every rank agrees on the code: the highest (worst) code of any rank. */
+int run_agree(int rc, MPI_Comm comm) {
+  int all = rc;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm);
+  return all;
+}
+
+/* ---- moving rows to their owners ---- */
+uint64_t run_block_lo(uint64_t U, int q, int nranks) {
+  return (uint64_t)(((unsigned __int128)U * (unsigned)q) / (unsigned)nranks);
+}
+int run_owner_of(uint64_t u, uint64_t U, int nranks) {
+  /* the q with run_block_lo(q) <= u < run_block_lo(q + 1) */
+  int q = (int)(((unsigned __int128)u * (unsigned)nranks) / U);
+  while (q + 1 < nranks && run_block_lo(U, q + 1, nranks) <= u) q++;
+  while (q > 0 && run_block_lo(U, q, nranks) > u) q--;
+  return q;
+}
+
+/* Collective: record i of rec (n records of w uint64) to rank dest[i] (-1: to none), in one
+ * MPI_Alltoallv. *out (malloc'd, caller frees) gets the records sent to this rank, in rank
+ * order, *nout of them. A failure (memory, or over 2^31 values to one rank: MPI counts are
+ * int) is TL_ENOMEM on every rank. */
+tl_status run_to_ranks(const uint64_t *rec, size_t n, size_t w, const int *dest, MPI_Comm comm, uint64_t **out,
+                          size_t *nout, tl_err *err) {
+  int nranks;
+  MPI_Comm_size(comm, &nranks);
+  *out = NULL;
+  *nout = 0;
+  int *scount = calloc((size_t)nranks, sizeof *scount), *rcount = calloc((size_t)nranks, sizeof *rcount);
+  int *sdisp = calloc((size_t)nranks + 1, sizeof *sdisp), *rdisp = calloc((size_t)nranks + 1, sizeof *rdisp);
+  int64_t *cnt = calloc((size_t)nranks, sizeof *cnt), *at = calloc((size_t)nranks, sizeof *at);
+  uint64_t *sbuf = NULL, *rbuf = NULL;
+  int bad = !scount || !rcount || !sdisp || !rdisp || !cnt || !at;
+  for (size_t i = 0; !bad && i < n; i++)
+    if (dest[i] >= 0) cnt[dest[i]]++;
+  for (int q = 0; !bad && q < nranks; q++) {
+    if ((int64_t)sdisp[q] + cnt[q] * (int64_t)w > 0x7fffffff) bad = 1;
+    else scount[q] = (int)(cnt[q] * (int64_t)w), sdisp[q + 1] = sdisp[q] + scount[q];
+  }
+  if (!bad && !(sbuf = malloc(((size_t)sdisp[nranks] + 1) * sizeof *sbuf))) bad = 1;
+  for (size_t i = 0; !bad && i < n; i++) {
+    if (dest[i] < 0) continue;
+    memcpy(sbuf + sdisp[dest[i]] + at[dest[i]], rec + i * w, w * sizeof *sbuf);
+    at[dest[i]] += (int64_t)w;
+  }
+  tl_status st = TL_OK;
+  if (run_agree(bad, comm)) {
+    st = tl_err_set(err, TL_ENOMEM, "cannot exchange records (memory, or over 2^31 values per rank): use more ranks");
+    goto done;
+  }
+  MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
+  int64_t rtotal = 0;
+  for (int q = 0; q < nranks; q++) rdisp[q] = (int)rtotal, rtotal += rcount[q];
+  bad = rtotal > 0x7fffffff || !(rbuf = malloc(((size_t)rtotal + 1) * sizeof *rbuf));
+  if (run_agree(bad, comm)) {
+    st = tl_err_set(err, TL_ENOMEM, "cannot exchange records (memory, or over 2^31 values per rank): use more ranks");
+    goto done;
+  }
+  MPI_Alltoallv(sbuf, scount, sdisp, MPI_UINT64_T, rbuf, rcount, rdisp, MPI_UINT64_T, comm);
+  *out = rbuf;
+  *nout = (size_t)rtotal / w;
+  rbuf = NULL;
+done:
+  free(scount);
+  free(rcount);
+  free(sdisp);
+  free(rdisp);
+  free(cnt);
+  free(at);
+  free(sbuf);
+  free(rbuf);
+  return st;
+}
+
+/* Collective. Afterwards h holds exactly this rank's key block of benchmark rb, in key order
+ * (rank q owns local units [U q / N, U (q + 1) / N)): the fixed-size records, one exchange. */
+tl_status run_redistribute(const tl_run_bench *rb, held_rows *h, MPI_Comm comm, tl_err *err) {
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  const size_t w = (size_t)h->w;
+  const uint64_t lo = run_block_lo(rb->U, rank, nranks), hi = run_block_lo(rb->U, rank + 1, nranks);
+  const size_t nblk = (size_t)(hi - lo);
+  int *dest = malloc((h->n ? h->n : 1) * sizeof *dest);
+  for (size_t i = 0; dest && i < h->n; i++) dest[i] = run_owner_of(h->rec[i * w], rb->U, nranks);
+  if (run_agree(!dest, comm)) {
+    free(dest);
+    return tl_err_set(err, TL_ENOMEM, "out of memory");
+  }
+  uint64_t *rbuf = NULL;
+  size_t nr = 0;
+  tl_status st = run_to_ranks(h->rec, h->n, w, dest, comm, &rbuf, &nr, err);
+  free(dest);
+  if (st) return st;
+  if (run_agree(nr != nblk, comm)) {
+    free(rbuf);
+    return tl_err_set(err, TL_EINTERNAL, "redistribution: a rank would receive the wrong number of units");
+  }
+  /* into key order, each unit exactly once */
+  free(h->rec);
+  h->rec = calloc((nblk ? nblk : 1) * w, sizeof *h->rec);
+  uint8_t *seen = calloc(nblk ? nblk : 1, 1);
+  h->n = h->cap = 0;
+  if (!h->rec || !seen) st = tl_err_set(err, TL_ENOMEM, "out of memory for this rank's block of units");
+  for (size_t i = 0; !st && i < nblk; i++) {
+    uint64_t u = rbuf[i * w];
+    if (u < lo || u >= hi || seen[u - lo]) {
+      st = tl_err_set(err, TL_EINTERNAL, "redistribution: unit %llu arrived at the wrong rank, or twice", (unsigned long long)u);
+      break;
+    }
+    memcpy(h->rec + (u - lo) * w, rbuf + i * w, w * sizeof *rbuf);
+    seen[u - lo] = 1;
+  }
+  if (!st) h->n = h->cap = nblk;
+  free(seen);
+  free(rbuf);
+  return st;
+}
+
+/* Collective: every rank reduces benchmark rb's accumulator blocks (each with its operation)
+ * to rank 0. acc[k] is this rank's block k (in), tot[k] rank 0's result. */
+tl_status run_reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *acc, int64_t *const *tot,
+                            MPI_Comm comm) {
+  for (int k = 0; k < nblk; k++) {
+    MPI_Op op = lay[k].op == TL_ACC_MIN ? MPI_MIN : lay[k].op == TL_ACC_MAX ? MPI_MAX : MPI_SUM;
+    for (size_t off = 0; off < lay[k].len; off += (1u << 28)) {
+      size_t n = lay[k].len - off < (1u << 28) ? lay[k].len - off : (1u << 28);
+      if (MPI_Reduce(acc[k] + off, tot[k] + off, (int)n, MPI_INT64_T, op, 0, comm) != MPI_SUCCESS)
+        return TL_EINTERNAL;
+    }
+  }
+  return TL_OK;
+}
+
+/* Collective: the engine calls of this attempt, the stages taken from the journal and the stages
+ * skipped, per stage, summed over ranks, into rcnt (every rank). */
+void run_sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm) {
+  uint64_t mine[3 * TL_MAX_STAGES], all[3 * TL_MAX_STAGES];
+  for (int s = 0; s < TL_MAX_STAGES; s++) {
+    mine[s] = tl_pipe_calls(r->pipe, s);
+    mine[TL_MAX_STAGES + s] = r->tal.resumed[s];
+    mine[2 * TL_MAX_STAGES + s] = tl_pipe_skips(r->pipe, s);
+  }
+  MPI_Allreduce(mine, all, 3 * TL_MAX_STAGES, MPI_UINT64_T, MPI_SUM, comm);
+  rcnt->units = r->U;
+  rcnt->nstages = 1;
+  for (size_t b = 0; b < r->nb; b++)
+    if (r->rbs[b].nstages > rcnt->nstages) rcnt->nstages = r->rbs[b].nstages;
+  for (int s = 0; s < TL_MAX_STAGES; s++) {
+    rcnt->calls[s] = all[s];
+    rcnt->resumed[s] = all[TL_MAX_STAGES + s];
+    rcnt->skips[s] = all[2 * TL_MAX_STAGES + s];
+  }
+  for (int s = 1; s < TL_MAX_STAGES; s++) { /* the judge's stages (samples): [1] holds their sum */
+    rcnt->judge_calls += rcnt->calls[s];
+    rcnt->judge_resumed += rcnt->resumed[s];
+    rcnt->judge_skips += rcnt->skips[s];
+  }
+}

@@ -1,0 +1,132 @@
+/* fate.c - after scoring: engine failures by reason, and a model or judge that answered nothing fails the run. */
+#include "run.h"
+
+/* Collective: each role's engine failures by reason, gathered to rank 0, which prints the
+ * three commonest ("tally: model engine_error: 21 units; top reasons: 9 x ..."). */
+typedef struct {
+  const char *why;
+  size_t n;
+} reason_n;
+static int cmp_reason(const void *a, const void *b) {
+  const reason_n *x = a, *y = b;
+  if (x->n != y->n) return x->n < y->n ? 1 : -1;
+  return strcmp(x->why, y->why);
+}
+static int report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
+  int bad = 0;
+  for (int role = 0; role < TL_ROLE__N; role++) {
+    tl_buf mine;
+    tl_buf_init(&mine);
+    for (size_t i = 0; r->tal.reasons_init && i < r->tal.reasons[role].cap; i++)
+      if (r->tal.reasons[role].keys[i])
+        bad |= tl_buf_printf(&mine, "%zu\x1f%s\n", r->tal.reasons[role].vals[i], r->tal.reasons[role].keys[i]) != TL_OK;
+    int len = (int)mine.len, *lens = r->rank == 0 ? calloc((size_t)r->nranks, sizeof *lens) : NULL;
+    int *disp = r->rank == 0 ? calloc((size_t)r->nranks + 1, sizeof *disp) : NULL;
+    if (run_agree(bad || (r->rank == 0 && (!lens || !disp)), comm)) {
+      free(lens), free(disp), tl_buf_release(&mine);
+      return TL_EXIT_FAIL;
+    }
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
+    char *all = NULL;
+    if (r->rank == 0) {
+      for (int q = 0; q < r->nranks; q++) disp[q + 1] = disp[q] + lens[q];
+      all = malloc((size_t)disp[r->nranks] + 1);
+    }
+    if (run_agree(r->rank == 0 && !all, comm)) {
+      free(lens), free(disp), tl_buf_release(&mine);
+      return TL_EXIT_FAIL;
+    }
+    MPI_Gatherv(mine.data ? mine.data : "", len, MPI_CHAR, all, lens, disp, MPI_CHAR, 0, comm);
+    tl_buf_release(&mine);
+    if (r->rank == 0) {
+      all[disp[r->nranks]] = 0;
+      tl_strmap m;
+      tl_strmap_init(&m);
+      size_t total = 0;
+      for (char *p = all, *nl; *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        char *sep = strchr(p, 0x1f);
+        if (!nl || !sep) break;
+        *nl = 0;
+        size_t n = strtoull(p, NULL, 10);
+        total += n;
+        tl_strmap_add(&m, sep + 1, n, NULL);
+      }
+      reason_n *v = malloc((m.n ? m.n : 1) * sizeof *v);
+      size_t k = 0;
+      for (size_t i = 0; v && i < m.cap; i++)
+        if (m.keys[i]) v[k++] = (reason_n){m.keys[i], m.vals[i]};
+      if (v && k) {
+        qsort(v, k, sizeof *v, cmp_reason);
+        fprintf(o->log, "tally: %s engine_error: %zu unit stage%s; top reason%s:", tl_role_name((tl_role)role), total,
+                total == 1 ? "" : "s", k == 1 ? "" : "s");
+        for (size_t i = 0; i < k && i < 3; i++) fprintf(o->log, "%s %zu x %s", i ? ";" : "", v[i].n, v[i].why);
+        fprintf(o->log, "%s\n", k > 3 ? "; ... (every reason is in the item table's engine_error column)" : "");
+      }
+      free(v);
+      tl_strmap_release(&m);
+    }
+    free(all), free(lens), free(disp);
+  }
+  return TL_EXIT_OK;
+}
+
+/* Collective, after the tables are built (the writer is then aborted: no output; the journal keeps
+ * every reply and failure for --resume): a run in which no unit of a
+ * model got an answer, or in which the judge answered none of the units it was asked about, has
+ * scored nothing that model or judge was run for. It fails (TL_EXIT_FAIL), saying so on rank 0
+ * (also under --quiet), with the first engine failure a rank saw. */
+int run_fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
+  int bad = 0, rank = r->rank;
+  if (r->dry) return TL_EXIT_OK; /* a dry run asks nothing: no unit has an answer */
+  if (report_reasons(o, r, comm)) return TL_EXIT_FAIL;
+  for (size_t b = 0; b < r->nb; b++) {
+    const tl_run_bench *rb = &r->rbs[b];
+    size_t n = rb->ncfgs * FATE_N;
+    uint64_t *all = calloc(n + 1, sizeof *all), *mine = calloc(n + 1, sizeof *mine);
+    if (run_agree(!all || !mine, comm)) {
+      free(all), free(mine);
+      if (rank == 0) fprintf(o->log, "tally: out of memory\n");
+      return TL_EXIT_FAIL;
+    }
+    if (r->tal.fate && r->tal.fate[b]) memcpy(mine, r->tal.fate[b], n * sizeof *mine);
+    MPI_Reduce(mine, all, (int)n, MPI_UINT64_T, MPI_SUM, 0, comm);
+    /* per model (its cfgs: variants and seeds), then the judge over every cfg */
+    uint64_t ju = 0, jok = 0, jerr = 0;
+    for (size_t c = 0; rank == 0 && c < rb->ncfgs; c++) {
+      const uint64_t *f = all + c * FATE_N;
+      ju += f[FATE_UNITS], jok += f[FATE_JUDGED], jerr += f[FATE_JUDGE_ERROR];
+      if (c && strcmp(rb->cfgs[c - 1].model, rb->cfgs[c].model) == 0) continue; /* sorted by model */
+      uint64_t u = 0, ans = 0, err = 0, jd = 0, je = 0;
+      for (size_t d = c; d < rb->ncfgs && strcmp(rb->cfgs[d].model, rb->cfgs[c].model) == 0; d++)
+        u += all[d * FATE_N + FATE_UNITS], ans += all[d * FATE_N + FATE_ANSWERED],
+            err += all[d * FATE_N + FATE_ENGINE_ERROR], jd += all[d * FATE_N + FATE_JUDGED],
+            je += all[d * FATE_N + FATE_JUDGE_ERROR];
+      if (rb->nstages > 1 && ans && !jd && !je) { /* no judgment for any of its answers */
+        bad = 1;
+        fprintf(o->log, "tally: %s: model '%s': none of its %llu answered units got a verdict from the judge: no "
+                        "judgment matched them (check the judgments' model, seed and turn)\n",
+                rb->vt->name, rb->cfgs[c].model, (unsigned long long)ans);
+      }
+      if (u && !ans) {
+        bad = 1;
+        fprintf(o->log, "tally: %s: model '%s' answered none of its %llu units (%llu engine_error, %llu missing)%s%s%s\n",
+                rb->vt->name, rb->cfgs[c].model, (unsigned long long)u, (unsigned long long)err,
+                (unsigned long long)(u - err), err ? "; the engine said: " : "",
+                err && r->tal.first_error[TL_ROLE_MODEL] ? r->tal.first_error[TL_ROLE_MODEL] : "",
+                err && !r->tal.first_error[TL_ROLE_MODEL] ? "(see the item table's error column)" : "");
+      }
+    }
+    if (rank == 0 && rb->nstages > 1 && jerr && !jok) {
+      bad = 1;
+      fprintf(o->log, "tally: %s: the judge answered none of the %llu units (%llu engine_error)%s%s\n", rb->vt->name,
+              (unsigned long long)ju, (unsigned long long)jerr, r->tal.first_error[TL_ROLE_JUDGE] ? "; the engine said: " : "",
+              r->tal.first_error[TL_ROLE_JUDGE] ? r->tal.first_error[TL_ROLE_JUDGE] : "");
+    }
+    free(all), free(mine);
+  }
+  if (rank == 0 && bad)
+    fprintf(o->log, "tally: the run scored nothing for the model(s) or judge above: failed, no output written (the "
+                    "journal keeps every reply and failure: fix the engine, then --resume asks only the failed units)\n");
+  return run_agree(bad ? TL_EXIT_FAIL : TL_EXIT_OK, comm);
+}

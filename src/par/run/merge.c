@@ -1,0 +1,289 @@
+/* merge.c - `tally merge`: the scan of the inputs' journals and the placing of their records on their owners. */
+#include "run.h"
+
+/* Collective-free part of the setup, run by every rank: items, replies, cfgs, units, pipeline.
+ * Rank 0's log echoes problems; the others' logs are silent (same input, same problems). */
+/* tally merge, the scan (each rank its share of the files): a record's unit key is noted with
+ * where the record is, and each stage-0 record's (model, variant, seed) is a cfg of its
+ * benchmark, as the replay's discovery makes one of each answer. A record for an item the
+ * benchmark does not have means the inputs ran on other items: TL_EJOB with the reason. */
+static tl_status on_merge_scan(void *ctx, const tl_journal_rec *rec) {
+  bench_run *r = ctx;
+  const tl_unit_key *k = &rec->key;
+  int b = run_bench_index(r, k->bench);
+  size_t item;
+  if (b < 0) return TL_OK; /* the merged job lists every input's benchmarks: not reached */
+  if (!r->rbs[b].vt->item_find(r->rbs[b].b, k->id, &item)) {
+    tl_buf_printf(&r->m->merge_msg, "its journal records %s item '%s', which the items of the job do not have",
+                  k->bench, k->id);
+    return TL_EJOB;
+  }
+  r->m->m_nrec++;
+  if (k->stage < 0 || k->stage >= TL_MAX_STAGES) return TL_OK; /* not of this job */
+  if (item >= r->rbs[b].vt->n_items(r->rbs[b].b)) return TL_OK; /* an item the module leaves out */
+  tl_buf kb;
+  tl_buf_init(&kb);
+  if (tl_buf_printf(&kb, "%d\x1f%s\x1f%d\x1f%d", b, k->model, tl_bench_variant(r->rbs[b].vt, k->variant), k->seed))
+    return TL_ENOMEM;
+  size_t id;
+  if (!tl_strmap_get(&r->m->lcfg_of, kb.data, &id)) {
+    if (r->m->nlcfg == r->m->caplcfg) {
+      size_t nc = r->m->caplcfg ? 2 * r->m->caplcfg : 64;
+      char **nk = realloc(r->m->lcfg_key, nc * sizeof *nk);
+      if (!nk) return tl_buf_release(&kb), TL_ENOMEM;
+      r->m->lcfg_key = nk;
+      r->m->caplcfg = nc;
+    }
+    id = r->m->nlcfg;
+    r->m->lcfg_key[r->m->nlcfg++] = tl_buf_detach(&kb);
+    if (tl_strmap_put(&r->m->lcfg_of, r->m->lcfg_key[id], id, NULL, NULL)) return TL_ENOMEM;
+  }
+  tl_buf_release(&kb);
+  if (k->stage == 0) {
+    struct found *fd = &r->found[b];
+    tl_status st = tl_cfgs_add(&fd->cfgs, &fd->ncfgs, &fd->cap, &fd->seen, k->model,
+                               tl_bench_variant(r->rbs[b].vt, k->variant), k->seed);
+    if (st) return st;
+  }
+  if (r->m->nmrecs == r->m->capmrecs) {
+    size_t nc = r->m->capmrecs ? 2 * r->m->capmrecs : 1024;
+    struct mrec *nm = realloc(r->m->mrecs, nc * sizeof *nm);
+    if (!nm) return TL_ENOMEM;
+    r->m->mrecs = nm;
+    r->m->capmrecs = nc;
+  }
+  r->m->mrecs[r->m->nmrecs++] = (struct mrec){(uint32_t)id, (uint32_t)item, k->sub, (uint16_t)k->stage, (uint16_t)b,
+                                        (uint32_t)rec->file, rec->offset};
+  return TL_OK;
+}
+
+/* Collective. The merge's scan: every rank lists every input's journal files (r->jf, the same
+ * on every rank), reads its share (file f on rank f mod N) once, and the stage-0 cfgs found
+ * are gathered on every rank (build_cfgs then sorts them: the same cfgs everywhere). */
+tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_err *err) {
+  tl_status st = TL_OK;
+  int *fi = NULL;
+  for (int d = 0; d < o->n_merge && !st; d++) {
+    int n = 0;
+    char **names = tl_journal_list(o->merge[d].journal_dir, &n);
+    int *g = realloc(fi, (size_t)(r->jf.n + n + 1) * sizeof *g);
+    if (!g) st = TL_ENOMEM;
+    else fi = g;
+    for (int i = 0; i < n && !st; i++) {
+      fi[r->jf.n] = d;
+      st = tl_jfiles_add(&r->jf, names[i], NULL);
+    }
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+  }
+  r->m->file_input = fi;
+  if (st) return tl_err_set(err, TL_ENOMEM, "out of memory listing the journals");
+  long *per = calloc((size_t)o->n_merge, sizeof *per), *all = calloc((size_t)o->n_merge, sizeof *all);
+  if (!per || !all) st = TL_ENOMEM;
+  for (int f = r->rank; f < r->jf.n && !st; f += r->nranks) {
+    const tl_merge_input *in = &o->merge[r->m->file_input[f]];
+    long before = r->m->m_nrec;
+    tl_buf_reset(&r->m->merge_msg);
+    st = tl_journal_read_file(r->jf.paths[f], in->journal_dir, f, in->job_hash, on_merge_scan, r, &(long){0},
+                              &r->m->m_nskip, err);
+    if (st == TL_EJOB && r->m->merge_msg.len)
+      tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", in->name, r->m->merge_msg.data);
+    else if (st == TL_EJOB)
+      tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", in->name, err->msg);
+    per[r->m->file_input[f]] += r->m->m_nrec - before;
+  }
+  /* every rank agrees before anything collective that depends on the scan */
+  int bad = st != TL_OK, anybad = 0;
+  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+  if (anybad) {
+    free(per);
+    free(all);
+    if (st == TL_ENOMEM) tl_err_set(err, TL_ENOMEM, "out of memory reading the journals");
+    /* only rank 0 prints a TL_EJOB's message: another rank says its own here */
+    if (st == TL_EJOB && r->rank != 0) fprintf(o->log, "tally: rank %d: %s\n", r->rank, err->msg);
+    if (st) return st;
+    return tl_err_set(err, TL_EJOB, "another rank could not read its share of the journals (its message is above)");
+  }
+  MPI_Allreduce(per, all, o->n_merge, MPI_LONG, MPI_SUM, comm);
+  for (int d = 0; d < o->n_merge && !st; d++)
+    if (all[d] == 0)
+      st = tl_err_set(err, TL_EJOB, "cannot merge '%s': its journal '%s' records no unit", o->merge[d].name,
+                      o->merge[d].journal_dir);
+  free(per);
+  free(all);
+  if (st) return st;
+  /* the stage-0 cfgs of every rank, to every rank: "bench\x1fmodel\x1fvariant\x1fseed\n" */
+  tl_buf mine;
+  tl_buf_init(&mine);
+  for (size_t b = 0; b < r->nb; b++)
+    for (size_t i = 0; i < r->found[b].ncfgs; i++) {
+      const tl_cfg *c = &r->found[b].cfgs[i];
+      if (tl_buf_printf(&mine, "%zu\x1f%s\x1f%d\x1f%d\n", b, c->model, c->variant, c->seed)) st = TL_ENOMEM;
+    }
+  int len = st || mine.len > INT_MAX ? -1 : (int)mine.len, minlen = 0;
+  MPI_Allreduce(&len, &minlen, 1, MPI_INT, MPI_MIN, comm);
+  if (minlen < 0) {
+    tl_buf_release(&mine);
+    return tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs");
+  }
+  int *lens = calloc((size_t)r->nranks, sizeof *lens), *offs = calloc((size_t)r->nranks, sizeof *offs);
+  MPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm);
+  long long tot = 0;
+  for (int q = 0; q < r->nranks; q++) offs[q] = (int)tot, tot += lens[q];
+  char *every = tot < INT_MAX ? malloc((size_t)tot + 1) : NULL;
+  int ok = every != NULL, allok = 0;
+  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, comm);
+  if (allok) MPI_Allgatherv(mine.data ? mine.data : "", len, MPI_CHAR, every, lens, offs, MPI_CHAR, comm);
+  tl_buf_release(&mine);
+  free(lens);
+  free(offs);
+  if (!allok) {
+    free(every);
+    return tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs");
+  }
+  every[tot] = 0;
+  for (char *line = every; *line && !st;) {
+    char *nl = strchr(line, '\n');
+    *nl = 0;
+    char *f1 = strchr(line, '\x1f'), *f3 = strrchr(line, '\x1f');
+    *f1 = 0;
+    *f3 = 0;
+    char *f2 = strrchr(f1 + 1, '\x1f');
+    *f2 = 0;
+    size_t b = (size_t)strtoul(line, NULL, 10);
+    struct found *fd = &r->found[b];
+    st = tl_cfgs_add(&fd->cfgs, &fd->ncfgs, &fd->cap, &fd->seen, f1 + 1, atoi(f2 + 1), atoi(f3 + 1));
+    line = nl + 1;
+  }
+  free(every);
+  return st ? tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs") : TL_OK;
+}
+
+/* tally merge: a record of unit (b, local u) from input c->input, which another input already
+ * gave. Returns 1 to store the record (the caller goes on), 0 to drop it. */
+int run_merge_overlap(resume_ctx *c, size_t b, size_t i, const tl_journal_rec *rec) {
+  const uint32_t in1 = (uint32_t)c->input + 1;
+  uint32_t *fr = &c->from[b][i];
+  if (!*fr) {
+    *fr = in1;
+    return 1;
+  }
+  if (*fr == in1) return 1;
+  const tl_unit_key *k = &rec->key;
+  const int s = k->stage;
+  tl_row *row = &c->part[b][i];
+  int differ = 0;
+  if (c->overlap == TL_OVERLAP_IDENTICAL && (c->mask[b][i] & (1u << s))) {
+    const char *t = row->text[s];
+    differ = (t == NULL) != (rec->text == NULL) || (t && strcmp(t, rec->text) != 0) ||
+             (row->error[s] != NULL) != (rec->failed != 0);
+  }
+  if (!c->ovl[b][i] || differ) {
+    if (!c->ovl[b][i]) c->overlaps++;
+    if (differ) c->conflicts++;
+    if (!c->example.len || (differ && c->conflicts == 1)) {
+      tl_buf_reset(&c->example);
+      tl_buf_printf(&c->example, "'%s' and '%s' both hold %s item '%s' (model '%s', variant '%s', seed %d, sub %d)%s",
+                    c->inputs[*fr - 1].name, c->inputs[c->input].name, k->bench, k->id, k->model, k->variant, k->seed,
+                    k->sub, differ ? ", with different replies" : "");
+    }
+    c->ovl[b][i] = 1;
+  }
+  switch (c->overlap) {
+  case TL_OVERLAP_LAST: /* the later input replaces the unit's records */
+    if (c->mask[b][i]) tl_row_release(row);
+    c->mask[b][i] = 0;
+    *fr = in1;
+    return 1;
+  case TL_OVERLAP_IDENTICAL: return !(c->mask[b][i] & (1u << s)); /* a stage the first lacked */
+  default: return 0; /* first: kept; error: counted, reported after reading */
+  }
+}
+
+
+
+/* Collective. Reads the journals of earlier attempts: every rank rebuilds the rows of its own
+ * key blocks (so no rank holds, or sends, the whole restored run); the done-bitmaps are OR-ed.
+ * Fully recorded units are scored at once; partly recorded ones are started at their next stage
+ * (their replies come during scheduling). */
+/* Orders merge records (2 uint64: file, offset) by file, then offset. */
+static int cmp_file_offset(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+  return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+int run_merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI_Comm comm, long *nf, long *nrec,
+                          long *nskip) {
+  tl_err err = {{0}};
+  int rc = TL_EXIT_OK;
+  /* each scanned cfg's index among the run's cfgs (-1: not a cfg of the run) */
+  long *gcfg = malloc((r->m->nlcfg ? r->m->nlcfg : 1) * sizeof *gcfg);
+  int *dest = malloc((r->m->nmrecs ? r->m->nmrecs : 1) * sizeof *dest);
+  uint64_t *sbuf = malloc((r->m->nmrecs ? r->m->nmrecs : 1) * 2 * sizeof *sbuf), *rbuf = NULL;
+  int bad = !gcfg || !dest || !sbuf;
+  for (size_t i = 0; !bad && i < r->m->nlcfg; i++) {
+    char *k = r->m->lcfg_key[i], *sep = strchr(k, '\x1f');
+    int b = atoi(k);
+    size_t gi;
+    gcfg[i] = sep && tl_strmap_get(&c->cfg_of[b], sep + 1, &gi) ? (long)gi : -1;
+  }
+  /* each record's owner (-1: no unit of the run) and where it is */
+  for (size_t i = 0; !bad && i < r->m->nmrecs; i++) {
+    const struct mrec *m = &r->m->mrecs[i];
+    const tl_run_bench *rb = &r->rbs[m->bench];
+    dest[i] = -1;
+    sbuf[2 * i] = m->file;
+    sbuf[2 * i + 1] = m->offset;
+    if (gcfg[m->lcfg] < 0 || m->stage >= rb->nstages || m->sub >= rb->vt->n_subs(rb->b, m->item)) continue;
+    tl_unit x = {(uint32_t)gcfg[m->lcfg], m->item, m->sub};
+    dest[i] = run_owner_of(tl_rb_index(rb, &x), rb->U, r->nranks);
+  }
+  const size_t nm = r->m->nmrecs;
+  free(r->m->mrecs); /* the scan's notes are spent */
+  r->m->mrecs = NULL;
+  r->m->nmrecs = r->m->capmrecs = 0;
+  if (run_agree(bad, comm)) {
+    if (r->rank == 0) fprintf(o->log, "tally: out of memory placing the merge's records\n");
+    rc = TL_EXIT_FAIL;
+    goto done;
+  }
+  size_t n = 0;
+  if (run_to_ranks(sbuf, nm, 2, dest, comm, &rbuf, &n, &err)) {
+    if (r->rank == 0) fprintf(o->log, "tally: placing the merge's records: %s\n", err.msg);
+    rc = TL_EXIT_FAIL;
+    goto done;
+  }
+  qsort(rbuf, n, 2 * sizeof *rbuf, cmp_file_offset);
+  tl_status st = TL_OK;
+  for (size_t i = 0; i < n && !st; i++) {
+    const uint64_t *e = rbuf + 2 * i;
+    tl_journal_rec rec;
+    cJSON *obj = NULL;
+    st = tl_jfiles_read(&r->jf, (int)e[0], e[1], &rec, &obj, &err);
+    if (!st) {
+      c->input = r->m->file_input[e[0]];
+      c->file_base = 0;
+      st = run_on_journal_rec(c, &rec);
+      if (st && !err.msg[0]) tl_err_set(&err, st, "%s", tl_strerror(st));
+    }
+    cJSON_Delete(obj);
+  }
+  if (st) {
+    fprintf(o->log, "tally: rank %d: %s\n", r->rank, err.msg);
+    rc = TL_EXIT_FAIL;
+  }
+  {
+    long mine[2] = {r->m->m_nrec, r->m->m_nskip}, tot[2];
+    MPI_Allreduce(mine, tot, 2, MPI_LONG, MPI_SUM, comm);
+    *nf = r->jf.n;
+    *nrec = tot[0];
+    *nskip = tot[1];
+  }
+done:
+  free(gcfg);
+  free(dest);
+  free(sbuf);
+  free(rbuf);
+  return run_agree(rc, comm);
+}

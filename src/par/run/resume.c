@@ -1,0 +1,265 @@
+/* resume.c - restoring units from the journals of earlier attempts (and of a merge's inputs); this attempt's journal. */
+#include "run.h"
+
+/* Rank 0: creates the journal folder (its parent is the output's folder, checked already). */
+static int mkdir_p_journal(const char *dir, FILE *log) {
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(log, "tally: cannot create the journal folder '%s': %s\n", dir, strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
+tl_status run_on_journal_rec(void *vctx, const tl_journal_rec *rec) {
+  resume_ctx *c = vctx;
+  bench_run *r = c->r;
+  const tl_unit_key *k = &rec->key;
+  int b = run_bench_index(r, k->bench);
+  if (b < 0 || k->stage < 0 || k->stage >= r->rbs[b].nstages) return TL_OK; /* not of this job */
+  const tl_run_bench *rb = &r->rbs[b];
+  tl_buf kb;
+  tl_buf_init(&kb);
+  tl_buf_printf(&kb, "%s\x1f%d\x1f%d", k->model, tl_bench_variant(rb->vt, k->variant), k->seed);
+  size_t cfg, item;
+  int known = kb.data && tl_strmap_get(&c->cfg_of[b], kb.data, &cfg) && rb->vt->item_find(rb->b, k->id, &item) &&
+              item < rb->vt->n_items(rb->b) && k->sub < rb->vt->n_subs(rb->b, item);
+  tl_buf_release(&kb);
+  if (!known) return TL_OK; /* not a unit of this job any more: ignored */
+  if (rec->failed && !c->merge) return TL_OK; /* the engine gave up on it: asked again (a merge keeps
+                                                   the failure: the unit stays engine_error) */
+  tl_unit x = {(uint32_t)cfg, (uint32_t)item, k->sub};
+  uint64_t u = tl_rb_index(rb, &x);
+  c->done[rb->base + u] = 1;
+  if (u < c->lo[b] || u >= c->hi[b]) return TL_OK; /* another rank's block: it restores this one */
+  size_t i = (size_t)(u - c->lo[b]);
+  if (c->merge && !run_merge_overlap(c, (size_t)b, i, rec)) return TL_OK;
+  if (c->mask[b][i] & (1u << k->stage)) return TL_OK; /* recorded twice (redone after a kill): first kept */
+  tl_row *row = &c->part[b][i];
+  if (!c->mask[b][i]) tl_row_init(row);
+  int s = k->stage;
+  row->text[s] = rec->text ? tl_strdup(rec->text) : NULL;
+  row->prompt[s] = rec->prompt ? tl_strdup(rec->prompt) : NULL;
+  row->source[s] = rec->source ? tl_strdup(rec->source) : NULL;
+  row->meta[s] = rec->meta ? cJSON_PrintUnformatted(rec->meta) : NULL;
+  row->error[s] = rec->failed ? tl_strdup(rec->error ? rec->error : "the engine gave up") : NULL;
+  if ((rec->text && !row->text[s]) || (rec->prompt && !row->prompt[s]) || (rec->source && !row->source[s]) ||
+      (rec->meta && !row->meta[s]) || (rec->failed && !row->error[s]))
+    return TL_ENOMEM;
+  row->ref[s] = jref(c->file_base + rec->file, rec->offset);
+  c->mask[b][i] |= (uint8_t)(1u << s);
+  return TL_OK;
+}
+
+static void resume_ctx_release(resume_ctx *c, size_t nb) {
+  for (size_t b = 0; b < nb; b++) {
+    if (c->part && c->part[b])
+      for (uint64_t i = 0; i < c->hi[b] - c->lo[b]; i++)
+        if (c->mask[b][i]) tl_row_release(&c->part[b][i]);
+    if (c->part) free(c->part[b]);
+    if (c->mask) free(c->mask[b]);
+    if (c->from) free(c->from[b]);
+    if (c->ovl) free(c->ovl[b]);
+    if (c->cfg_of) tl_strmap_release(&c->cfg_of[b]);
+  }
+  free(c->part);
+  free(c->mask);
+  free(c->from);
+  free(c->ovl);
+  tl_buf_release(&c->example);
+  free(c->cfg_of);
+  free(c->lo);
+  free(c->hi);
+  memset(c, 0, sizeof *c);
+}
+
+/* (tally merge reads every input's journal, in the merge's order, the same way: the records of
+ * o->merge[d] come from dirs[d] with hashes[d]; a record of a unit that an earlier input holds
+ * is an overlap, handled by o->overlap.) */
+int run_resume_read(const tl_run_opts *o, bench_run *r, const char *const *dirs, const char *const *hashes,
+                       int ndirs, uint8_t *done, MPI_Comm comm) {
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  int rc = TL_EXIT_OK;
+  tl_err err = {{0}};
+  resume_ctx c;
+  memset(&c, 0, sizeof c);
+  c.r = r;
+  c.done = done;
+  c.cfg_of = calloc(r->nb, sizeof *c.cfg_of);
+  c.lo = calloc(r->nb, sizeof *c.lo);
+  c.hi = calloc(r->nb, sizeof *c.hi);
+  c.part = calloc(r->nb, sizeof *c.part);
+  c.mask = calloc(r->nb, sizeof *c.mask);
+  c.merge = r->merging;
+  c.overlap = o->overlap;
+  c.inputs = o->merge;
+  tl_buf_init(&c.example);
+  c.from = calloc(r->nb, sizeof *c.from);
+  c.ovl = calloc(r->nb, sizeof *c.ovl);
+  int bad = !c.cfg_of || !c.lo || !c.hi || !c.part || !c.mask || !c.from || !c.ovl;
+  for (size_t b = 0; !bad && b < r->nb; b++) {
+    const tl_run_bench *rb = &r->rbs[b];
+    tl_strmap_init(&c.cfg_of[b]);
+    c.lo[b] = run_block_lo(rb->U, rank, nranks);
+    c.hi[b] = run_block_lo(rb->U, rank + 1, nranks);
+    size_t n = (size_t)(c.hi[b] - c.lo[b]);
+    c.part[b] = calloc(n ? n : 1, sizeof **c.part);
+    c.mask[b] = calloc(n ? n : 1, 1);
+    bad |= !c.part[b] || !c.mask[b];
+    if (c.merge) {
+      c.from[b] = calloc(n ? n : 1, sizeof **c.from);
+      c.ovl[b] = calloc(n ? n : 1, 1);
+      bad |= !c.from[b] || !c.ovl[b];
+    }
+    for (size_t k = 0; !bad && k < rb->ncfgs; k++) {
+      tl_buf kb;
+      tl_buf_init(&kb);
+      bad |= tl_buf_printf(&kb, "%s\x1f%d\x1f%d", rb->cfgs[k].model, rb->cfgs[k].variant, rb->cfgs[k].seed) != TL_OK ||
+             tl_strmap_put(&c.cfg_of[b], kb.data, k, NULL, NULL) != TL_OK;
+      tl_buf_release(&kb);
+    }
+  }
+  if (run_agree(bad, comm)) {
+    if (rank == 0) fprintf(o->log, "tally: out of memory reading the journal\n");
+    resume_ctx_release(&c, r->nb);
+    return TL_EXIT_FAIL;
+  }
+  long nf = 0, nrec = 0, nskip = 0;
+  tl_status st = TL_OK;
+  if (c.merge) {
+    rc = run_merge_exchange(o, r, &c, comm, &nf, &nrec, &nskip);
+    ndirs = 0; /* (the inputs' records are placed: no folder is read below) */
+  }
+  for (int d = 0; d < ndirs && !rc; d++) {
+    /* the earlier attempts' files, numbered as tl_journal_read_all numbers them */
+    int nold = 0;
+    char **old = tl_journal_list(dirs[d], &nold);
+    c.input = d;
+    c.file_base = r->jf.n;
+    for (int i = 0; i < nold && !st; i++) st = tl_jfiles_add(&r->jf, old[i], NULL);
+    for (int i = 0; i < nold; i++) free(old[i]);
+    free(old);
+    if (run_agree(st != TL_OK, comm)) {
+      if (rank == 0) fprintf(o->log, "tally: out of memory reading the journal\n");
+      resume_ctx_release(&c, r->nb);
+      return TL_EXIT_FAIL;
+    }
+    long f1 = 0, n1 = 0, k1 = 0;
+    st = tl_journal_read_all(dirs[d], hashes[d], run_on_journal_rec, &c, &f1, &n1, &k1, &err);
+    nf += f1;
+    nrec += n1;
+    nskip += k1;
+    if (st) {
+      if (rank == 0 || st != TL_EJOB)
+        fprintf(o->log, "tally: %s%s%s\n", c.merge ? o->merge[d].name : "", c.merge ? ": " : "",
+                err.msg[0] ? err.msg : tl_strerror(st));
+      rc = st == TL_EJOB ? TL_EXIT_USAGE : TL_EXIT_FAIL;
+    }
+    rc = run_agree(rc, comm);
+  }
+  if (!rc && c.merge) { /* units two inputs hold: said, and refused unless the user chose */
+    uint64_t mine[2] = {c.overlaps, c.conflicts}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, comm);
+    int who = c.example.len ? rank : nranks, first = nranks;
+    MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm);
+    const int refuse = (all[0] && o->overlap == TL_OVERLAP_ERROR) || all[1];
+    if (all[0] && rank == first)
+      fprintf(o->log, "tally: %s: %s%s\n", refuse ? "cannot merge" : "merge", c.example.data,
+              refuse && !all[1] ? "; pass --overlap first|last|identical to say which to keep" : "");
+    if (all[0] && rank == 0)
+      fprintf(o->log, "tally: merge: %llu unit%s held by more than one input (--overlap %s)\n",
+              (unsigned long long)all[0], all[0] == 1 ? "" : "s",
+              (const char *const[]){"error", "first", "last", "identical"}[o->overlap]);
+    if (all[1] && rank == 0) fprintf(o->log, "tally: merge: %llu of them with different replies (--overlap identical "
+                                             "keeps only copies that run_agree)\n", (unsigned long long)all[1]);
+    if (refuse) rc = TL_EXIT_USAGE;
+  }
+  rc = run_agree(rc, comm);
+  if (rc) {
+    resume_ctx_release(&c, r->nb);
+    return rc;
+  }
+  for (uint64_t off = 0; off < r->U; off += (1u << 30)) {
+    uint64_t k = r->U - off < (1u << 30) ? r->U - off : (1u << 30);
+    MPI_Allreduce(MPI_IN_PLACE, done + off, (int)k, MPI_UINT8_T, MPI_BOR, comm);
+  }
+  /* score the fully recorded units; start the partly recorded ones */
+  for (size_t b = 0; b < r->nb && !st; b++) {
+    const int ns = r->rbs[b].nstages;
+    for (uint64_t i = 0; i < c.hi[b] - c.lo[b] && !st; i++) {
+      uint8_t m = c.mask[b][i];
+      if (!m) continue;
+      tl_row *row = &c.part[b][i];
+      int d = 0;
+      while (d < ns && (m & (1u << d))) d++;
+      for (int s = d; s < ns; s++) { /* a later stage without the ones before it: asked again */
+        free(row->text[s]);
+        free(row->prompt[s]);
+        free(row->source[s]);
+        row->text[s] = row->prompt[s] = row->source[s] = NULL;
+      }
+      c.mask[b][i] = 0; /* the row is taken below */
+      uint64_t g = r->rbs[b].base + c.lo[b] + i;
+      if (d == 0) {
+        done[g] = 0; /* nothing usable: dealt again (every rank computes the same) */
+        tl_row_release(row);
+        continue;
+      }
+      row->done = (uint8_t)d;
+      for (int s = 0; s < d; s++) r->tal.resumed[s]++;
+      if (d == ns) r->tal.restored++;
+      st = tl_pipe_start(r->pipe, g, row, &err);
+    }
+  }
+  if (st) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg[0] ? err.msg : tl_strerror(st));
+  resume_ctx_release(&c, r->nb);
+  rc = run_agree(st ? TL_EXIT_FAIL : TL_EXIT_OK, comm);
+  /* a unit with only a later stage recorded is dealt again: every rank must agree on done[] */
+  for (uint64_t off = 0; !rc && off < r->U; off += (1u << 30)) {
+    uint64_t k = r->U - off < (1u << 30) ? r->U - off : (1u << 30);
+    MPI_Allreduce(MPI_IN_PLACE, done + off, (int)k, MPI_UINT8_T, MPI_BAND, comm);
+  }
+  uint64_t restored = r->tal.restored, all = 0;
+  MPI_Allreduce(&restored, &all, 1, MPI_UINT64_T, MPI_SUM, comm);
+  if (!rc && rank == 0 && !o->quiet)
+    fprintf(o->log, "tally: %s: %llu of %llu units %s (%ld journal file%s, %ld line%s skipped)\n",
+            r->merging ? "merge" : "resume", (unsigned long long)all, (unsigned long long)r->U,
+            r->merging ? "recorded" : "already done", nf, nf == 1 ? "" : "s", nskip, nskip == 1 ? "" : "s");
+  return rc;
+}
+
+/* Collective: this attempt's journal (a new file per rank, named by rank 0's time and pid), and
+ * every rank's file of it added to r->jf (the texts are read back from them when the tables are
+ * written). Returns an exit code, the same on every rank. */
+int run_open_attempt(const tl_run_opts *o, bench_run *r, tl_journal *jn, const char *jdir, const char *jhash,
+                        MPI_Comm comm) {
+  int rank, nranks, rc = TL_EXIT_OK;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  tl_err err = {{0}};
+  char attempt[64] = "";
+  if (rank == 0) {
+    time_t t = time(NULL);
+    struct tm tmv;
+    gmtime_r(&t, &tmv);
+    char ts[32];
+    strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tmv);
+    snprintf(attempt, sizeof attempt, "%s-%ld", ts, (long)getpid());
+  }
+  MPI_Bcast(attempt, sizeof attempt, MPI_CHAR, 0, comm);
+  if (rank == 0 && mkdir_p_journal(jdir, o->log)) rc = TL_EXIT_FAIL;
+  if ((rc = run_agree(rc, comm))) return rc;
+  if (tl_journal_open(jn, jdir, attempt, rank, jhash, &err) != TL_OK) {
+    fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
+    rc = TL_EXIT_FAIL;
+  }
+  int first = r->jf.n;
+  for (int q = 0; q < nranks && !rc; q++) {
+    char *path = tl_journal_path(jdir, attempt, q);
+    if (!path || tl_jfiles_add(&r->jf, path, NULL)) rc = TL_EXIT_FAIL;
+    free(path);
+  }
+  r->jf_mine = first + rank;
+  return run_agree(rc, comm);
+}

@@ -1,0 +1,230 @@
+/* write.c - per benchmark: rows to their owners, accumulators reduced, item and metric tables written, study columns gathered. */
+#include "run.h"
+
+/* Appends the cells of table t's columns (as text) to each study's collector. */
+void run_collect_cells(window_ctx *c, const tl_table *t) {
+  for (int k = 0; k < c->nstudy && !c->st; k++) {
+    struct study_cols *x = &c->sc[k];
+    for (size_t r = 0; r < t->nrows && !c->st; r++)
+      for (int j = 0; j < x->ncols && !c->st; j++) {
+        const tl_col *col = &t->cols[x->col[j]];
+        char num[40];
+        const char *v = num;
+        if (tl_col_is_str(col->type)) v = col->v.s[r];
+        else if (col->type == TL_COL_I64) snprintf(num, sizeof num, "%lld", (long long)col->v.i[r]);
+        else snprintf(num, sizeof num, "%.17g", col->v.f[r]);
+        if (tl_buf_append(&x->cells, v, strlen(v) + 1)) c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory");
+      }
+  }
+}
+
+/* The item table columns study js needs (those of its columns the table has): in x. */
+static void study_columns(const tl_job_study *js, const tl_table *schema, struct study_cols *x) {
+  x->ncols = 0;
+  const char *lists[4] = {js->metrics, js->human, js->group_by, js->on};
+  for (int l = 0; l < 4; l++) {
+    const char *p = lists[l];
+    while (p && *p) {
+      const char *e = strchr(p, ',');
+      size_t n = e ? (size_t)(e - p) : strlen(p);
+      char name[256];
+      snprintf(name, sizeof name, "%.*s", (int)(n < 255 ? n : 255), p);
+      int c = tl_table_col(schema, name), dup = 0;
+      for (int j = 0; j < x->ncols; j++) dup |= x->col[j] == c;
+      if (c >= 0 && !dup && x->ncols < 16) x->col[x->ncols++] = c;
+      p = e ? e + 1 : NULL;
+    }
+  }
+}
+
+/* Collective: study k's cells of every rank to rank 0 (rank order is key order), as a table. */
+static tl_status gather_study(const struct study_cols *x, const tl_table *schema, const char *bench, uint64_t U,
+                              MPI_Comm comm, tl_tabin *out, tl_err *err) {
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  memset(out, 0, sizeof *out);
+  int64_t mine = (int64_t)x->cells.len;
+  int64_t *lens = rank == 0 ? calloc((size_t)nranks, sizeof *lens) : NULL;
+  MPI_Gather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, 0, comm);
+  int *cnt = NULL, *disp = NULL;
+  char *all = NULL;
+  int bad = 0;
+  int64_t total = 0;
+  if (rank == 0) {
+    cnt = calloc((size_t)nranks, sizeof *cnt);
+    disp = calloc((size_t)nranks, sizeof *disp);
+    for (int q = 0; lens && q < nranks; q++) total += lens[q];
+    all = malloc(total ? (size_t)total : 1);
+    bad = !lens || !cnt || !disp || !all || total > 0x7fffffff;
+    for (int q = 0; !bad && q < nranks; q++) {
+      cnt[q] = (int)lens[q];
+      disp[q] = q ? disp[q - 1] + cnt[q - 1] : 0;
+    }
+  }
+  MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
+  tl_status st = TL_OK;
+  if (bad) st = tl_err_set(err, TL_ENOMEM, "the study's columns of '%s' do not fit in memory on rank 0 (or over 2 GiB)", bench);
+  else MPI_Gatherv(x->cells.data ? x->cells.data : "", (int)mine, MPI_CHAR, all, cnt, disp, MPI_CHAR, 0, comm);
+  if (!st && rank == 0) {
+    tl_buf p;
+    tl_buf_init(&p);
+    tl_buf_printf(&p, "/items/%s", bench);
+    out->path = tl_buf_detach(&p);
+    out->ncols = x->ncols;
+    out->colnames = calloc((size_t)x->ncols + 1, sizeof *out->colnames);
+    out->cells = calloc(U ? U : 1, sizeof *out->cells);
+    out->line = calloc(U ? U : 1, sizeof *out->line);
+    if (!out->path || !out->colnames || !out->cells || !out->line) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    for (int j = 0; !st && j < x->ncols; j++)
+      if (!(out->colnames[j] = tl_strdup(schema->cols[x->col[j]].name))) st = TL_ENOMEM;
+    const char *c = all, *end = all + total;
+    for (uint64_t r = 0; !st && r < U; r++) {
+      char **row = calloc((size_t)x->ncols + 1, sizeof *row);
+      if (!row) { st = TL_ENOMEM; break; }
+      out->cells[out->nrows] = row;
+      out->line[out->nrows] = (long)(r + 1); /* "line" = the unit's row in /items/<bench>, from 1 */
+      out->nrows++;
+      for (int j = 0; j < x->ncols && !st; j++) {
+        if (c >= end) { st = TL_EINTERNAL; break; }
+        size_t n = strlen(c);
+        if (!(row[j] = tl_strndup(c, n))) st = TL_ENOMEM;
+        c += n + 1;
+      }
+    }
+    if (st) {
+      tl_err_set(err, st, "cannot build the study table of '%s'", bench);
+      tl_tabin_release(out);
+    }
+  }
+  free(lens);
+  free(cnt);
+  free(disp);
+  free(all);
+  return st;
+}
+
+/* Collective: benchmark b's finished units to their owners, its item table written window by
+ * window, its integers reduced and its metric tables written from rank 0; rank 0 keeps its
+ * summary tables in *tabs (caller frees) and the reduced blocks in tot. */
+int run_write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *w, MPI_Comm comm,
+                       tl_table ***tabs, int *ntabs, int64_t **tot, int *nblk, tl_tabin *stabs) {
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  const tl_run_bench *rb = &r->rbs[b];
+  held_rows *h = &r->sp.held[b];
+  tl_err err = {{0}};
+  tl_status st = run_redistribute(rb, h, comm, &err);
+  if (st) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
+  if (run_agree(st != TL_OK, comm)) return TL_EXIT_FAIL;
+  /* the integers, added as the units finished: reduced to rank 0 */
+  const tl_acc_block *lay = r->tal.lay[b];
+  *nblk = r->tal.nblk[b];
+  int bad = 0;
+  for (int k = 0; k < *nblk; k++) bad |= !(tot[k] = malloc((lay[k].len ? lay[k].len : 1) * sizeof **tot));
+  int rc = TL_EXIT_OK;
+  if (run_agree(bad, comm)) { /* before the collective reduce below */
+    if (rank == 0) fprintf(o->log, "tally: out of memory for the counts\n");
+    return TL_EXIT_FAIL;
+  }
+  if (run_agree(run_reduce_acc(lay, *nblk, r->tal.acc[b], tot, comm) != TL_OK, comm)) {
+    if (rank == 0) fprintf(o->log, "tally: MPI_Reduce of the counts failed\n");
+    return TL_EXIT_FAIL;
+  }
+  int ok = 1;
+  if (rank == 0) ok = rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs) == TL_OK;
+  /* the item table's schema: its columns, from a table of no rows */
+  tl_table *schema = run_items_table(r, b, NULL, NULL, 0, NULL);
+  ok = ok && schema;
+  if (run_agree(!ok, comm)) {
+    if (rank == 0) fprintf(o->log, "tally: out of memory building result tables\n");
+    tl_table_free(schema);
+    return TL_EXIT_FAIL;
+  }
+  window_ctx wc;
+  memset(&wc, 0, sizeof wc);
+  tl_rdahead_init(&wc.ra);
+  wc.r = r;
+  wc.rb = rb;
+  wc.h = h;
+  const tl_job *job = r->job;
+  wc.sc = calloc((size_t)job->n_studies + 1, sizeof *wc.sc);
+  for (int k = 0; wc.sc && k < job->n_studies; k++)
+    if (job->studies[k].from && strcmp(job->studies[k].from, rb->vt->name) == 0) {
+      struct study_cols *x = &wc.sc[wc.nstudy++];
+      x->study = k;
+      tl_buf_init(&x->cells);
+      study_columns(&job->studies[k], schema, x);
+    }
+  uint64_t lo = run_block_lo(rb->U, rank, nranks);
+  if (!wc.sc) wc.st = tl_err_set(&wc.err, TL_ENOMEM, "out of memory");
+  /* this block's string bytes (summed) and longest values (the largest) over the ranks that
+   * finished its units, for write_rows' str_stats: one pass */
+  const int ns = 2 * r->sp.nstr[b];
+  uint64_t *sb = calloc((size_t)ns + 1, sizeof *sb), *mx = calloc((size_t)ns + 1, sizeof *mx);
+  if (run_agree(!sb || !mx, comm)) {
+    free(sb);
+    sb = NULL;
+    wc.st = tl_err_set(&wc.err, TL_ENOMEM, "out of memory"); /* fill fails: the write fails on every rank */
+  } else if (ns) {
+    MPI_Reduce_scatter_block(r->sp.strb[b], sb, ns, MPI_UINT64_T, MPI_SUM, comm);
+    MPI_Reduce_scatter_block(r->sp.strb[b], mx, ns, MPI_UINT64_T, MPI_MAX, comm);
+    for (int k = 1; k < ns; k += 2) sb[k] = mx[k];
+  }
+  free(mx);
+  wc.collect = 1; /* fill runs once per window */
+  st = w->vt->write_rows(w, schema, lo, h->n, rb->U, sb, run_window_fill, &wc, &err);
+  free(sb);
+  if (wc.st) fprintf(o->log, "tally: rank %d: %s\n", rank, wc.err.msg);
+  for (int k = 0; k < wc.nstudy && !st; k++) {
+    st = gather_study(&wc.sc[k], schema, rb->vt->name, rb->U, comm, &stabs[wc.sc[k].study], &err);
+    if (st) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
+    if (run_agree(st != TL_OK, comm) && !st) st = TL_EINTERNAL; /* every rank stops here together */
+  }
+  for (int k = 0; k < wc.nstudy; k++) tl_buf_release(&wc.sc[k].cells);
+  free(wc.sc);
+  tl_buf_release(&wc.arena);
+  tl_table_free(wc.win);
+  free(wc.at);
+  tl_rdahead_release(&wc.ra);
+  tl_table_free(schema);
+  run_test_pause(rank, "write", o->log);
+  int nt = *ntabs;
+  MPI_Bcast(&nt, 1, MPI_INT, 0, comm);
+  for (int k = 0; k < nt && !st; k++) st = w->vt->write_table(w, rank == 0 ? (*tabs)[k] : NULL, &err);
+  if (st) {
+    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
+    rc = TL_EXIT_FAIL;
+  }
+  /* the units are written: they leave memory now */
+  free(h->rec);
+  h->rec = NULL;
+  h->n = h->cap = 0;
+  return run_agree(rc, comm);
+}
+
+/* "parsers" attribute: the modes of each benchmark, primary first ("strict,pr3,legacy"; with
+ * several benchmarks "spatialeval:strict,pr3;other:rating"). */
+void run_modes_attr(const bench_run *r, tl_buf *out) {
+  for (size_t b = 0; b < r->nb; b++) {
+    const tl_run_bench *rb = &r->rbs[b];
+    if (r->nb > 1) tl_buf_printf(out, "%s%s:", b ? ";" : "", rb->vt->name);
+    for (int k = 0; k < rb->nmodes; k++) tl_buf_printf(out, "%s%s", k ? "," : "", rb->vt->mode_name(rb->b, k));
+  }
+}
+
+void run_print_input_problems(FILE *out, const tl_inlog *log) {
+  if (log->total) {
+    fprintf(out, "bad input lines: %ld (", log->total);
+    int first = 1;
+    for (int k = 0; k < TL_IN__NKINDS; k++)
+      if (log->counts[k]) {
+        fprintf(out, "%s%s=%ld", first ? "" : ", ", tl_in_kind_name((tl_in_kind)k), log->counts[k]);
+        first = 0;
+      }
+    fprintf(out, "); see /input_problems in the output\n");
+  } else {
+    fprintf(out, "bad input lines: 0\n");
+  }
+}
