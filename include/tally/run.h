@@ -40,6 +40,17 @@ uint64_t tl_rb_index(const tl_run_bench *rb, const tl_unit *x);
 /* The benchmark holding global unit g (benches sorted by base). */
 size_t tl_rb_find(const tl_run_bench *rbs, size_t n, uint64_t g);
 
+/* ---- key blocks and chunks: how a run's units are split over ranks (pure arithmetic) ----
+ * Rank q owns the key block [tl_block_lo(U, q, N), tl_block_lo(U, q + 1, N)) of U units over N
+ * ranks: floor(U q / N), so blocks differ by at most one unit and block N ends at U. */
+uint64_t tl_block_lo(uint64_t U, int q, int nranks);
+/* The rank whose block holds unit u (u < U, U > 0). */
+int tl_block_owner(uint64_t u, uint64_t U, int nranks);
+/* Scheduling chunk size for P pending units over nranks ranks: P / (8 nranks), so about 8 chunks
+ * per rank (load balance at the end of a run), clamped to 1 .. 1024 (one request per up to 1,024
+ * units keeps the scheduling cost per unit small). */
+uint64_t tl_chunk_size(uint64_t P, int nranks);
+
 /* Scores a finished row with the module (vt->score), then marks every mode of a row on which
  * the engine gave up (row->error[s] set for some stage) engine_error: no answer, rule
  * "engine_error", not correct. Every scoring of a row goes through here. */

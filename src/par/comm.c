@@ -91,8 +91,8 @@ tl_status tl_agree(tl_status st, tl_err *err, MPI_Comm c) {
   tl_err m;
   memset(&m, 0, sizeof m);
   if (rank == first) {
-    const char *mine = err && err->msg[0] ? err->msg : tl_strerror(st);
-    if (first != 0 && strncmp(mine, "rank ", 5) != 0) tl_err_set(&m, st, "rank %d: %s", first, mine);
+    const char *mine = err ? err->msg : ""; /* "": the failing rank has said it already */
+    if (first != 0 && mine[0] && strncmp(mine, "rank ", 5) != 0) tl_err_set(&m, st, "rank %d: %s", first, mine);
     else tl_err_set(&m, st, "%s", mine);
   }
   char *msg = m.msg;

@@ -37,9 +37,10 @@ void tl_barrier(MPI_Comm c);
 
 /* Collective. Makes a per-rank outcome common: TL_OK on every rank when every rank passed
  * TL_OK; otherwise every rank gets the status of the lowest failing rank, and that rank's
- * message in err->msg (err may be NULL on no rank: pass a buffer). When the lowest failing rank
- * is not 0 and its message does not name it, "rank N: " is put in front, so rank 0 can print it
- * once. Over TL_SOLO returns st. When MPI itself fails here: TL_EMPI with the call named. */
+ * message in err->msg (pass a buffer on every rank). When the lowest failing rank is not 0 and
+ * its message does not name it, "rank N: " is put in front, so rank 0 can print it once. An
+ * empty message means the failing rank has reported the failure itself (several lines, an input
+ * log): it stays empty and nothing more is printed. Over TL_SOLO returns st. When MPI itself fails here: TL_EMPI with the call named. */
 tl_status tl_agree(tl_status st, tl_err *err, MPI_Comm c);
 
 /* An MPI call's result as a status: TL_OK for MPI_SUCCESS, else TL_EMPI with "<call> failed:

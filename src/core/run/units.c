@@ -120,3 +120,20 @@ tl_status tl_rb_score(const tl_run_bench *rb, const tl_unit *u, tl_row *row, tl_
   }
   return TL_OK;
 }
+
+uint64_t tl_block_lo(uint64_t U, int q, int nranks) {
+  return (uint64_t)(((unsigned __int128)U * (unsigned)q) / (unsigned)nranks);
+}
+
+int tl_block_owner(uint64_t u, uint64_t U, int nranks) {
+  /* the q with tl_block_lo(q) <= u < tl_block_lo(q + 1): the estimate, then corrected */
+  int q = (int)(((unsigned __int128)u * (unsigned)nranks) / U);
+  while (q + 1 < nranks && tl_block_lo(U, q + 1, nranks) <= u) q++;
+  while (q > 0 && tl_block_lo(U, q, nranks) > u) q--;
+  return q;
+}
+
+uint64_t tl_chunk_size(uint64_t P, int nranks) {
+  uint64_t c = P / ((uint64_t)nranks * 8u);
+  return c < 1 ? 1 : c > 1024 ? 1024 : c;
+}

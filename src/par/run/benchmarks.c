@@ -1,249 +1,307 @@
-/* benchmarks.c - the benchmarks part of a run, phase after phase: setup, restore/resume, schedule, write. */
+/* benchmarks.c - the benchmarks part of a run, as a list of phases (run_benchmarks).
+ *
+ * It names no benchmark: every benchmark is a module (tally/bench.h) and units go through their
+ * stages in the core pipeline (tally/run.h). Collective over comm (a duplicate of the caller's
+ * with MPI_ERRORS_RETURN). The phases, in order:
+ *  setup    every rank loads every benchmark's items and opens the replay engine of each role
+ *           (an index of the answer lines, not their texts) and builds the same cfgs and units
+ *           (key order); only rank 0 reports input problems (setup.c);
+ *  inputs   what each input file gave, matched and rejected; too many rejected lines, or nothing
+ *           to run, stop here, before any engine is asked;
+ *  engines  the HTTP engines, opened on every rank, their endpoints healthy (http_run.c);
+ *  spill    <output>.rows/, one file per rank, for the finished units' item-table rows (spill.c);
+ *  restore  with --resume every rank reads the journals of earlier attempts and restores the
+ *           units of its own key blocks (a merge: its inputs' journals) (resume.c, merge.c);
+ *  attempt  this attempt's journal, and the pending units;
+ *  score    the partly restored units are finished, then the pending units are dealt in chunks
+ *           on demand; every stage's reply is journaled before it is used (schedule.c);
+ *  flush    every rank's spilled rows on disk; the counters summed;
+ *  write    per benchmark the records move to their owners (rank q owns the key block
+ *           [U q / N, U (q+1) / N)), each rank writes its block of the item table window by window,
+ *           the accumulators are reduced to rank 0, which builds the metric tables from the
+ *           integers in key order and prints the summary (write.c);
+ *  fate     a model or a judge that answered nothing fails the run (fate.c).
+ * So the datasets do not depend on the rank count or on who scored what.
+ *
+ * The error contract: each phase returns a tl_status on every rank and ends in tl_agree (comm.h),
+ * so every rank leaves the list at the same phase, with the status and message of the lowest
+ * failing rank, which rank 0 prints once. A rank that fails inside a phase still takes part in
+ * the phase's collectives (a failed rank 0 deals no work but answers every worker). */
 #include "run.h"
-int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output,
-                          MPI_Comm comm, run_counts *rcnt, tl_tabin *stabs /* [n_studies]: rank 0, the tables
-                          of studies over the run's own columns */) {
-  double t_start = run_now_s(), t_scored = 0;
-  int rank, nranks;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
-  int rc = TL_EXIT_OK;
-  tl_err err = {{0}};
-  tl_inlog log;
-  bench_run r;
-  memset(&r, 0, sizeof r);
-  uint8_t *done = NULL;
-  uint64_t *pending = NULL;
-  char *jdir = tl_journal_dir(output);
-  char jhash[TL_JOB_HASH_LEN];
-  tl_journal_job_hash(job->json, jhash);
-  tl_journal jn;
-  memset(&jn, 0, sizeof jn);
-  r.jn = &jn;
-  if (run_agree(tl_inlog_init(&log, rank == 0 ? o->log : NULL, o->strict_input) != TL_OK, comm)) {
-    free(jdir);
-    tl_inlog_release(&log);
-    return TL_EXIT_FAIL;
-  }
 
-  /* 1. inputs and units, on every rank */
-  tl_status st = run_bench_setup(o, &r, job, rank, nranks, comm, &log, &err);
-  r.jn = &jn;
-  if (!st && !(r.pipe = tl_pipe_new(r.rbs, r.nb, run_on_submit, run_on_unit_done, &r))) st = tl_err_set(&err, TL_ENOMEM, "out of memory");
-  if (st == TL_EINPUT) {
-    if (rank == 0) fprintf(o->log, "tally: stopped at the first input problem (--strict-input); nothing written\n");
-    rc = TL_EXIT_BAD_INPUT;
-  } else if (st == TL_EJOB) {
-    if (rank == 0) fprintf(o->log, "tally: %s; nothing was run\n", err.msg);
-    rc = TL_EXIT_USAGE;
-  } else if (st) {
-    if (rank) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg[0] ? err.msg : tl_strerror(st));
-    else fprintf(o->log, "tally: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
-    rc = TL_EXIT_FAIL;
+/* The benchmarks part's state, shared by its phases. */
+typedef struct {
+  const tl_run_opts *o;
+  const tl_job *job;
+  tl_writer *w;
+  const char *output;
+  MPI_Comm comm;
+  run_counts *rcnt;
+  tl_tabin *stabs;           /* [n_studies] rank 0: the tables of studies over the run's own columns */
+  int rank, nranks;
+  bench_run r;
+  tl_inlog log;
+  int log_ok;
+  tl_journal jn;
+  uint8_t *done;             /* [U] 1: the unit needs no scheduling (restored) */
+  uint64_t *pending, P;      /* the units to deal, in key order */
+  char *jdir;                /* the journal folder */
+  char jhash[TL_JOB_HASH_LEN];
+  double t_start, t_loaded, t_scored;
+  const char *hint;          /* appended to a failure's message (the same on every rank) */
+} bench_ctx;
+
+static tl_status ph_setup(bench_ctx *c, tl_err *err) {
+  bench_run *r = &c->r;
+  if (tl_inlog_init(&c->log, c->rank == 0 ? c->o->log : NULL, c->o->strict_input) != TL_OK)
+    return tl_err_set(err, TL_ENOMEM, "out of memory");
+  c->log_ok = 1;
+  tl_status st = run_bench_setup(c->o, r, c->job, c->rank, c->nranks, c->comm, &c->log, err);
+  r->jn = &c->jn;
+  if (!st && !(r->pipe = tl_pipe_new(r->rbs, r->nb, run_on_submit, run_on_unit_done, r)))
+    st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (st == TL_EINPUT) tl_err_set(err, st, "stopped at the first input problem (--strict-input); nothing written");
+  else if (st == TL_EJOB && err->msg[0]) c->hint = "; nothing was run";
+  else if (st && !err->msg[0]) tl_err_set(err, st, "%s", tl_strerror(st));
+  return st;
+}
+
+/* (Every rank read the same inputs: the same decision everywhere.) */
+static tl_status ph_inputs(bench_ctx *c, tl_err *err) {
+  const tl_run_opts *o = c->o;
+  if (c->rank == 0) tl_inlog_flush(&c->log);
+  if (c->r.merging) return TL_OK;
+  if (tl_inlog_files(&c->log, c->rank == 0 && !o->quiet ? o->log : NULL, c->rank == 0 ? o->log : NULL,
+                     c->job->max_rejected))
+    return run_said(TL_EXIT_BAD_INPUT, err);
+  if (c->r.U == 0) {
+    if (c->rank == 0) run_nothing_to_run(o->log, &c->r, &c->log);
+    return run_said(TL_EXIT_BAD_INPUT, err);
   }
-  rc = run_agree(rc, comm);
-  if (rc) goto done;
-  /* what each input file gave, matched and rejected; too many rejected lines, or nothing to
-   * run, stop here, before any engine is asked (every rank read the same inputs: the same
-   * decision everywhere, no collective needed) */
-  if (rank == 0) tl_inlog_flush(&log);
-  if (!r.merging) {
-    if (tl_inlog_files(&log, rank == 0 && !o->quiet ? o->log : NULL, rank == 0 ? o->log : NULL, job->max_rejected)) {
-      rc = TL_EXIT_BAD_INPUT;
-      goto done;
-    }
-    if (r.U == 0) {
-      if (rank == 0) run_nothing_to_run(o->log, &r, &log);
-      rc = TL_EXIT_BAD_INPUT;
-      goto done;
-    }
+  return TL_OK;
+}
+
+static tl_status ph_engines(bench_ctx *c, tl_err *err) {
+  bench_run *r = &c->r;
+  if (!r->merging) {
+    int rc = tl_http_open(c->job, c->o->cache_dir, NULL, &g_stop, c->comm, c->o->log, r->en.http); /* (agreed) */
+    if (rc) return run_said(rc, err);
   }
-  /* the HTTP engines: opened on every rank, their endpoints healthy before any work starts */
-  if (!r.merging && (rc = tl_http_open(job, o->cache_dir, NULL, &g_stop, comm, o->log, r.en.http))) goto done;
   for (int k = 0; k < TL_ROLE__N; k++)
-    if (r.en.http[k]) r.en.eng[k] = tl_openai_engine(r.en.http[k]);
-  {
-    uint64_t mine[2] = {r.U, 0}, lo[2], hi[2];
-    for (size_t b = 0; b < r.nb; b++) mine[1] += r.rbs[b].ncfgs;
-    MPI_Allreduce(mine, lo, 2, MPI_UINT64_T, MPI_MIN, comm);
-    MPI_Allreduce(mine, hi, 2, MPI_UINT64_T, MPI_MAX, comm);
-    if (lo[0] != hi[0] || lo[1] != hi[1]) {
-      if (rank == 0) fprintf(o->log, "tally: the ranks read different inputs (files changed during start-up?)\n");
-      rc = TL_EXIT_FAIL;
-      goto done;
-    }
-  }
-  /* the spilled item-table rows: <output>.rows/, one file per rank (before any unit finishes:
-   * a resume scores the restored ones while it reads the journal) */
-  if ((rc = run_open_spill(o, &r, output, comm))) goto done;
-  /* 2. journals of earlier attempts */
-  done = calloc(r.U ? r.U : 1, 1);
-  rc = run_agree(done ? TL_EXIT_OK : TL_EXIT_FAIL, comm);
-  if (rc) goto done;
-  if (rank == 0 && !o->resume && !r.merging && tl_journal_exists(jdir)) {
-    fprintf(o->log, "tally: '%s' holds the journal of an earlier, unfinished run of this output: "
-                    "run with --resume to continue it, or remove the folder to start over\n", jdir);
-    rc = TL_EXIT_USAGE;
-  }
-  rc = run_agree(rc, comm);
-  if (rc) goto done;
-  if (r.merging) {
+    if (r->en.http[k]) r->en.eng[k] = tl_openai_engine(r->en.http[k]);
+  uint64_t mine[2] = {r->U, 0}, lo[2], hi[2];
+  for (size_t b = 0; b < r->nb; b++) mine[1] += r->rbs[b].ncfgs;
+  tl_status st = TL_MPI(err, MPI_Allreduce(mine, lo, 2, MPI_UINT64_T, MPI_MIN, c->comm));
+  if (!st) st = TL_MPI(err, MPI_Allreduce(mine, hi, 2, MPI_UINT64_T, MPI_MAX, c->comm));
+  if (!st && (lo[0] != hi[0] || lo[1] != hi[1]))
+    st = tl_err_set(err, TL_EIO, "the ranks read different inputs (files changed during start-up?)");
+  return st;
+}
+
+/* (Before any unit finishes: a resume scores the restored ones while it reads the journal.) */
+static tl_status ph_spill(bench_ctx *c, tl_err *err) { return run_open_spill(&c->r, c->output, c->comm, err); }
+
+static tl_status ph_restore(bench_ctx *c, tl_err *err) {
+  const tl_run_opts *o = c->o;
+  bench_run *r = &c->r;
+  c->done = calloc(r->U ? r->U : 1, 1);
+  tl_status st = c->done ? TL_OK : tl_err_set(err, TL_ENOMEM, "out of memory for the unit list");
+  if (!st && c->rank == 0 && !o->resume && !r->merging && tl_journal_exists(c->jdir))
+    st = tl_err_set(err, TL_EUSAGE, "'%s' holds the journal of an earlier, unfinished run of this output: run with "
+                    "--resume to continue it, or remove the folder to start over", c->jdir);
+  if ((st = tl_agree(st, err, c->comm))) return st;
+  if (r->merging) {
     const char **dirs = calloc((size_t)o->n_merge, sizeof *dirs), **hs = calloc((size_t)o->n_merge, sizeof *hs);
-    rc = run_agree(!dirs || !hs, comm) ? TL_EXIT_FAIL : TL_EXIT_OK;
-    for (int d = 0; !rc && d < o->n_merge; d++) {
+    st = !dirs || !hs ? tl_err_set(err, TL_ENOMEM, "out of memory") : TL_OK;
+    for (int d = 0; !st && d < o->n_merge; d++) {
       dirs[d] = o->merge[d].journal_dir;
       hs[d] = o->merge[d].job_hash;
     }
-    if (!rc) rc = run_resume_read(o, &r, dirs, hs, o->n_merge, done, comm);
+    if (!(st = tl_agree(st, err, c->comm))) st = run_resume_read(o, r, dirs, hs, o->n_merge, c->done, c->comm, err);
     free(dirs);
     free(hs);
-    if (rc) goto done;
-  } else if (o->resume && (rc = run_resume_read(o, &r, (const char *const[]){jdir}, (const char *const[]){jhash}, 1, done,
-                                            comm))) {
-    goto done;
+    return st;
   }
-  /* 3. this attempt's journal and the pending units */
-  if (!r.merging && (rc = run_open_attempt(o, &r, &jn, jdir, jhash, comm))) goto done;
-  uint64_t P = 0;
-  pending = malloc((r.U ? r.U : 1) * sizeof *pending);
-  if (run_agree(pending == NULL, comm)) {
-    if (rank == 0) fprintf(o->log, "tally: out of memory for the unit list\n");
-    rc = TL_EXIT_FAIL;
-    goto done;
+  if (!o->resume) return TL_OK;
+  return run_resume_read(o, r, (const char *const[]){c->jdir}, (const char *const[]){c->jhash}, 1, c->done, c->comm,
+                         err);
+}
+
+static tl_status ph_attempt(bench_ctx *c, tl_err *err) {
+  bench_run *r = &c->r;
+  tl_status st = r->merging ? TL_OK : run_open_attempt(r, &c->jn, c->jdir, c->jhash, c->comm, err);
+  if (st) return st;
+  c->pending = malloc((r->U ? r->U : 1) * sizeof *c->pending);
+  if ((st = tl_agree(c->pending ? TL_OK : tl_err_set(err, TL_ENOMEM, "out of memory for the unit list"), err, c->comm)))
+    return st;
+  for (uint64_t u = 0; u < r->U; u++)
+    if (!c->done[u]) c->pending[c->P++] = u;
+  if (r->merging && c->P) { /* a cfg's unit that no input recorded: its run did not finish (every rank knows) */
+    tl_unit_key k = run_unit_key(r, c->pending[0], 0);
+    return tl_err_set(err, TL_EUSAGE, "cannot merge: %llu unit%s of the merged job %s no record in any input (the "
+                      "first: %s item '%s', model '%s', variant '%s', seed %d, sub %d); were those runs finished?",
+                      (unsigned long long)c->P, c->P == 1 ? "" : "s", c->P == 1 ? "has" : "have", k.bench, k.id,
+                      k.model, k.variant, k.seed, k.sub);
   }
-  for (uint64_t u = 0; u < r.U; u++)
-    if (!done[u]) pending[P++] = u;
-  if (r.merging && P) { /* a cfg's unit that no input recorded: its run did not finish */
-    if (rank == 0) {
-      tl_unit_key k = run_unit_key(&r, pending[0], 0);
-      fprintf(o->log, "tally: cannot merge: %llu unit%s of the merged job %s no record in any input (the first: "
-                      "%s item '%s', model '%s', variant '%s', seed %d, sub %d); were those runs finished?\n",
-              (unsigned long long)P, P == 1 ? "" : "s", P == 1 ? "has" : "have", k.bench, k.id, k.model, k.variant,
-              k.seed, k.sub);
-    }
-    rc = TL_EXIT_USAGE;
-    goto done;
+  return TL_OK;
+}
+
+/* The last progress line: every rank's finished units (a worker finishes what it has in flight
+ * after its last report to rank 0), each unit counted once where it finished; the scheduling
+ * time summed into rcnt. Collective. */
+static tl_status score_totals(bench_ctx *c, progress *pg, double sched_s, uint64_t nchunks, tl_err *err) {
+  uint64_t mine[2] = {c->r.tal.finished, c->r.tal.failed}, all[2] = {0, 0};
+  double all_s = 0;
+  tl_status st = TL_MPI(err, MPI_Reduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, 0, c->comm));
+  if (!st) st = TL_MPI(err, MPI_Reduce(&sched_s, &all_s, 1, MPI_DOUBLE, MPI_SUM, 0, c->comm));
+  if (!st && c->rank == 0) {
+    pg->done = all[0] > pg->done ? all[0] : pg->done;
+    pg->failed = all[1];
+    run_progress_show(pg, 1);
   }
-  /* 4. score: first the partly restored units of this rank, then the pending ones, dealt */
-  double t_loaded = run_now_s();
+  c->rcnt->chunks = nchunks;
+  c->rcnt->sched_s = all_s;
+  return st;
+}
+
+static tl_status ph_score(bench_ctx *c, tl_err *err) {
+  bench_run *r = &c->r;
+  const tl_run_opts *o = c->o;
+  c->t_loaded = run_now_s();
+  if (!r->merging) c->hint = " (finished units are in the journal; fix it and run with --resume)";
   int interrupted = 0;
   uint64_t nchunks = 0;
   double sched_s = 0;
-  st = run_drain_restored(&r, &err);
-  progress pg = {o->log, isatty(fileno(o->log)), o->quiet || rank != 0, r.U, 0, 0, 0, run_now_s(), run_now_s()};
-  if (rank == 0) pg.resumed = pg.done = r.U - P;
-  if (st) { /* a rank that failed here still joins the run_schedule, so no rank waits on it */
-    if (rank == 0) rc = TL_EXIT_FAIL;
-  }
-  {
-    /* every rank: rank 0, failed, deals nothing (P = 0) and answers each worker's request with
-     * "no more work", so the workers leave the run_schedule (it once skipped it, and a worker
-     * waited for its answer while rank 0 waited in the next collective) */
-    tl_status s2 = run_schedule(&r, pending, rank == 0 && st ? 0 : P, &pg, comm, &interrupted, &sched_s, &nchunks,
-                            st ? &(tl_err){{0}} : &err);
-    if (!st) st = s2;
-  }
+  /* first the partly restored units of this rank, then the pending ones, dealt */
+  tl_status st = run_drain_restored(r, err);
+  if (!st && run_test_fail("restore", c->rank))
+    st = tl_err_set(err, TL_EIO, "cannot write the journal: test failure (TALLY_TEST_FAIL)");
+  progress pg = {o->log, isatty(fileno(o->log)), o->quiet || c->rank != 0, r->U, 0, 0, 0, run_now_s(), run_now_s()};
+  if (c->rank == 0) pg.resumed = pg.done = r->U - c->P;
+  /* every rank joins the schedule: a failed rank 0 deals nothing (P = 0) and answers each
+   * worker's request with "no more work", so the workers leave it (it once skipped it, and a
+   * worker waited for its answer while rank 0 waited in the next collective) */
+  tl_err e2 = {{0}};
+  tl_status s2 = run_schedule(r, c->pending, c->rank == 0 && st ? 0 : c->P, &pg, c->comm, &interrupted, &sched_s,
+                              &nchunks, st ? &e2 : err);
+  if (!st) st = s2;
   if (g_stop && !st) interrupted = 1;
-  {
-    /* the last progress line: every rank's finished units (a worker finishes what it has in
-     * flight after its last report to rank 0), each unit counted once where it finished */
-    uint64_t mine[2] = {r.tal.finished, r.tal.failed}, all[2] = {0, 0};
-    MPI_Reduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, 0, comm);
-    if (rank == 0) {
-      pg.done = all[0] > pg.done ? all[0] : pg.done;
-      pg.failed = all[1];
-      run_progress_show(&pg, 1);
-    }
-    double all_s = 0;
-    MPI_Reduce(&sched_s, &all_s, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
-    rcnt->chunks = nchunks;
-    rcnt->sched_s = all_s;
+  tl_status s3 = score_totals(c, &pg, sched_s, nchunks, st ? &e2 : err);
+  if (!st) st = s3;
+  if (!st && interrupted) st = TL_EINTR;
+  int sig = (int)g_stop, maxsig = 0;
+  if (MPI_Allreduce(&sig, &maxsig, 1, MPI_INT, MPI_MAX, c->comm) != MPI_SUCCESS && !st)
+    st = tl_err_set(err, TL_EMPI, "MPI_Allreduce failed");
+  if (st == TL_EINTR && r->merging) {
+    tl_err_set(err, st, "interrupted by signal %d: nothing was written; run the merge again", maxsig);
+    c->hint = "";
+  } else if (st == TL_EINTR) {
+    tl_err_set(err, st, "interrupted by signal %d: finished units are in '%s'; run again with --resume", maxsig, c->jdir);
+    c->hint = "";
   }
-  if (st) {
-    fprintf(o->log, "tally: rank %d: %s%s\n", rank, err.msg,
-            r.merging ? "" : " (finished units are in the journal; fix it and run with --resume)");
-    rc = TL_EXIT_FAIL;
-  }
-  if (interrupted) rc = rc ? rc : TL_EXIT_INTERRUPTED;
-  {
-    int sig = (int)g_stop, maxsig = 0;
-    MPI_Allreduce(&sig, &maxsig, 1, MPI_INT, MPI_MAX, comm);
-    rc = run_agree(rc, comm);
-    if (rc == TL_EXIT_INTERRUPTED && rank == 0 && r.merging)
-      fprintf(o->log, "tally: interrupted by signal %d: nothing was written; run the merge again\n", maxsig);
-    else if (rc == TL_EXIT_INTERRUPTED && rank == 0)
-      fprintf(o->log, "tally: interrupted by signal %d: finished units are in '%s'; run again with --resume\n",
-              maxsig, jdir);
-  }
+  st = tl_agree(st, err, c->comm);
   /* Scoring is over: from here on a signal ends the process at once (the journal is complete,
    * so --resume redoes only the writing and the studies, with no engine call). */
   run_restore_signals();
-  if (rc) goto done;
-  /* every rank's rows on disk before any rank reads another's (a shared file system: the files
-   * are flushed and synced, and opened for reading only after the collectives below) */
-  {
-    int bad = r.sp.spill && (fflush(r.sp.spill) != 0 || fsync(fileno(r.sp.spill)) != 0);
-    if (bad) fprintf(o->log, "tally: rank %d: cannot write '%s': %s\n", rank, r.sp.rows_dir, strerror(errno));
-    if ((rc = run_agree(bad ? TL_EXIT_FAIL : TL_EXIT_OK, comm))) goto done;
-  }
-  t_scored = run_now_s();
-  run_sum_counts(&r, rcnt, comm);
-  /* 5. per benchmark: rows to their owners, counts reduced, tables written */
+  return st;
+}
+
+/* Every rank's rows on disk before any rank reads another's (a shared file system: the files are
+ * flushed and synced, and opened for reading only after the agreement). */
+static tl_status ph_flush(bench_ctx *c, tl_err *err) {
+  bench_run *r = &c->r;
+  c->hint = "";
+  tl_status st = TL_OK;
+  if (r->sp.spill && (fflush(r->sp.spill) != 0 || fsync(fileno(r->sp.spill)) != 0))
+    st = tl_err_set(err, TL_EIO, "cannot write '%s': %s", r->sp.rows_dir, strerror(errno));
+  if ((st = tl_agree(st, err, c->comm))) return st;
+  c->t_scored = run_now_s();
+  return run_sum_counts(r, c->rcnt, c->comm, err);
+}
+
+/* Collective: the "parsers" and "n_bad_input" root attributes. */
+static tl_status write_attrs(bench_ctx *c, tl_err *err) {
   tl_buf modes;
   tl_buf_init(&modes);
-  run_modes_attr(&r, &modes);
-  int64_t nbad = log.total;
-  MPI_Bcast(&nbad, 1, MPI_INT64_T, 0, comm);
-  st = w->vt->attr_str(w, "parsers", modes.data ? modes.data : "", &err);
+  run_modes_attr(&c->r, &modes);
+  int64_t nbad = c->log.total;
+  tl_status st = TL_MPI(err, MPI_Bcast(&nbad, 1, MPI_INT64_T, 0, c->comm));
+  if (!st) st = c->w->vt->attr_str(c->w, "parsers", modes.data ? modes.data : "", err);
   tl_buf_release(&modes);
-  if (!st) st = w->vt->attr_i64(w, "n_bad_input", nbad, &err);
-  if (st) {
-    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
-    rc = TL_EXIT_FAIL;
-    goto done;
-  }
-  for (size_t b = 0; b < r.nb && !rc; b++) {
+  if (!st) st = c->w->vt->attr_i64(c->w, "n_bad_input", nbad, err);
+  return st;
+}
+
+static tl_status ph_write(bench_ctx *c, tl_err *err) {
+  bench_run *r = &c->r;
+  tl_status st = tl_agree(write_attrs(c, err), err, c->comm);
+  for (size_t b = 0; b < r->nb && !st; b++) {
     tl_table **tabs = NULL;
     int ntabs = 0, nblk = 0;
     int64_t *tot[TL_MAX_ACC] = {0};
-    rc = run_write_bench(o, &r, b, w, comm, &tabs, &ntabs, tot, &nblk, stabs);
-    const tl_run_bench *rb = &r.rbs[b];
-    if (!rc && rank == 0) {
-      if (b) fprintf(o->out, "\n");
-      rb->vt->summary(rb->b, rb->cfgs, rb->ncfgs, rb->U, tabs, ntabs, tot, o->out);
+    st = run_write_bench(c->o, r, b, c->w, c->comm, &tabs, &ntabs, tot, &nblk, c->stabs, err); /* (agreed) */
+    const tl_run_bench *rb = &r->rbs[b];
+    if (!st && c->rank == 0) {
+      if (b) fprintf(c->o->out, "\n");
+      rb->vt->summary(rb->b, rb->cfgs, rb->ncfgs, rb->U, tabs, ntabs, tot, c->o->out);
     }
     for (int k = 0; k < ntabs; k++) tl_table_free(tabs[k]);
     free(tabs);
     for (int k = 0; k < nblk; k++) free(tot[k]);
   }
-  if (rc) goto done;
-  st = w->vt->write_table(w, rank == 0 ? log.table : NULL, &err);
-  if (st) {
-    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
-    rc = TL_EXIT_FAIL;
-    goto done;
-  }
-  if (rank == 0) run_print_input_problems(o->out, &log);
-  if (tl_http_report(r.en.http, w, comm, o->log, o->quiet, &err) != TL_OK) {
-    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
-    rc = TL_EXIT_FAIL;
-    goto done;
-  }
-  if ((rc = run_fate_check(o, &r, comm))) goto done;
-  rcnt->load_s = t_loaded - t_start;
-  rcnt->score_s = t_scored - t_loaded;
-  rcnt->write_s = run_now_s() - t_scored;
-done:
-  tl_journal_close(&jn);
-  free(done);
-  free(pending);
-  free(jdir);
-  char *rows_dir = r.sp.rows_dir ? tl_strdup(r.sp.rows_dir) : NULL;
-  run_bench_run_release(&r); /* (closes this rank's spill files) */
-  tl_inlog_release(&log);
-  rc = run_agree(rc, comm);
-  if (rank == 0 && rows_dir) run_remove_spill(rows_dir, o->log);
+  if (!st) st = tl_agree(c->w->vt->write_table(c->w, c->rank == 0 ? c->log.table : NULL, err), err, c->comm);
+  if (!st && c->rank == 0) run_print_input_problems(c->o->out, &c->log);
+  if (!st) st = tl_http_report(r->en.http, c->w, c->comm, c->o->log, c->o->quiet, err);
+  return st;
+}
+
+static tl_status ph_fate(bench_ctx *c, tl_err *err) {
+  tl_status st = run_said(run_fate_check(c->o, &c->r, c->comm), err); /* (agreed) */
+  c->rcnt->load_s = c->t_loaded - c->t_start;
+  c->rcnt->score_s = c->t_scored - c->t_loaded;
+  c->rcnt->write_s = run_now_s() - c->t_scored;
+  return st;
+}
+
+/* The phases, in order (the comment at the top says what each does). */
+static const struct {
+  const char *name;
+  tl_status (*run)(bench_ctx *c, tl_err *err);
+} phases[] = {
+    {"setup", ph_setup}, {"inputs", ph_inputs}, {"engines", ph_engines}, {"spill", ph_spill},
+    {"restore", ph_restore}, {"attempt", ph_attempt}, {"score", ph_score}, {"flush", ph_flush},
+    {"write", ph_write}, {"fate", ph_fate},
+};
+
+/* Collective: the benchmarks of the job, distributed; tables written through w (collective);
+ * rank 0 prints the summary, or the failure (its message once, err left empty: said). */
+tl_status run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output, MPI_Comm comm,
+                         run_counts *rcnt, tl_tabin *stabs, tl_err *err) {
+  bench_ctx c;
+  memset(&c, 0, sizeof c);
+  c.o = o, c.job = job, c.w = w, c.output = output, c.comm = comm, c.rcnt = rcnt, c.stabs = stabs;
+  c.t_start = run_now_s();
+  c.rank = tl_comm_rank(comm);
+  c.nranks = tl_comm_size(comm);
+  c.jdir = tl_journal_dir(output);
+  c.hint = "";
+  tl_journal_job_hash(job->json, c.jhash);
+  c.r.jn = &c.jn;
+  tl_status st = tl_agree(c.jdir ? TL_OK : tl_err_set(err, TL_ENOMEM, "out of memory"), err, comm);
+  for (size_t i = 0; !st && i < sizeof phases / sizeof *phases; i++) st = tl_agree(phases[i].run(&c, err), err, comm);
+  if (st && c.rank == 0 && err->msg[0]) fprintf(o->log, "tally: %s%s\n", err->msg, c.hint);
+  if (st) err->msg[0] = '\0'; /* said */
+  tl_journal_close(&c.jn);
+  free(c.done);
+  free(c.pending);
+  free(c.jdir);
+  char *rows_dir = c.r.sp.rows_dir ? tl_strdup(c.r.sp.rows_dir) : NULL;
+  run_bench_run_release(&c.r); /* (closes this rank's spill files) */
+  if (c.log_ok) tl_inlog_release(&c.log);
+  tl_status end = tl_agree(TL_OK, NULL, comm); /* every rank's spill file closed before rank 0 removes them */
+  if (!st && end) st = end;
+  if (c.rank == 0 && rows_dir) run_remove_spill(rows_dir, o->log);
   g_spill_path[0] = g_rows_dir[0] = 0;
   free(rows_dir);
-  return rc;
+  return st;
 }

@@ -1,24 +1,26 @@
 /* exchange.c - moving rows and counts between ranks: key blocks, the record exchange, reductions. */
 #include "run.h"
 
-/* Collective. Every rank agrees on the code: the highest (worst) code of any rank. */
+/* Collective. Every rank agrees on the code: the highest (worst) code of any rank. For the
+ * phases whose messages are printed where they fail (run_said turns the code into a status). */
 int run_agree(int rc, MPI_Comm comm) {
   int all = rc;
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm);
+  if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) return TL_EXIT_FAIL;
   return all;
 }
 
+tl_status run_said(int exit_code, tl_err *err) {
+  if (err) err->msg[0] = '\0';
+  switch (exit_code) {
+  case TL_EXIT_OK: return TL_OK;
+  case TL_EXIT_USAGE: return TL_EUSAGE;
+  case TL_EXIT_BAD_INPUT: return TL_EINPUT;
+  case TL_EXIT_INTERRUPTED: return TL_EINTR;
+  default: return TL_EIO;
+  }
+}
+
 /* ---- moving rows to their owners ---- */
-uint64_t run_block_lo(uint64_t U, int q, int nranks) {
-  return (uint64_t)(((unsigned __int128)U * (unsigned)q) / (unsigned)nranks);
-}
-int run_owner_of(uint64_t u, uint64_t U, int nranks) {
-  /* the q with run_block_lo(q) <= u < run_block_lo(q + 1) */
-  int q = (int)(((unsigned __int128)u * (unsigned)nranks) / U);
-  while (q + 1 < nranks && run_block_lo(U, q + 1, nranks) <= u) q++;
-  while (q > 0 && run_block_lo(U, q, nranks) > u) q--;
-  return q;
-}
 
 /* Collective: record i of rec (n records of w uint64) to rank dest[i] (-1: to none), in one
  * MPI_Alltoallv. *out (malloc'd, caller frees) gets the records sent to this rank, in rank
@@ -83,10 +85,10 @@ tl_status run_redistribute(const tl_run_bench *rb, held_rows *h, MPI_Comm comm, 
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
   const size_t w = (size_t)h->w;
-  const uint64_t lo = run_block_lo(rb->U, rank, nranks), hi = run_block_lo(rb->U, rank + 1, nranks);
+  const uint64_t lo = tl_block_lo(rb->U, rank, nranks), hi = tl_block_lo(rb->U, rank + 1, nranks);
   const size_t nblk = (size_t)(hi - lo);
   int *dest = malloc((h->n ? h->n : 1) * sizeof *dest);
-  for (size_t i = 0; dest && i < h->n; i++) dest[i] = run_owner_of(h->rec[i * w], rb->U, nranks);
+  for (size_t i = 0; dest && i < h->n; i++) dest[i] = tl_block_owner(h->rec[i * w], rb->U, nranks);
   if (run_agree(!dest, comm)) {
     free(dest);
     return tl_err_set(err, TL_ENOMEM, "out of memory");
@@ -124,13 +126,13 @@ tl_status run_redistribute(const tl_run_bench *rb, held_rows *h, MPI_Comm comm, 
 /* Collective: every rank reduces benchmark rb's accumulator blocks (each with its operation)
  * to rank 0. acc[k] is this rank's block k (in), tot[k] rank 0's result. */
 tl_status run_reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *acc, int64_t *const *tot,
-                            MPI_Comm comm) {
+                            MPI_Comm comm, tl_err *err) {
   for (int k = 0; k < nblk; k++) {
     MPI_Op op = lay[k].op == TL_ACC_MIN ? MPI_MIN : lay[k].op == TL_ACC_MAX ? MPI_MAX : MPI_SUM;
     for (size_t off = 0; off < lay[k].len; off += (1u << 28)) {
       size_t n = lay[k].len - off < (1u << 28) ? lay[k].len - off : (1u << 28);
-      if (MPI_Reduce(acc[k] + off, tot[k] + off, (int)n, MPI_INT64_T, op, 0, comm) != MPI_SUCCESS)
-        return TL_EINTERNAL;
+      tl_status st = TL_MPI(err, MPI_Reduce(acc[k] + off, tot[k] + off, (int)n, MPI_INT64_T, op, 0, comm));
+      if (st) return st;
     }
   }
   return TL_OK;
@@ -138,14 +140,15 @@ tl_status run_reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *acc,
 
 /* Collective: the engine calls of this attempt, the stages taken from the journal and the stages
  * skipped, per stage, summed over ranks, into rcnt (every rank). */
-void run_sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm) {
+tl_status run_sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm, tl_err *err) {
   uint64_t mine[3 * TL_MAX_STAGES], all[3 * TL_MAX_STAGES];
   for (int s = 0; s < TL_MAX_STAGES; s++) {
     mine[s] = tl_pipe_calls(r->pipe, s);
     mine[TL_MAX_STAGES + s] = r->tal.resumed[s];
     mine[2 * TL_MAX_STAGES + s] = tl_pipe_skips(r->pipe, s);
   }
-  MPI_Allreduce(mine, all, 3 * TL_MAX_STAGES, MPI_UINT64_T, MPI_SUM, comm);
+  tl_status st = TL_MPI(err, MPI_Allreduce(mine, all, 3 * TL_MAX_STAGES, MPI_UINT64_T, MPI_SUM, comm));
+  if (st) return st;
   rcnt->units = r->U;
   rcnt->nstages = 1;
   for (size_t b = 0; b < r->nb; b++)
@@ -160,4 +163,5 @@ void run_sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm) {
     rcnt->judge_resumed += rcnt->resumed[s];
     rcnt->judge_skips += rcnt->skips[s];
   }
+  return TL_OK;
 }

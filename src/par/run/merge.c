@@ -88,8 +88,10 @@ tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_e
                               &r->m->m_nskip, err);
     if (st == TL_EJOB && r->m->merge_msg.len)
       tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", in->name, r->m->merge_msg.data);
-    else if (st == TL_EJOB)
-      tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", in->name, err->msg);
+    else if (st == TL_EJOB) {
+      tl_err why = *err;
+      tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", in->name, why.msg);
+    }
     per[r->m->file_input[f]] += r->m->m_nrec - before;
   }
   /* every rank agrees before anything collective that depends on the scan */
@@ -213,77 +215,64 @@ static int cmp_file_offset(const void *a, const void *b) {
   return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-int run_merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI_Comm comm, long *nf, long *nrec,
-                          long *nskip) {
-  tl_err err = {{0}};
-  int rc = TL_EXIT_OK;
+tl_status run_merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI_Comm comm, long *nf, long *nrec,
+                             long *nskip, tl_err *err) {
+  (void)o;
+  run_merge *mg = r->m;
   /* each scanned cfg's index among the run's cfgs (-1: not a cfg of the run) */
-  long *gcfg = malloc((r->m->nlcfg ? r->m->nlcfg : 1) * sizeof *gcfg);
-  int *dest = malloc((r->m->nmrecs ? r->m->nmrecs : 1) * sizeof *dest);
-  uint64_t *sbuf = malloc((r->m->nmrecs ? r->m->nmrecs : 1) * 2 * sizeof *sbuf), *rbuf = NULL;
-  int bad = !gcfg || !dest || !sbuf;
-  for (size_t i = 0; !bad && i < r->m->nlcfg; i++) {
-    char *k = r->m->lcfg_key[i], *sep = strchr(k, '\x1f');
+  long *gcfg = malloc((mg->nlcfg ? mg->nlcfg : 1) * sizeof *gcfg);
+  int *dest = malloc((mg->nmrecs ? mg->nmrecs : 1) * sizeof *dest);
+  uint64_t *sbuf = malloc((mg->nmrecs ? mg->nmrecs : 1) * 2 * sizeof *sbuf), *rbuf = NULL;
+  tl_status st = !gcfg || !dest || !sbuf ? tl_err_set(err, TL_ENOMEM, "out of memory placing the merge's records") : TL_OK;
+  for (size_t i = 0; !st && i < mg->nlcfg; i++) {
+    char *k = mg->lcfg_key[i], *sep = strchr(k, '\x1f');
     int b = atoi(k);
     size_t gi;
     gcfg[i] = sep && tl_strmap_get(&c->cfg_of[b], sep + 1, &gi) ? (long)gi : -1;
   }
   /* each record's owner (-1: no unit of the run) and where it is */
-  for (size_t i = 0; !bad && i < r->m->nmrecs; i++) {
-    const struct mrec *m = &r->m->mrecs[i];
+  for (size_t i = 0; !st && i < mg->nmrecs; i++) {
+    const struct mrec *m = &mg->mrecs[i];
     const tl_run_bench *rb = &r->rbs[m->bench];
     dest[i] = -1;
     sbuf[2 * i] = m->file;
     sbuf[2 * i + 1] = m->offset;
     if (gcfg[m->lcfg] < 0 || m->stage >= rb->nstages || m->sub >= rb->vt->n_subs(rb->b, m->item)) continue;
     tl_unit x = {(uint32_t)gcfg[m->lcfg], m->item, m->sub};
-    dest[i] = run_owner_of(tl_rb_index(rb, &x), rb->U, r->nranks);
+    dest[i] = tl_block_owner(tl_rb_index(rb, &x), rb->U, r->nranks);
   }
-  const size_t nm = r->m->nmrecs;
-  free(r->m->mrecs); /* the scan's notes are spent */
-  r->m->mrecs = NULL;
-  r->m->nmrecs = r->m->capmrecs = 0;
-  if (run_agree(bad, comm)) {
-    if (r->rank == 0) fprintf(o->log, "tally: out of memory placing the merge's records\n");
-    rc = TL_EXIT_FAIL;
-    goto done;
-  }
+  const size_t nm = mg->nmrecs;
+  free(mg->mrecs); /* the scan's notes are spent */
+  mg->mrecs = NULL;
+  mg->nmrecs = mg->capmrecs = 0;
   size_t n = 0;
-  if (run_to_ranks(sbuf, nm, 2, dest, comm, &rbuf, &n, &err)) {
-    if (r->rank == 0) fprintf(o->log, "tally: placing the merge's records: %s\n", err.msg);
-    rc = TL_EXIT_FAIL;
-    goto done;
-  }
-  qsort(rbuf, n, 2 * sizeof *rbuf, cmp_file_offset);
-  tl_status st = TL_OK;
+  tl_err e = {{0}};
+  if (!(st = tl_agree(st, err, comm)) && (st = run_to_ranks(sbuf, nm, 2, dest, comm, &rbuf, &n, &e))) /* (agreed) */
+    tl_err_set(err, st, "placing the merge's records: %s", e.msg);
+  /* each rank reads the records it owns, in file order */
+  if (!st) qsort(rbuf, n, 2 * sizeof *rbuf, cmp_file_offset);
   for (size_t i = 0; i < n && !st; i++) {
-    const uint64_t *e = rbuf + 2 * i;
+    const uint64_t *ent = rbuf + 2 * i;
     tl_journal_rec rec;
     cJSON *obj = NULL;
-    st = tl_jfiles_read(&r->jf, (int)e[0], e[1], &rec, &obj, &err);
+    st = tl_jfiles_read(&r->jf, (int)ent[0], ent[1], &rec, &obj, err);
     if (!st) {
-      c->input = r->m->file_input[e[0]];
+      c->input = mg->file_input[ent[0]];
       c->file_base = 0;
       st = run_on_journal_rec(c, &rec);
-      if (st && !err.msg[0]) tl_err_set(&err, st, "%s", tl_strerror(st));
+      if (st && !err->msg[0]) tl_err_set(err, st, "%s", tl_strerror(st));
     }
     cJSON_Delete(obj);
   }
-  if (st) {
-    fprintf(o->log, "tally: rank %d: %s\n", r->rank, err.msg);
-    rc = TL_EXIT_FAIL;
-  }
-  {
-    long mine[2] = {r->m->m_nrec, r->m->m_nskip}, tot[2];
-    MPI_Allreduce(mine, tot, 2, MPI_LONG, MPI_SUM, comm);
-    *nf = r->jf.n;
-    *nrec = tot[0];
-    *nskip = tot[1];
-  }
-done:
+  long mine[2] = {mg->m_nrec, mg->m_nskip}, tot[2] = {0, 0};
+  if ((st = tl_agree(st, err, comm)) == TL_OK)
+    st = tl_agree(TL_MPI(err, MPI_Allreduce(mine, tot, 2, MPI_LONG, MPI_SUM, comm)), err, comm);
+  *nf = r->jf.n;
+  *nrec = tot[0];
+  *nskip = tot[1];
   free(gcfg);
   free(dest);
   free(sbuf);
   free(rbuf);
-  return run_agree(rc, comm);
+  return st;
 }

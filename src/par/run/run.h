@@ -244,25 +244,28 @@ typedef struct {
 
 /* ---- the phases and their helpers, by file ---- */
 /* benchmarks.c */
-int run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output, MPI_Comm comm, run_counts *rcnt, tl_tabin *stabs /* [n_studies]: rank 0, the tables of studies over the run's own columns */);
+/* Collective. The failure is said on rank 0 (err left empty). */
+tl_status run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output, MPI_Comm comm, run_counts *rcnt, tl_tabin *stabs, tl_err *err);
 
 /* dry.c */
 int run_dry(const tl_run_opts *o, const tl_job *job, const char *output, MPI_Comm comm);
 
 /* exchange.c */
 int run_agree(int rc, MPI_Comm comm);
-uint64_t run_block_lo(uint64_t U, int q, int nranks);
-int run_owner_of(uint64_t u, uint64_t U, int nranks);
+/* The status of a failure that has been reported already (its exit code; err->msg emptied, so
+ * nothing more is printed): tl_exit_code(run_said(c)) == c. */
+tl_status run_said(int exit_code, tl_err *err);
 tl_status run_redistribute(const tl_run_bench *rb, held_rows *h, MPI_Comm comm, tl_err *err);
-tl_status run_reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *acc, int64_t *const *tot, MPI_Comm comm);
-void run_sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm);
+tl_status run_reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *acc, int64_t *const *tot, MPI_Comm comm, tl_err *err);
+tl_status run_sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm, tl_err *err);
 tl_status run_to_ranks(const uint64_t *rec, size_t n, size_t w, const int *dest, MPI_Comm comm, uint64_t **out, size_t *nout, tl_err *err);
 
 /* fate.c */
 int run_fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm);
 
 /* merge.c */
-int run_merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI_Comm comm, long *nf, long *nrec, long *nskip);
+/* Collective (agreed status). */
+tl_status run_merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI_Comm comm, long *nf, long *nrec, long *nskip, tl_err *err);
 int run_merge_overlap(resume_ctx *c, size_t b, size_t i, const tl_journal_rec *rec);
 tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_err *err);
 
@@ -276,8 +279,10 @@ int run_provenance_write(const tl_run_opts *o, const tl_job *job, provenance_job
 
 /* resume.c */
 tl_status run_on_journal_rec(void *vctx, const tl_journal_rec *rec);
-int run_open_attempt(const tl_run_opts *o, bench_run *r, tl_journal *jn, const char *jdir, const char *jhash, MPI_Comm comm);
-int run_resume_read(const tl_run_opts *o, bench_run *r, const char *const *dirs, const char *const *hashes, int ndirs, uint8_t *done, MPI_Comm comm);
+/* Collective (agreed status). */
+tl_status run_open_attempt(bench_run *r, tl_journal *jn, const char *jdir, const char *jhash, MPI_Comm comm, tl_err *err);
+/* Collective (agreed status). */
+tl_status run_resume_read(const tl_run_opts *o, bench_run *r, const char *const *dirs, const char *const *hashes, int ndirs, uint8_t *done, MPI_Comm comm, tl_err *err);
 
 /* schedule.c */
 tl_status run_drain_restored(bench_run *r, tl_err *err);
@@ -295,9 +300,16 @@ void run_nothing_to_run(FILE *log, const bench_run *r, const tl_inlog *in);
 void run_install_signals(void);
 double run_now_s(void);
 void run_test_pause(int rank, const char *phase, FILE *log);
+/* Fault injection for the tests of the collective error contract (tests/e2e/test_fail_ranks.sh)
+ * and nothing else: with TALLY_TEST_FAIL=PHASE:RANK set, 1 on rank RANK at PHASE, which then
+ * fails as a full disk would make it fail: "spill" (its spill file cannot be created), "restore"
+ * (while it finishes the partly restored units of a resume), "write" (its block of the item
+ * table). Unset: 0. */
+int run_test_fail(const char *phase, int rank);
 
 /* spill.c */
-int run_open_spill(const tl_run_opts *o, bench_run *r, const char *output, MPI_Comm comm);
+/* Collective (agreed status). */
+tl_status run_open_spill(bench_run *r, const char *output, MPI_Comm comm, tl_err *err);
 void run_remove_spill(const char *dir, FILE *log);
 tl_status run_spill_row(const tl_table *t, size_t row, tl_buf *out, uint64_t *sb);
 tl_table *run_window_fill(void *vctx, uint64_t first, uint64_t n);
@@ -316,6 +328,7 @@ int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm, tl_wr
 void run_collect_cells(window_ctx *c, const tl_table *t);
 void run_modes_attr(const bench_run *r, tl_buf *out);
 void run_print_input_problems(FILE *out, const tl_inlog *log);
-int run_write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *w, MPI_Comm comm, tl_table ***tabs, int *ntabs, int64_t **tot, int *nblk, tl_tabin *stabs);
+/* Collective (agreed status). */
+tl_status run_write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *w, MPI_Comm comm, tl_table ***tabs, int *ntabs, int64_t **tot, int *nblk, tl_tabin *stabs, tl_err *err);
 
 #endif

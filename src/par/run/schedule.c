@@ -71,7 +71,7 @@ tl_status run_on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   uint64_t spilled = TL_REF_NONE;
   tl_status st = TL_OK;
   if (r->sp.spill) { /* its row, and its share of the table's string bytes and longest values for its owner */
-    uint64_t *sb = r->sp.strb[b] + (size_t)run_owner_of(g - rb->base, rb->U, r->nranks) * (size_t)r->sp.nstr[b] * 2;
+    uint64_t *sb = r->sp.strb[b] + (size_t)tl_block_owner(g - rb->base, rb->U, r->nranks) * (size_t)r->sp.nstr[b] * 2;
     st = run_spill_row(t, 0, &r->sp.spill_buf, sb);
     if (!st && fwrite(r->sp.spill_buf.data, 1, r->sp.spill_buf.len, r->sp.spill) != r->sp.spill_buf.len) st = TL_EIO;
     if (!st) {
@@ -218,12 +218,6 @@ static int chunk_room(const bench_run *r, const chunk_state *cs, uint64_t C) {
   return cs->next_submit == cs->b && tl_pipe_in_flight(r->pipe) < room_bound(r, C);
 }
 
-/* Chunk size: about 8 chunks per rank (load balance at the end of the run), at least 1, at
- * most 1024 units (one request per 1024 units keeps the scheduling cost per unit small). */
-static uint64_t chunk_size(uint64_t P, int nranks) {
-  uint64_t c = P / ((uint64_t)nranks * 8u);
-  return c < 1 ? 1 : c > 1024 ? 1024 : c;
-}
 
 /* Runs every pending unit (and finishes the partly restored units this rank started).
  * Collective. Returns TL_OK, or an error; *interrupted = 1 when a signal stopped this rank (its
@@ -237,7 +231,7 @@ tl_status run_schedule(bench_run *r, const uint64_t *pending, uint64_t P, progre
   int rank, nranks;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
-  const uint64_t C = chunk_size(P, nranks);
+  const uint64_t C = tl_chunk_size(P, nranks);
   chunk_state cs;
   memset(&cs, 0, sizeof cs);
   cs.pending = pending;

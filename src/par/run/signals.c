@@ -58,3 +58,14 @@ double run_now_s(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+/* Fault injection, for the tests of the collective error contract (tests/e2e/test_fail_ranks.sh)
+ * and nothing else: with TALLY_TEST_FAIL=PHASE:RANK in the environment, rank RANK fails at PHASE
+ * as a full disk or a lost file would make it fail. Unset, or another phase or rank: 0. */
+int run_test_fail(const char *phase, int rank) {
+  const char *v = getenv("TALLY_TEST_FAIL");
+  if (!v) return 0;
+  const char *colon = strchr(v, ':');
+  if (!colon || (size_t)(colon - v) != strlen(phase) || strncmp(v, phase, strlen(phase)) != 0) return 0;
+  return atoi(colon + 1) == rank;
+}

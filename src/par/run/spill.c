@@ -133,19 +133,17 @@ tl_table *run_window_fill(void *vctx, uint64_t first, uint64_t n) {
 /* Collective: rank 0 creates <output>.rows/ (its parent, the output's folder, is checked), then
  * every rank creates its file there (truncated: what an earlier, killed attempt left is
  * replaced) and notes every rank's (read when the tables are written). */
-int run_open_spill(const tl_run_opts *o, bench_run *r, const char *output, MPI_Comm comm) {
+tl_status run_open_spill(bench_run *r, const char *output, MPI_Comm comm, tl_err *err) {
   tl_buf d;
   tl_buf_init(&d);
   tl_buf_printf(&d, "%s.rows", output);
   r->sp.rows_dir = tl_buf_detach(&d);
-  int rc = r->sp.rows_dir ? TL_EXIT_OK : TL_EXIT_FAIL;
-  if (!rc && r->rank == 0 && mkdir(r->sp.rows_dir, 0777) != 0 && errno != EEXIST) {
-    fprintf(o->log, "tally: cannot create the folder '%s': %s\n", r->sp.rows_dir, strerror(errno));
-    rc = TL_EXIT_FAIL;
-  }
-  if ((rc = run_agree(rc, comm))) return rc;
+  tl_status st = r->sp.rows_dir ? TL_OK : tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (!st && r->rank == 0 && mkdir(r->sp.rows_dir, 0777) != 0 && errno != EEXIST)
+    st = tl_err_set(err, TL_EIO, "cannot create the folder '%s': %s", r->sp.rows_dir, strerror(errno));
+  if ((st = tl_agree(st, err, comm))) return st;
   char *p = spill_path(r->sp.rows_dir, r->rank);
-  r->sp.spill = p ? fopen(p, "wb") : NULL;
+  r->sp.spill = p && !run_test_fail("spill", r->rank) ? fopen(p, "wb") : NULL;
   if (r->sp.spill && (r->sp.spill_vbuf = malloc(TL_JOURNAL_VBUF))) /* a row per unit: few, large writes */
     setvbuf(r->sp.spill, r->sp.spill_vbuf, _IOFBF, TL_JOURNAL_VBUF);
   if (r->sp.spill) { /* a signal after scoring removes it (on_signal_late) */
@@ -154,12 +152,10 @@ int run_open_spill(const tl_run_opts *o, bench_run *r, const char *output, MPI_C
   }
   r->sp.spill_fd = malloc((size_t)r->nranks * sizeof *r->sp.spill_fd);
   for (int q = 0; r->sp.spill_fd && q < r->nranks; q++) r->sp.spill_fd[q] = -1;
-  if (!r->sp.spill || !r->sp.spill_fd) {
-    fprintf(o->log, "tally: rank %d: cannot create '%s': %s\n", r->rank, p ? p : r->sp.rows_dir, strerror(errno));
-    rc = TL_EXIT_FAIL;
-  }
+  if (!r->sp.spill || !r->sp.spill_fd)
+    st = tl_err_set(err, TL_EIO, "cannot create '%s': %s", p ? p : r->sp.rows_dir, strerror(errno));
   free(p);
-  return run_agree(rc, comm);
+  return tl_agree(st, err, comm);
 }
 
 /* Rank 0, once every rank has closed its file: the spilled rows and their folder go. */

@@ -104,104 +104,123 @@ static tl_status gather_study(const struct study_cols *x, const tl_table *schema
   return st;
 }
 
-/* Collective: benchmark b's finished units to their owners, its item table written window by
- * window, its integers reduced and its metric tables written from rank 0; rank 0 keeps its
- * summary tables in *tabs (caller frees) and the reduced blocks in tot. */
-int run_write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *w, MPI_Comm comm,
-                       tl_table ***tabs, int *ntabs, int64_t **tot, int *nblk, tl_tabin *stabs) {
-  int rank, nranks;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
+/* Collective: benchmark b's accumulators reduced to rank 0 (tot[k], *nblk blocks; every rank
+ * allocates them, only rank 0's hold the sums), and rank 0 builds its metric tables (*tabs,
+ * *ntabs). Agreed status. */
+static tl_status reduce_tables(bench_run *r, size_t b, MPI_Comm comm, tl_table ***tabs, int *ntabs, int64_t **tot,
+                               int *nblk, tl_err *err) {
   const tl_run_bench *rb = &r->rbs[b];
-  held_rows *h = &r->sp.held[b];
-  tl_err err = {{0}};
-  tl_status st = run_redistribute(rb, h, comm, &err);
-  if (st) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
-  if (run_agree(st != TL_OK, comm)) return TL_EXIT_FAIL;
-  /* the integers, added as the units finished: reduced to rank 0 */
   const tl_acc_block *lay = r->tal.lay[b];
   *nblk = r->tal.nblk[b];
-  int bad = 0;
-  for (int k = 0; k < *nblk; k++) bad |= !(tot[k] = malloc((lay[k].len ? lay[k].len : 1) * sizeof **tot));
-  int rc = TL_EXIT_OK;
-  if (run_agree(bad, comm)) { /* before the collective reduce below */
-    if (rank == 0) fprintf(o->log, "tally: out of memory for the counts\n");
-    return TL_EXIT_FAIL;
+  tl_status st = TL_OK;
+  for (int k = 0; k < *nblk; k++)
+    if (!(tot[k] = malloc((lay[k].len ? lay[k].len : 1) * sizeof **tot))) st = tl_err_set(err, TL_ENOMEM, "out of memory for the counts");
+  if ((st = tl_agree(st, err, comm))) return st; /* before the collective reduce below */
+  if ((st = tl_agree(run_reduce_acc(lay, *nblk, r->tal.acc[b], tot, comm, err), err, comm))) return st;
+  if (r->rank == 0 && rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs) != TL_OK)
+    st = tl_err_set(err, TL_ENOMEM, "out of memory building result tables");
+  return tl_agree(st, err, comm);
+}
+
+/* The studies over benchmark rb's own columns: what each needs of the item table (schema). */
+static tl_status studies_init(window_ctx *wc, const tl_job *job, const tl_table *schema, tl_err *err) {
+  wc->sc = calloc((size_t)job->n_studies + 1, sizeof *wc->sc);
+  if (!wc->sc) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  for (int k = 0; k < job->n_studies; k++)
+    if (job->studies[k].from && strcmp(job->studies[k].from, wc->rb->vt->name) == 0) {
+      struct study_cols *x = &wc->sc[wc->nstudy++];
+      x->study = k;
+      tl_buf_init(&x->cells);
+      study_columns(&job->studies[k], schema, x);
+    }
+  return TL_OK;
+}
+
+static void window_ctx_release(window_ctx *wc) {
+  for (int k = 0; wc->sc && k < wc->nstudy; k++) tl_buf_release(&wc->sc[k].cells);
+  free(wc->sc);
+  tl_buf_release(&wc->arena);
+  tl_table_free(wc->win);
+  free(wc->at);
+  tl_rdahead_release(&wc->ra);
+}
+
+/* Collective: this block's string bytes (summed) and longest values (the largest) over the
+ * ranks that finished its units, for write_rows' str_stats (one pass): *sb (malloc'd, 2 nstr
+ * values; the caller frees it). Agreed status. */
+static tl_status str_stats(bench_run *r, size_t b, MPI_Comm comm, uint64_t **sbp, tl_err *err) {
+  const int ns = 2 * r->sp.nstr[b];
+  uint64_t *sb = calloc((size_t)ns + 1, sizeof *sb), *mx = calloc((size_t)ns + 1, sizeof *mx);
+  tl_status st = !sb || !mx ? tl_err_set(err, TL_ENOMEM, "out of memory") : TL_OK;
+  if (!(st = tl_agree(st, err, comm)) && ns) {
+    st = TL_MPI(err, MPI_Reduce_scatter_block(r->sp.strb[b], sb, ns, MPI_UINT64_T, MPI_SUM, comm));
+    if (!st) st = TL_MPI(err, MPI_Reduce_scatter_block(r->sp.strb[b], mx, ns, MPI_UINT64_T, MPI_MAX, comm));
+    for (int k = 1; !st && k < ns; k += 2) sb[k] = mx[k];
+    st = tl_agree(st, err, comm);
   }
-  if (run_agree(run_reduce_acc(lay, *nblk, r->tal.acc[b], tot, comm) != TL_OK, comm)) {
-    if (rank == 0) fprintf(o->log, "tally: MPI_Reduce of the counts failed\n");
-    return TL_EXIT_FAIL;
-  }
-  int ok = 1;
-  if (rank == 0) ok = rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs) == TL_OK;
-  /* the item table's schema: its columns, from a table of no rows */
-  tl_table *schema = run_items_table(r, b, NULL, NULL, 0, NULL);
-  ok = ok && schema;
-  if (run_agree(!ok, comm)) {
-    if (rank == 0) fprintf(o->log, "tally: out of memory building result tables\n");
-    tl_table_free(schema);
-    return TL_EXIT_FAIL;
-  }
+  free(mx);
+  if (st) free(sb), sb = NULL;
+  *sbp = sb;
+  return st;
+}
+
+/* Collective: benchmark b's item table, written window by window from the spilled rows, and the
+ * columns of the studies over it gathered to rank 0 (stabs[study]). Agreed status. */
+static tl_status write_items(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *w, const tl_table *schema,
+                             MPI_Comm comm, tl_tabin *stabs, tl_err *err) {
+  (void)o;
+  const tl_run_bench *rb = &r->rbs[b];
   window_ctx wc;
   memset(&wc, 0, sizeof wc);
   tl_rdahead_init(&wc.ra);
   wc.r = r;
   wc.rb = rb;
-  wc.h = h;
-  const tl_job *job = r->job;
-  wc.sc = calloc((size_t)job->n_studies + 1, sizeof *wc.sc);
-  for (int k = 0; wc.sc && k < job->n_studies; k++)
-    if (job->studies[k].from && strcmp(job->studies[k].from, rb->vt->name) == 0) {
-      struct study_cols *x = &wc.sc[wc.nstudy++];
-      x->study = k;
-      tl_buf_init(&x->cells);
-      study_columns(&job->studies[k], schema, x);
-    }
-  uint64_t lo = run_block_lo(rb->U, rank, nranks);
-  if (!wc.sc) wc.st = tl_err_set(&wc.err, TL_ENOMEM, "out of memory");
-  /* this block's string bytes (summed) and longest values (the largest) over the ranks that
-   * finished its units, for write_rows' str_stats: one pass */
-  const int ns = 2 * r->sp.nstr[b];
-  uint64_t *sb = calloc((size_t)ns + 1, sizeof *sb), *mx = calloc((size_t)ns + 1, sizeof *mx);
-  if (run_agree(!sb || !mx, comm)) {
-    free(sb);
-    sb = NULL;
-    wc.st = tl_err_set(&wc.err, TL_ENOMEM, "out of memory"); /* fill fails: the write fails on every rank */
-  } else if (ns) {
-    MPI_Reduce_scatter_block(r->sp.strb[b], sb, ns, MPI_UINT64_T, MPI_SUM, comm);
-    MPI_Reduce_scatter_block(r->sp.strb[b], mx, ns, MPI_UINT64_T, MPI_MAX, comm);
-    for (int k = 1; k < ns; k += 2) sb[k] = mx[k];
+  wc.h = &r->sp.held[b];
+  uint64_t *sb = NULL;
+  tl_status st = tl_agree(studies_init(&wc, r->job, schema, err), err, comm);
+  if (!st) st = str_stats(r, b, comm, &sb, err);
+  if (!st) {
+    wc.collect = 1; /* fill runs once per window */
+    if (run_test_fail("write", r->rank)) wc.st = tl_err_set(&wc.err, TL_EIO, "cannot read the rows of rank %d: test failure (TALLY_TEST_FAIL)", r->rank);
+    /* (a failed fill gives the writer a NULL table: the write fails on every rank, agreed inside) */
+    st = w->vt->write_rows(w, schema, tl_block_lo(rb->U, r->rank, r->nranks), wc.h->n, rb->U, sb, run_window_fill, &wc, err);
+    /* a failed fill is the cause, rather than what the writer then says: agreed first */
+    tl_status fill = tl_agree(wc.st, &wc.err, comm);
+    if (fill) *err = wc.err, st = fill;
+    else st = tl_agree(st, err, comm);
   }
-  free(mx);
-  wc.collect = 1; /* fill runs once per window */
-  st = w->vt->write_rows(w, schema, lo, h->n, rb->U, sb, run_window_fill, &wc, &err);
   free(sb);
-  if (wc.st) fprintf(o->log, "tally: rank %d: %s\n", rank, wc.err.msg);
   for (int k = 0; k < wc.nstudy && !st; k++) {
-    st = gather_study(&wc.sc[k], schema, rb->vt->name, rb->U, comm, &stabs[wc.sc[k].study], &err);
-    if (st) fprintf(o->log, "tally: rank %d: %s\n", rank, err.msg);
-    if (run_agree(st != TL_OK, comm) && !st) st = TL_EINTERNAL; /* every rank stops here together */
+    st = gather_study(&wc.sc[k], schema, rb->vt->name, rb->U, comm, &stabs[wc.sc[k].study], err);
+    st = tl_agree(st, err, comm); /* every rank stops here together */
   }
-  for (int k = 0; k < wc.nstudy; k++) tl_buf_release(&wc.sc[k].cells);
-  free(wc.sc);
-  tl_buf_release(&wc.arena);
-  tl_table_free(wc.win);
-  free(wc.at);
-  tl_rdahead_release(&wc.ra);
+  window_ctx_release(&wc);
+  return st;
+}
+
+/* Collective: benchmark b's rows to their owners, its accumulators reduced to rank 0 (tot,
+ * *nblk: the caller frees tot[k]), its metric tables built there (*tabs, *ntabs: rank 0, the
+ * caller frees them) and every table written. Agreed status. */
+tl_status run_write_bench(const tl_run_opts *o, bench_run *r, size_t b, tl_writer *w, MPI_Comm comm,
+                          tl_table ***tabs, int *ntabs, int64_t **tot, int *nblk, tl_tabin *stabs, tl_err *err) {
+  held_rows *h = &r->sp.held[b];
+  tl_status st = tl_agree(run_redistribute(&r->rbs[b], h, comm, err), err, comm);
+  if (!st) st = reduce_tables(r, b, comm, tabs, ntabs, tot, nblk, err);
+  /* the item table's schema: its columns, from a table of no rows */
+  tl_table *schema = st ? NULL : run_items_table(r, b, NULL, NULL, 0, NULL);
+  if (!st && !schema) st = tl_err_set(err, TL_ENOMEM, "out of memory building result tables");
+  if (!(st = tl_agree(st, err, comm))) st = write_items(o, r, b, w, schema, comm, stabs, err);
   tl_table_free(schema);
-  run_test_pause(rank, "write", o->log);
+  if (st) return st;
+  run_test_pause(r->rank, "write", o->log);
   int nt = *ntabs;
-  MPI_Bcast(&nt, 1, MPI_INT, 0, comm);
-  for (int k = 0; k < nt && !st; k++) st = w->vt->write_table(w, rank == 0 ? (*tabs)[k] : NULL, &err);
-  if (st) {
-    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
-    rc = TL_EXIT_FAIL;
-  }
+  st = TL_MPI(err, MPI_Bcast(&nt, 1, MPI_INT, 0, comm));
+  for (int k = 0; k < nt && !st; k++) st = w->vt->write_table(w, r->rank == 0 ? (*tabs)[k] : NULL, err);
   /* the units are written: they leave memory now */
   free(h->rec);
   h->rec = NULL;
   h->n = h->cap = 0;
-  return run_agree(rc, comm);
+  return tl_agree(st, err, comm);
 }
 
 /* "parsers" attribute: the modes of each benchmark, primary first ("strict,pr3,legacy"; with
