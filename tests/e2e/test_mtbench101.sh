@@ -9,9 +9,8 @@
 #  3. bad input (an empty history, a non-string turn, an unknown task, a duplicate id, a
 #     single-turn dialogue of a skip-first task, a line that is not JSON): each reported with
 #     file:line and counted, and the run goes on with the good dialogues;
-#  4. with ../shared/data: the judge prompts the module sends (a dry run with an openai judge,
-#     every answer the literal "{prediction}"), reference "opencompass" and prompt text
-#     "verbatim", equal all 3,615 of OpenCompass's composed prompts byte for byte.
+# The judge prompts against OpenCompass's golden vectors (../shared/data) are
+# e2e_test_mtbench101_prompts (tests/e2e/test_mtbench101_prompts.sh), skipped without the data.
 . "$(dirname "$0")/common.sh"
 need_python
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
@@ -139,53 +138,4 @@ sed 's/"judgments"/"dialogues": [1, 99], "judgments"/' "$WORK/bad.json" > "$WORK
 rc=0; "$TALLY_BIN" run "$WORK/typo2.json" --force > /dev/null 2> "$WORK/typo2.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "names dialogue 99" "$WORK/typo2.err" || { cat "$WORK/typo2.err"; fail "an unknown dialogue id was not refused"; }
 
-# 4. the judge prompts against OpenCompass's, byte for byte
-DATA="$TALLY_SHARED_DATA/mtbench101"
-if [ ! -f "$DATA/mtbench101.jsonl" ] || [ ! -f "$DATA/opencompass_judge_prompts.jsonl.gz" ]; then
-  echo "e2e mtbench101: ok (the judge-prompt golden vectors were skipped: $DATA is absent)"
-  exit 0
-fi
-"$PY" - "$DATA/mtbench101.jsonl" "$WORK/pred.jsonl" <<'PY'
-import json, sys
-skip = {"FR", "CR", "AR", "SA", "SC", "CM"}
-with open(sys.argv[2], "w") as a:
-    for l in open(sys.argv[1]):
-        d = json.loads(l)
-        for j in range(len(d["history"]) - (d["task"] in skip)):
-            a.write(json.dumps({"id": str(d["id"]), "turn": j, "response": "{prediction}"}) + "\n")
-PY
-cat > "$WORK/prompts.json" <<JOB
-{"name": "mtb-prompts", "output": "$WORK/prompts.h5",
- "engines": {"judge": {"type": "openai", "url": "http://127.0.0.1:9/v1", "model": "judge"}},
- "benchmarks": [{"benchmark": "mtbench101", "items": "$DATA/mtbench101.jsonl",
-   "answers": {"path": "$WORK/pred.jsonl", "model": "m"}, "reference": "opencompass", "prompt_text": "verbatim"}]}
-JOB
-"$TALLY_BIN" run "$WORK/prompts.json" --dry-run="$WORK/req.jsonl" > /dev/null 2> "$WORK/dry.err" ||
-  { cat "$WORK/dry.err"; fail "the dry run failed"; }
-"$PY" - "$DATA" "$WORK/req.jsonl" <<'PY' || fail "the judge prompts differ from OpenCompass's"
-import gzip, json, sys
-skip = {"FR", "CR", "AR", "SA", "SC", "CM"}
-task = {str(json.loads(l)["id"]): json.loads(l)["task"] for l in open(sys.argv[1] + "/mtbench101.jsonl")}
-gold = {}
-for l in gzip.open(sys.argv[1] + "/opencompass_judge_prompts.jsonl.gz", "rt", encoding="utf-8"):
-    g = json.loads(l)
-    gold[(str(g["multi_id"]), str(g["turn_id"]))] = g
-seen = set()
-for n, l in enumerate(open(sys.argv[2], encoding="utf-8"), 1):
-    r = json.loads(l)
-    if r["role"] != "judge":
-        continue
-    k = r["key"].split("/")
-    did, turn = k[1], (1 if task[k[1]] in skip else 0) + int(k[5]) + 1
-    g = gold[(did, str(turn))]
-    m = r["body"]["messages"]
-    for got, want, what in ((m[0]["content"], g["system_prompt"], "system"), (m[1]["content"], g["user_prompt_template"], "user")):
-        if got != want:
-            i = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), min(len(got), len(want)))
-            sys.exit("line %d (dialogue %s turn %d): %s prompt differs at offset %d: %r vs %r"
-                     % (n, did, turn, what, i, got[max(0, i - 30):i + 30], want[max(0, i - 30):i + 30]))
-    seen.add((did, str(turn)))
-assert len(seen) == len(gold) == 3615, (len(seen), len(gold))
-print("judge prompts: all %d equal OpenCompass's" % len(seen))
-PY
 echo "e2e mtbench101: ok"
