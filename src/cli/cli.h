@@ -1,6 +1,10 @@
-/* cli.h - subcommands of the `tally` executable. Each returns the process exit code. */
+/* cli.h - subcommands of the `tally` executable. Each returns the process exit code, one of
+ * tally/exit.h's TL_EXIT_* (tl_exit_code(st) where the command ends with a tl_status). Their
+ * usage texts and option tables: usage.h. */
 #ifndef TALLY_CLI_H
 #define TALLY_CLI_H
+
+#include "tally/exit.h"
 
 int tl_cmd_parse(int argc, char **argv);
 int tl_cmd_run(int argc, char **argv);
@@ -28,6 +32,11 @@ int tl_opt_nonempty(const char *cmd, const char *opt, const char *v);
 /* A comma-separated list of names, each non-empty and given once ("a,,b", "a,a" and "" are
  * refused). */
 int tl_opt_names(const char *cmd, const char *opt, const char *v);
+/* Starts a getopt_long parse of a new argv: optind = 0 (glibc's full reinitialisation: with
+ * optind = 1 it would keep the ordering of the previous parse, the '+' of the top-level one, and
+ * stop at the first operand) and opterr = 0 (the messages are tl_opt_unknown's). Every command
+ * calls it before its getopt_long loop, whose optstring starts with ':'. */
+void tl_opt_begin(void);
 /* The message for getopt_long's return c: '?' (unknown option) or ':' (missing value);
  * arg = argv[optind-1]. */
 void tl_opt_unknown(const char *cmd, int c, int optopt_c, const char *arg);

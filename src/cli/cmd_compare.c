@@ -29,22 +29,7 @@
 #include "tally/stats.h"
 #include "tally/str.h"
 #include "tally/strmap.h"
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: tally compare RUN.h5 --models A,B [options]\n"
-          "  --benchmark NAME    the item table /items/NAME (default: the only benchmark in the file)\n"
-          "  --metric COL        the per-unit score (defaults: spatialeval correct_strict, vqa vqa_accuracy,\n"
-          "                      mtbench101 rating)\n"
-          "  --by COL            also per value of COL (defaults: task; vqa dataset); --by '' for none\n"
-          "  --status COL        units whose COL is not ok have no score (defaults: status_strict,\n"
-          "                      vqa_status, status); for an accuracy they count 0, else they are left out\n"
-          "  --resamples B       paired bootstrap resamples over items, at least 2 (default 2000)\n"
-          "  --seed S            resample r draws from Philox keyed by (S, r) (default 0)\n"
-          "  --ci LEVEL          confidence level (default 0.95)\n"
-          "  --examples K        items listed for each flip direction (default 3)\n"
-          "exit codes: 0 ok, 1 runtime failure, 2 usage (a model or column not in the file)\n");
-}
+#include "usage.h"
 
 static const struct {
   const char *bench, *metric, *by, *status;
@@ -91,29 +76,29 @@ static int listed(const pair_t *pairs, const size_t *ex, int n, size_t it) {
 
 static int in_list(const char *v, const char *a, const char *b) { return !strcmp(v, a) ? 0 : !strcmp(v, b) ? 1 : -1; }
 
+enum { O_MODELS = 1, O_BENCH, O_METRIC, O_BY, O_STATUS, O_B, O_SEED, O_CI, O_EX, O_HELP };
+const struct option tl_opts_compare[] = {{"models", required_argument, NULL, O_MODELS},
+                                         {"benchmark", required_argument, NULL, O_BENCH},
+                                         {"metric", required_argument, NULL, O_METRIC},
+                                         {"by", required_argument, NULL, O_BY},
+                                         {"status", required_argument, NULL, O_STATUS},
+                                         {"resamples", required_argument, NULL, O_B},
+                                         {"seed", required_argument, NULL, O_SEED},
+                                         {"ci", required_argument, NULL, O_CI},
+                                         {"examples", required_argument, NULL, O_EX},
+                                         {"help", no_argument, NULL, O_HELP},
+                                         {NULL, 0, NULL, 0}};
+
 int tl_cmd_compare(int argc, char **argv) {
   static const char *const CMD = "tally compare";
   const char *bench = NULL, *metric = NULL, *by = NULL, *status = NULL, *models = NULL;
   uint64_t B = 2000, seed = 0;
   double level = 0.95;
   int examples = 3;
-  enum { O_MODELS = 1, O_BENCH, O_METRIC, O_BY, O_STATUS, O_B, O_SEED, O_CI, O_EX, O_HELP };
-  static const struct option LONG[] = {{"models", required_argument, NULL, O_MODELS},
-                                       {"benchmark", required_argument, NULL, O_BENCH},
-                                       {"metric", required_argument, NULL, O_METRIC},
-                                       {"by", required_argument, NULL, O_BY},
-                                       {"status", required_argument, NULL, O_STATUS},
-                                       {"resamples", required_argument, NULL, O_B},
-                                       {"seed", required_argument, NULL, O_SEED},
-                                       {"ci", required_argument, NULL, O_CI},
-                                       {"examples", required_argument, NULL, O_EX},
-                                       {"help", no_argument, NULL, O_HELP},
-                                       {NULL, 0, NULL, 0}};
-  opterr = 0;
-  optind = 1;
+  tl_opt_begin();
   int ch;
   uint64_t ex = 3;
-  while ((ch = getopt_long(argc, argv, ":", LONG, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, ":h", tl_opts_compare, NULL)) != -1) {
     switch (ch) {
     case O_MODELS: models = optarg; break;
     case O_BENCH: bench = optarg; break;
@@ -121,44 +106,39 @@ int tl_cmd_compare(int argc, char **argv) {
     case O_BY: by = optarg; break;
     case O_STATUS: status = optarg; break;
     case O_B:
-      if (tl_opt_u64(CMD, "--resamples", optarg, 2, 10000000, &B)) return 2;
+      if (tl_opt_u64(CMD, "--resamples", optarg, 2, 10000000, &B)) return TL_EXIT_USAGE;
       break;
     case O_SEED:
-      if (tl_opt_u64(CMD, "--seed", optarg, 0, UINT64_MAX, &seed)) return 2;
+      if (tl_opt_u64(CMD, "--seed", optarg, 0, UINT64_MAX, &seed)) return TL_EXIT_USAGE;
       break;
     case O_CI:
-      if (tl_opt_open_unit(CMD, "--ci", optarg, &level)) return 2;
+      if (tl_opt_open_unit(CMD, "--ci", optarg, &level)) return TL_EXIT_USAGE;
       break;
     case O_EX:
-      if (tl_opt_u64(CMD, "--examples", optarg, 0, 16, &ex)) return 2;
+      if (tl_opt_u64(CMD, "--examples", optarg, 0, 16, &ex)) return TL_EXIT_USAGE;
       examples = (int)ex;
       break;
-    case O_HELP: usage(stdout); return 0;
-    default:
-      tl_opt_unknown(CMD, ch, optopt, argv[optind - 1]);
-      usage(stderr);
-      return 2;
+    case 'h':
+    case O_HELP: return tl_usage_help(CMD, tl_usage_compare);
+    default: return tl_usage_bad_option(CMD, ch, argv, tl_usage_compare);
     }
   }
-  if (optind != argc - 1 || !models) {
-    usage(stderr);
-    return 2;
-  }
+  if (optind != argc - 1 || !models) return tl_usage_error(tl_usage_compare);
   const char *path = argv[optind];
   char ma[256], mb[256];
   const char *comma = strchr(models, ',');
   if (!comma || strchr(comma + 1, ',') || comma == models || !comma[1] || (size_t)(comma - models) >= sizeof ma ||
       strlen(comma + 1) >= sizeof mb) {
     fprintf(stderr, "%s: --models wants two model names, A,B\n", CMD);
-    return 2;
+    return TL_EXIT_USAGE;
   }
   snprintf(ma, sizeof ma, "%.*s", (int)(comma - models), models);
   snprintf(mb, sizeof mb, "%s", comma + 1);
-  if (!strcmp(ma, mb)) return fprintf(stderr, "%s: --models names '%s' twice\n", CMD, ma), 2;
+  if (!strcmp(ma, mb)) return fprintf(stderr, "%s: --models names '%s' twice\n", CMD, ma), TL_EXIT_USAGE;
   char grp[300];
   { /* a file that is not a readable output of tally: one line saying why */
     tl_err oerr = {{0}};
-    if (tl_h5_check_output(path, &oerr)) return fprintf(stderr, "%s: %s\n", CMD, oerr.msg), 1;
+    if (tl_h5_check_output(path, &oerr)) return fprintf(stderr, "%s: %s\n", CMD, oerr.msg), TL_EXIT_FAIL;
   }
   if (!bench) { /* the only benchmark of the file */
     int found = 0;
@@ -171,7 +151,7 @@ int tl_cmd_compare(int argc, char **argv) {
     }
     if (found != 1) {
       fprintf(stderr, "%s: %s: %s; give --benchmark\n", CMD, path, found ? "several benchmarks" : "no known benchmark table");
-      return found ? 2 : 1;
+      return found ? TL_EXIT_USAGE : TL_EXIT_FAIL;
     }
   }
   for (size_t i = 0; i < sizeof DEFAULTS / sizeof *DEFAULTS; i++)
@@ -180,7 +160,7 @@ int tl_cmd_compare(int argc, char **argv) {
       if (!by) by = DEFAULTS[i].by;
       if (!status) status = DEFAULTS[i].status;
     }
-  if (!metric) return fprintf(stderr, "%s: benchmark '%s' has no default metric: give --metric\n", CMD, bench), 2;
+  if (!metric) return fprintf(stderr, "%s: benchmark '%s' has no default metric: give --metric\n", CMD, bench), TL_EXIT_USAGE;
   snprintf(grp, sizeof grp, "/items/%s", bench);
   const int has_turn = tl_h5_has_column(path, grp, "turn");
   const char *cols[8];
@@ -197,13 +177,13 @@ int tl_cmd_compare(int argc, char **argv) {
   tl_status st = tl_h5_read_table(path, grp, cols, nc, &t, &err);
   if (st) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
-    return st == TL_EINPUT ? 2 : 1;
+    return st == TL_EINPUT ? TL_EXIT_USAGE : TL_EXIT_FAIL; /* a column not in the file: usage */
   }
   const tl_col *cm = &t->cols[3];
   if (tl_col_is_str(cm->type)) {
     fprintf(stderr, "%s: column '%s' is not numeric\n", CMD, metric);
     tl_table_free(t);
-    return 2;
+    return TL_EXIT_USAGE;
   }
   int seen[2] = {0, 0};
   for (size_t r = 0; r < t->nrows; r++) {
@@ -222,7 +202,7 @@ int tl_cmd_compare(int argc, char **argv) {
     fprintf(stderr, "\n");
     tl_strmap_release(&ms);
     tl_table_free(t);
-    return 2;
+    return TL_EXIT_USAGE;
   }
   const int dlg = !strcmp(bench, "mtbench101") && c_turn >= 0; /* dialogue scores, min over turns */
   /* the rule column beside the status column (status -> rule, <parser>_status -> <parser>_rule):
@@ -332,10 +312,10 @@ int tl_cmd_compare(int argc, char **argv) {
   tl_buf_release(&k);
   for (size_t g = 0; !st && g < ng; g++)
     if (!(groups[g].a = malloc((ni + 1) * sizeof(double))) || !(groups[g].b = malloc((ni + 1) * sizeof(double)))) st = TL_ENOMEM;
-  int rc = 0;
+  int rc = TL_EXIT_OK;
   if (st) {
     fprintf(stderr, "%s: out of memory\n", CMD);
-    rc = 1;
+    rc = TL_EXIT_FAIL;
   } else {
     printf("paired comparison on %s of %s: A = %s, B = %s, %s %s%s%s%s\n", grp, path, ma, mb,
            dlg ? "dialogue scores, the least" : "metric", metric, dlg ? " over a dialogue's judged turns" : "",
@@ -426,7 +406,7 @@ int tl_cmd_compare(int argc, char **argv) {
       tl_status bs = G->n ? tl_paired_boot(G->a, G->b, G->n, B, seed, level, &pr) : TL_EINPUT;
       if (bs == TL_ENOMEM) {
         fprintf(stderr, "%s: out of memory\n", CMD);
-        rc = 1;
+        rc = TL_EXIT_FAIL;
         break;
       }
       if (bs) {
@@ -476,6 +456,6 @@ int tl_cmd_compare(int argc, char **argv) {
   tl_strmap_release(&group_of);
   tl_table_free(rt);
   tl_table_free(t);
-  if (fflush(stdout) != 0 && !rc) rc = 1;
+  if (fflush(stdout) != 0 && !rc) rc = TL_EXIT_FAIL;
   return rc;
 }

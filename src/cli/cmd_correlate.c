@@ -9,33 +9,22 @@
 #include "correlate.h"
 #include "driver.h"
 #include "tally/boot.h"
+#include "usage.h"
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: tally correlate --input TABLE --human COL --metrics A,B,... [options]\n"
-          "  --input FILE        .csv, .tsv or .jsonl (one object per line)\n"
-          "  --human COL         the human judgment column\n"
-          "  --metrics A,B,...   metric columns to correlate with the human score\n"
-          "  --group-by C,D      one study per distinct value combination\n"
-          "  --resamples B       paired bootstrap resamples (default 5000)\n"
-          "  --seed S            resample r draws from Philox keyed by (S, r) (default 0)\n"
-          "  --ci LEVEL          confidence level (default 0.95)\n"
-          "  --method percentile|bca   CI method (default bca)\n"
-          "  --stats spearman,kendall  statistics, comma-separated (default both; kendall = tau-b)\n"
-          "  --indices FILE      explicit resample index matrix (.npy int32/int64 [B, n], or text:\n"
-          "                      one resample per line) instead of Philox, for cross-checks\n"
-          "  --out FILE.h5       write summary, comparisons and every resample value\n"
-          "  --json              print JSON instead of the table\n"
-          "  --ttest-compat      also print the paper-style t-test on bootstrap vectors (COMPAT:\n"
-          "                      its p-value shrinks as B grows; not evidence)\n"
-          "  --permutation       also run the paired permutation test (B permutations, split over\n"
-          "                      ranks; about as costly as the bootstrap itself per metric pair)\n"
-          "  --device auto|cpu|cuda   where resamples run (default auto: CUDA when present)\n"
-          "  --break-lock        take over the lock (FILE.h5.lock) of an earlier run on another host\n"
-          "  --force             replace the --out file when it exists\n"
-          "  --strict-input --quiet\n"
-          "exit codes: 0 ok, 1 runtime failure, 2 usage, 3 bad input with --strict-input\n");
-}
+enum { O_INPUT = 1, O_HUMAN, O_METRICS, O_GROUP, O_RESAMPLES, O_SEED, O_CI, O_INDICES, O_OUT, O_METHOD,
+       O_STATS, O_DEVICE, O_JSON, O_TTEST, O_PERM, O_STRICT, O_QUIET, O_BREAK, O_FORCE, O_HELP };
+const struct option tl_opts_correlate[] = {
+    {"input", required_argument, NULL, O_INPUT},         {"human", required_argument, NULL, O_HUMAN},
+    {"metrics", required_argument, NULL, O_METRICS},     {"group-by", required_argument, NULL, O_GROUP},
+    {"resamples", required_argument, NULL, O_RESAMPLES}, {"seed", required_argument, NULL, O_SEED},
+    {"ci", required_argument, NULL, O_CI},               {"indices", required_argument, NULL, O_INDICES},
+    {"output", required_argument, NULL, O_OUT},          {"out", required_argument, NULL, O_OUT},
+    {"method", required_argument, NULL, O_METHOD},       {"stats", required_argument, NULL, O_STATS},
+    {"device", required_argument, NULL, O_DEVICE},       {"json", no_argument, NULL, O_JSON},
+    {"ttest-compat", no_argument, NULL, O_TTEST},        {"permutation", no_argument, NULL, O_PERM},
+    {"strict-input", no_argument, NULL, O_STRICT},       {"quiet", no_argument, NULL, O_QUIET},
+    {"break-lock", no_argument, NULL, O_BREAK},          {"force", no_argument, NULL, O_FORCE},
+    {"help", no_argument, NULL, O_HELP},                 {NULL, 0, NULL, 0}};
 
 static int corr_mpi(void *ctx, MPI_Comm comm) { return tl_correlate_run((const tl_corr_opts *)ctx, comm); }
 
@@ -49,28 +38,13 @@ int tl_cmd_correlate(int argc, char **argv) {
   o.stats_mask = 3;
   o.outf = stdout;
   o.log = stderr;
-  enum { O_INPUT = 1, O_HUMAN, O_METRICS, O_GROUP, O_RESAMPLES, O_SEED, O_CI, O_INDICES, O_OUT, O_METHOD,
-         O_STATS, O_DEVICE, O_JSON, O_TTEST, O_PERM, O_STRICT, O_QUIET, O_BREAK, O_FORCE, O_HELP };
-  static const struct option LONG[] = {
-      {"input", required_argument, NULL, O_INPUT},       {"human", required_argument, NULL, O_HUMAN},
-      {"metrics", required_argument, NULL, O_METRICS},   {"group-by", required_argument, NULL, O_GROUP},
-      {"resamples", required_argument, NULL, O_RESAMPLES}, {"seed", required_argument, NULL, O_SEED},
-      {"ci", required_argument, NULL, O_CI},             {"indices", required_argument, NULL, O_INDICES},
-      {"out", required_argument, NULL, O_OUT},           {"method", required_argument, NULL, O_METHOD},
-      {"stats", required_argument, NULL, O_STATS},       {"device", required_argument, NULL, O_DEVICE},
-      {"json", no_argument, NULL, O_JSON},               {"ttest-compat", no_argument, NULL, O_TTEST},
-      {"permutation", no_argument, NULL, O_PERM},        {"strict-input", no_argument, NULL, O_STRICT},
-      {"quiet", no_argument, NULL, O_QUIET},             {"break-lock", no_argument, NULL, O_BREAK},
-      {"force", no_argument, NULL, O_FORCE},             {"help", no_argument, NULL, O_HELP},
-      {NULL, 0, NULL, 0}};
   static const char *const METHODS[] = {"percentile", "bca"};
   static const char *const STATS[] = {"spearman", "kendall"};
   static const char *const DEVICES[] = {"auto", "cpu", "cuda"};
-  optind = 1;
-  opterr = 0;
+  tl_opt_begin();
   int c, k;
   unsigned mask;
-  while ((c = getopt_long(argc, argv, ":h", LONG, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":h", tl_opts_correlate, NULL)) != -1) {
     switch (c) {
     case O_INPUT: o.input = optarg; break;
     case O_HUMAN: o.human = optarg; break;
@@ -107,29 +81,24 @@ int tl_cmd_correlate(int argc, char **argv) {
     case O_BREAK: o.break_lock = 1; break;
     case O_FORCE: o.force = 1; break;
     case 'h':
-    case O_HELP: usage(stdout); return 0;
-    default:
-      tl_opt_unknown(CMD, c, optopt, argv[optind - 1]);
-      usage(stderr);
-      return TL_EXIT_USAGE;
+    case O_HELP: return tl_usage_help(CMD, tl_usage_correlate);
+    default: return tl_usage_bad_option(CMD, c, argv, tl_usage_correlate);
     }
   }
   if (optind < argc) {
     fprintf(stderr, "%s: unexpected argument '%s'\n", CMD, argv[optind]);
-    usage(stderr);
-    return TL_EXIT_USAGE;
+    return tl_usage_error(tl_usage_correlate);
   }
   if (!o.input || !o.human || !o.metrics) {
     fprintf(stderr, "%s: --input, --human and --metrics are required\n", CMD);
-    usage(stderr);
-    return TL_EXIT_USAGE;
+    return tl_usage_error(tl_usage_correlate);
   }
   if (tl_opt_nonempty(CMD, "--input", o.input) || tl_opt_nonempty(CMD, "--human", o.human) ||
       tl_opt_names(CMD, "--metrics", o.metrics) || (o.group_by && tl_opt_names(CMD, "--group-by", o.group_by)) ||
       (o.indices && tl_opt_nonempty(CMD, "--indices", o.indices)))
     return TL_EXIT_USAGE;
   if (o.out && !o.out[0]) {
-    fprintf(stderr, "%s: --out needs a file path\n", CMD);
+    fprintf(stderr, "%s: --output needs a file path\n", CMD);
     return TL_EXIT_USAGE;
   }
   return tl_cli_solo_or_mpi(&argc, &argv, CMD, corr_mpi, &o);

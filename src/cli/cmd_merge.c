@@ -34,26 +34,7 @@
 #include "provenance.h"
 #include "tally/job.h"
 #include "tally/str.h"
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: tally merge A.h5 B.h5 ... -o MERGED.h5 [--overlap error|first|last|identical] [--name NAME]\n"
-          "                  [--partial] [--force] [--break-lock] [--quiet]\n"
-          "  -o, --out FILE   the merged output (written as FILE.part, then renamed)\n"
-          "  --partial        merge some cells of a sweep (tally run --cell K) although others are missing:\n"
-          "                   the output says so (root attributes partial = 1, cells_merged, cells_missing,\n"
-          "                   and its summary); without it such a merge is refused, naming the missing cells\n"
-          "  --force          replace the output when it exists\n"
-          "  --break-lock     take over the output's lock (FILE.lock) left by a run on another host\n"
-          "  --overlap P      a unit that two inputs hold: error (the default: refused, naming it),\n"
-          "                   first / last (keep the one of the first / last input given), identical\n"
-          "                   (keep one copy when the replies agree, refuse when they differ)\n"
-          "  --name NAME      the merged job's name (default: the first input's)\n"
-          "Every input must be the finished output of `tally run --keep-journal` (its journal\n"
-          "FILE.h5.journal/ beside it): units are re-scored from those records, never averaged from\n"
-          "the inputs' tables. Runs under mpirun/srun like `tally run`; same result on any rank count.\n"
-          "exit codes: 0 ok, 1 runtime failure, 2 usage, or inputs that cannot be merged (nothing written)\n");
-}
+#include "usage.h"
 
 static const char *const OVERLAP[] = {"error", "first", "last", "identical"};
 
@@ -573,11 +554,9 @@ static int merge_mpi(void *ctx, MPI_Comm comm) {
   return rc;
 }
 
-int tl_cmd_merge(int argc, char **argv) {
-  merge_args a;
-  memset(&a, 0, sizeof a);
-  enum { O_OVERLAP = 1, O_NAME, O_QUIET, O_PARTIAL, O_FORCE, O_BREAK, O_HELP };
-  static const struct option LONG[] = {{"out", required_argument, NULL, 'o'},
+enum { O_OVERLAP = 1, O_NAME, O_QUIET, O_PARTIAL, O_FORCE, O_BREAK, O_HELP };
+const struct option tl_opts_merge[] = {{"output", required_argument, NULL, 'o'},
+                                       {"out", required_argument, NULL, 'o'},
                                        {"overlap", required_argument, NULL, O_OVERLAP},
                                        {"name", required_argument, NULL, O_NAME},
                                        {"quiet", no_argument, NULL, O_QUIET},
@@ -586,10 +565,13 @@ int tl_cmd_merge(int argc, char **argv) {
                                        {"break-lock", no_argument, NULL, O_BREAK},
                                        {"help", no_argument, NULL, O_HELP},
                                        {NULL, 0, NULL, 0}};
-  optind = 1;
-  opterr = 0;
+
+int tl_cmd_merge(int argc, char **argv) {
+  merge_args a;
+  memset(&a, 0, sizeof a);
+  tl_opt_begin();
   int c;
-  while ((c = getopt_long(argc, argv, ":ho:", LONG, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":ho:", tl_opts_merge, NULL)) != -1) {
     switch (c) {
     case 'o': a.out = optarg; break;
     case O_OVERLAP:
@@ -601,22 +583,17 @@ int tl_cmd_merge(int argc, char **argv) {
     case O_FORCE: a.force = 1; break;
     case O_BREAK: a.break_lock = 1; break;
     case 'h':
-    case O_HELP: usage(stdout); return 0;
-    default:
-      tl_opt_unknown("tally merge", c, optopt, argv[optind - 1]);
-      usage(stderr);
-      return TL_EXIT_USAGE;
+    case O_HELP: return tl_usage_help("tally merge", tl_usage_merge);
+    default: return tl_usage_bad_option("tally merge", c, argv, tl_usage_merge);
     }
   }
   if (!a.out || !a.out[0]) {
     fprintf(stderr, "tally merge: give the merged output with -o FILE.h5\n");
-    usage(stderr);
-    return TL_EXIT_USAGE;
+    return tl_usage_error(tl_usage_merge);
   }
   if (optind >= argc) {
     fprintf(stderr, "tally merge: no input files\n");
-    usage(stderr);
-    return TL_EXIT_USAGE;
+    return tl_usage_error(tl_usage_merge);
   }
   if (a.name && !a.name[0]) {
     fprintf(stderr, "tally merge: --name needs a name\n");

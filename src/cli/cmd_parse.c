@@ -31,29 +31,7 @@
 #include "spatialeval.h"
 #include "mtb_rating.h"
 #include "lave.h"
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: tally parse --parser NAME [--input FILE] [--output FILE] [--strict-input]\n"
-          "                   [--lave-compat]\n"
-          "  NAME: spatialeval-strict | spatialeval-pr3 | spatialeval-legacy (answer parsers)\n"
-          "      | mtbench101-rating | mtbench101-opencompass | fastchat | judgearena (judge ratings)\n"
-          "      | lave-rating (LAVE judge ratings, 1-3)\n"
-          "  spatialeval-*:\n"
-          "    input lines:  {\"item\": {...benchmark row...}, \"response\": \"...\", \"model\": \"...\", \"prompt\": \"...\"?}\n"
-          "    output lines: {\"answer\": ..., \"correct\": 0|1, \"status\": \"...\", \"rule\": \"...\"}\n"
-          "  judge ratings (MT-Bench-101; mtbench101-rating is ours, the others reproduce OpenCompass,\n"
-          "  FastChat and JudgeArena):\n"
-          "    input lines:  {\"response\": \"<judge output>\"|null} (\"item\" ignored; \"model\", \"prompt\" checked, ignored)\n"
-          "    output lines: {\"answer\": \"7\"|null, \"rating\": 7|8.5|null, \"status\": \"...\", \"rule\": \"...\"}\n"
-          "                  (rating: the exact decimal rating when status is ok, else null)\n"
-          "  lave-rating (the last 'rating=N', else a final 1/2/3; docs/LAVE.md):\n"
-          "    input lines:  {\"response\": \"<judge output>\"|null} (as for the judge ratings above)\n"
-          "    output lines: {\"answer\": \"3\"|null, \"rating\": 3|null, \"score\": 1|0.5|0|null, \"status\": \"...\", \"rule\": \"...\"}\n"
-          "    --lave-compat: the reference's fallback: a reply with no rating is rated 2 (score 0.5),\n"
-          "                   status ok, rule compat_fallback_2 (a null response stays missing)\n"
-          "  FILE defaults to stdin/stdout. Exit: 0 ok, 1 failure, 2 usage, 3 bad input with --strict-input.\n");
-}
+#include "usage.h"
 
 /* Cuts msg to at most `max` bytes at a UTF-8 boundary (the JSONL written stays valid). */
 static void cut_utf8(char *msg, size_t max) {
@@ -125,6 +103,16 @@ static int emit_lave(FILE *out, const tl_lave_rating *lr) {
   return ok;
 }
 
+enum { O_PARSER = 1, O_INPUT, O_OUTPUT, O_STRICT, O_LAVE_COMPAT, O_HELP };
+const struct option tl_opts_parse[] = {{"parser", required_argument, NULL, O_PARSER},
+                                       {"input", required_argument, NULL, O_INPUT},
+                                       {"output", required_argument, NULL, O_OUTPUT},
+                                       {"out", required_argument, NULL, O_OUTPUT},
+                                       {"strict-input", no_argument, NULL, O_STRICT},
+                                       {"lave-compat", no_argument, NULL, O_LAVE_COMPAT},
+                                       {"help", no_argument, NULL, O_HELP},
+                                       {NULL, 0, NULL, 0}};
+
 int tl_cmd_parse(int argc, char **argv) {
   static const char *const CMD = "tally parse";
   static const char *const PARSERS[] = {"spatialeval-strict", "spatialeval-pr3", "spatialeval-legacy",
@@ -136,41 +124,28 @@ int tl_cmd_parse(int argc, char **argv) {
                                                 TL_MTB_RATE_FASTCHAT, TL_MTB_RATE_JUDGEARENA};
   const char *in = "-", *outp = NULL;
   int strict_input = 0, pi = -1, lave_compat = 0;
-  enum { O_PARSER = 1, O_INPUT, O_OUTPUT, O_STRICT, O_LAVE_COMPAT, O_HELP };
-  static const struct option LONG[] = {{"parser", required_argument, NULL, O_PARSER},
-                                       {"input", required_argument, NULL, O_INPUT},
-                                       {"output", required_argument, NULL, O_OUTPUT},
-                                       {"strict-input", no_argument, NULL, O_STRICT},
-                                       {"lave-compat", no_argument, NULL, O_LAVE_COMPAT},
-                                       {"help", no_argument, NULL, O_HELP},
-                                       {NULL, 0, NULL, 0}};
-  optind = 1;
-  opterr = 0;
+  tl_opt_begin();
   int c;
-  while ((c = getopt_long(argc, argv, ":h", LONG, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":h", tl_opts_parse, NULL)) != -1) {
     switch (c) {
     case O_PARSER:
-      if ((pi = tl_opt_choice(CMD, "--parser", optarg, PARSERS, N_PARSERS)) < 0) return 2;
+      if ((pi = tl_opt_choice(CMD, "--parser", optarg, PARSERS, N_PARSERS)) < 0) return TL_EXIT_USAGE;
       break;
     case O_INPUT:
-      if (tl_opt_nonempty(CMD, "--input", optarg)) return 2;
+      if (tl_opt_nonempty(CMD, "--input", optarg)) return TL_EXIT_USAGE;
       in = optarg;
       break;
     case O_OUTPUT: outp = optarg; break;
     case O_STRICT: strict_input = 1; break;
     case O_LAVE_COMPAT: lave_compat = 1; break;
     case 'h':
-    case O_HELP: usage(stdout); return 0;
-    default:
-      tl_opt_unknown(CMD, c, optopt, argv[optind - 1]);
-      usage(stderr);
-      return 2;
+    case O_HELP: return tl_usage_help(CMD, tl_usage_parse);
+    default: return tl_usage_bad_option(CMD, c, argv, tl_usage_parse);
     }
   }
   if (optind < argc) {
     fprintf(stderr, "%s: unexpected argument '%s'\n", CMD, argv[optind]);
-    usage(stderr);
-    return 2;
+    return tl_usage_error(tl_usage_parse);
   }
   if (pi < 0) {
     fprintf(stderr,
@@ -178,11 +153,11 @@ int tl_cmd_parse(int argc, char **argv) {
             "mtbench101-rating, mtbench101-opencompass, fastchat or judgearena (MT-Bench-101), "
             "or lave-rating (LAVE)\n",
             CMD);
-    return 2;
+    return TL_EXIT_USAGE;
   }
   if (lave_compat && pi != LAVE) {
     fprintf(stderr, "%s: --lave-compat applies to --parser lave-rating only\n", CMD);
-    return 2;
+    return TL_EXIT_USAGE;
   }
   tl_err err = {{0}};
   /* No output ever replaces the input: checked before anything is opened for writing. */
@@ -193,7 +168,7 @@ int tl_cmd_parse(int argc, char **argv) {
   if (!cst && !outp) cst = tl_stdout_check_inputs(roles, 1, &err);
   if (cst) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
-    return cst == TL_EUSAGE ? 2 : 1;
+    return tl_exit_code(cst); /* TL_EUSAGE: 2; TL_EIO, TL_ENOMEM: 1 */
   }
   const int rating = pi >= FIRST_RATER, lave = pi == LAVE;
   tl_se_parser *p = NULL;
@@ -203,7 +178,7 @@ int tl_cmd_parse(int argc, char **argv) {
   else if (!rating) p = tl_se_parser_new((tl_se_mode)tl_se_mode_from_name(PARSERS[pi] + 12), &err);
   if (!lave && !p && !rater) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
-    return 1;
+    return TL_EXIT_FAIL;
   }
   /* --output: written to a temporary file in the same folder and renamed over the output only
    * when every line is written, so a failure never leaves a half file under the output name (a
@@ -213,7 +188,7 @@ int tl_cmd_parse(int argc, char **argv) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     tl_se_parser_free(p);
     tl_mtb_rater_free(rater);
-    return 1;
+    return TL_EXIT_FAIL;
   }
   FILE *out = os.f;
   tl_jsonl r;
@@ -222,9 +197,9 @@ int tl_cmd_parse(int argc, char **argv) {
     tl_se_parser_free(p);
     tl_mtb_rater_free(rater);
     tl_out_stream_close(&os, 0, &err);
-    return 1;
+    return TL_EXIT_FAIL;
   }
-  int rc = 0, wfail = 0, werr = 0;
+  int rc = TL_EXIT_OK, wfail = 0, werr = 0;
   long nbad = 0;
   cJSON *o;
   tl_jl_result res;
@@ -233,7 +208,7 @@ int tl_cmd_parse(int argc, char **argv) {
   while ((res = tl_jsonl_next(&r, &o, &err)) != TL_JL_EOF) {
     if (res == TL_JL_IOERR) {
       fprintf(stderr, "tally parse: %s\n", err.msg);
-      rc = 1;
+      rc = TL_EXIT_FAIL;
       break;
     }
     char msg[1200];
@@ -299,7 +274,7 @@ int tl_cmd_parse(int argc, char **argv) {
       fprintf(stderr, "tally parse: bad input: %s\n", msg);
       if (!emit_error(out, msg)) wfail = 1;
       if (strict_input) {
-        rc = 3;
+        rc = TL_EXIT_BAD_INPUT;
         break;
       }
     }
@@ -319,11 +294,11 @@ int tl_cmd_parse(int argc, char **argv) {
   if (wfail) {
     fprintf(stderr, "%s: cannot write %s%s%s: %s\n", CMD, os.std ? "" : "'", os.name, os.std ? "" : "'",
             strerror(werr ? werr : EIO));
-    rc = 1;
+    rc = TL_EXIT_FAIL;
   }
   if (tl_out_stream_close(&os, !rc, &err) != TL_OK) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
-    rc = 1;
+    rc = TL_EXIT_FAIL;
   }
   if (rc && outp) fprintf(stderr, "%s: '%s' was not written\n", CMD, outp);
   if (nbad) fprintf(stderr, "tally parse: %ld bad input line%s\n", nbad, nbad == 1 ? "" : "s");

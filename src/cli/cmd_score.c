@@ -10,7 +10,8 @@
  * with file:line and counted; questions without a result are left out of every accuracy and
  * counted. An input that is not valid JSON (a file cut mid-way, a broken line) is fatal: nothing
  * is printed but the error. Exit: 0 ok, 1 failure (I/O, nothing to score), 2 usage, 3 bad input with
- * --strict-input. No MPI: the work is one pass over the files. */
+ * --strict-input. No MPI: the work is one pass over the files. The benchmark (vqa, the only one)
+ * is the one operand; options may come before or after it. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <getopt.h>
@@ -25,81 +26,66 @@
 #include "tally/inlog.h"
 #include "vqa_data.h"
 #include "vqa_eval.h"
+#include "usage.h"
 
 static const char *const CMD = "tally score vqa";
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: tally score vqa --annotations A [--questions Q] --results R [options]\n"
-          "       tally score vqa --items ITEMS.jsonl --results R [options]\n"
-          "  --annotations A    official VQA annotations JSON ({\"annotations\": [...]})\n"
-          "  --questions Q      official VQA questions JSON (optional: cross-checked, texts kept)\n"
-          "  --items F          tally's JSONL items instead: {\"id\", \"question\", \"answers\": [...],\n"
-          "                     \"image\"?, \"question_type\"?, \"answer_type\"?} per line\n"
-          "  --results R        [{\"question_id\": ..., \"answer\": \"...\"}, ...] (or JSONL of the same);\n"
-          "                     '-' (here or for one other input): standard input\n"
-          "  --version V        official (vqaEval.py @ a013f00, default) | 2017 (@ c4e6a0e) |\n"
-          "                     normalized (always normalize, as lmms-eval PR #794)\n"
-          "  --output F         write the JSON to F (never an input; '-': standard output; a device or FIFO is\n"
-          "                     written in place) instead of standard output\n"
-          "  --strict-input     stop at the first input problem (exit 3)\n"
-          "Prints {\"overall\", \"perQuestionType\", \"perAnswerType\", \"perQuestion\"} as vqaEval.py\n"
-          "computes them. Questions without a result are reported and left out of the accuracy.\n"
-          "An input that is not valid JSON (cut short, a broken line) is an error: nothing is scored.\n"
-          "Exit: 0 ok, 1 failure, 2 usage, 3 bad input with --strict-input.\n");
-}
 
 typedef struct {
   const char *questions, *annotations, *items, *results, *output;
   int version, strict;
 } score_opts;
 
-/* Parses argv (argv[0] = "vqa"); returns -1 to go on, else the exit code. */
+enum { O_Q = 1, O_A, O_I, O_R, O_V, O_O, O_STRICT, O_HELP };
+const struct option tl_opts_score[] = {
+    {"questions", required_argument, NULL, O_Q},   {"annotations", required_argument, NULL, O_A},
+    {"items", required_argument, NULL, O_I},       {"results", required_argument, NULL, O_R},
+    {"version", required_argument, NULL, O_V},     {"output", required_argument, NULL, O_O},
+    {"out", required_argument, NULL, O_O},         {"strict-input", no_argument, NULL, O_STRICT},
+    {"help", no_argument, NULL, O_HELP},           {NULL, 0, NULL, 0}};
+
+/* Parses argv (argv[0] = "score"; the benchmark "vqa" is the one operand, "help" prints the
+ * usage); returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, score_opts *o) {
   static const char *const VERSIONS[] = {"official", "2017", "normalized"};
   _Static_assert(sizeof VERSIONS / sizeof VERSIONS[0] == TL_VQA__COUNT, "one name per version");
-  enum { O_Q = 1, O_A, O_I, O_R, O_V, O_O, O_STRICT, O_HELP };
-  static const struct option LONG[] = {
-      {"questions", required_argument, NULL, O_Q}, {"annotations", required_argument, NULL, O_A},
-      {"items", required_argument, NULL, O_I},     {"results", required_argument, NULL, O_R},
-      {"version", required_argument, NULL, O_V},   {"output", required_argument, NULL, O_O},
-      {"strict-input", no_argument, NULL, O_STRICT}, {"help", no_argument, NULL, O_HELP},
-      {NULL, 0, NULL, 0}};
-  optind = 1;
-  opterr = 0;
+  tl_opt_begin();
   int c;
-  while ((c = getopt_long(argc, argv, ":h", LONG, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":h", tl_opts_score, NULL)) != -1) {
     switch (c) {
     case O_Q: o->questions = optarg; break;
     case O_A: o->annotations = optarg; break;
     case O_I: o->items = optarg; break;
     case O_R: o->results = optarg; break;
     case O_V:
-      if ((o->version = tl_opt_choice(CMD, "--version", optarg, VERSIONS, TL_VQA__COUNT)) < 0) return 2;
+      if ((o->version = tl_opt_choice(CMD, "--version", optarg, VERSIONS, TL_VQA__COUNT)) < 0) return TL_EXIT_USAGE;
       break;
     case O_O: o->output = optarg; break;
     case O_STRICT: o->strict = 1; break;
     case 'h':
-    case O_HELP: usage(stdout); return 0;
-    default:
-      tl_opt_unknown(CMD, c, optopt, argv[optind - 1]);
-      usage(stderr);
-      return 2;
+    case O_HELP: return tl_usage_help(CMD, tl_usage_score);
+    default: return tl_usage_bad_option(CMD, c, argv, tl_usage_score);
     }
   }
+  if (optind < argc && !strcmp(argv[optind], "help")) return tl_usage_help(CMD, tl_usage_score);
+  if (optind >= argc) {
+    fprintf(stderr, "tally score: the benchmark is missing (known: vqa)\n");
+    return tl_usage_error(tl_usage_score);
+  }
+  if (strcmp(argv[optind], "vqa") != 0) {
+    fprintf(stderr, "tally score: unknown benchmark '%s' (known: vqa)\n", argv[optind]);
+    return tl_usage_error(tl_usage_score);
+  }
   const char *why = NULL;
-  if (optind < argc) {
-    fprintf(stderr, "%s: unexpected argument '%s'\n", CMD, argv[optind]);
-    usage(stderr);
-    return 2;
+  if (optind + 1 < argc) {
+    fprintf(stderr, "%s: unexpected argument '%s'\n", CMD, argv[optind + 1]);
+    return tl_usage_error(tl_usage_score);
   }
   if (o->items && (o->annotations || o->questions)) why = "--items replaces --annotations and --questions: give one form";
   else if (!o->items && !o->annotations) why = "--annotations (or --items) is required";
   else if (!o->results) why = "--results is required";
   if (why) {
     fprintf(stderr, "%s: %s\n", CMD, why);
-    usage(stderr);
-    return 2;
+    return tl_usage_error(tl_usage_score);
   }
   return -1;
 }
@@ -118,7 +104,7 @@ static int check_output(const score_opts *o) {
   if (st == TL_OK && !o->output) st = tl_stdout_check_inputs(roles, n, &err);
   if (st == TL_OK) return -1;
   fprintf(stderr, "%s: %s\n", CMD, err.msg);
-  return st == TL_EUSAGE ? 2 : 1;
+  return tl_exit_code(st); /* TL_EUSAGE: 2; TL_EIO, TL_ENOMEM: 1 */
 }
 
 /* Writes text + "\n" to path ("-" or NULL: standard output; a device or FIFO in place; a file
@@ -128,7 +114,7 @@ static int write_output(const char *path, const char *text) {
   tl_err err = {{0}};
   if (tl_out_stream_open(&os, path ? path : "-", &err) != TL_OK) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
-    return 1;
+    return TL_EXIT_FAIL;
   }
   int ok = fprintf(os.f, "%s\n", text) >= 0;
   int e = errno;
@@ -136,15 +122,16 @@ static int write_output(const char *path, const char *text) {
     if (err.msg[0]) fprintf(stderr, "%s: %s\n", CMD, err.msg);
     else fprintf(stderr, "%s: cannot write %s: %s\n", CMD, path && !tl_path_is_std(path) ? path : "standard output", strerror(e));
     if (path && !tl_path_is_std(path)) fprintf(stderr, "%s: '%s' was not written\n", CMD, path);
-    return 1;
+    return TL_EXIT_FAIL;
   }
-  return 0;
+  return TL_EXIT_OK;
 }
 
 /* The exit code of a failed load or report. */
 static int fail_code(tl_status st, const tl_err *err, int strict) {
   fprintf(stderr, "%s: %s\n", CMD, err->msg[0] ? err->msg : tl_strerror(st));
-  return st == TL_EINPUT && strict ? 3 : 1; /* not valid JSON: 1 (3 under --strict-input) */
+  /* not valid JSON: 1 (3 under --strict-input) */
+  return st == TL_EINPUT && strict ? TL_EXIT_BAD_INPUT : TL_EXIT_FAIL;
 }
 
 /* Whether a file the log reported since row `from` of its table is not valid JSON (a malformed
@@ -168,7 +155,7 @@ static int score(const score_opts *o) {
   tl_inlog log;
   if (tl_inlog_init(&log, stderr, o->strict) != TL_OK) {
     fprintf(stderr, "%s: out of memory\n", CMD);
-    return 1;
+    return TL_EXIT_FAIL;
   }
   tl_vqa_set set;
   tl_vqa_results res;
@@ -176,7 +163,7 @@ static int score(const score_opts *o) {
   tl_err err = {{0}};
   cJSON *json = NULL;
   tl_vqa_summary sum;
-  int rc = 0;
+  int rc = TL_EXIT_OK;
   size_t rows0 = log.table->nrows;
   tl_status st = o->items ? tl_vqa_load_items(&set, o->items, &log, &err)
                           : tl_vqa_load_official(&set, o->questions, o->annotations, &log, &err);
@@ -190,7 +177,7 @@ static int score(const score_opts *o) {
     rc = fail_code(st, &err, o->strict);
   } else {
     char *text = cJSON_PrintUnformatted(json);
-    rc = text ? write_output(o->output, text) : (fprintf(stderr, "%s: out of memory\n", CMD), 1);
+    rc = text ? write_output(o->output, text) : (fprintf(stderr, "%s: out of memory\n", CMD), TL_EXIT_FAIL);
     free(text);
     fprintf(stderr, "%s: %zu questions, %zu scored, %zu without a result (version %s)\n", CMD,
             sum.n_items, sum.n_scored, sum.n_missing, tl_vqa_version_name((tl_vqa_version)o->version));
@@ -208,19 +195,11 @@ static int score(const score_opts *o) {
 }
 
 int tl_cmd_score(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
-  if (strcmp(argv[1], "vqa") != 0) {
-    fprintf(stderr, "tally score: unknown benchmark '%s' (known: vqa)\n", argv[1]);
-    usage(stderr);
-    return 2;
-  }
+  if (argc < 2) return tl_usage_error(tl_usage_score);
   score_opts o;
   memset(&o, 0, sizeof o);
   o.version = TL_VQA_OFFICIAL;
-  int rc = parse_args(argc - 1, argv + 1, &o);
+  int rc = parse_args(argc, argv, &o);
   if (rc >= 0) return rc;
   if ((rc = check_output(&o)) >= 0) return rc;
   /* '-' is standard input, for one of the inputs: copied to a file first (the readers open a
@@ -229,13 +208,13 @@ int tl_cmd_score(int argc, char **argv) {
   const char **std_in = NULL;
   for (size_t i = 0; i < sizeof ins / sizeof *ins; i++)
     if (*ins[i] && tl_path_is_std(*ins[i])) {
-      if (std_in) return fprintf(stderr, "%s: only one input can be standard input ('-')\n", CMD), 2;
+      if (std_in) return fprintf(stderr, "%s: only one input can be standard input ('-')\n", CMD), TL_EXIT_USAGE;
       std_in = ins[i];
     }
   char *spool = NULL;
   if (std_in) {
     tl_err err = {{0}};
-    if (tl_in_spool_stdin(&spool, &err) != TL_OK) return fprintf(stderr, "%s: %s\n", CMD, err.msg), 1;
+    if (tl_in_spool_stdin(&spool, &err) != TL_OK) return fprintf(stderr, "%s: %s\n", CMD, err.msg), TL_EXIT_FAIL;
     *std_in = spool;
   }
   rc = score(&o);

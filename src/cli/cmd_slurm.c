@@ -46,46 +46,7 @@
 #include "outsafe.h"
 #include "tally/job.h"
 #include "tally/str.h"
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: tally slurm JOB.json [options]\n"
-          "  --ntasks N          MPI ranks (default 4)\n"
-          "  --time T            time limit, SLURM's format (default 02:00:00)\n"
-          "  --partition P       partition (default: the cluster's)\n"
-          "  --account A         account to charge (most clusters require one)\n"
-          "  --qos Q             quality of service\n"
-          "  --mem M             memory per node, SLURM's format (e.g. 64G)\n"
-          "  --cpus-per-task N   CPUs per rank\n"
-          "  --constraint C      node features (e.g. a100)\n"
-          "  --sbatch-arg ARG    any other sbatch option, as --opt=value or --flag (repeatable)\n"
-          "  --prologue FILE     shell lines run before tally (module loads, environment)\n"
-          "  --mpi pmix|pmi2|none  how the ranks start: srun --mpi=pmix (default), srun --mpi=pmi2, or\n"
-          "                      none: mpirun inside the allocation\n"
-          "  --gpus-per-task G   GPUs per rank (default none)\n"
-          "  --name NAME         job name (default: the job's \"name\")\n"
-          "  --max-requeue N     requeues after a time-limit stop before giving up (default 3)\n"
-          "  --array             a sweep: one array task per cell (model x seed; with --serve, per model, its\n"
-          "                      seeds run one after the other on the cell's server) and a merge job after\n"
-          "                      it, written as OUTPUT.array.sbatch and OUTPUT.merge.sbatch beside the output\n"
-          "  --array-throttle N  at most N array tasks at once (default: no limit)\n"
-          "  --merge-after ok|any  the merge job's dependency on the array (default ok: every cell\n"
-          "                      finished; any: merge what finished, name what did not, exit 1)\n"
-          "  --serve KIND        start one inference server per GPU with slurm/serve.sh first (vllm,\n"
-          "                      llamacpp, or test); the job's model engine is openai at\n"
-          "                      http://127.0.0.1:{port}/v1\n"
-          "  --serve-model M     the model to serve (default: the job's one model; with --array, each cell's)\n"
-          "  --serve-gpus N      servers per node (default: serve.sh finds the node's GPUs)\n"
-          "  --serve-args \"...\"  more arguments for every server\n"
-          "  --serve-wait S      seconds to wait for the servers' health (default 900)\n"
-          "  --serve-script P    serve.sh to use (default: the install's share/tally/slurm/serve.sh, else\n"
-          "                      this build's source tree's)\n"
-          "  --force             the job's output exists (a finished run's): the script replaces it (tally run\n"
-          "                      --force); without it that is refused, as tally run refuses it\n"
-          "  --submit            submit it with sbatch (prints the job id) instead of printing it\n"
-          "  --wait              with --submit: sbatch --wait (returns when the job ends, with its exit code)\n"
-          "exit codes: 0 ok, 1 failure (sbatch failed), 2 usage or an invalid job\n");
-}
+#include "usage.h"
 
 /* Single-quotes s for the shell. */
 static void shq(tl_buf *b, const char *s) {
@@ -167,6 +128,38 @@ static int sbatch_safe(const char *s) {
   return 1;
 }
 
+enum { O_NT = 1, O_TIME, O_PART, O_GPU, O_NAME, O_MAXRQ, O_SUBMIT, O_WAIT, O_ARRAY, O_THROTTLE, O_AFTER, O_SERVE,
+       O_SMODEL, O_SGPUS, O_SARGS, O_SWAIT, O_SSCRIPT, O_FORCE, O_ACCOUNT, O_QOS, O_MEM, O_CPUS, O_CONSTRAINT,
+       O_SBARG, O_PROLOGUE, O_MPI, O_HELP };
+const struct option tl_opts_slurm[] = {{"ntasks", required_argument, NULL, O_NT},
+                                     {"time", required_argument, NULL, O_TIME},
+                                     {"partition", required_argument, NULL, O_PART},
+                                     {"gpus-per-task", required_argument, NULL, O_GPU},
+                                     {"name", required_argument, NULL, O_NAME},
+                                     {"max-requeue", required_argument, NULL, O_MAXRQ},
+                                     {"submit", no_argument, NULL, O_SUBMIT},
+                                     {"force", no_argument, NULL, O_FORCE},
+                                     {"wait", no_argument, NULL, O_WAIT},
+                                     {"array", no_argument, NULL, O_ARRAY},
+                                     {"array-throttle", required_argument, NULL, O_THROTTLE},
+                                     {"merge-after", required_argument, NULL, O_AFTER},
+                                     {"serve", required_argument, NULL, O_SERVE},
+                                     {"serve-model", required_argument, NULL, O_SMODEL},
+                                     {"serve-gpus", required_argument, NULL, O_SGPUS},
+                                     {"serve-args", required_argument, NULL, O_SARGS},
+                                     {"serve-wait", required_argument, NULL, O_SWAIT},
+                                     {"serve-script", required_argument, NULL, O_SSCRIPT},
+                                     {"account", required_argument, NULL, O_ACCOUNT},
+                                     {"qos", required_argument, NULL, O_QOS},
+                                     {"mem", required_argument, NULL, O_MEM},
+                                     {"cpus-per-task", required_argument, NULL, O_CPUS},
+                                     {"constraint", required_argument, NULL, O_CONSTRAINT},
+                                     {"sbatch-arg", required_argument, NULL, O_SBARG},
+                                     {"prologue", required_argument, NULL, O_PROLOGUE},
+                                     {"mpi", required_argument, NULL, O_MPI},
+                                     {"help", no_argument, NULL, O_HELP},
+                                     {NULL, 0, NULL, 0}};
+
 int tl_cmd_slurm(int argc, char **argv) {
   static const char *const CMD = "tally slurm";
   const char *timel = "02:00:00", *part = NULL, *name = NULL;
@@ -180,50 +173,18 @@ int tl_cmd_slurm(int argc, char **argv) {
   int serve = -1;
   const char *serve_model = NULL, *serve_args = NULL, *serve_script = TALLY_SOURCE_DIR "/slurm/serve.sh";
   static const char *const KINDS[] = {"vllm", "llamacpp", "test"};
-  enum { O_NT = 1, O_TIME, O_PART, O_GPU, O_NAME, O_MAXRQ, O_SUBMIT, O_WAIT, O_ARRAY, O_THROTTLE, O_AFTER, O_SERVE,
-         O_SMODEL, O_SGPUS, O_SARGS, O_SWAIT, O_SSCRIPT, O_FORCE, O_ACCOUNT, O_QOS, O_MEM, O_CPUS, O_CONSTRAINT,
-         O_SBARG, O_PROLOGUE, O_MPI, O_HELP };
-  static const struct option LONG[] = {{"ntasks", required_argument, NULL, O_NT},
-                                       {"time", required_argument, NULL, O_TIME},
-                                       {"partition", required_argument, NULL, O_PART},
-                                       {"gpus-per-task", required_argument, NULL, O_GPU},
-                                       {"name", required_argument, NULL, O_NAME},
-                                       {"max-requeue", required_argument, NULL, O_MAXRQ},
-                                       {"submit", no_argument, NULL, O_SUBMIT},
-                                       {"force", no_argument, NULL, O_FORCE},
-                                       {"wait", no_argument, NULL, O_WAIT},
-                                       {"array", no_argument, NULL, O_ARRAY},
-                                       {"array-throttle", required_argument, NULL, O_THROTTLE},
-                                       {"merge-after", required_argument, NULL, O_AFTER},
-                                       {"serve", required_argument, NULL, O_SERVE},
-                                       {"serve-model", required_argument, NULL, O_SMODEL},
-                                       {"serve-gpus", required_argument, NULL, O_SGPUS},
-                                       {"serve-args", required_argument, NULL, O_SARGS},
-                                       {"serve-wait", required_argument, NULL, O_SWAIT},
-                                       {"serve-script", required_argument, NULL, O_SSCRIPT},
-                                       {"account", required_argument, NULL, O_ACCOUNT},
-                                       {"qos", required_argument, NULL, O_QOS},
-                                       {"mem", required_argument, NULL, O_MEM},
-                                       {"cpus-per-task", required_argument, NULL, O_CPUS},
-                                       {"constraint", required_argument, NULL, O_CONSTRAINT},
-                                       {"sbatch-arg", required_argument, NULL, O_SBARG},
-                                       {"prologue", required_argument, NULL, O_PROLOGUE},
-                                       {"mpi", required_argument, NULL, O_MPI},
-                                       {"help", no_argument, NULL, O_HELP},
-                                       {NULL, 0, NULL, 0}};
-  opterr = 0;
-  optind = 1;
+  tl_opt_begin();
   int ch;
-  while ((ch = getopt_long(argc, argv, ":", LONG, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, ":h", tl_opts_slurm, NULL)) != -1) {
     switch (ch) {
     case O_NT:
-      if (tl_opt_u64(CMD, "--ntasks", optarg, 1, 100000, &ntasks)) return 2;
+      if (tl_opt_u64(CMD, "--ntasks", optarg, 1, 100000, &ntasks)) return TL_EXIT_USAGE;
       break;
     case O_GPU:
-      if (tl_opt_u64(CMD, "--gpus-per-task", optarg, 0, 1024, &gpus)) return 2;
+      if (tl_opt_u64(CMD, "--gpus-per-task", optarg, 0, 1024, &gpus)) return TL_EXIT_USAGE;
       break;
     case O_MAXRQ:
-      if (tl_opt_u64(CMD, "--max-requeue", optarg, 0, 100000, &maxrq)) return 2;
+      if (tl_opt_u64(CMD, "--max-requeue", optarg, 0, 100000, &maxrq)) return TL_EXIT_USAGE;
       break;
     case O_TIME: timel = optarg; break;
     case O_PART: part = optarg; break;
@@ -235,52 +196,47 @@ int tl_cmd_slurm(int argc, char **argv) {
     case O_CONSTRAINT: constraint = optarg; break;
     case O_PROLOGUE: prologue = optarg; break;
     case O_CPUS:
-      if (tl_opt_u64(CMD, "--cpus-per-task", optarg, 1, 100000, &cpus)) return 2;
+      if (tl_opt_u64(CMD, "--cpus-per-task", optarg, 1, 100000, &cpus)) return TL_EXIT_USAGE;
       break;
     case O_MPI:
-      if ((mpi = tl_opt_choice(CMD, "--mpi", optarg, MPIS, 3)) < 0) return 2;
+      if ((mpi = tl_opt_choice(CMD, "--mpi", optarg, MPIS, 3)) < 0) return TL_EXIT_USAGE;
       break;
     case O_SBARG:
-      if (nsbargs == 32) return fprintf(stderr, "%s: at most 32 --sbatch-arg\n", CMD), 2;
+      if (nsbargs == 32) return fprintf(stderr, "%s: at most 32 --sbatch-arg\n", CMD), TL_EXIT_USAGE;
       sbargs[nsbargs++] = optarg;
       break;
     case O_FORCE: force = 1; break;
     case O_WAIT: wait = 1; break;
     case O_ARRAY: array = 1; break;
     case O_SERVE:
-      if ((serve = tl_opt_choice(CMD, "--serve", optarg, KINDS, 3)) < 0) return 2;
+      if ((serve = tl_opt_choice(CMD, "--serve", optarg, KINDS, 3)) < 0) return TL_EXIT_USAGE;
       break;
     case O_SMODEL: serve_model = optarg; break;
     case O_SARGS: serve_args = optarg; break;
     case O_SSCRIPT: serve_script = optarg, serve_script_given = 1; break;
     case O_SGPUS:
-      if (tl_opt_u64(CMD, "--serve-gpus", optarg, 1, 1024, &serve_gpus)) return 2;
+      if (tl_opt_u64(CMD, "--serve-gpus", optarg, 1, 1024, &serve_gpus)) return TL_EXIT_USAGE;
       break;
     case O_SWAIT:
-      if (tl_opt_u64(CMD, "--serve-wait", optarg, 1, 86400, &serve_wait)) return 2;
+      if (tl_opt_u64(CMD, "--serve-wait", optarg, 1, 86400, &serve_wait)) return TL_EXIT_USAGE;
       break;
     case O_THROTTLE:
-      if (tl_opt_u64(CMD, "--array-throttle", optarg, 1, 100000, &throttle)) return 2;
+      if (tl_opt_u64(CMD, "--array-throttle", optarg, 1, 100000, &throttle)) return TL_EXIT_USAGE;
       break;
     case O_AFTER: {
       static const char *const AFTER[] = {"ok", "any"};
       int k = tl_opt_choice(CMD, "--merge-after", optarg, AFTER, 2);
-      if (k < 0) return 2;
+      if (k < 0) return TL_EXIT_USAGE;
       after_any = k == 1;
       break;
     }
-    case O_HELP: usage(stdout); return 0;
-    default:
-      tl_opt_unknown(CMD, ch, optopt, argv[optind - 1]);
-      usage(stderr);
-      return 2;
+    case 'h':
+    case O_HELP: return tl_usage_help(CMD, tl_usage_slurm);
+    default: return tl_usage_bad_option(CMD, ch, argv, tl_usage_slurm);
     }
   }
-  if (optind != argc - 1) {
-    usage(stderr);
-    return 2;
-  }
-  if (wait && !submit) return fprintf(stderr, "%s: --wait goes with --submit\n", CMD), 2;
+  if (optind != argc - 1) return tl_usage_error(tl_usage_slurm);
+  if (wait && !submit) return fprintf(stderr, "%s: --wait goes with --submit\n", CMD), TL_EXIT_USAGE;
   static char installed[PATH_MAX + 64]; /* an installed tally's serve.sh: PREFIX/share/tally/slurm */
   if (!serve_script_given) {
     char exe[PATH_MAX];
@@ -294,20 +250,20 @@ int tl_cmd_slurm(int argc, char **argv) {
     }
   }
   if ((throttle || after_any) && !array)
-    return fprintf(stderr, "%s: --array-throttle and --merge-after go with --array\n", CMD), 2;
+    return fprintf(stderr, "%s: --array-throttle and --merge-after go with --array\n", CMD), TL_EXIT_USAGE;
   if (serve < 0 && (serve_model || serve_gpus || serve_args || serve_wait != 900))
-    return fprintf(stderr, "%s: --serve-model, --serve-gpus, --serve-args and --serve-wait go with --serve\n", CMD), 2;
-  if (serve_model && !serve_model[0]) return fprintf(stderr, "%s: --serve-model needs a model\n", CMD), 2;
+    return fprintf(stderr, "%s: --serve-model, --serve-gpus, --serve-args and --serve-wait go with --serve\n", CMD), TL_EXIT_USAGE;
+  if (serve_model && !serve_model[0]) return fprintf(stderr, "%s: --serve-model needs a model\n", CMD), TL_EXIT_USAGE;
   if (!sbatch_safe(timel)) {
     fprintf(stderr, "%s: --time takes SLURM's time format (digits, - and :), not '%s'\n", CMD, timel);
-    return 2;
+    return TL_EXIT_USAGE;
   }
   { /* every other value is quoted as sbatch reads it: any text but a control character */
     const char *vals[] = {part, name, account, qos, mem, constraint};
     const char *opts[] = {"--partition", "--name", "--account", "--qos", "--mem", "--constraint"};
     for (int i = 0; i < 6; i++)
       if (vals[i] && (!vals[i][0] || has_ctl(vals[i])))
-        return fprintf(stderr, "%s: %s takes a value without control characters (and not nothing)\n", CMD, opts[i]), 2;
+        return fprintf(stderr, "%s: %s takes a value without control characters (and not nothing)\n", CMD, opts[i]), TL_EXIT_USAGE;
     for (int i = 0; i < nsbargs; i++) {
       const char *a = sbargs[i], *eq = strchr(a, '=');
       size_t nl = eq ? (size_t)(eq - a) : strlen(a);
@@ -317,7 +273,7 @@ int tl_cmd_slurm(int argc, char **argv) {
              (a[k] >= '0' && a[k] <= '9');
       if (!ok)
         return fprintf(stderr, "%s: --sbatch-arg takes one sbatch option, --opt=value or --flag (the value without "
-                               "control characters), not '%s'\n", CMD, a), 2;
+                               "control characters), not '%s'\n", CMD, a), TL_EXIT_USAGE;
     }
   }
   static char pro[1 << 16]; /* the prologue's text, inserted before the run (static: no path frees it) */
@@ -330,7 +286,7 @@ int tl_cmd_slurm(int argc, char **argv) {
     if (bad) {
       fprintf(stderr, "%s: --prologue '%s': %s\n", CMD, prologue,
               !pf ? strerror(e) : k == sizeof pro ? "64 KiB or more" : "not a text file (a NUL byte, or unreadable)");
-      return 2;
+      return TL_EXIT_USAGE;
     }
     pro[k] = 0;
   }
@@ -346,7 +302,7 @@ int tl_cmd_slurm(int argc, char **argv) {
             probs.data ? probs.data : "");
     tl_buf_release(&probs);
     if (!st) tl_job_release(&job);
-    return 2;
+    return TL_EXIT_USAGE;
   }
   tl_buf_release(&probs);
   char jabs[PATH_MAX], self[PATH_MAX];
@@ -354,7 +310,7 @@ int tl_cmd_slurm(int argc, char **argv) {
   if (!realpath(jpath, jabs) || sl <= 0) {
     fprintf(stderr, "%s: cannot resolve '%s' or this program's path\n", CMD, jpath);
     tl_job_release(&job);
-    return 1;
+    return TL_EXIT_FAIL;
   }
   self[sl] = 0;
   const char *jn = name ? name : job.name && job.name[0] && !has_ctl(job.name) ? job.name : "tally";
@@ -365,7 +321,7 @@ int tl_cmd_slurm(int argc, char **argv) {
     fprintf(stderr, "%s: --array needs a sweep: every benchmark of '%s' lists the same \"models\" and \"seeds\" "
                     "(each (model, seed) is one array task)\n", CMD, jpath);
     tl_job_release(&job);
-    return 2;
+    return TL_EXIT_USAGE;
   }
   const tl_job_engine *me = &job.engines[TL_ROLE_MODEL];
   if (serve >= 0) { /* the servers listen on this node's ports: the engine must ask them there */
@@ -375,7 +331,7 @@ int tl_cmd_slurm(int argc, char **argv) {
                       "be openai with \"url\": \"http://127.0.0.1:{port}/v1\"%s%s\n", CMD, u ? " (it is " : "",
               u ? u : "");
       tl_job_release(&job);
-      return 2;
+      return TL_EXIT_USAGE;
     }
     const tl_job_bench *b0 = job.n_benches ? &job.benches[0] : NULL;
     if (serve != 2 && !me->http.model && !array && !(b0 && b0->n_models == 1)) {
@@ -383,12 +339,12 @@ int tl_cmd_slurm(int argc, char **argv) {
                       "cell serves its own model), or name the served model in the engine's \"model\"\n", CMD,
               KINDS[serve], b0 ? b0->n_models : 0);
       tl_job_release(&job);
-      return 2;
+      return TL_EXIT_USAGE;
     }
     if (access(serve_script, X_OK) != 0 && access(serve_script, R_OK) != 0) {
       fprintf(stderr, "%s: cannot read the serve script '%s' (give --serve-script)\n", CMD, serve_script);
       tl_job_release(&job);
-      return 2;
+      return TL_EXIT_USAGE;
     }
   }
   { /* the output, absolute: the script resumes when its journal exists */
@@ -397,7 +353,7 @@ int tl_cmd_slurm(int argc, char **argv) {
     if (!oa) {
       fprintf(stderr, "%s: %s\n", CMD, e.msg[0] ? e.msg : "out of memory");
       tl_job_release(&job);
-      return 2;
+      return TL_EXIT_USAGE;
     }
     snprintf(out_abs, sizeof out_abs, "%s", oa);
     snprintf(cells, sizeof cells, "%s.cells", out_abs);
@@ -412,7 +368,7 @@ int tl_cmd_slurm(int argc, char **argv) {
       fprintf(stderr, "%s: output '%s' exists (a finished output): pass --force to replace it (the script then runs "
                       "tally run --force), or choose another output\n", CMD, out_abs);
       tl_job_release(&job);
-      return 2;
+      return TL_EXIT_USAGE;
     }
   }
   { /* a path with a control character would break the script's lines: refused, whatever quoting */
@@ -423,7 +379,7 @@ int tl_cmd_slurm(int argc, char **argv) {
         for (const char *c = paths[i]; *c; c++) fprintf(stderr, (unsigned char)*c < 0x20 || *c == 0x7f ? "\\x%02x" : "%c", (unsigned char)*c);
         fprintf(stderr, "' holds a control character (a newline would become a line of the script): rename it\n");
         tl_job_release(&job);
-        return 2;
+        return TL_EXIT_USAGE;
       }
   }
   /* The log goes beside the output, whether or not the output exists yet (realpath of the
@@ -635,9 +591,9 @@ int tl_cmd_slurm(int argc, char **argv) {
                     "exit 1\n");
   }
   tl_job_release(&job);
-  int rc = 0;
+  int rc = TL_EXIT_OK;
   if (!submit && !array) {
-    if (fputs(s.data, stdout) < 0 || fflush(stdout) != 0) rc = 1;
+    if (fputs(s.data, stdout) < 0 || fflush(stdout) != 0) rc = TL_EXIT_FAIL;
   } else if (array) {
     /* two files beside the output, OUTPUT.array.sbatch and OUTPUT.merge.sbatch (two scripts are
      * never one stream: sbatch takes one); printed, or submitted with the dependency */
@@ -651,7 +607,7 @@ int tl_cmd_slurm(int argc, char **argv) {
       if (f && fclose(f) != 0) bad = 1;
       if (bad) {
         fprintf(stderr, "%s: cannot write the script '%s': %s\n", CMD, paths[i], strerror(errno));
-        rc = 1;
+        rc = TL_EXIT_FAIL;
       }
     }
     if (!rc && !submit) {
@@ -666,7 +622,7 @@ int tl_cmd_slurm(int argc, char **argv) {
              ap, ncell, per_model ? ncell / nseeds : ncell, (per_model ? ncell / nseeds : ncell) == 1 ? "" : "s", mp,
              after_any ? "any" : "ok", c.data);
       tl_buf_release(&c);
-      if (fflush(stdout) != 0) rc = 1;
+      if (fflush(stdout) != 0) rc = TL_EXIT_FAIL;
     }
     char id[64] = "";
     if (!rc && submit) {
@@ -677,7 +633,7 @@ int tl_cmd_slurm(int argc, char **argv) {
       FILE *p = popen(c.data, "r");
       if (!p || !fgets(id, sizeof id, p) || pclose(p) != 0 || !(id[strcspn(id, ";\n")] = 0, id[0])) {
         fprintf(stderr, "%s: sbatch of the array job failed\n", CMD);
-        rc = 1;
+        rc = TL_EXIT_FAIL;
       }
       tl_buf_release(&c);
     }
@@ -694,7 +650,7 @@ int tl_cmd_slurm(int argc, char **argv) {
       int ps = p ? pclose(p) : -1;
       if (!ok || ps != 0) {
         fprintf(stderr, "%s: sbatch of the merge job %s (status %d)\n", CMD, wait && ok ? "or the merge failed" : "failed", ps);
-        rc = 1;
+        rc = TL_EXIT_FAIL;
       }
       mid[strcspn(mid, ";\n")] = 0;
       if (ok) printf("merge job %s (after%s:%s) -> %s\n", mid, after_any ? "any" : "ok", id, out_abs);
@@ -703,13 +659,13 @@ int tl_cmd_slurm(int argc, char **argv) {
     FILE *p = popen(wait ? "sbatch --parsable --wait" : "sbatch --parsable", "w");
     if (!p) {
       fprintf(stderr, "%s: cannot run sbatch: %s\n", CMD, strerror(errno));
-      rc = 1;
+      rc = TL_EXIT_FAIL;
     } else {
       fputs(s.data, p);
       int ps = pclose(p);
       if (ps != 0) {
         fprintf(stderr, "%s: sbatch %s (status %d)\n", CMD, wait ? "or the job failed" : "failed", ps);
-        rc = 1;
+        rc = TL_EXIT_FAIL;
       }
     }
   }

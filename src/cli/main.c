@@ -1,5 +1,7 @@
-/* main.c - the `tally` executable: subcommand dispatch. */
+/* main.c - the `tally` executable: its own options (getopt_long, up to the command's name) and
+ * the dispatch to the command (usage.c's tl_cli_cmds), which parses the rest. */
 #define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -10,22 +12,7 @@
 #include "comm.h"
 #include "driver.h"
 #include "tally/str.h"
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "tally %s - evaluation studies for LLMs and VLMs on HPC clusters\n"
-          "usage: tally <command> [options]\n"
-          "  run JOB.json    score a job (replay engine), write HDF5, print the summary\n"
-          "  parse           run one answer parser over JSONL lines (inspection)\n"
-          "  correlate       bootstrap Spearman/Kendall studies of metrics vs a human score\n"
-          "  score vqa       official VQA accuracy of a results file (drop-in for vqaEval.py)\n"
-          "  compare RUN.h5  paired comparison of two models on the units they share (--models A,B)\n"
-          "  slurm JOB.json  print (or --submit) a preemption-safe sbatch script for the job\n"
-          "  merge A.h5 B.h5 ... -o M.h5  one file from the runs of a sweep, re-scored from their journals\n"
-          "  version         print the version\n"
-          "`tally <command> --help` for a command's options.\n",
-          TALLY_VERSION);
-}
+#include "usage.h"
 
 /* True when a launcher started this process (mpirun/mpiexec, srun --mpi=pmix, or another PMI):
  * each sets its own variables in the ranks' environment. */
@@ -109,17 +96,57 @@ int tl_cli_solo_or_mpi(int *argc, char ***argv, const char *what,
   return rc;
 }
 
+/* `tally --list-options [CMD]`: CMD's long options, one "--name" a line; without CMD, the
+ * commands' names. Hidden (tests/e2e/test_cli_usage.sh, shell completion). */
+static int list_options(const char *cmd) {
+  const tl_cli_cmd *c = NULL;
+  for (int i = 0; i < tl_n_cli_cmds; i++) {
+    if (!cmd) printf("%s\n", tl_cli_cmds[i].name);
+    else if (!strcmp(cmd, tl_cli_cmds[i].name)) c = &tl_cli_cmds[i];
+  }
+  if (cmd && !c) {
+    fprintf(stderr, "tally: unknown command '%s'\n", cmd);
+    return TL_EXIT_USAGE;
+  }
+  for (const struct option *o = c ? c->opts : NULL; o && o->name; o++) printf("--%s\n", o->name);
+  return fflush(stdout) == 0 ? TL_EXIT_OK : TL_EXIT_FAIL;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    usage(stderr);
-    return 2;
+  if (argc < 2) return tl_usage_error(tl_usage_tally);
+  /* tally's own options, up to the command ('+': the command's options are its own) */
+  enum { O_HELP = 'h', O_VERSION = 1, O_LIST };
+  static const struct option LONG[] = {{"help", no_argument, NULL, O_HELP},
+                                       {"version", no_argument, NULL, O_VERSION},
+                                       {"list-options", no_argument, NULL, O_LIST},
+                                       {NULL, 0, NULL, 0}};
+  tl_opt_begin();
+  int c;
+  while ((c = getopt_long(argc, argv, "+:h", LONG, NULL)) != -1) {
+    switch (c) {
+    case O_HELP: return tl_usage_help("tally", tl_usage_tally);
+    case O_VERSION: return printf("tally %s\n", TALLY_VERSION) < 0 || fflush(stdout) ? TL_EXIT_FAIL : TL_EXIT_OK;
+    case O_LIST: return list_options(optind < argc ? argv[optind] : NULL);
+    default: return tl_usage_bad_option("tally", c, argv, tl_usage_tally);
+    }
+  }
+  if (optind >= argc) return tl_usage_error(tl_usage_tally); /* "tally --": no command */
+  const char *name = argv[optind];
+  if (!strcmp(name, "version")) return printf("tally %s\n", TALLY_VERSION) < 0 || fflush(stdout) ? TL_EXIT_FAIL : TL_EXIT_OK;
+  if (!strcmp(name, "help")) return tl_usage_help("tally", tl_usage_tally);
+  const tl_cli_cmd *cmd = NULL;
+  for (int i = 0; i < tl_n_cli_cmds && !cmd; i++)
+    if (!strcmp(name, tl_cli_cmds[i].name)) cmd = &tl_cli_cmds[i];
+  if (!cmd) {
+    fprintf(stderr, "tally: unknown command '%s'\n", name);
+    return tl_usage_error(tl_usage_tally);
   }
   /* The parsers' case mapping needs glibc's C.UTF-8 locale: without it results would change in
    * silence (non-ASCII letters caseless), so nothing runs. */
   tl_err lerr;
-  if (strcmp(argv[1], "version") && strcmp(argv[1], "--version") && tl_utf8_locale_check(&lerr) != TL_OK) {
+  if (tl_utf8_locale_check(&lerr) != TL_OK) {
     fprintf(stderr, "tally: %s (Debian: the C.UTF-8 locale ships with libc-bin; check LOCPATH)\n", lerr.msg);
-    return 1;
+    return TL_EXIT_FAIL;
   }
   /* The replay engine keeps one descriptor per answers file open for the whole run: take the
    * hard limit of open files as the soft one (often 1024 -> 1048576), quietly, as far as allowed. */
@@ -128,22 +155,5 @@ int main(int argc, char **argv) {
     nf.rlim_cur = nf.rlim_max;
     setrlimit(RLIMIT_NOFILE, &nf);
   }
-  if (!strcmp(argv[1], "run")) return tl_cmd_run(argc - 1, argv + 1);
-  if (!strcmp(argv[1], "parse")) return tl_cmd_parse(argc - 1, argv + 1);
-  if (!strcmp(argv[1], "correlate")) return tl_cmd_correlate(argc - 1, argv + 1);
-  if (!strcmp(argv[1], "score")) return tl_cmd_score(argc - 1, argv + 1);
-  if (!strcmp(argv[1], "compare")) return tl_cmd_compare(argc - 1, argv + 1);
-  if (!strcmp(argv[1], "slurm")) return tl_cmd_slurm(argc - 1, argv + 1);
-  if (!strcmp(argv[1], "merge")) return tl_cmd_merge(argc - 1, argv + 1);
-  if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
-    printf("tally %s\n", TALLY_VERSION);
-    return 0;
-  }
-  if (!strcmp(argv[1], "help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-    usage(stdout);
-    return 0;
-  }
-  fprintf(stderr, "tally: unknown command '%s'\n", argv[1]);
-  usage(stderr);
-  return 2;
+  return cmd->fn(argc - optind, argv + optind);
 }

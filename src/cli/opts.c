@@ -1,5 +1,6 @@
 /* opts.c - strict numeric option values for every subcommand (contracts in cli.h). */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,11 @@ int tl_opt_choices(const char *cmd, const char *opt, const char *v, const char *
     p = c + 1;
   }
   return 0;
+}
+
+void tl_opt_begin(void) {
+  optind = 0;
+  opterr = 0;
 }
 
 void tl_opt_unknown(const char *cmd, int c, int optopt_c, const char *arg) {
