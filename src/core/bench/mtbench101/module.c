@@ -1613,4 +1613,8 @@ const tl_bench_vt tl_bench_mtbench101 = {
     .tables = mtb_tables,
     .summary = mtb_summary,
     .turn_sub = mtb_turn_sub,
+    .max_modes = NM_MAX,
+    .max_acc = 2 * NM_MAX,
+    .parsers = &tl_mtb_parser_set,
+    .compare = &tl_mtb_compare,
 };

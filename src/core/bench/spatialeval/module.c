@@ -408,4 +408,9 @@ const tl_bench_vt tl_bench_spatialeval = {
     .items_table = se_items_table,
     .tables = se_tables,
     .summary = se_summary,
+    .max_modes = TL_SE__NMODES,
+    .max_acc = 2,
+    .formats = tl_se_formats,
+    .parsers = &tl_se_parser_set,
+    .compare = &tl_se_compare,
 };

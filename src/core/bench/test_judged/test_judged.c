@@ -555,4 +555,6 @@ const tl_bench_vt tl_bench_test_judged = {
     .items_table = tj_items_table,
     .tables = tj_tables,
     .summary = tj_summary,
+    .max_modes = 1,
+    .max_acc = 2,
 };

@@ -1966,4 +1966,9 @@ const tl_bench_vt tl_bench_vqa = {
     .tables = vqa_tables,
     .summary = vqa_summary,
     .check_cfgs = vqa_check_cfgs,
+    .max_modes = M__N,
+    .max_acc = M__N + 3,
+    .formats = tl_vqa_formats,
+    .parsers = &tl_vqa_parser_set,
+    .compare = &tl_vqa_compare,
 };
