@@ -142,7 +142,6 @@ typedef struct tl_bench tl_bench;
 
 typedef struct {
   const char *name;                  /* the job's "benchmark" value */
-  const char *about;                 /* one line, for the list of known benchmarks */
   int nstages;                       /* 1: generate; 2: generate, then judge (see n_stages) */
   const char *const *variants;       /* prompt variant names, NULL-terminated; index = order */
   const char *const *keys;           /* the module's own keys of a benchmark entry, NULL-terminated

@@ -1590,7 +1590,6 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
 
 const tl_bench_vt tl_bench_mtbench101 = {
     .name = "mtbench101",
-    .about = "MT-Bench-101: multi-turn dialogues on golden context, graded 1-10 by an LLM judge",
     .nstages = 2,
     .variants = VARIANTS,
     .keys = KEYS,

@@ -387,7 +387,6 @@ static void se_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint
 
 const tl_bench_vt tl_bench_spatialeval = {
     .name = "spatialeval",
-    .about = "SpatialEval (Spatial-Map, Maze-Nav, Spatial-Grid, Spatial-Real): option answers, three parsers",
     .nstages = 1,
     .variants = VARIANTS,
     .keys = KEYS,

@@ -1943,7 +1943,6 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
 
 const tl_bench_vt tl_bench_vqa = {
     .name = "vqa",
-    .about = "VQA sets: VQA accuracy (official rules), soft VQA accuracy, exact match, LAVE; human scores for studies",
     .nstages = 2,
     .variants = VARIANTS,
     .keys = KEYS,
