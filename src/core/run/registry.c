@@ -1,27 +1,28 @@
 /* registry.c - the benchmark modules tally knows, by name, and the lookups over their hooks
- * (tally/registry.h). A new benchmark adds one line to MODULES. */
+ * (tally/registry.h). A new benchmark adds one line to MODULES_LIST. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tally/registry.h"
 
-extern const tl_bench_vt tl_bench_spatialeval;
-extern const tl_bench_vt tl_bench_mtbench101;
-extern const tl_bench_vt tl_bench_vqa;
-extern const tl_bench_vt tl_bench_test_judged;
-
-static const tl_bench_vt *const MODULES[] = {
-    &tl_bench_spatialeval,
-    &tl_bench_mtbench101,
-    &tl_bench_vqa,
-};
+/* The modules, one line each: X(name) is the table tl_bench_<name> of src/core/bench/<name>/. */
+#define MODULES_LIST(X) \
+  X(spatialeval)        \
+  X(mtbench101)         \
+  X(vqa)
 
 /* Modules for the test suite only (a two-stage module over replay files): known only when
  * TALLY_TEST_MODULES=1 is in the environment, so a user's job can never name one by accident. */
-static const tl_bench_vt *const TEST_MODULES[] = {
-    &tl_bench_test_judged,
-};
+#define TEST_MODULES_LIST(X) \
+  X(test_judged)
+
+#define DECLARE(name) extern const tl_bench_vt tl_bench_##name;
+#define ENTRY(name) &tl_bench_##name,
+MODULES_LIST(DECLARE)
+TEST_MODULES_LIST(DECLARE)
+static const tl_bench_vt *const MODULES[] = {MODULES_LIST(ENTRY)};
+static const tl_bench_vt *const TEST_MODULES[] = {TEST_MODULES_LIST(ENTRY)};
 
 enum { N_MODULES = sizeof MODULES / sizeof *MODULES, N_TEST_MODULES = sizeof TEST_MODULES / sizeof *TEST_MODULES };
 
