@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 #include <stdint.h>
 
-#include "tally/bench.h"
+#include "tally/bench_vt.h"
 #include "tally/engine.h"
 #include "tally/err.h"
 #include "tally/str.h"
@@ -149,5 +149,36 @@ long tl_job_sweep_cells(const tl_job *job);
 
 /* Joins dir and a relative path (absolute paths returned as is). malloc'd. */
 char *tl_path_resolve(const char *dir, const char *path);
+
+/* ---- What a module needs from the job loader while it reads its keys (tl_bench_vt.create
+ * gets the context; tl_job_ctx is declared in tally/bench_vt.h). ---- */
+/* One problem at `where` (e.g. "benchmarks[0].items"); every problem is reported, then none runs. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void tl_job_problem(tl_job_ctx *c, const char *where, const char *fmt, ...);
+/* Typed keys of a benchmark entry e: when `key` is present and valid its value goes to *out;
+ * when it is of the wrong type or range a problem "<where>.<key>: must be ..." is reported
+ * (`what` describes the integer wanted, e.g. "an integer >= 0 (0: the engine's default)").
+ * Return the number of problems (0 or 1); an absent key leaves *out as it is. */
+int tl_job_key_int(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, double lo, double hi,
+                   const char *what, int *out);
+int tl_job_key_num(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, double lo, double hi,
+                   double *out);
+int tl_job_key_bool(tl_job_ctx *c, const cJSON *e, const char *key, const char *where, bool *out);
+/* The type of the engine that answers `role` in this job ("replay", "openai"; the job's engines
+ * are read before its benchmarks), or "replay" when the job names none. A module uses it where
+ * the engine changes what its items need (SpatialEval: a server must get a vision item's image). */
+const char *tl_job_engine_type(const tl_job_ctx *c, tl_role role);
+/* A path of the job resolved against the job's folder (absolute paths as they are), malloc'd;
+ * NULL when out of memory. Not declared an input (for a folder, e.g. SpatialEval's "images"). */
+char *tl_job_resolve(const tl_job_ctx *c, const char *path);
+/* A path or a list of paths at `v` -> resolved against the job's folder (malloc'd array of
+ * malloc'd strings). Each is also declared an input of the job (`what`: "an items file"), so
+ * the output is checked against it and its SHA-256 is recorded. Problems are reported.
+ * Returns the number of problems it reported (0: every entry is in *out). */
+int tl_job_paths(tl_job_ctx *c, const cJSON *v, const char *where, const char *what, char ***out,
+                 int *n);
+
 
 #endif

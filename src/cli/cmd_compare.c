@@ -26,16 +26,11 @@
 
 #include "cli.h"
 #include "h5_read.h"
+#include "tally/registry.h"
 #include "tally/stats.h"
 #include "tally/str.h"
 #include "tally/strmap.h"
 #include "usage.h"
-
-static const struct {
-  const char *bench, *metric, *by, *status;
-} DEFAULTS[] = {{"spatialeval", "correct_strict", "task", "status_strict"},
-                {"vqa", "vqa_accuracy", "dataset", "vqa_status"},
-                {"mtbench101", "rating", "task", "status"}};
 
 typedef struct { /* one item: a unit key without model and seed (MT-Bench-101: a dialogue) */
   double sum[2];  /* per model: the sum of its values over its seeds (under the policy in use) */
@@ -140,12 +135,17 @@ int tl_cmd_compare(int argc, char **argv) {
     tl_err oerr = {{0}};
     if (tl_h5_check_output(path, &oerr)) return fprintf(stderr, "%s: %s\n", CMD, oerr.msg), TL_EXIT_FAIL;
   }
+  { /* the defaults come from the benchmark modules (tl_compare_defaults) */
+    tl_err rerr = {{0}};
+    if (tl_bench_registry_check(&rerr)) return fprintf(stderr, "%s: %s\n", CMD, rerr.msg), 1;
+  }
   if (!bench) { /* the only benchmark of the file */
     int found = 0;
-    for (size_t i = 0; i < sizeof DEFAULTS / sizeof *DEFAULTS; i++) {
-      snprintf(grp, sizeof grp, "/items/%s", DEFAULTS[i].bench);
+    for (size_t i = 0; i < tl_bench_count(); i++) {
+      if (!tl_bench_at(i)->compare) continue;
+      snprintf(grp, sizeof grp, "/items/%s", tl_bench_at(i)->name);
       if (tl_h5_has_column(path, grp, "model")) {
-        bench = DEFAULTS[i].bench;
+        bench = tl_bench_at(i)->name;
         found++;
       }
     }
@@ -154,12 +154,12 @@ int tl_cmd_compare(int argc, char **argv) {
       return found ? TL_EXIT_USAGE : TL_EXIT_FAIL;
     }
   }
-  for (size_t i = 0; i < sizeof DEFAULTS / sizeof *DEFAULTS; i++)
-    if (!strcmp(bench, DEFAULTS[i].bench)) {
-      if (!metric) metric = DEFAULTS[i].metric;
-      if (!by) by = DEFAULTS[i].by;
-      if (!status) status = DEFAULTS[i].status;
-    }
+  const tl_compare_defaults *def = tl_bench_compare_defaults(bench);
+  if (def) {
+    if (!metric) metric = def->metric;
+    if (!by) by = def->by;
+    if (!status) status = def->status;
+  }
   if (!metric) return fprintf(stderr, "%s: benchmark '%s' has no default metric: give --metric\n", CMD, bench), TL_EXIT_USAGE;
   snprintf(grp, sizeof grp, "/items/%s", bench);
   const int has_turn = tl_h5_has_column(path, grp, "turn");
@@ -204,7 +204,7 @@ int tl_cmd_compare(int argc, char **argv) {
     tl_table_free(t);
     return TL_EXIT_USAGE;
   }
-  const int dlg = !strcmp(bench, "mtbench101") && c_turn >= 0; /* dialogue scores, min over turns */
+  const int dlg = def && def->dialogue && c_turn >= 0; /* dialogue scores, min over turns */
   /* the rule column beside the status column (status -> rule, <parser>_status -> <parser>_rule):
    * MT-Bench-101 tells a turn without an answer (rule "") from one without a judgment by it */
   int c_rule = -1;

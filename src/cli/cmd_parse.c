@@ -1,21 +1,13 @@
 /* cmd_parse.c - `tally parse`: the inspection tool for one parser.
  *
- * SpatialEval answer parsers (spatialeval-*): reads JSONL lines {"item": {...}, "response":
- * "...", "model": "...", "prompt": "..."?} and writes, in order, one JSONL line per input line:
- *   {"answer": <string|null>, "correct": 0|1, "status": "...", "rule": "..."}
- * MT-Bench-101 judge-rating parsers (mtbench101-rating = mode "mtbench101", ours;
- * mtbench101-opencompass; fastchat; judgearena: mtb_rating.h): reads {"response": "<judge
- * output>"|null} ("item" is not needed and ignored whatever it holds; "model" and "prompt", when
- * present, are checked as for spatialeval and otherwise ignored) and writes
- *   {"answer": <string|null>, "rating": <number|null>, "status": "...", "rule": "..."}
- * where "rating" is the exact decimal rating (7, 8.5) when the status is ok, else null.
- * LAVE judge-rating parser (lave-rating: lave.h tl_lave_rate; --lave-compat turns on the
- * reference's fallback, where an unparsed reply is rated 2): reads the same input lines and writes
- *   {"answer": "3"|null, "rating": 1|2|3|null, "score": 0|0.5|1|null, "status": "...", "rule": "..."}
- * where "answer" is the rating as read from the reply (null for the compat fallback) and
- * "rating"/"score" are set when the status is ok.
- * A bad input line gets {"error": "..."} in its place (and a message on stderr), so output line
- * N always answers input line N (blank lines excepted). */
+ * The parsers are the benchmark modules' named parsers (tally/bench_vt.h tl_parser_set), found
+ * through the registry: `tally parse --help` lists them with each module's description of its
+ * input and output lines. This file checks the fields every parser shares ("item" when the
+ * parser needs one, "response" a string or null, "model" a string, "prompt" a string or null),
+ * hands each line to the parser and writes its output object as one JSONL line, in order: a bad
+ * input line gets {"error": "..."} in its place (and a message on stderr), so output line N
+ * always answers input line N (blank lines excepted). A parser's one boolean option (LAVE's
+ * --lave-compat) is refused with any other parser. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <getopt.h>
@@ -28,9 +20,7 @@
 #include "cli.h"
 #include "outsafe.h"
 #include "tally/jsonl.h"
-#include "spatialeval.h"
-#include "mtb_rating.h"
-#include "lave.h"
+#include "tally/registry.h"
 #include "usage.h"
 
 /* Cuts msg to at most `max` bytes at a UTF-8 boundary (the JSONL written stays valid). */
@@ -51,58 +41,6 @@ static int emit_error(FILE *out, char *msg) {
   return ok;
 }
 
-/* One judge-rating output line; 0 when it cannot be written. The rating is written as exact
- * decimal text from the thousandths (a double would round 16-digit ratings). */
-static int emit_rating(FILE *out, const tl_parsed *pr) {
-  cJSON *w = cJSON_CreateObject();
-  if (!w) return 0;
-  if (pr->answer) cJSON_AddStringToObject(w, "answer", pr->answer);
-  else cJSON_AddNullToObject(w, "answer");
-  if (pr->status == TL_PS_OK) {
-    char num[48];
-    long long v = (long long)pr->value; /* >= 0: ratings are never negative */
-    int k = snprintf(num, sizeof num, "%lld", v / TL_MTB_RATING_SCALE);
-    long long f = v % TL_MTB_RATING_SCALE;
-    if (f) {
-      snprintf(num + k, sizeof num - (size_t)k, ".%03lld", f);
-      size_t e = strlen(num);
-      while (num[e - 1] == '0') num[--e] = 0;
-    }
-    cJSON_AddRawToObject(w, "rating", num);
-  } else {
-    cJSON_AddNullToObject(w, "rating");
-  }
-  cJSON_AddStringToObject(w, "status", tl_pstatus_name(pr->status));
-  cJSON_AddStringToObject(w, "rule", pr->rule);
-  char *s = cJSON_PrintUnformatted(w);
-  int ok = s && fprintf(out, "%s\n", s) >= 0;
-  free(s);
-  cJSON_Delete(w);
-  return ok;
-}
-
-/* One LAVE rating output line; 0 when it cannot be written. */
-static int emit_lave(FILE *out, const tl_lave_rating *lr) {
-  cJSON *w = cJSON_CreateObject();
-  if (!w) return 0;
-  if (lr->answer) cJSON_AddStringToObject(w, "answer", lr->answer);
-  else cJSON_AddNullToObject(w, "answer");
-  if (lr->status == TL_PS_OK) {
-    cJSON_AddNumberToObject(w, "rating", lr->rating);
-    cJSON_AddNumberToObject(w, "score", lr->score); /* 0, 0.5 or 1: printed exactly */
-  } else {
-    cJSON_AddNullToObject(w, "rating");
-    cJSON_AddNullToObject(w, "score");
-  }
-  cJSON_AddStringToObject(w, "status", tl_pstatus_name(lr->status));
-  cJSON_AddStringToObject(w, "rule", lr->rule);
-  char *s = cJSON_PrintUnformatted(w);
-  int ok = s && fprintf(out, "%s\n", s) >= 0;
-  free(s);
-  cJSON_Delete(w);
-  return ok;
-}
-
 enum { O_PARSER = 1, O_INPUT, O_OUTPUT, O_STRICT, O_LAVE_COMPAT, O_HELP };
 const struct option tl_opts_parse[] = {{"parser", required_argument, NULL, O_PARSER},
                                        {"input", required_argument, NULL, O_INPUT},
@@ -115,13 +53,16 @@ const struct option tl_opts_parse[] = {{"parser", required_argument, NULL, O_PAR
 
 int tl_cmd_parse(int argc, char **argv) {
   static const char *const CMD = "tally parse";
-  static const char *const PARSERS[] = {"spatialeval-strict", "spatialeval-pr3", "spatialeval-legacy",
-                                        "mtbench101-rating",  "mtbench101-opencompass", "fastchat",
-                                        "judgearena", "lave-rating"};
-  enum { N_PARSERS = sizeof PARSERS / sizeof PARSERS[0], FIRST_RATER = 3, LAVE = 7 };
-  /* the rating modes of PARSERS[FIRST_RATER..] */
-  static const tl_mtb_rate_mode RATE_MODES[] = {TL_MTB_RATE_STRICT, TL_MTB_RATE_OPENCOMPASS,
-                                                TL_MTB_RATE_FASTCHAT, TL_MTB_RATE_JUDGEARENA};
+  /* the registered modules' parsers (registry order) */
+  enum { MAX_PARSERS = 64 };
+  const char *PARSERS[MAX_PARSERS];
+  tl_err err = {{0}};
+  if (tl_bench_registry_check(&err) != TL_OK) {
+    fprintf(stderr, "%s: %s\n", CMD, err.msg);
+    return TL_EXIT_FAIL;
+  }
+  int N_PARSERS = tl_bench_parser_names(PARSERS, MAX_PARSERS);
+  if (N_PARSERS > MAX_PARSERS) N_PARSERS = MAX_PARSERS;
   const char *in = "-", *outp = NULL;
   int strict_input = 0, pi = -1, lave_compat = 0;
   tl_opt_begin();
@@ -139,27 +80,32 @@ int tl_cmd_parse(int argc, char **argv) {
     case O_STRICT: strict_input = 1; break;
     case O_LAVE_COMPAT: lave_compat = 1; break;
     case 'h':
-    case O_HELP: return tl_usage_help(CMD, tl_usage_parse);
-    default: return tl_usage_bad_option(CMD, c, argv, tl_usage_parse);
+    case O_HELP: return tl_usage_help(CMD, tl_usage_parse_text());
+    default: return tl_usage_bad_option(CMD, c, argv, tl_usage_parse_text());
     }
   }
   if (optind < argc) {
     fprintf(stderr, "%s: unexpected argument '%s'\n", CMD, argv[optind]);
-    return tl_usage_error(tl_usage_parse);
+    return tl_usage_error(tl_usage_parse_text());
   }
   if (pi < 0) {
-    fprintf(stderr,
-            "%s: --parser is required: spatialeval-strict, spatialeval-pr3, spatialeval-legacy, "
-            "mtbench101-rating, mtbench101-opencompass, fastchat or judgearena (MT-Bench-101), "
-            "or lave-rating (LAVE)\n",
-            CMD);
+    tl_buf names;
+    tl_buf_init(&names);
+    tl_bench_parser_list(&names);
+    fprintf(stderr, "%s: --parser is required: %s\n", CMD, names.data ? names.data : "");
+    tl_buf_release(&names);
     return TL_EXIT_USAGE;
   }
-  if (lave_compat && pi != LAVE) {
-    fprintf(stderr, "%s: --lave-compat applies to --parser lave-rating only\n", CMD);
+  const tl_named_parser *np = tl_bench_parser(PARSERS[pi], NULL);
+  if (lave_compat && !(np->flag && !strcmp(np->flag, "lave-compat"))) { /* the parsers that take it */
+    fprintf(stderr, "%s: --lave-compat applies to --parser", CMD);
+    for (int i = 0, k = 0; i < N_PARSERS; i++) {
+      const tl_named_parser *o = tl_bench_parser(PARSERS[i], NULL);
+      if (o->flag && !strcmp(o->flag, "lave-compat")) fprintf(stderr, "%s %s", k++ ? " or" : "", o->name);
+    }
+    fprintf(stderr, " only\n");
     return TL_EXIT_USAGE;
   }
-  tl_err err = {{0}};
   /* No output ever replaces the input: checked before anything is opened for writing. */
   tl_path_role roles[1] = {{in, "the input"}};
   if (outp && tl_path_is_std(outp)) outp = NULL; /* "-": standard output */
@@ -170,13 +116,8 @@ int tl_cmd_parse(int argc, char **argv) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return tl_exit_code(cst); /* TL_EUSAGE: 2; TL_EIO, TL_ENOMEM: 1 */
   }
-  const int rating = pi >= FIRST_RATER, lave = pi == LAVE;
-  tl_se_parser *p = NULL;
-  tl_mtb_rater *rater = NULL;
-  /* lave-rating needs no parser object (tl_lave_rate) */
-  if (rating && !lave) rater = tl_mtb_rater_new(RATE_MODES[pi - FIRST_RATER], &err);
-  else if (!rating) p = tl_se_parser_new((tl_se_mode)tl_se_mode_from_name(PARSERS[pi] + 12), &err);
-  if (!lave && !p && !rater) {
+  void *pstate = NULL;
+  if (np->open(np, lave_compat, &pstate, &err) != TL_OK) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return TL_EXIT_FAIL;
   }
@@ -186,16 +127,14 @@ int tl_cmd_parse(int argc, char **argv) {
   tl_out_stream os;
   if (tl_out_stream_open(&os, outp ? outp : "-", &err) != TL_OK) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
-    tl_se_parser_free(p);
-    tl_mtb_rater_free(rater);
+    if (np->close) np->close(pstate);
     return TL_EXIT_FAIL;
   }
   FILE *out = os.f;
   tl_jsonl r;
   if (tl_jsonl_open(&r, in, 0, &err) != TL_OK) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
-    tl_se_parser_free(p);
-    tl_mtb_rater_free(rater);
+    if (np->close) np->close(pstate);
     tl_out_stream_close(&os, 0, &err);
     return TL_EXIT_FAIL;
   }
@@ -203,8 +142,6 @@ int tl_cmd_parse(int argc, char **argv) {
   long nbad = 0;
   cJSON *o;
   tl_jl_result res;
-  tl_parsed pr;
-  tl_parsed_init(&pr);
   while ((res = tl_jsonl_next(&r, &o, &err)) != TL_JL_EOF) {
     if (res == TL_JL_IOERR) {
       fprintf(stderr, "tally parse: %s\n", err.msg);
@@ -220,9 +157,7 @@ int tl_cmd_parse(int argc, char **argv) {
       const cJSON *jr = cJSON_GetObjectItemCaseSensitive(o, "response");
       const cJSON *jm = cJSON_GetObjectItemCaseSensitive(o, "model");
       const cJSON *jp = cJSON_GetObjectItemCaseSensitive(o, "prompt");
-      tl_se_item it;
-      tl_se_item_init(&it);
-      if (!ji && !rating) snprintf(msg, sizeof msg, "%s:%ld: missing field 'item'", r.path, r.line_no);
+      if (!ji && np->needs_item) snprintf(msg, sizeof msg, "%s:%ld: missing field 'item'", r.path, r.line_no);
       else if (!jr) snprintf(msg, sizeof msg, "%s:%ld: missing field 'response'", r.path, r.line_no);
       else if (!cJSON_IsString(jr) && !cJSON_IsNull(jr))
         snprintf(msg, sizeof msg, "%s:%ld: field 'response' is not a string or null", r.path, r.line_no);
@@ -230,43 +165,22 @@ int tl_cmd_parse(int argc, char **argv) {
         snprintf(msg, sizeof msg, "%s:%ld: field 'model' is not a string", r.path, r.line_no);
       else if (jp && !cJSON_IsString(jp) && !cJSON_IsNull(jp))
         snprintf(msg, sizeof msg, "%s:%ld: field 'prompt' is not a string", r.path, r.line_no);
-      else if (!rating && tl_se_item_from_json(ji, &it, &err) != TL_OK)
-        snprintf(msg, sizeof msg, "%s:%ld: item: %s", r.path, r.line_no, err.msg);
-      if (!msg[0] && lave) {
-        tl_lave_rating lr;
-        tl_status st = tl_lave_rate(cJSON_IsString(jr) ? jr->valuestring : NULL, lave_compat, &lr);
-        if (st != TL_OK) {
-          snprintf(msg, sizeof msg, "%s:%ld: parser failed: %s", r.path, r.line_no, tl_strerror(st));
-        } else if (!emit_lave(out, &lr)) {
-          wfail = 1;
-        }
-      } else if (!msg[0] && rating) {
-        tl_status st = tl_mtb_rate(rater, cJSON_IsString(jr) ? jr->valuestring : NULL, &pr);
-        if (st != TL_OK) {
-          snprintf(msg, sizeof msg, "%s:%ld: parser failed: %s", r.path, r.line_no, tl_strerror(st));
-        } else if (!emit_rating(out, &pr)) {
-          wfail = 1;
-        }
-      } else if (!msg[0]) {
-        tl_status st = tl_se_parse(p, &it, cJSON_IsString(jp) ? jp->valuestring : NULL,
-                                   cJSON_IsString(jr) ? jr->valuestring : NULL,
-                                   jm ? jm->valuestring : NULL, &pr);
-        if (st != TL_OK) {
+      if (!msg[0]) {
+        const tl_parse_line line = {np->needs_item ? ji : NULL, cJSON_IsString(jp) ? jp->valuestring : NULL,
+                                    cJSON_IsString(jr) ? jr->valuestring : NULL, jm ? jm->valuestring : NULL};
+        cJSON *w = cJSON_CreateObject();
+        tl_status st = w ? np->run(np, pstate, lave_compat, &line, w, &err) : TL_ENOMEM;
+        if (st == TL_EINPUT) {
+          snprintf(msg, sizeof msg, "%s:%ld: item: %s", r.path, r.line_no, err.msg);
+        } else if (st != TL_OK) {
           snprintf(msg, sizeof msg, "%s:%ld: parser failed: %s", r.path, r.line_no, tl_strerror(st));
         } else {
-          cJSON *w = cJSON_CreateObject();
-          if (pr.answer) cJSON_AddStringToObject(w, "answer", pr.answer);
-          else cJSON_AddNullToObject(w, "answer");
-          cJSON_AddNumberToObject(w, "correct", pr.correct);
-          cJSON_AddStringToObject(w, "status", tl_pstatus_name(pr.status));
-          cJSON_AddStringToObject(w, "rule", pr.rule);
           char *s = cJSON_PrintUnformatted(w);
           if (!s || fprintf(out, "%s\n", s) < 0) wfail = 1;
           free(s);
-          cJSON_Delete(w);
         }
+        cJSON_Delete(w);
       }
-      tl_se_item_release(&it);
       cJSON_Delete(o);
     }
     if (msg[0]) {
@@ -283,10 +197,8 @@ int tl_cmd_parse(int argc, char **argv) {
       break;
     }
   }
-  tl_parsed_release(&pr);
   tl_jsonl_close(&r);
-  tl_se_parser_free(p);
-  tl_mtb_rater_free(rater);
+  if (np->close) np->close(pstate);
   if (!wfail && (fflush(out) != 0 || ferror(out))) {
     wfail = 1;
     werr = errno;

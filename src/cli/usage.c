@@ -8,6 +8,8 @@
 
 #include "cli.h"
 #include "usage.h"
+#include "tally/registry.h"
+#include "tally/str.h"
 
 const char tl_usage_tally[] =
     "tally " TALLY_VERSION " - evaluation studies for LLMs and VLMs on HPC clusters\n"
@@ -53,27 +55,20 @@ const char tl_usage_run[] =
     "            4 interrupted by SIGTERM/SIGUSR1/SIGINT (run again with --resume)\n";
 
 /* wt-mod's module hooks may generate the NAME list from the registry (issue 29, item 3) */
-const char tl_usage_parse[] =
-    "usage: tally parse --parser NAME [--input FILE] [--output FILE] [--strict-input]\n"
-    "                   [--lave-compat]\n"
-    "  NAME: spatialeval-strict | spatialeval-pr3 | spatialeval-legacy (answer parsers)\n"
-    "      | mtbench101-rating | mtbench101-opencompass | fastchat | judgearena (judge ratings)\n"
-    "      | lave-rating (LAVE judge ratings, 1-3)\n"
-    "  --output FILE: written whole or not at all (--out FILE is the same); -h, --help: this text\n"
-    "  spatialeval-*:\n"
-    "    input lines:  {\"item\": {...benchmark row...}, \"response\": \"...\", \"model\": \"...\", \"prompt\": \"...\"?}\n"
-    "    output lines: {\"answer\": ..., \"correct\": 0|1, \"status\": \"...\", \"rule\": \"...\"}\n"
-    "  judge ratings (MT-Bench-101; mtbench101-rating is ours, the others reproduce OpenCompass,\n"
-    "  FastChat and JudgeArena):\n"
-    "    input lines:  {\"response\": \"<judge output>\"|null} (\"item\" ignored; \"model\", \"prompt\" checked, ignored)\n"
-    "    output lines: {\"answer\": \"7\"|null, \"rating\": 7|8.5|null, \"status\": \"...\", \"rule\": \"...\"}\n"
-    "                  (rating: the exact decimal rating when status is ok, else null)\n"
-    "  lave-rating (the last 'rating=N', else a final 1/2/3; docs/LAVE.md):\n"
-    "    input lines:  {\"response\": \"<judge output>\"|null} (as for the judge ratings above)\n"
-    "    output lines: {\"answer\": \"3\"|null, \"rating\": 3|null, \"score\": 1|0.5|0|null, \"status\": \"...\", \"rule\": \"...\"}\n"
-    "    --lave-compat: the reference's fallback: a reply with no rating is rated 2 (score 0.5),\n"
-    "                   status ok, rule compat_fallback_2 (a null response stays missing)\n"
-    "  FILE defaults to stdin/stdout. Exit: 0 ok, 1 failure, 2 usage, 3 bad input with --strict-input.\n";
+/* parse's text names the registered modules' parsers: generated once (tl_bench_parser_usage). */
+const char *tl_usage_parse_text(void) {
+  static char *text;
+  if (text) return text;
+  tl_buf t;
+  tl_buf_init(&t);
+  tl_buf_puts(&t, "usage: tally parse --parser NAME [--input FILE] [--output FILE] [--strict-input]\n"
+                  "                   [--lave-compat]\n"
+                  "  --output FILE: written whole or not at all (--out FILE is the same); -h, --help: this text\n");
+  tl_bench_parser_usage(&t);
+  tl_buf_puts(&t, "  FILE defaults to stdin/stdout. Exit: 0 ok, 1 failure, 2 usage, 3 bad input with --strict-input.\n");
+  text = tl_buf_detach(&t);
+  return text ? text : "usage: tally parse --parser NAME [--input FILE] [--output FILE] [--strict-input]\n";
+}
 
 const char tl_usage_correlate[] =
     "usage: tally correlate --input TABLE --human COL --metrics A,B,... [options]\n"
@@ -197,7 +192,7 @@ const char tl_usage_merge[] =
 
 const tl_cli_cmd tl_cli_cmds[] = {
     {"run", tl_cmd_run, tl_usage_run, tl_opts_run},
-    {"parse", tl_cmd_parse, tl_usage_parse, tl_opts_parse},
+    {"parse", tl_cmd_parse, NULL /* generated: tl_usage_parse_text() */, tl_opts_parse},
     {"correlate", tl_cmd_correlate, tl_usage_correlate, tl_opts_correlate},
     {"score", tl_cmd_score, tl_usage_score, tl_opts_score},
     {"compare", tl_cmd_compare, tl_usage_compare, tl_opts_compare},

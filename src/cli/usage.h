@@ -14,7 +14,8 @@
 /* The top-level text (`tally --help`): every command of tl_cli_cmds, one line each. */
 extern const char tl_usage_tally[];
 extern const char tl_usage_run[];
-extern const char tl_usage_parse[];
+/* parse's text lists the parsers of the registered modules: built on first use (never NULL). */
+const char *tl_usage_parse_text(void);
 extern const char tl_usage_correlate[];
 extern const char tl_usage_score[];
 extern const char tl_usage_compare[];
@@ -35,7 +36,7 @@ extern const struct option tl_opts_merge[];
 typedef struct {
   const char *name;
   int (*fn)(int argc, char **argv);
-  const char *usage;
+  const char *usage; /* NULL for parse: tl_usage_parse_text() */
   const struct option *opts;
 } tl_cli_cmd;
 

@@ -166,8 +166,8 @@ typedef struct {
   tl_unit_key key;
   const cJSON *resp;  /* a string or null */
   const char *prompt; /* NULL when none */
-  char idbuf[320];    /* the id of a LAVE-release line ("<dataset>:<qid>") or an integer id's
-                         decimal text; key.id points here */
+  char idbuf[320];    /* the id a foreign format makes (a LAVE-release row's "<dataset>:<qid>")
+                         or an integer id's decimal text; key.id points here */
 } line_view;
 
 /* The message for a "prompt_variant" that is none of `names` (NULL-terminated, not NULL):
@@ -201,28 +201,17 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
   const cJSON *resp = cJSON_GetObjectItemCaseSensitive(o, "response");
   const cJSON *prompt = NULL;
-  const cJSON *qid = cJSON_GetObjectItemCaseSensitive(o, "qid");
-  int release = 0;
-  if (!resp && !id && qid && cJSON_GetObjectItemCaseSensitive(o, "prediction")) {
-    /* a row of the LAVE release (dataset, model, qid, ..., prediction): the id is "<dataset>:<qid>" */
-    const cJSON *ds = cJSON_GetObjectItemCaseSensitive(o, "dataset");
-    resp = cJSON_GetObjectItemCaseSensitive(o, "prediction");
-    *kind = TL_IN_BAD_FIELD;
-    if (!cJSON_IsString(ds) || !*ds->valuestring)
-      return snprintf(msg, msz, "a LAVE-release row (it has 'qid' and 'prediction') needs 'dataset', a non-empty string"), -1;
-    int w = -1;
-    if (tl_json_is_int(qid, -9007199254740992.0, 9007199254740992.0))
-      w = snprintf(v->idbuf, sizeof v->idbuf, "%s:%lld", ds->valuestring, (long long)qid->valuedouble);
-    else if (cJSON_IsString(qid) && *qid->valuestring)
-      w = snprintf(v->idbuf, sizeof v->idbuf, "%s:%s", ds->valuestring, qid->valuestring);
-    if (w < 0 || (size_t)w >= sizeof v->idbuf)
-      return snprintf(msg, msz, "field 'qid' is not an integer or a non-empty string (with 'dataset', under %zu bytes)",
-                      sizeof v->idbuf), -1;
-    release = 1;
-  }
-  if (!resp && cJSON_GetObjectItemCaseSensitive(o, "oracle_answer")) {
-    resp = cJSON_GetObjectItemCaseSensitive(o, "answer"); /* reference evaluator output */
-    prompt = cJSON_GetObjectItemCaseSensitive(o, "prompt");
+  const char *own_id = NULL; /* the item id a foreign format makes (in v->idbuf), else the line's "id" */
+  if (!resp) { /* another tool's line? the registry knows which module reads its format */
+    const tl_answer_format *f = tl_bench_answer_format(o, NULL);
+    if (f) {
+      tl_answer_line fl = {NULL, NULL, NULL};
+      *kind = TL_IN_BAD_FIELD;
+      if (f->read(o, &fl, v->idbuf, sizeof v->idbuf, msg, msz) != 0) return -1;
+      resp = fl.resp;
+      prompt = fl.prompt;
+      own_id = fl.id;
+    }
   }
   const cJSON *model = cJSON_GetObjectItemCaseSensitive(o, "model");
   const cJSON *seed = cJSON_GetObjectItemCaseSensitive(o, "seed");
@@ -231,16 +220,16 @@ static int read_answer(const cJSON *o, const source *s, line_view *v, tl_in_kind
   const cJSON *turn_id = cJSON_GetObjectItemCaseSensitive(o, "turn_id");
   const cJSON *sample = cJSON_GetObjectItemCaseSensitive(o, "sample");
   *kind = TL_IN_MISSING_FIELD;
-  if (!id && !release) return snprintf(msg, msz, "missing field 'id'"), -1;
+  if (!id && !own_id) return snprintf(msg, msz, "missing field 'id'"), -1;
   if (!resp) return snprintf(msg, msz, "missing field 'response'"), -1;
   if (!model && !s->model)
     return snprintf(msg, msz, "missing field 'model' (and the job gives no default model for this file)"), -1;
   *kind = TL_IN_BAD_FIELD;
-  const char *idtext = release ? v->idbuf : NULL;
-  if (!release && tl_json_is_int(id, -9007199254740992.0, 9007199254740992.0)) { /* an integer id: its decimal text */
+  const char *idtext = own_id;
+  if (!own_id && tl_json_is_int(id, -9007199254740992.0, 9007199254740992.0)) { /* an integer id: its decimal text */
     snprintf(v->idbuf, sizeof v->idbuf, "%lld", (long long)id->valuedouble);
     idtext = v->idbuf;
-  } else if (!release) {
+  } else if (!own_id) {
     if (!cJSON_IsString(id) || !*id->valuestring)
       return snprintf(msg, msz, "field 'id' is not a non-empty string or an integer"), -1;
     idtext = id->valuestring;

@@ -6,8 +6,12 @@
  *                 ("id": a string, or an integer read as its decimal text; "turn": the sub-unit,
  *                 an integer >= 0, default 0; "turn_id": the item's 1-based turn, sub turn_id - 1
  *                 unless tl_replay_open_subs's sub_of maps it)
- *   the SpatialEval reference evaluator's output lines: {"id", "answer", "oracle_answer", ...,
- *                 "prompt"?} - "answer" is the response and "prompt" is kept.
+ *   another tool's lines: a line without "response" that an answer format of a registered
+ *                 module claims (tally/bench_vt.h tl_answer_format, asked through the registry:
+ *                 the SpatialEval reference evaluator's output {"id", "answer", "oracle_answer",
+ *                 ..., "prompt"?}, a LAVE release row {"dataset", "qid", ..., "prediction"}):
+ *                 the format gives the response, the prompt kept and maybe the id; the other
+ *                 fields are read as for tally's own lines.
  * Fields a line lacks come from the source's defaults (the job's answers entry). Each problem
  * (malformed line, missing/mistyped field, duplicate key) goes to the inlog with file:line; the
  * first of duplicates is kept. A JSON null response means "no reply was obtained" and is
@@ -81,11 +85,11 @@ tl_engine *tl_replay_engine(tl_replay *r); /* the engine view; freeing it frees 
                                               the files) */
 
 /* submit() answers at once and queues the reply: text = the line's response (NULL for a JSON
- * null, with error "the answer file records no response (null)"); prompt = the line's "prompt"
- * (reference evaluator lines), NULL when none; source = "PATH:LINE". A key with no line: error
- * "no answer in the replay files". A line that cannot be read back as it was loaded (a read
- * error, the file cut short or changed): error "the answer file changed since it was read:
- * PATH:LINE", no text. Only an allocation failure makes submit fail. */
+ * null, with error "the answer file records no response (null)"); prompt = the prompt an answer
+ * format kept (the reference evaluator's "prompt"), NULL when none; source = "PATH:LINE". A key
+ * with no line: error "no answer in the replay files". A line that cannot be read back as it was
+ * loaded (a read error, the file cut short or changed): error "the answer file changed since it
+ * was read: PATH:LINE", no text. Only an allocation failure makes submit fail. */
 
 /* Simulated latency: every reply becomes ready `ms` milliseconds after its request (0 = at
  * once). For tests of scheduling, interruption and resume, and for scheduling benchmarks. */

@@ -78,7 +78,6 @@ static const char ITEMS[] =
 static void test_vt(void **state) {
   (void)state;
   assert_string_equal(VT->name, "test_judged");
-  assert_string_equal(VT->about, "two-stage test module (generate, then judge; tests only)");
   assert_int_equal(VT->nstages, 2);
   assert_string_equal(VT->variants[0], "plain");
   assert_null(VT->variants[1]);

@@ -416,7 +416,7 @@ static void test_rx_limits(void **state) {
   free(t);
 }
 
-/* se_eval counts parse_limit in its own column, and packed rows carry it. */
+/* se_eval counts parse_limit in its own column. */
 static void test_counts_parse_limit(void **state) {
   fixture *f = *state;
   tl_se_itemset s;
@@ -455,28 +455,6 @@ static void test_counts_parse_limit(void **state) {
   tl_table_free(across);
   free(c);
 
-  tl_buf b;
-  tl_buf_init(&b);
-  rows[1].res[0].value = -42;
-  assert_int_equal(tl_row_pack(&rows[1], 7, 1, 1, &b), TL_OK);
-  tl_strmap rules;
-  tl_strmap_init(&rules);
-  tl_row back;
-  tl_row_init(&back);
-  const char *p = b.data;
-  uint64_t unit = 0;
-  assert_int_equal(tl_row_unpack(&p, b.data + b.len, 1, 1, &rules, &back, &unit), TL_OK);
-  assert_int_equal(unit, 7);
-  assert_ptr_equal(p, b.data + b.len);
-  assert_int_equal(back.res[0].status, TL_PS_PARSE_LIMIT);
-  assert_int_equal(back.res[0].value, -42);
-  assert_string_equal(back.res[0].rule, "parse_limit");
-  /* a truncated buffer is an error, never a row */
-  p = b.data;
-  assert_int_equal(tl_row_unpack(&p, b.data + b.len - 1, 1, 1, &rules, &back, &unit), TL_EINPUT);
-  tl_row_release(&back);
-  tl_strmap_release(&rules);
-  tl_buf_release(&b);
   for (int i = 0; i < 3; i++) rows[i].res[0].rule = "";
 }
 

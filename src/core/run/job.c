@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tally/job.h"
+#include "tally/registry.h"
 #include "tally/jsonl.h"
 
 typedef struct tl_job_ctx {
@@ -317,6 +318,15 @@ static void load_bench(problems *p, const cJSON *b, int bi, tl_job_bench *jb) {
     if (!ok && vt) problem(p, where, "unknown key '%s'", c->string);
   }
   if (vt) jb->mod = vt->create(p, b, where);
+  if (jb->mod) { /* what the run path sizes by a constant (tally/registry.h), per module object */
+    const int nm = vt->n_modes(jb->mod), ns = vt->n_stages ? vt->n_stages(jb->mod) : vt->nstages;
+    if (nm < 1 || nm > vt->max_modes)
+      problem(p, where, "internal error: benchmark module '%s' runs %d scoring modes, outside 1..%d (its max_modes)",
+              vt->name, nm, vt->max_modes);
+    if (ns < 1 || ns > TL_MAX_STAGES)
+      problem(p, where, "internal error: benchmark module '%s' has %d stages, outside 1..%d (TL_MAX_STAGES)", vt->name,
+              ns, TL_MAX_STAGES);
+  }
 
   char w2[128];
   snprintf(w2, sizeof w2, "%s.answers", where);
@@ -757,6 +767,13 @@ tl_status tl_job_load_in(const char *path, const char *dir, tl_job *job, tl_buf 
   job->max_rejected = 0.1;
   const char *end = NULL;
   cJSON *root = NULL;
+  { /* the modules themselves, before any is used (tl_bench_check) */
+    tl_err rerr;
+    if (tl_bench_registry_check(&rerr) != TL_OK) {
+      problem(&p, "", "%s", rerr.msg);
+      goto done;
+    }
+  }
   const char *nul = memchr(text, 0, len);
   if (nul) { /* cJSON would stop there and maybe take the part before it for the whole job */
     long line = 1;

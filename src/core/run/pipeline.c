@@ -213,7 +213,6 @@ tl_status tl_pipe_reply(tl_pipe *p, tl_eng_reply *rep, uint64_t ref, tl_err *err
   row->meta[s] = rep->meta;
   row->ev[s] = rep->ev;
   rep->ev = NULL;
-  row->ref[s] = ref;
   if (rep->failed) {
     row->error[s] = rep->error ? rep->error : tl_strdup("the engine gave up");
     rep->error = NULL;

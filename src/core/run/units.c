@@ -7,6 +7,7 @@
 tl_status tl_rb_units(tl_run_bench *rb) {
   rb->nitems = rb->vt->n_items(rb->b);
   rb->nmodes = rb->vt->n_modes(rb->b);
+  if (rb->nmodes < 1 || rb->nmodes > rb->vt->max_modes) return TL_EINTERNAL; /* tl_row.res holds max_modes */
   rb->nstages = tl_bench_nstages(rb->vt, rb->b);
   free(rb->sub_off);
   rb->sub_off = malloc((rb->nitems + 1) * sizeof *rb->sub_off);

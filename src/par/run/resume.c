@@ -36,7 +36,6 @@ tl_status run_on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   if ((rec->text && !row->text[s]) || (rec->prompt && !row->prompt[s]) || (rec->source && !row->source[s]) ||
       (rec->meta && !row->meta[s]) || (rec->failed && !row->error[s]))
     return TL_ENOMEM;
-  row->ref[s] = jref(c->file_base + rec->file, rec->offset);
   c->mask[b][i] |= (uint8_t)(1u << s);
   return TL_OK;
 }

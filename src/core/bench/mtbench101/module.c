@@ -1590,7 +1590,6 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
 
 const tl_bench_vt tl_bench_mtbench101 = {
     .name = "mtbench101",
-    .about = "MT-Bench-101: multi-turn dialogues on golden context, graded 1-10 by an LLM judge",
     .nstages = 2,
     .variants = VARIANTS,
     .keys = KEYS,
@@ -1613,4 +1612,8 @@ const tl_bench_vt tl_bench_mtbench101 = {
     .tables = mtb_tables,
     .summary = mtb_summary,
     .turn_sub = mtb_turn_sub,
+    .max_modes = NM_MAX,
+    .max_acc = 2 * NM_MAX,
+    .parsers = &tl_mtb_parser_set,
+    .compare = &tl_mtb_compare,
 };

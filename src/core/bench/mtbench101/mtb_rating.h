@@ -82,6 +82,7 @@
 #ifndef TALLY_MTB_RATING_H
 #define TALLY_MTB_RATING_H
 
+#include "tally/bench_vt.h"
 #include "tally/err.h"
 #include "tally/parsed.h"
 
@@ -110,5 +111,10 @@ tl_status tl_mtb_rate(const tl_mtb_rater *p, const char *text, tl_parsed *out);
 const char *tl_mtb_rate_mode_name(tl_mtb_rate_mode m);
 /* Inverse of tl_mtb_rate_mode_name; -1 when unknown (NULL too). */
 int tl_mtb_rate_mode_from_name(const char *name);
+
+/* The module's hooks around the run (mtb_hooks.c; tally/bench_vt.h): the four rating modes as
+ * `tally parse` parsers, and `tally compare`'s defaults (dialogue scores). */
+extern const tl_parser_set tl_mtb_parser_set;
+extern const tl_compare_defaults tl_mtb_compare;
 
 #endif

@@ -387,7 +387,6 @@ static void se_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint
 
 const tl_bench_vt tl_bench_spatialeval = {
     .name = "spatialeval",
-    .about = "SpatialEval (Spatial-Map, Maze-Nav, Spatial-Grid, Spatial-Real): option answers, three parsers",
     .nstages = 1,
     .variants = VARIANTS,
     .keys = KEYS,
@@ -408,4 +407,9 @@ const tl_bench_vt tl_bench_spatialeval = {
     .items_table = se_items_table,
     .tables = se_tables,
     .summary = se_summary,
+    .max_modes = TL_SE__NMODES,
+    .max_acc = 2,
+    .formats = tl_se_formats,
+    .parsers = &tl_se_parser_set,
+    .compare = &tl_se_compare,
 };

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "tally/bench_vt.h"
 #include "tally/err.h"
 #include "tally/parsed.h"
 
@@ -131,5 +132,12 @@ tl_se_legacy *tl_se_legacy_new(tl_err *err);
 void tl_se_legacy_free(tl_se_legacy *s);
 tl_status tl_se_legacy_parse(const tl_se_legacy *s, const tl_se_item *item, const char *response,
                              const char *model, tl_parsed *out);
+
+/* The module's hooks around the run (se_hooks.c; tally/bench_vt.h): the reference evaluator's
+ * output lines as an answer format, the parsers spatialeval-strict|pr3|legacy of `tally parse`,
+ * and `tally compare`'s defaults. */
+extern const tl_answer_format *const tl_se_formats[];
+extern const tl_parser_set tl_se_parser_set;
+extern const tl_compare_defaults tl_se_compare;
 
 #endif

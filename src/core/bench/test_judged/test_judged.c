@@ -344,25 +344,15 @@ static int last_rating(const char *text, int *v) {
   return found;
 }
 
-static tl_status tj_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *u, tl_row *r,
-                          tl_err *err) {
-  if (r->done != 2)
-    return tl_err_set(err, TL_EINTERNAL, "test_judged: scoring a row with %d of 2 stages done",
-                      (int)r->done);
-  tl_parsed *p = &r->res[0];
-  tl_parsed_release(p);
-  if (!r->text[0]) {
-    p->status = TL_PS_MISSING;
-    p->rule = ""; /* parsed.h: "" is the rule of a plain missing reply */
-    return TL_OK;
-  }
-  if (!r->text[1]) {
+/* The rating of judgment `text` (NULL: none obtained) into p (empty: initialised or released). */
+static tl_status rate_judgment(const char *text, tl_parsed *p, tl_err *err) {
+  if (!text) {
     p->status = TL_PS_MISSING;
     p->rule = "no_judgment";
     return TL_OK;
   }
   int v = 0;
-  if (!last_rating(r->text[1], &v)) {
+  if (!last_rating(text, &v)) {
     p->status = TL_PS_NO_ANSWER;
     p->rule = "no_rating";
     return TL_OK;
@@ -380,6 +370,21 @@ static tl_status tj_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *
   p->value = v;
   p->correct = v >= 6;
   return TL_OK;
+}
+
+static tl_status tj_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *u, tl_row *r,
+                          tl_err *err) {
+  if (r->done != 2)
+    return tl_err_set(err, TL_EINTERNAL, "test_judged: scoring a row with %d of 2 stages done",
+                      (int)r->done);
+  tl_parsed *p = &r->res[0];
+  tl_parsed_release(p);
+  if (!r->text[0]) {
+    p->status = TL_PS_MISSING;
+    p->rule = ""; /* parsed.h: "" is the rule of a plain missing reply */
+    return TL_OK;
+  }
+  return rate_judgment(r->text[1], p, err);
 }
 
 /* ---- aggregates ---- */
@@ -532,9 +537,66 @@ static void tj_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint
   }
 }
 
+/* ---- hooks around the run (test_judged.h) ---- */
+
+/* The "test_judged-qa" format: {"question_id": str, "output": str|null, "instruction"?: str}. */
+static int qa_claims(const cJSON *o) {
+  return cJSON_GetObjectItemCaseSensitive(o, "question_id") && cJSON_GetObjectItemCaseSensitive(o, "output");
+}
+
+static int qa_read(const cJSON *o, tl_answer_line *out, char *idbuf, size_t nid, char *msg, size_t msz) {
+  const cJSON *q = cJSON_GetObjectItemCaseSensitive(o, "question_id");
+  if (!cJSON_IsString(q) || !*q->valuestring || strlen(q->valuestring) >= nid)
+    return snprintf(msg, msz, "a test_judged-qa line needs 'question_id', a non-empty string"), -1;
+  memcpy(idbuf, q->valuestring, strlen(q->valuestring) + 1);
+  out->id = idbuf;
+  out->resp = cJSON_GetObjectItemCaseSensitive(o, "output");
+  out->prompt = cJSON_GetObjectItemCaseSensitive(o, "instruction");
+  return 0;
+}
+
+static const tl_answer_format QA_FORMAT = {.name = "test_judged-qa", .claims = qa_claims, .read = qa_read};
+static const tl_answer_format *const FORMATS[] = {&QA_FORMAT, NULL};
+
+/* The parser "test_judged-rating": {"response"} -> {"answer", "rating", "status", "rule"}. */
+static tl_status rp_open(const tl_named_parser *np, int flag, void **state, tl_err *err) {
+  *state = NULL;
+  return TL_OK;
+}
+
+static tl_status rp_run(const tl_named_parser *np, void *state, int flag, const tl_parse_line *line, cJSON *w,
+                        tl_err *err) {
+  tl_parsed p;
+  tl_parsed_init(&p);
+  tl_status st = rate_judgment(line->response, &p, err);
+  if (st == TL_OK) {
+    if (p.answer) cJSON_AddStringToObject(w, "answer", p.answer);
+    else cJSON_AddNullToObject(w, "answer");
+    if (p.status == TL_PS_OK) cJSON_AddNumberToObject(w, "rating", (double)p.value);
+    else cJSON_AddNullToObject(w, "rating");
+    cJSON_AddStringToObject(w, "status", tl_pstatus_name(p.status));
+    cJSON_AddStringToObject(w, "rule", p.rule);
+  }
+  tl_parsed_release(&p);
+  return st;
+}
+
+static const tl_named_parser RATING_PARSER = {.name = "test_judged-rating", .open = rp_open, .run = rp_run};
+static const tl_named_parser *const PARSERS[] = {&RATING_PARSER, NULL};
+static const tl_parser_set PARSER_SET = {
+    .list = PARSERS,
+    .kind = "test ratings",
+    .brief = "test_judged",
+    .help = "  test_judged-rating (the last 'Rating: [[n]]'; tests only):\n"
+            "    input lines:  {\"response\": \"<judge output>\"|null}\n"
+            "    output lines: {\"answer\": \"7\"|null, \"rating\": 7|null, \"status\": \"...\", \"rule\": \"...\"}\n",
+};
+
+/* `tally compare`: the rating, no groups, a dialogue scored by its least rating. */
+static const tl_compare_defaults COMPARE = {.metric = "rating", .by = "", .status = "status", .dialogue = 1};
+
 const tl_bench_vt tl_bench_test_judged = {
     .name = "test_judged",
-    .about = "two-stage test module (generate, then judge; tests only)",
     .nstages = 2,
     .variants = VARIANTS,
     .keys = KEYS,
@@ -555,4 +617,9 @@ const tl_bench_vt tl_bench_test_judged = {
     .items_table = tj_items_table,
     .tables = tj_tables,
     .summary = tj_summary,
+    .max_modes = 1,
+    .max_acc = 2,
+    .formats = FORMATS,
+    .parsers = &PARSER_SET,
+    .compare = &COMPARE,
 };

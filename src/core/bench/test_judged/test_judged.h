@@ -24,7 +24,18 @@
  *   block 1, MIN, [ncfgs][n_items], init INT64_MAX: the least rating of the item's turns; a
  *            turn that is not OK counts as 0 (a dialogue with a failed turn has minimum 0)
  * Tables: /items/test_judged (one row per unit), /metrics/test_judged/by_cfg,
- * /metrics/test_judged/dialogue_min (min_rating -1 when no unit of the item was added). */
+ * /metrics/test_judged/dialogue_min (min_rating -1 when no unit of the item was added).
+ *
+ * Hooks around the run (tally/bench_vt.h), all in test_judged.c - the proof that a module brings
+ * them from its own folder:
+ *   answer format "test_judged-qa": a line {"question_id": str, "output": str|null,
+ *     "instruction"?: str} (and no "response") is the answer "output" to item question_id, with
+ *     the prompt "instruction"; a question_id that is not a non-empty string is a bad line
+ *   parser "test_judged-rating" (`tally parse`): {"response"} -> {"answer": "7"|null,
+ *     "rating": 7|null, "status", "rule"}, the rating rules above (null response: missing,
+ *     rule no_judgment)
+ *   compare defaults: metric "rating", no groups, status "status", dialogues (the least rating
+ *   over an item's turns). */
 #ifndef TALLY_TEST_JUDGED_H
 #define TALLY_TEST_JUDGED_H
 

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "tally/bench_vt.h"
 #include "tally/err.h"
 #include "tally/parsed.h"
 #include "tally/str.h"
@@ -195,5 +196,11 @@ double tl_lave_human_from_votes(const int *votes, int n);
  * also for invalid input (votes NULL with items, a value below -1, a size overflow) or when out
  * of memory. */
 double tl_kripp_alpha_nominal(const int *votes, size_t n_items, size_t n_coders);
+
+/* The VQA module's hooks around the run (vqa_hooks.c; tally/bench_vt.h): the LAVE release's
+ * rows as an answer format, lave-rating for `tally parse`, and `tally compare`'s defaults. */
+extern const tl_answer_format *const tl_vqa_formats[];
+extern const tl_parser_set tl_vqa_parser_set;
+extern const tl_compare_defaults tl_vqa_compare;
 
 #endif

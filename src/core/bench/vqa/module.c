@@ -1943,7 +1943,6 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
 
 const tl_bench_vt tl_bench_vqa = {
     .name = "vqa",
-    .about = "VQA sets: VQA accuracy (official rules), soft VQA accuracy, exact match, LAVE; human scores for studies",
     .nstages = 2,
     .variants = VARIANTS,
     .keys = KEYS,
@@ -1966,4 +1965,9 @@ const tl_bench_vt tl_bench_vqa = {
     .tables = vqa_tables,
     .summary = vqa_summary,
     .check_cfgs = vqa_check_cfgs,
+    .max_modes = M__N,
+    .max_acc = M__N + 3,
+    .formats = tl_vqa_formats,
+    .parsers = &tl_vqa_parser_set,
+    .compare = &tl_vqa_compare,
 };
