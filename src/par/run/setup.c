@@ -248,7 +248,12 @@ tl_status run_bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *job,
   uint64_t base = 0;
   for (size_t b = 0; b < r->nb; b++) {
     if (!model_http && !r->merging && (st = check_filters(r, b, err))) return st;
-    if ((st = build_cfgs(r, b)) || (st = tl_rb_units(&r->rbs[b]))) return tl_err_set(err, st, "out of memory");
+    if ((st = build_cfgs(r, b))) return tl_err_set(err, st, "out of memory");
+    if ((st = tl_rb_units(&r->rbs[b])))
+      return st == TL_EINTERNAL ? tl_err_set(err, st, "internal error: benchmark module '%s' has %d scoring modes, "
+                                             "outside 1..%d (its max_modes)", r->rbs[b].vt->name, r->rbs[b].nmodes,
+                                             r->rbs[b].vt->max_modes)
+                                : tl_err_set(err, st, "out of memory");
     if (r->rbs[b].vt->check_cfgs && !r->merging &&
         (st = r->rbs[b].vt->check_cfgs(r->rbs[b].b, r->rbs[b].cfgs, r->rbs[b].ncfgs, err)))
       return st;
@@ -263,6 +268,9 @@ tl_status run_bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *job,
       return tl_err_set(err, TL_ENOMEM, "out of memory");
     /* this rank's accumulators: units are added as they finish */
     r->tal.nblk[b] = r->rbs[b].vt->acc_layout(r->rbs[b].b, r->rbs[b].ncfgs, r->tal.lay[b]);
+    if (r->tal.nblk[b] < 0 || r->tal.nblk[b] > r->rbs[b].vt->max_acc) /* (max_acc <= TL_MAX_ACC: registry check) */
+      return tl_err_set(err, TL_EINTERNAL, "internal error: benchmark module '%s' lays out %d accumulator blocks, "
+                        "outside 0..%d (its max_acc)", r->rbs[b].vt->name, r->tal.nblk[b], r->rbs[b].vt->max_acc);
     for (int k = 0; k < r->tal.nblk[b]; k++) {
       const tl_acc_block *l = &r->tal.lay[b][k];
       if (!(r->tal.acc[b][k] = malloc((l->len ? l->len : 1) * sizeof **r->tal.acc[b]))) return tl_err_set(err, TL_ENOMEM, "out of memory");
