@@ -219,112 +219,155 @@ static int chunk_room(const bench_run *r, const chunk_state *cs, uint64_t C) {
 }
 
 
+/* The scheduler's state on one rank. */
+typedef struct {
+  bench_run *r;
+  const uint64_t *pending;
+  uint64_t P, C;      /* pending units; the chunk size */
+  progress *pg;       /* rank 0's progress (the workers' reports add to it) */
+  MPI_Comm comm;
+  int nranks;
+  double sched_s;     /* seconds spent on scheduling messages */
+  uint64_t nchunks;   /* chunks dealt */
+  chunk_state cs;     /* this rank's current chunk */
+} sched;
+
+/* Rank 0: answers one worker's request (delta: its finished and failed units since its last
+ * report, and REQ_*), dealing it the next chunk, or none when there is no more work or the run
+ * stops. *next: the next pending unit to deal; *active: workers not yet told to stop. */
+static tl_status answer_request(sched *s, int src, const int64_t delta[3], uint64_t *next, int *active,
+                                int *remote_stop, tl_err *err) {
+  s->pg->done += (uint64_t)delta[0];
+  s->pg->failed += (uint64_t)delta[1];
+  if (delta[2] && !*remote_stop) *remote_stop = (int)delta[2]; /* signalled or failed: stop dealing */
+  uint64_t as[2] = {*next, 0};
+  if (!g_stop && !*remote_stop && *next < s->P) {
+    as[1] = s->P - *next < s->C ? s->P - *next : s->C;
+    *next += as[1];
+  }
+  tl_status st = TL_MPI(err, MPI_Send(as, 2, MPI_UINT64_T, src, TAG_ASSIGN, s->comm));
+  if (as[1]) s->nchunks++;
+  else (*active)--;
+  return st;
+}
+
+/* Rank 0: deals the pending units in chunks on demand, working on its own chunks between the
+ * workers' requests, then tells every worker still asking that there is no more work (also
+ * after a failure of its own: no worker is left waiting for an answer). */
+static tl_status deal(sched *s, int *interrupted, tl_err *err) {
+  bench_run *r = s->r;
+  chunk_state *cs = &s->cs;
+  uint64_t next = 0;
+  int active = s->nranks - 1, remote_stop = 0;
+  tl_status st = TL_OK;
+  while (st == TL_OK) {
+    if (g_stop || remote_stop) {
+      *interrupted = remote_stop != REQ_FAILED;
+      break;
+    }
+    /* answer every waiting request */
+    int flag = 1;
+    while (active > 0 && !st) {
+      MPI_Status ms;
+      if ((st = TL_MPI(err, MPI_Iprobe(MPI_ANY_SOURCE, TAG_REQ, s->comm, &flag, &ms))) || !flag) break;
+      int64_t delta[3];
+      double t0 = run_now_s();
+      st = TL_MPI(err, MPI_Recv(delta, 3, MPI_INT64_T, ms.MPI_SOURCE, TAG_REQ, s->comm, MPI_STATUS_IGNORE));
+      if (!st) st = answer_request(s, ms.MPI_SOURCE, delta, &next, &active, &remote_stop, err);
+      s->sched_s += run_now_s() - t0;
+    }
+    if (st) break;
+    if (chunk_room(r, cs, s->C) && next < s->P && !remote_stop) { /* rank 0's own next chunk */
+      cs->a = cs->next_submit = next;
+      cs->b = next + (s->P - next < s->C ? s->P - next : s->C);
+      next = cs->b;
+      s->nchunks++;
+    }
+    if (!chunk_done(r, cs)) {
+      uint64_t f0 = cs->since_report, x0 = cs->failed_report;
+      cs->more = next < s->P && !remote_stop;
+      /* with workers waiting on us, take few replies per step so requests are answered fast */
+      st = chunk_step(r, cs, s->nranks > 1 ? 1 : 50, s->nranks > 1 ? 16 : 256, err);
+      s->pg->done += cs->since_report - f0;
+      s->pg->failed += cs->failed_report - x0;
+    } else if (active > 0 && !remote_stop) { /* nothing of our own left: wait for the next request */
+      MPI_Status ms;
+      st = TL_MPI(err, MPI_Probe(MPI_ANY_SOURCE, TAG_REQ, s->comm, &ms));
+    } else {
+      break;
+    }
+    run_progress_show(s->pg, 0);
+  }
+  /* tell every worker still asking that there is no more work */
+  tl_err e2 = {{0}};
+  tl_status s2 = TL_OK;
+  while (active > 0 && !s2) {
+    int64_t delta[3];
+    MPI_Status ms;
+    s2 = TL_MPI(&e2, MPI_Recv(delta, 3, MPI_INT64_T, MPI_ANY_SOURCE, TAG_REQ, s->comm, &ms));
+    s->pg->done += s2 ? 0 : (uint64_t)delta[0];
+    uint64_t as[2] = {0, 0};
+    if (!s2) s2 = TL_MPI(&e2, MPI_Send(as, 2, MPI_UINT64_T, ms.MPI_SOURCE, TAG_ASSIGN, s->comm));
+    active--;
+  }
+  if (!st && s2) st = s2, *err = e2;
+  return st;
+}
+
+/* A worker: asks rank 0 for chunks (reporting its finished units) and works on each until there
+ * is room for the next; after a failure or a signal it says so in its next request and takes no
+ * more work; then finishes what is in flight. */
+static tl_status work(sched *s, int *interrupted, tl_err *err) {
+  bench_run *r = s->r;
+  chunk_state *cs = &s->cs;
+  tl_status st = TL_OK, mpi = TL_OK;
+  for (;;) {
+    int flag = g_stop ? REQ_SIGNALLED : st ? REQ_FAILED : REQ_OK;
+    int64_t delta[3] = {(int64_t)cs->since_report, (int64_t)cs->failed_report, flag};
+    cs->since_report = cs->failed_report = 0;
+    double t0 = run_now_s();
+    uint64_t as[2] = {0, 0};
+    tl_err e2 = {{0}};
+    mpi = TL_MPI(&e2, MPI_Send(delta, 3, MPI_INT64_T, 0, TAG_REQ, s->comm));
+    if (!mpi) mpi = TL_MPI(&e2, MPI_Recv(as, 2, MPI_UINT64_T, 0, TAG_ASSIGN, s->comm, MPI_STATUS_IGNORE));
+    s->sched_s += run_now_s() - t0;
+    if (mpi) {
+      if (!st) st = mpi, *err = e2;
+      break;
+    }
+    if (!as[1]) break;
+    if (flag) continue; /* told to stop only by the next answer: take no more work */
+    cs->a = cs->next_submit = as[0];
+    cs->b = as[0] + as[1];
+    cs->more = 1;
+    while (!chunk_room(r, cs, s->C) && st == TL_OK && !g_stop) st = chunk_step(r, cs, 50, 256, err);
+  }
+  /* no more work: finish what is in flight */
+  cs->more = 0;
+  while (!chunk_done(r, cs) && st == TL_OK && !g_stop) st = chunk_step(r, cs, 50, 256, err);
+  if (g_stop) *interrupted = 1;
+  return st;
+}
+
 /* Runs every pending unit (and finishes the partly restored units this rank started).
  * Collective. Returns TL_OK, or an error; *interrupted = 1 when a signal stopped this rank (its
  * finished stages are journaled). A worker that fails tells rank 0, which stops dealing: the
  * job stops rather than the failed rank taking (and dropping) the rest of the queue. */
 tl_status run_schedule(bench_run *r, const uint64_t *pending, uint64_t P, progress *pg, MPI_Comm comm,
-                          int *interrupted, double *sched_s /* OUT: seconds this rank spent on scheduling messages */,
-                          uint64_t *nchunks, tl_err *err) {
-  *sched_s = 0;
-  *nchunks = 0;
-  int rank, nranks;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
-  const uint64_t C = tl_chunk_size(P, nranks);
-  chunk_state cs;
-  memset(&cs, 0, sizeof cs);
-  cs.pending = pending;
-  cs.C = C;
-  tl_status st = TL_OK;
+                       int *interrupted, double *sched_s /* OUT: seconds this rank spent on scheduling messages */,
+                       uint64_t *nchunks, tl_err *err) {
+  sched s;
+  memset(&s, 0, sizeof s);
+  s.r = r, s.pending = pending, s.P = P, s.pg = pg, s.comm = comm, s.nranks = r->nranks;
+  s.C = tl_chunk_size(P, r->nranks);
+  s.cs.pending = pending;
+  s.cs.C = s.C;
   *interrupted = 0;
-  if (rank == 0) {
-    uint64_t next = 0;
-    int active = nranks - 1; /* workers not yet told to stop */
-    int remote_stop = 0;
-    while (st == TL_OK) {
-      if (g_stop || remote_stop) {
-        *interrupted = remote_stop != REQ_FAILED;
-        break;
-      }
-      /* answer every waiting request */
-      int flag = 1;
-      while (active > 0) {
-        MPI_Status ms;
-        MPI_Iprobe(MPI_ANY_SOURCE, TAG_REQ, comm, &flag, &ms);
-        if (!flag) break;
-        int64_t delta[3];
-        double t0 = run_now_s();
-        MPI_Recv(delta, 3, MPI_INT64_T, ms.MPI_SOURCE, TAG_REQ, comm, MPI_STATUS_IGNORE);
-        pg->done += (uint64_t)delta[0];
-        pg->failed += (uint64_t)delta[1];
-        if (delta[2] && !remote_stop) remote_stop = (int)delta[2]; /* signalled or failed: stop dealing */
-        uint64_t as[2] = {next, 0};
-        if (!g_stop && !remote_stop && next < P) {
-          as[1] = P - next < C ? P - next : C;
-          next += as[1];
-        }
-        MPI_Send(as, 2, MPI_UINT64_T, ms.MPI_SOURCE, TAG_ASSIGN, comm);
-        *sched_s += run_now_s() - t0;
-        if (as[1]) (*nchunks)++;
-        if (!as[1]) active--;
-      }
-      if (chunk_room(r, &cs, C) && next < P && !remote_stop) { /* rank 0's own next chunk */
-        cs.a = cs.next_submit = next;
-        cs.b = next + (P - next < C ? P - next : C);
-        next = cs.b;
-        (*nchunks)++;
-      }
-      if (!chunk_done(r, &cs)) {
-        uint64_t f0 = cs.since_report, x0 = cs.failed_report;
-        cs.more = next < P && !remote_stop;
-        /* with workers waiting on us, take few replies per step so requests are answered fast */
-        st = chunk_step(r, &cs, nranks > 1 ? 1 : 50, nranks > 1 ? 16 : 256, err);
-        pg->done += cs.since_report - f0;
-        pg->failed += cs.failed_report - x0;
-      } else if (active > 0 && !remote_stop) {
-        /* nothing of our own left: wait for the next request */
-        MPI_Status ms;
-        MPI_Probe(MPI_ANY_SOURCE, TAG_REQ, comm, &ms);
-      } else {
-        break;
-      }
-      run_progress_show(pg, 0);
-    }
-    /* tell every worker still asking that there is no more work */
-    while (active > 0) {
-      int64_t delta[3];
-      MPI_Status ms;
-      MPI_Recv(delta, 3, MPI_INT64_T, MPI_ANY_SOURCE, TAG_REQ, comm, &ms);
-      pg->done += (uint64_t)delta[0];
-      uint64_t as[2] = {0, 0};
-      MPI_Send(as, 2, MPI_UINT64_T, ms.MPI_SOURCE, TAG_ASSIGN, comm);
-      active--;
-    }
-  } else {
-    for (;;) {
-      int flag = g_stop ? REQ_SIGNALLED : st ? REQ_FAILED : REQ_OK;
-      int64_t delta[3] = {(int64_t)cs.since_report, (int64_t)cs.failed_report, flag};
-      cs.since_report = cs.failed_report = 0;
-      double t0 = run_now_s();
-      MPI_Send(delta, 3, MPI_INT64_T, 0, TAG_REQ, comm);
-      uint64_t as[2];
-      MPI_Recv(as, 2, MPI_UINT64_T, 0, TAG_ASSIGN, comm, MPI_STATUS_IGNORE);
-      *sched_s += run_now_s() - t0;
-      if (!as[1]) break;
-      if (flag) continue; /* told to stop only by the next answer: take no more work */
-      cs.a = cs.next_submit = as[0];
-      cs.b = as[0] + as[1];
-      cs.more = 1;
-      while (!chunk_room(r, &cs, C) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, 50, 256, err);
-    }
-    /* no more work: finish what is in flight */
-    cs.more = 0;
-    while (!chunk_done(r, &cs) && st == TL_OK && !g_stop) st = chunk_step(r, &cs, 50, 256, err);
-    if (g_stop) *interrupted = 1;
-  }
+  tl_status st = r->rank == 0 ? deal(&s, interrupted, err) : work(&s, interrupted, err);
   tl_err e2;
   tl_journal_sync(r->jn, &e2); /* finished stages of an interrupted chunk are kept too */
+  *sched_s = s.sched_s;
+  *nchunks = s.nchunks;
   return st;
 }
 
