@@ -256,7 +256,7 @@ static tl_status ph_write(bench_ctx *c, tl_err *err) {
 }
 
 static tl_status ph_fate(bench_ctx *c, tl_err *err) {
-  tl_status st = run_said(run_fate_check(c->o, &c->r, c->comm), err); /* (agreed) */
+  tl_status st = run_fate_check(c->o, &c->r, c->comm, err); /* (agreed) */
   c->rcnt->load_s = c->t_loaded - c->t_start;
   c->rcnt->score_s = c->t_scored - c->t_loaded;
   c->rcnt->write_s = run_now_s() - c->t_scored;

@@ -97,8 +97,7 @@ static tl_status ph_place(job_ctx *c, tl_err *err) {
 }
 
 static tl_status ph_open(job_ctx *c, tl_err *err) {
-  tl_status st = tl_agree(run_said(run_open_output(c->o, &c->job, c->output, c->comm, &c->w, &c->prov), err), err,
-                          c->comm);
+  tl_status st = run_open_output(c->o, &c->job, c->output, c->comm, &c->w, &c->prov, err); /* (agreed) */
   if (st) return st;
   c->stabs = calloc((size_t)c->job.n_studies + 1, sizeof *c->stabs);
   return c->stabs ? TL_OK : tl_err_set(err, TL_ENOMEM, "out of memory");
@@ -118,7 +117,7 @@ static tl_status ph_studies(job_ctx *c, tl_err *err) {
 }
 
 static tl_status ph_provenance(job_ctx *c, tl_err *err) {
-  return run_said(run_provenance_write(c->o, &c->job, &c->prov, c->w, c->comm), err); /* (collective) */
+  return run_provenance_write(c->o, &c->job, &c->prov, c->w, c->comm, err); /* (agreed) */
 }
 
 /* The run's counters as root attributes: stage 0 as "units_resumed" and "engine_calls"; a judge

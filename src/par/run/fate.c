@@ -12,7 +12,7 @@ static int cmp_reason(const void *a, const void *b) {
   if (x->n != y->n) return x->n < y->n ? 1 : -1;
   return strcmp(x->why, y->why);
 }
-static int report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
+static tl_status report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_err *err) {
   int bad = 0;
   for (int role = 0; role < TL_ROLE__N; role++) {
     tl_buf mine;
@@ -22,21 +22,24 @@ static int report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
         bad |= tl_buf_printf(&mine, "%zu\x1f%s\n", r->tal.reasons[role].vals[i], r->tal.reasons[role].keys[i]) != TL_OK;
     int len = (int)mine.len, *lens = r->rank == 0 ? calloc((size_t)r->nranks, sizeof *lens) : NULL;
     int *disp = r->rank == 0 ? calloc((size_t)r->nranks + 1, sizeof *disp) : NULL;
-    if (run_agree(bad || (r->rank == 0 && (!lens || !disp)), comm)) {
+    tl_status st = bad || (r->rank == 0 && (!lens || !disp)) ? tl_err_set(err, TL_ENOMEM, "out of memory") : TL_OK;
+    if (!(st = tl_agree(st, err, comm))) st = tl_agree(TL_MPI(err, MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm)), err, comm);
+    if (st) {
       free(lens), free(disp), tl_buf_release(&mine);
-      return TL_EXIT_FAIL;
+      return st;
     }
-    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
     char *all = NULL;
     if (r->rank == 0) {
       for (int q = 0; q < r->nranks; q++) disp[q + 1] = disp[q] + lens[q];
       all = malloc((size_t)disp[r->nranks] + 1);
     }
-    if (run_agree(r->rank == 0 && !all, comm)) {
-      free(lens), free(disp), tl_buf_release(&mine);
-      return TL_EXIT_FAIL;
+    if (!(st = tl_agree(r->rank == 0 && !all ? tl_err_set(err, TL_ENOMEM, "out of memory") : TL_OK, err, comm)))
+      st = tl_agree(TL_MPI(err, MPI_Gatherv(mine.data ? mine.data : "", len, MPI_CHAR, all, lens, disp, MPI_CHAR, 0, comm)),
+                    err, comm);
+    if (st) {
+      free(all), free(lens), free(disp), tl_buf_release(&mine);
+      return st;
     }
-    MPI_Gatherv(mine.data ? mine.data : "", len, MPI_CHAR, all, lens, disp, MPI_CHAR, 0, comm);
     tl_buf_release(&mine);
     if (r->rank == 0) {
       all[disp[r->nranks]] = 0;
@@ -68,7 +71,7 @@ static int report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
     }
     free(all), free(lens), free(disp);
   }
-  return TL_EXIT_OK;
+  return TL_OK;
 }
 
 /* Collective, after the tables are built (the writer is then aborted: no output; the journal keeps
@@ -76,31 +79,34 @@ static int report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
  * model got an answer, or in which the judge answered none of the units it was asked about, has
  * scored nothing that model or judge was run for. It fails (TL_EXIT_FAIL), saying so on rank 0
  * (also under --quiet), with the first engine failure a rank saw. */
-int run_fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
+tl_status run_fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_err *err) {
   int bad = 0, rank = r->rank;
-  if (r->dry) return TL_EXIT_OK; /* a dry run asks nothing: no unit has an answer */
-  if (report_reasons(o, r, comm)) return TL_EXIT_FAIL;
+  if (r->dry) return TL_OK; /* a dry run asks nothing: no unit has an answer */
+  tl_status st = report_reasons(o, r, comm, err);
+  if (st) return st;
   for (size_t b = 0; b < r->nb; b++) {
     const tl_run_bench *rb = &r->rbs[b];
     size_t n = rb->ncfgs * FATE_N;
     uint64_t *all = calloc(n + 1, sizeof *all), *mine = calloc(n + 1, sizeof *mine);
-    if (run_agree(!all || !mine, comm)) {
+    if ((st = tl_agree(!all || !mine ? tl_err_set(err, TL_ENOMEM, "out of memory") : TL_OK, err, comm))) {
       free(all), free(mine);
-      if (rank == 0) fprintf(o->log, "tally: out of memory\n");
-      return TL_EXIT_FAIL;
+      return st;
     }
     if (r->tal.fate && r->tal.fate[b]) memcpy(mine, r->tal.fate[b], n * sizeof *mine);
-    MPI_Reduce(mine, all, (int)n, MPI_UINT64_T, MPI_SUM, 0, comm);
+    if ((st = tl_agree(TL_MPI(err, MPI_Reduce(mine, all, (int)n, MPI_UINT64_T, MPI_SUM, 0, comm)), err, comm))) {
+      free(all), free(mine);
+      return st;
+    }
     /* per model (its cfgs: variants and seeds), then the judge over every cfg */
     uint64_t ju = 0, jok = 0, jerr = 0;
     for (size_t c = 0; rank == 0 && c < rb->ncfgs; c++) {
       const uint64_t *f = all + c * FATE_N;
       ju += f[FATE_UNITS], jok += f[FATE_JUDGED], jerr += f[FATE_JUDGE_ERROR];
       if (c && strcmp(rb->cfgs[c - 1].model, rb->cfgs[c].model) == 0) continue; /* sorted by model */
-      uint64_t u = 0, ans = 0, err = 0, jd = 0, je = 0;
+      uint64_t u = 0, ans = 0, nerr = 0, jd = 0, je = 0;
       for (size_t d = c; d < rb->ncfgs && strcmp(rb->cfgs[d].model, rb->cfgs[c].model) == 0; d++)
         u += all[d * FATE_N + FATE_UNITS], ans += all[d * FATE_N + FATE_ANSWERED],
-            err += all[d * FATE_N + FATE_ENGINE_ERROR], jd += all[d * FATE_N + FATE_JUDGED],
+            nerr += all[d * FATE_N + FATE_ENGINE_ERROR], jd += all[d * FATE_N + FATE_JUDGED],
             je += all[d * FATE_N + FATE_JUDGE_ERROR];
       if (rb->nstages > 1 && ans && !jd && !je) { /* no judgment for any of its answers */
         bad = 1;
@@ -111,10 +117,10 @@ int run_fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
       if (u && !ans) {
         bad = 1;
         fprintf(o->log, "tally: %s: model '%s' answered none of its %llu units (%llu engine_error, %llu missing)%s%s%s\n",
-                rb->vt->name, rb->cfgs[c].model, (unsigned long long)u, (unsigned long long)err,
-                (unsigned long long)(u - err), err ? "; the engine said: " : "",
-                err && r->tal.first_error[TL_ROLE_MODEL] ? r->tal.first_error[TL_ROLE_MODEL] : "",
-                err && !r->tal.first_error[TL_ROLE_MODEL] ? "(see the item table's error column)" : "");
+                rb->vt->name, rb->cfgs[c].model, (unsigned long long)u, (unsigned long long)nerr,
+                (unsigned long long)(u - nerr), nerr ? "; the engine said: " : "",
+                nerr && r->tal.first_error[TL_ROLE_MODEL] ? r->tal.first_error[TL_ROLE_MODEL] : "",
+                nerr && !r->tal.first_error[TL_ROLE_MODEL] ? "(see the item table's error column)" : "");
       }
     }
     if (rank == 0 && rb->nstages > 1 && jerr && !jok) {
@@ -125,8 +131,9 @@ int run_fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm) {
     }
     free(all), free(mine);
   }
-  if (rank == 0 && bad)
-    fprintf(o->log, "tally: the run scored nothing for the model(s) or judge above: failed, no output written (the "
-                    "journal keeps every reply and failure: fix the engine, then --resume asks only the failed units)\n");
-  return run_agree(bad ? TL_EXIT_FAIL : TL_EXIT_OK, comm);
+  if (bad) /* (rank 0's, printed once by the caller) */
+    st = tl_err_set(err, TL_ENGINE, "the run scored nothing for the model(s) or judge above: failed, no output written "
+                    "(the journal keeps every reply and failure: fix the engine, then --resume asks only the failed "
+                    "units)");
+  return tl_agree(st, err, comm);
 }

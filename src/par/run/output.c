@@ -126,11 +126,9 @@ void run_provenance_end(provenance_job *p) {
  * {"<path as given>": sha256}; files: [{path (absolute), what, sha256}] of the same files (tally
  * merge checks the items it re-scores against them); jdir: the job file's folder, absolute
  * (where the job's relative paths point). One buffer, NUL-separated. Frees p. */
-int run_provenance_write(const tl_run_opts *o, const tl_job *job, provenance_job *p, tl_writer *w,
-                            MPI_Comm comm) {
-  int rank;
-  MPI_Comm_rank(comm, &rank);
-  tl_err err = {{0}};
+tl_status run_provenance_write(const tl_run_opts *o, const tl_job *job, provenance_job *p, tl_writer *w,
+                               MPI_Comm comm, tl_err *err) {
+  const int rank = tl_comm_rank(comm);
   tl_buf all, sha, files, jdir;
   tl_buf_init(&all);
   tl_buf_init(&sha);
@@ -141,8 +139,8 @@ int run_provenance_write(const tl_run_opts *o, const tl_job *job, provenance_job
     if (p->started) pthread_join(p->th, NULL);
     p->started = 0;
     char *jd = o->job_dir ? realpath(o->job_dir, NULL) : realpath(job->dir, NULL);
-    if (!p->paths) fprintf(o->log, "tally: cannot hash the inputs: out of memory or no thread\n");
-    else if (p->st != TL_OK) fprintf(o->log, "tally: %s\n", p->err.msg);
+    if (!p->paths) tl_err_set(err, TL_ENOMEM, "cannot hash the inputs: out of memory or no thread");
+    else if (p->st != TL_OK) tl_err_set(err, p->st, "%s", p->err.msg);
     else {
       len[0] = (int64_t)p->sha.len;
       len[1] = (int64_t)p->files.len;
@@ -154,85 +152,78 @@ int run_provenance_write(const tl_run_opts *o, const tl_job *job, provenance_job
     free(jd);
   }
   run_provenance_end(p);
-  MPI_Bcast(len, 3, MPI_INT64_T, 0, comm);
-  if (len[0] < 0 || len[0] + len[1] + len[2] > INT_MAX) {
+  tl_status st = rank == 0 && len[0] < 0 ? TL_EIO : TL_OK; /* (rank 0's message is in err) */
+  if (!(st = tl_agree(st, err, comm))) st = TL_MPI(err, MPI_Bcast(len, 3, MPI_INT64_T, 0, comm));
+  if (!st && len[0] + len[1] + len[2] > INT_MAX) st = tl_err_set(err, TL_EINTERNAL, "the input hashes are over 2 GiB");
+  if (st) {
     tl_buf_release(&all);
-    return TL_EXIT_FAIL;
+    return st;
   }
   int64_t tot = len[0] + len[1] + len[2];
   if (rank != 0) {
     tl_buf_reset(&all);
     for (int64_t i = 0; i < tot; i++) tl_buf_append(&all, " ", 1);
   }
-  MPI_Bcast(all.data, (int)tot, MPI_CHAR, 0, comm);
+  if ((st = tl_agree(all.len == (size_t)tot ? TL_OK : tl_err_set(err, TL_ENOMEM, "out of memory"), err, comm)) ||
+      (st = TL_MPI(err, MPI_Bcast(all.data, (int)tot, MPI_CHAR, 0, comm)))) {
+    tl_buf_release(&all);
+    return st;
+  }
   tl_buf_append(&sha, all.data, (size_t)len[0]);
   tl_buf_append(&files, all.data + len[0], (size_t)len[1]);
   tl_buf_append(&jdir, all.data + len[0] + len[1], (size_t)len[2]);
   tl_buf_release(&all);
-  tl_status st = w->vt->attr_str(w, "input_sha256", sha.data ? sha.data : "{}", &err);
-  if (!st) st = w->vt->attr_str(w, "input_files", files.data ? files.data : "[]", &err);
-  if (!st) st = w->vt->attr_str(w, "job_dir", jdir.data ? jdir.data : "", &err);
+  st = w->vt->attr_str(w, "input_sha256", sha.data ? sha.data : "{}", err);
+  if (!st) st = w->vt->attr_str(w, "input_files", files.data ? files.data : "[]", err);
+  if (!st) st = w->vt->attr_str(w, "job_dir", jdir.data ? jdir.data : "", err);
   tl_buf_release(&sha);
   tl_buf_release(&files);
   tl_buf_release(&jdir);
-  if (st) {
-    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
-    return TL_EXIT_FAIL;
-  }
-  return TL_EXIT_OK;
+  return tl_agree(st, err, comm);
 }
 
 /* Collective: opens the output (parallel HDF5) and writes the run's root attributes but the
  * provenance ones, whose hashing rank 0 starts here (provenance_write writes them). Whatever
  * the result, the caller ends prov (run_provenance_end). */
-int run_open_output(const tl_run_opts *o, const tl_job *job, const char *output, MPI_Comm comm,
-                       tl_writer **wout, provenance_job *prov) {
-  int nranks, rank;
-  MPI_Comm_size(comm, &nranks);
-  MPI_Comm_rank(comm, &rank);
-  tl_err err = {{0}};
+tl_status run_open_output(const tl_run_opts *o, const tl_job *job, const char *output, MPI_Comm comm,
+                          tl_writer **wout, provenance_job *prov, tl_err *err) {
+  const int nranks = tl_comm_size(comm), rank = tl_comm_rank(comm);
   memset(prov, 0, sizeof *prov);
-  int bad = rank == 0 && provenance_start(o, job, prov) != 0;
-  MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
-  if (bad) {
-    if (rank == 0) fprintf(o->log, "tally: cannot start hashing the inputs (out of memory, or no thread)\n");
-    return TL_EXIT_FAIL;
-  }
-  tl_writer *w = tl_h5_parallel_open(output, comm, &err);
-  if (!w) {
-    if (rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
-    return TL_EXIT_FAIL;
-  }
+  tl_status st = rank == 0 && provenance_start(o, job, prov) != 0
+                     ? tl_err_set(err, TL_ENOMEM, "cannot start hashing the inputs (out of memory, or no thread)")
+                     : TL_OK;
+  if ((st = tl_agree(st, err, comm))) return st;
+  tl_writer *w = tl_h5_parallel_open(output, comm, err); /* (collective; agreed inside) */
+  if (!w) return err->msg[0] ? TL_EHDF5 : tl_err_set(err, TL_EHDF5, "cannot create '%s'", output);
   unsigned maj, min, rel;
   H5get_libversion(&maj, &min, &rel);
   char h5v[32];
   snprintf(h5v, sizeof h5v, "%u.%u.%u", maj, min, rel);
-  tl_status st = w->vt->attr_str(w, "job", job->json, &err);
-  if (!st) st = w->vt->attr_str(w, "job_name", job->name, &err);
-  if (!st) st = w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err);
-  if (!st) st = w->vt->attr_str(w, "tally_commit", TALLY_GIT_COMMIT, &err);
-  if (!st) st = w->vt->attr_str(w, "hdf5_version", h5v, &err);
-  if (!st) st = w->vt->attr_str(w, "deflate", tl_h5_deflate_name(), &err);
-  if (!st) st = w->vt->attr_str(w, "engine", job->engines[TL_ROLE_MODEL].type, &err);
+  st = w->vt->attr_str(w, "job", job->json, err);
+  if (!st) st = w->vt->attr_str(w, "job_name", job->name, err);
+  if (!st) st = w->vt->attr_str(w, "tally_version", TALLY_VERSION, err);
+  if (!st) st = w->vt->attr_str(w, "tally_commit", TALLY_GIT_COMMIT, err);
+  if (!st) st = w->vt->attr_str(w, "hdf5_version", h5v, err);
+  if (!st) st = w->vt->attr_str(w, "deflate", tl_h5_deflate_name(), err);
+  if (!st) st = w->vt->attr_str(w, "engine", job->engines[TL_ROLE_MODEL].type, err);
   if (!st) {
     tl_buf e;
     tl_buf_init(&e);
     tl_buf_printf(&e, "{\"model\":%s,\"judge\":%s}", job->engines[TL_ROLE_MODEL].json, job->engines[TL_ROLE_JUDGE].json);
-    st = e.data ? w->vt->attr_str(w, "engines", e.data, &err) : tl_err_set(&err, TL_ENOMEM, "out of memory");
+    st = e.data ? w->vt->attr_str(w, "engines", e.data, err) : tl_err_set(err, TL_ENOMEM, "out of memory");
     tl_buf_release(&e);
   }
-  if (!st) st = w->vt->attr_i64(w, "n_ranks", nranks, &err);
-  if (!st && o->cell >= 0) st = w->vt->attr_i64(w, "sweep_cell", o->cell, &err);
+  if (!st) st = w->vt->attr_i64(w, "n_ranks", nranks, err);
+  if (!st && o->cell >= 0) st = w->vt->attr_i64(w, "sweep_cell", o->cell, err);
   if (!st && o->merge && o->cells_merged) { /* a merge of a sweep's cells: whole or partial */
-    st = w->vt->attr_i64(w, "partial", o->cells_missing && *o->cells_missing, &err);
-    if (!st) st = w->vt->attr_str(w, "cells_merged", o->cells_merged, &err);
-    if (!st) st = w->vt->attr_str(w, "cells_missing", o->cells_missing ? o->cells_missing : "", &err);
+    st = w->vt->attr_i64(w, "partial", o->cells_missing && *o->cells_missing, err);
+    if (!st) st = w->vt->attr_str(w, "cells_merged", o->cells_merged, err);
+    if (!st) st = w->vt->attr_str(w, "cells_missing", o->cells_missing ? o->cells_missing : "", err);
   }
-  if (st) {
-    fprintf(o->log, "tally: %s\n", err.msg);
+  if ((st = tl_agree(st, err, comm))) {
     w->vt->abort(w);
-    return TL_EXIT_FAIL;
+    return st;
   }
   *wout = w;
-  return TL_EXIT_OK;
+  return TL_OK;
 }

@@ -261,7 +261,8 @@ tl_status run_sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm, tl
 tl_status run_to_ranks(const uint64_t *rec, size_t n, size_t w, const int *dest, MPI_Comm comm, uint64_t **out, size_t *nout, tl_err *err);
 
 /* fate.c */
-int run_fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm);
+/* Collective (agreed status). */
+tl_status run_fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_err *err);
 
 /* merge.c */
 /* Collective (agreed status). */
@@ -272,10 +273,12 @@ tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_e
 /* output.c */
 int run_check_output(const tl_run_opts *o, const char *output);
 int run_job_inputs(const tl_run_opts *o, const tl_job *job, tl_path_role **in);
-int run_open_output(const tl_run_opts *o, const tl_job *job, const char *output, MPI_Comm comm, tl_writer **wout, provenance_job *prov);
+/* Collective (agreed status). */
+tl_status run_open_output(const tl_run_opts *o, const tl_job *job, const char *output, MPI_Comm comm, tl_writer **wout, provenance_job *prov, tl_err *err);
 int run_prepare_output(const tl_run_opts *o, const tl_job *job, const char *output, tl_out_lock *lock, int *nothing);
 void run_provenance_end(provenance_job *p);
-int run_provenance_write(const tl_run_opts *o, const tl_job *job, provenance_job *p, tl_writer *w, MPI_Comm comm);
+/* Collective (agreed status). */
+tl_status run_provenance_write(const tl_run_opts *o, const tl_job *job, provenance_job *p, tl_writer *w, MPI_Comm comm, tl_err *err);
 
 /* resume.c */
 tl_status run_on_journal_rec(void *vctx, const tl_journal_rec *rec);
