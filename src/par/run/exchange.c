@@ -49,20 +49,16 @@ tl_status run_to_ranks(const uint64_t *rec, size_t n, size_t w, const int *dest,
     memcpy(sbuf + sdisp[dest[i]] + at[dest[i]], rec + i * w, w * sizeof *sbuf);
     at[dest[i]] += (int64_t)w;
   }
-  tl_status st = TL_OK;
-  if (run_agree(bad, comm)) {
-    st = tl_err_set(err, TL_ENOMEM, "cannot exchange records (memory, or over 2^31 values per rank): use more ranks");
-    goto done;
-  }
-  MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
+  static const char too_many[] = "cannot exchange records (memory, or over 2^31 values per rank): use more ranks";
+  tl_status st = tl_agree(bad ? tl_err_set(err, TL_ENOMEM, "%s", too_many) : TL_OK, err, comm);
+  if (!st) st = tl_agree(TL_MPI(err, MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm)), err, comm);
+  if (st) goto done;
   int64_t rtotal = 0;
   for (int q = 0; q < nranks; q++) rdisp[q] = (int)rtotal, rtotal += rcount[q];
   bad = rtotal > 0x7fffffff || !(rbuf = malloc(((size_t)rtotal + 1) * sizeof *rbuf));
-  if (run_agree(bad, comm)) {
-    st = tl_err_set(err, TL_ENOMEM, "cannot exchange records (memory, or over 2^31 values per rank): use more ranks");
-    goto done;
-  }
-  MPI_Alltoallv(sbuf, scount, sdisp, MPI_UINT64_T, rbuf, rcount, rdisp, MPI_UINT64_T, comm);
+  if ((st = tl_agree(bad ? tl_err_set(err, TL_ENOMEM, "%s", too_many) : TL_OK, err, comm))) goto done;
+  st = TL_MPI(err, MPI_Alltoallv(sbuf, scount, sdisp, MPI_UINT64_T, rbuf, rcount, rdisp, MPI_UINT64_T, comm));
+  if ((st = tl_agree(st, err, comm))) goto done;
   *out = rbuf;
   *nout = (size_t)rtotal / w;
   rbuf = NULL;
@@ -89,18 +85,20 @@ tl_status run_redistribute(const tl_run_bench *rb, held_rows *h, MPI_Comm comm, 
   const size_t nblk = (size_t)(hi - lo);
   int *dest = malloc((h->n ? h->n : 1) * sizeof *dest);
   for (size_t i = 0; dest && i < h->n; i++) dest[i] = tl_block_owner(h->rec[i * w], rb->U, nranks);
-  if (run_agree(!dest, comm)) {
+  tl_status st = tl_agree(dest ? TL_OK : tl_err_set(err, TL_ENOMEM, "out of memory"), err, comm);
+  if (st) {
     free(dest);
-    return tl_err_set(err, TL_ENOMEM, "out of memory");
+    return st;
   }
   uint64_t *rbuf = NULL;
   size_t nr = 0;
-  tl_status st = run_to_ranks(h->rec, h->n, w, dest, comm, &rbuf, &nr, err);
+  st = run_to_ranks(h->rec, h->n, w, dest, comm, &rbuf, &nr, err); /* (agreed) */
   free(dest);
   if (st) return st;
-  if (run_agree(nr != nblk, comm)) {
+  st = nr != nblk ? tl_err_set(err, TL_EINTERNAL, "redistribution: a rank would receive the wrong number of units") : TL_OK;
+  if ((st = tl_agree(st, err, comm))) {
     free(rbuf);
-    return tl_err_set(err, TL_EINTERNAL, "redistribution: a rank would receive the wrong number of units");
+    return st;
   }
   /* into key order, each unit exactly once */
   free(h->rec);

@@ -60,7 +60,9 @@ static tl_status on_merge_scan(void *ctx, const tl_journal_rec *rec) {
 /* Collective. The merge's scan: every rank lists every input's journal files (r->jf, the same
  * on every rank), reads its share (file f on rank f mod N) once, and the stage-0 cfgs found
  * are gathered on every rank (build_cfgs then sorts them: the same cfgs everywhere). */
-tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_err *err) {
+/* The scan's first half: every input's journal files listed (the same list on every rank: r->jf,
+ * r->m->file_input), and this rank's share read; every input must record some unit. Agreed. */
+static tl_status scan_files(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_err *err) {
   tl_status st = TL_OK;
   int *fi = NULL;
   for (int d = 0; d < o->n_merge && !st; d++) {
@@ -77,9 +79,8 @@ tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_e
     free(names);
   }
   r->m->file_input = fi;
-  if (st) return tl_err_set(err, TL_ENOMEM, "out of memory listing the journals");
   long *per = calloc((size_t)o->n_merge, sizeof *per), *all = calloc((size_t)o->n_merge, sizeof *all);
-  if (!per || !all) st = TL_ENOMEM;
+  if (st || !per || !all) st = tl_err_set(err, TL_ENOMEM, "out of memory listing the journals");
   for (int f = r->rank; f < r->jf.n && !st; f += r->nranks) {
     const tl_merge_input *in = &o->merge[r->m->file_input[f]];
     long before = r->m->m_nrec;
@@ -91,30 +92,26 @@ tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_e
     else if (st == TL_EJOB) {
       tl_err why = *err;
       tl_err_set(err, TL_EJOB, "cannot merge '%s': %s", in->name, why.msg);
-    }
+    } else if (st == TL_ENOMEM)
+      tl_err_set(err, TL_ENOMEM, "out of memory reading the journals");
     per[r->m->file_input[f]] += r->m->m_nrec - before;
   }
   /* every rank agrees before anything collective that depends on the scan */
-  int bad = st != TL_OK, anybad = 0;
-  MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
-  if (anybad) {
-    free(per);
-    free(all);
-    if (st == TL_ENOMEM) tl_err_set(err, TL_ENOMEM, "out of memory reading the journals");
-    /* only rank 0 prints a TL_EJOB's message: another rank says its own here */
-    if (st == TL_EJOB && r->rank != 0) fprintf(o->log, "tally: rank %d: %s\n", r->rank, err->msg);
-    if (st) return st;
-    return tl_err_set(err, TL_EJOB, "another rank could not read its share of the journals (its message is above)");
-  }
-  MPI_Allreduce(per, all, o->n_merge, MPI_LONG, MPI_SUM, comm);
+  if (!(st = tl_agree(st, err, comm)))
+    st = tl_agree(TL_MPI(err, MPI_Allreduce(per, all, o->n_merge, MPI_LONG, MPI_SUM, comm)), err, comm);
   for (int d = 0; d < o->n_merge && !st; d++)
     if (all[d] == 0)
       st = tl_err_set(err, TL_EJOB, "cannot merge '%s': its journal '%s' records no unit", o->merge[d].name,
                       o->merge[d].journal_dir);
   free(per);
   free(all);
-  if (st) return st;
-  /* the stage-0 cfgs of every rank, to every rank: "bench\x1fmodel\x1fvariant\x1fseed\n" */
+  return st; /* (the last check: the same on every rank) */
+}
+
+/* Collective: the stage-0 cfgs every rank found, to every rank ("bench\x1fmodel\x1fvariant\x1fseed\n"
+ * lines), added to r->found (build_cfgs then sorts them: the same cfgs everywhere). Agreed. */
+static tl_status gather_cfgs(bench_run *r, MPI_Comm comm, tl_err *err) {
+  tl_status st = TL_OK;
   tl_buf mine;
   tl_buf_init(&mine);
   for (size_t b = 0; b < r->nb; b++)
@@ -122,26 +119,24 @@ tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_e
       const tl_cfg *c = &r->found[b].cfgs[i];
       if (tl_buf_printf(&mine, "%zu\x1f%s\x1f%d\x1f%d\n", b, c->model, c->variant, c->seed)) st = TL_ENOMEM;
     }
-  int len = st || mine.len > INT_MAX ? -1 : (int)mine.len, minlen = 0;
-  MPI_Allreduce(&len, &minlen, 1, MPI_INT, MPI_MIN, comm);
-  if (minlen < 0) {
-    tl_buf_release(&mine);
-    return tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs");
-  }
+  int len = st || mine.len > INT_MAX ? -1 : (int)mine.len;
   int *lens = calloc((size_t)r->nranks, sizeof *lens), *offs = calloc((size_t)r->nranks, sizeof *offs);
-  MPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm);
+  st = len < 0 || !lens || !offs ? tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs") : TL_OK;
+  if (!(st = tl_agree(st, err, comm)))
+    st = tl_agree(TL_MPI(err, MPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm)), err, comm);
   long long tot = 0;
-  for (int q = 0; q < r->nranks; q++) offs[q] = (int)tot, tot += lens[q];
-  char *every = tot < INT_MAX ? malloc((size_t)tot + 1) : NULL;
-  int ok = every != NULL, allok = 0;
-  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, comm);
-  if (allok) MPI_Allgatherv(mine.data ? mine.data : "", len, MPI_CHAR, every, lens, offs, MPI_CHAR, comm);
+  for (int q = 0; !st && q < r->nranks; q++) offs[q] = (int)tot, tot += lens[q];
+  char *every = !st && tot < INT_MAX ? malloc((size_t)tot + 1) : NULL;
+  if (!st) st = tl_agree(every ? TL_OK : tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs"), err, comm);
+  if (!st)
+    st = tl_agree(TL_MPI(err, MPI_Allgatherv(mine.data ? mine.data : "", len, MPI_CHAR, every, lens, offs, MPI_CHAR, comm)),
+                  err, comm);
   tl_buf_release(&mine);
   free(lens);
   free(offs);
-  if (!allok) {
+  if (st) {
     free(every);
-    return tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs");
+    return st;
   }
   every[tot] = 0;
   for (char *line = every; *line && !st;) {
@@ -158,7 +153,13 @@ tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_e
     line = nl + 1;
   }
   free(every);
-  return st ? tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs") : TL_OK;
+  st = st ? tl_err_set(err, TL_ENOMEM, "out of memory gathering the cfgs") : TL_OK;
+  return tl_agree(st, err, comm);
+}
+
+tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_err *err) {
+  tl_status st = scan_files(o, r, comm, err);
+  return st ? st : gather_cfgs(r, comm, err);
 }
 
 /* tally merge: a record of unit (b, local u) from input c->input, which another input already

@@ -40,13 +40,16 @@ static void study_columns(const tl_job_study *js, const tl_table *schema, struct
 /* Collective: study k's cells of every rank to rank 0 (rank order is key order), as a table. */
 static tl_status gather_study(const struct study_cols *x, const tl_table *schema, const char *bench, uint64_t U,
                               MPI_Comm comm, tl_tabin *out, tl_err *err) {
-  int rank, nranks;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
+  const int rank = tl_comm_rank(comm), nranks = tl_comm_size(comm);
   memset(out, 0, sizeof *out);
   int64_t mine = (int64_t)x->cells.len;
   int64_t *lens = rank == 0 ? calloc((size_t)nranks, sizeof *lens) : NULL;
-  MPI_Gather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, 0, comm);
+  tl_status st = tl_agree(rank == 0 && !lens ? tl_err_set(err, TL_ENOMEM, "out of memory") : TL_OK, err, comm);
+  if (!st) st = tl_agree(TL_MPI(err, MPI_Gather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, 0, comm)), err, comm);
+  if (st) {
+    free(lens);
+    return st;
+  }
   int *cnt = NULL, *disp = NULL;
   char *all = NULL;
   int bad = 0;
@@ -62,10 +65,9 @@ static tl_status gather_study(const struct study_cols *x, const tl_table *schema
       disp[q] = q ? disp[q - 1] + cnt[q - 1] : 0;
     }
   }
-  MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
-  tl_status st = TL_OK;
   if (bad) st = tl_err_set(err, TL_ENOMEM, "the study's columns of '%s' do not fit in memory on rank 0 (or over 2 GiB)", bench);
-  else MPI_Gatherv(x->cells.data ? x->cells.data : "", (int)mine, MPI_CHAR, all, cnt, disp, MPI_CHAR, 0, comm);
+  if (!(st = tl_agree(st, err, comm)))
+    st = TL_MPI(err, MPI_Gatherv(x->cells.data ? x->cells.data : "", (int)mine, MPI_CHAR, all, cnt, disp, MPI_CHAR, 0, comm));
   if (!st && rank == 0) {
     tl_buf p;
     tl_buf_init(&p);
