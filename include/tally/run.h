@@ -74,6 +74,20 @@ tl_status tl_cfgs_add(tl_cfg **cfgs, size_t *n, size_t *cap, tl_strmap *seen, co
                       int variant, int seed);
 void tl_cfgs_free(tl_cfg *cfgs, size_t n);
 
+/* The cfgs of a benchmark of a job (*out, *n; the caller frees them with tl_cfgs_free): those of
+ * found[nfound] (the distinct (model, variant, seed) its answers hold, in any order) that the
+ * entry's "models" and "seeds" lists keep (a NULL list keeps all); with list_all (a run, not a
+ * merge) and both lists given, every listed model x seed is a cfg even without answers (its
+ * units are then counted "missing"): for each variant the model was seen with, or the default
+ * variant dv when it was seen with none. Sorted into key order. TL_ENOMEM only. */
+tl_status tl_cfgs_select(const tl_cfg *found, size_t nfound, char *const *models, int n_models, const int *seeds,
+                         int n_seeds, int dv, int list_all, tl_cfg **out, size_t *n);
+/* A "models" or "seeds" value that no answer holds is a typo until shown otherwise: TL_EJOB
+ * naming every such value and the models the answers do hold (the first 8, in the order of
+ * found), never a run of zero units or of units that are all "missing". TL_ENOMEM. */
+tl_status tl_cfgs_check_filter(const tl_cfg *found, size_t nfound, char *const *models, int n_models,
+                               const int *seeds, int n_seeds, tl_err *err);
+
 /* ---- the pipeline ---- */
 /* Submits one request to the engine of its role. `rq->tag` is g * TL_MAX_STAGES + stage. */
 typedef tl_status (*tl_pipe_submit_fn)(void *ctx, tl_role role, const tl_eng_request *rq);

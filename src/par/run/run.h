@@ -149,7 +149,6 @@ typedef struct {
     size_t ncfgs, cap;
     tl_strmap seen;         /* cfg key -> index */
     tl_strmap models;       /* distinct models */
-    tl_buf model_list;      /* the first 8, quoted, for messages */
     char *last_model;       /* the (model, variant, seed) of the last answer seen, owned: lines of */
     int last_variant, last_seed; /* one file mostly share it, and it is already in cfgs */
   } *found;

@@ -1,88 +1,25 @@
 /* setup.c - loading a run on every rank: items, replies, cfgs, units, accumulators (no collective but the merge scan). */
 #include "run.h"
 
-static int has_str(char *const *l, int n, const char *s) {
-  for (int i = 0; i < n; i++)
-    if (strcmp(l[i], s) == 0) return 1;
-  return 0;
-}
-static int has_int(const int *l, int n, int v) {
-  for (int i = 0; i < n; i++)
-    if (l[i] == v) return 1;
-  return 0;
-}
-
 /* The key of a replay source's default variant: the source's, else the benchmark's. */
 static const char *default_variant(const tl_job_bench *jb, const tl_job_answers *a) {
   return a->variant ? a->variant : jb->vt->variants[jb->vt->default_variant(jb->mod)];
 }
 
-/* The cfgs of benchmark b: the (model, variant, seed) combinations found in its answers (stage
- * 0), kept only when they match the job's model/seed lists; when the job lists both models and
- * seeds, every listed combination is a cfg even without answers (its units are then counted
- * "missing"). */
+/* The cfgs of benchmark b (tl_cfgs_select): from what its answers hold (stage 0), kept by the
+ * job's lists; a merge's cfgs are what its inputs ran. */
 static tl_status build_cfgs(bench_run *r, size_t b) {
   const tl_job_bench *jb = &r->job->benches[b];
-  tl_run_bench *rb = &r->rbs[b];
-  tl_strmap seen;
-  tl_strmap_init(&seen);
-  size_t cap = 0;
-  tl_status st = TL_OK;
   const struct found *fd = &r->found[b];
-  const int dv = jb->vt->default_variant(jb->mod);
-  for (size_t i = 0; i < fd->ncfgs && st == TL_OK; i++) {
-    const tl_cfg *k = &fd->cfgs[i];
-    if (jb->models && !has_str(jb->models, jb->n_models, k->model)) continue;
-    if (jb->seeds && !has_int(jb->seeds, jb->n_seeds, k->seed)) continue;
-    st = tl_cfgs_add(&rb->cfgs, &rb->ncfgs, &cap, &seen, k->model, k->variant, k->seed);
-  }
-  if (jb->models && jb->seeds && !r->merging) { /* (a merge's cfgs are what its inputs ran) */
-    for (int m = 0; m < jb->n_models && st == TL_OK; m++) {
-      int any = 0;
-      for (size_t c = 0; c < rb->ncfgs; c++) any |= strcmp(rb->cfgs[c].model, jb->models[m]) == 0;
-      if (any) {
-        /* every listed seed for every variant this model was seen with */
-        size_t n0 = rb->ncfgs;
-        for (size_t c = 0; c < n0 && st == TL_OK; c++)
-          if (strcmp(rb->cfgs[c].model, jb->models[m]) == 0)
-            for (int s = 0; s < jb->n_seeds && st == TL_OK; s++)
-              st = tl_cfgs_add(&rb->cfgs, &rb->ncfgs, &cap, &seen, jb->models[m], rb->cfgs[c].variant, jb->seeds[s]);
-      } else {
-        for (int s = 0; s < jb->n_seeds && st == TL_OK; s++)
-          st = tl_cfgs_add(&rb->cfgs, &rb->ncfgs, &cap, &seen, jb->models[m], dv, jb->seeds[s]);
-      }
-    }
-  }
-  tl_strmap_release(&seen);
-  if (st == TL_OK) tl_cfgs_sort(rb->cfgs, rb->ncfgs);
-  return st;
+  return tl_cfgs_select(fd->cfgs, fd->ncfgs, jb->models, jb->n_models, jb->seeds, jb->n_seeds,
+                        jb->vt->default_variant(jb->mod), !r->merging, &r->rbs[b].cfgs, &r->rbs[b].ncfgs);
 }
 
-/* A `models` or `seeds` value that no answer of the benchmark has is a typo until shown
- * otherwise: TL_EJOB naming every such value and what the answers do hold (never a run of zero
- * units or of units that are all "missing"). */
+/* A filter that names what no answer holds: TL_EJOB (tl_cfgs_check_filter). */
 static tl_status check_filters(const bench_run *r, size_t b, tl_err *err) {
   const tl_job_bench *jb = &r->job->benches[b];
   const struct found *fd = &r->found[b];
-  tl_buf bad;
-  tl_buf_init(&bad);
-  tl_status st = TL_OK;
-  for (int m = 0; m < jb->n_models && !st; m++)
-    if (!tl_strmap_get(&fd->models, jb->models[m], NULL))
-      st = tl_buf_printf(&bad, "%smodel '%s'", bad.len ? "; " : "", jb->models[m]);
-  for (int s = 0; s < jb->n_seeds && !st; s++) {
-    int any = 0;
-    for (size_t i = 0; i < fd->ncfgs && !any; i++) any = fd->cfgs[i].seed == jb->seeds[s];
-    if (!any) st = tl_buf_printf(&bad, "%sseed %d", bad.len ? "; " : "", jb->seeds[s]);
-  }
-  if (st) st = tl_err_set(err, TL_ENOMEM, "out of memory");
-  else if (bad.len)
-    st = tl_err_set(err, TL_EJOB, "the job's filter names what no answer file holds: %s (the answers have "
-                    "model%s %s%s); fix the \"models\"/\"seeds\" lists of the benchmark", bad.data,
-                    fd->models.n == 1 ? "" : "s", fd->model_list.data ? fd->model_list.data : "",
-                    fd->models.n > 8 ? ", ..." : "");
-  tl_buf_release(&bad);
-  return st;
+  return tl_cfgs_check_filter(fd->cfgs, fd->ncfgs, jb->models, jb->n_models, jb->seeds, jb->n_seeds, err);
 }
 
 /* The replay's discovery callback, once per accepted line: a reply for an item the job does
@@ -106,10 +43,7 @@ static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long
   const int variant = tl_bench_variant(r->rbs[b].vt, k->variant);
   if (fd->last_model && fd->last_variant == variant && fd->last_seed == k->seed && strcmp(fd->last_model, k->model) == 0)
     return 0; /* the configuration of the line before */
-  bool ins = false;
-  if (tl_strmap_put(&fd->models, k->model, 0, &ins, NULL)) return 1;
-  if (ins && fd->models.n <= 8 && tl_buf_printf(&fd->model_list, "%s'%s'", fd->model_list.len ? ", " : "", k->model))
-    return 1;
+  if (tl_strmap_put(&fd->models, k->model, 0, NULL, NULL)) return 1;
   if (tl_cfgs_add(&fd->cfgs, &fd->ncfgs, &fd->cap, &fd->seen, k->model, variant, k->seed) != TL_OK) return 1;
   char *m = tl_strdup(k->model);
   if (!m) return 1;
@@ -223,7 +157,6 @@ tl_status run_bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *job,
   for (size_t b = 0; r->found && b < r->nb; b++) {
     tl_strmap_init(&r->found[b].seen);
     tl_strmap_init(&r->found[b].models);
-    tl_buf_init(&r->found[b].model_list);
   }
   tl_jfiles_init(&r->jf);
   if (!r->rbs || !r->sp.held || !r->tal.lay || !r->tal.nblk || !r->tal.acc || !r->found || !r->sp.strb || !r->sp.nstr || !r->sp.rowtab)

@@ -9,7 +9,6 @@ void run_bench_run_release(bench_run *r) {
     tl_cfgs_free(r->found[b].cfgs, r->found[b].ncfgs);
     tl_strmap_release(&r->found[b].seen);
     tl_strmap_release(&r->found[b].models);
-    tl_buf_release(&r->found[b].model_list);
     free(r->found[b].last_model);
   }
   free(r->found);
