@@ -105,9 +105,8 @@ void tl_pipe_free(tl_pipe *p); /* drops the rows still in flight */
  * stage is passed over; when every stage is done the row is scored and handed to `done`. */
 tl_status tl_pipe_start(tl_pipe *p, uint64_t g, tl_row *row, tl_err *err);
 /* One engine reply (its strings are taken): the stage's texts go into the row, then the next
- * stage is submitted or the row finished. The caller journals the reply before this. `ref` is
- * not used (rows keep no journal reference any more); it goes when par's call site does. */
-tl_status tl_pipe_reply(tl_pipe *p, tl_eng_reply *rep, uint64_t ref, tl_err *err);
+ * stage is submitted or the row finished. The caller journals the reply before this. */
+tl_status tl_pipe_reply(tl_pipe *p, tl_eng_reply *rep, tl_err *err);
 /* Units started and not finished. */
 size_t tl_pipe_in_flight(const tl_pipe *p);
 /* Requests submitted per stage, stages skipped per stage (since tl_pipe_new). */

@@ -195,7 +195,7 @@ tl_status tl_pipe_start(tl_pipe *p, uint64_t g, tl_row *restored, tl_err *err) {
   return advance(p, g, row, err);
 }
 
-tl_status tl_pipe_reply(tl_pipe *p, tl_eng_reply *rep, uint64_t ref, tl_err *err) {
+tl_status tl_pipe_reply(tl_pipe *p, tl_eng_reply *rep, tl_err *err) {
   uint64_t g = tl_tag_unit(rep->tag);
   int s = tl_tag_stage(rep->tag);
   tl_row *row = map_take(p, g);

@@ -252,12 +252,10 @@ tl_status run_open_attempt(bench_run *r, tl_journal *jn, const char *jdir, const
     st = tl_err_set(err, TL_EIO, "cannot create the journal folder '%s': %s", jdir, strerror(errno));
   if ((st = tl_agree(st, err, comm))) return st;
   st = tl_journal_open(jn, jdir, attempt, rank, jhash, err);
-  int first = r->jf.n;
   for (int q = 0; q < nranks && !st; q++) {
     char *path = tl_journal_path(jdir, attempt, q);
     if (!path || tl_jfiles_add(&r->jf, path, NULL)) st = tl_err_set(err, TL_ENOMEM, "out of memory");
     free(path);
   }
-  r->jf_mine = first + rank;
   return tl_agree(st, err, comm);
 }

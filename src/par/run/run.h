@@ -155,7 +155,6 @@ typedef struct {
   tl_inlog *log;            /* for the replay's discovery callback */
   tl_journal *jn;           /* this attempt's journal (scheduling) */
   tl_jfiles jf;             /* every journal file of the run: earlier attempts', then one per rank */
-  int jf_mine;              /* the index of this rank's file of this attempt */
   int rank, nranks;
   run_tally tal;
 } bench_run;

@@ -169,8 +169,7 @@ tl_status run_poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nrep, 
       uint64_t g = tl_tag_unit(rep[i].tag);
       int s = tl_tag_stage(rep[i].tag);
       tl_unit_key key = run_unit_key(r, g, s);
-      uint64_t off = 0;
-      if (st == TL_OK && !r->dry) st = tl_journal_add(r->jn, &key, &rep[i], &off, err);
+      if (st == TL_OK && !r->dry) st = tl_journal_add(r->jn, &key, &rep[i], NULL, err);
       if (st == TL_OK) {
         char src[512]; /* for the message: the pipeline takes the reply's strings */
         const char *sp = rep[i].source ? rep[i].source : "no source";
@@ -178,7 +177,7 @@ tl_status run_poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nrep, 
         memcpy(src, sp, sn);
         src[sn] = 0;
         tl_err e2 = {{0}};
-        if ((st = tl_pipe_reply(r->pipe, &rep[i], jref(r->jf_mine, off), &e2)) != TL_OK) /* journaled: resume retries it */
+        if ((st = tl_pipe_reply(r->pipe, &rep[i], &e2)) != TL_OK) /* journaled: resume retries it */
           tl_err_set(err, st, "item '%s' of model '%s' (seed %d, stage %d; reply from %s): %s", key.id, key.model,
                      key.seed, s, src, e2.msg[0] ? e2.msg : tl_strerror(st));
       }
