@@ -141,7 +141,7 @@ const char *tl_usage_compare_text(void) {
     const tl_compare_defaults *d = tl_bench_at(i)->compare;
     if (!d) continue;
     tl_buf_printf(&t, "  %-*s  %s%s, %s, %s\n", w, tl_bench_at(i)->name, d->metric ? d->metric : "none (give --metric)",
-                  d->dialogue ? " (a dialogue's least over its turns)" : "", d->by && d->by[0] ? d->by : "none",
+                  d->dialogue ? " (dialogues: the least over their turns)" : "", d->by && d->by[0] ? d->by : "none",
                   d->status && d->status[0] ? d->status : "none");
   }
   tl_buf_puts(&t, "exit codes: 0 ok, 1 runtime failure, 2 usage (a model or column not in the file)\n");
