@@ -239,105 +239,104 @@ static void cells_release(sweep_cells *c) {
   memset(c, 0, sizeof *c);
 }
 
-/* Rank 0: every check, and the merged job written to job_path. Returns an exit code; on 0,
- * *jobdir_out is the inputs' job folder and hashes[i] each input's job hash. */
-static int prepare(const merge_args *a, const char *job_path, char **jobdir_out, char (*hashes)[TL_JOB_HASH_LEN],
-                   sweep_cells *cells) {
-  int rc = TL_EXIT_USAGE;
+/* Steps of prepare return this to go on; any other value is the command's exit code. */
+enum { GO_ON = -1 };
+
+/* The output is none of the inputs, nor their journals, nor the merged job file at job_path.
+ * Sets each in[i].jdir (the input's journal folder). Returns GO_ON, or TL_EXIT_USAGE (with its
+ * message, but none when out of memory). */
+static int check_places(const merge_args *a, const char *job_path, input *in) {
   tl_err err = {{0}};
-  input *in = calloc((size_t)a->n, sizeof *in);
-  cJSON *merged = NULL, *bench = NULL;
-  tl_buf diff, text;
-  tl_buf_init(&diff);
-  tl_buf_init(&text);
-  if (!in) return TL_EXIT_FAIL;
-  /* the output is none of the inputs, nor their journals, nor the merged job file */
   tl_path_role *roles = calloc((size_t)a->n * 2 + 1, sizeof *roles);
-  if (!roles) goto done;
+  if (!roles) return TL_EXIT_USAGE;
   for (int i = 0; i < a->n; i++) {
     in[i].jdir = tl_journal_dir(a->inputs[i]);
     roles[2 * i] = (tl_path_role){a->inputs[i], "an input of the merge"};
     roles[2 * i + 1] = (tl_path_role){in[i].jdir, "an input's journal"};
   }
-  if (tl_out_check_place(a->out, &err) || tl_out_check_inputs(a->out, "the merged output", roles, 2 * a->n, &err) ||
-      tl_out_check_inputs(job_path, "the merged job file", roles, 2 * a->n, &err)) {
-    fprintf(stderr, "tally merge: %s\n", err.msg);
-    free(roles);
-    goto done;
-  }
+  int bad = tl_out_check_place(a->out, &err) || tl_out_check_inputs(a->out, "the merged output", roles, 2 * a->n, &err) ||
+            tl_out_check_inputs(job_path, "the merged job file", roles, 2 * a->n, &err);
   free(roles);
-  for (int i = 0; i < a->n; i++) {
-    for (int k = 0; k < i; k++)
-      if (tl_same_file(a->inputs[i], a->inputs[k])) {
-        fprintf(stderr, "tally merge: '%s' is given twice (as '%s' too)\n", a->inputs[i], a->inputs[k]);
-        goto done;
-      }
-    if (tl_h5_check_output(a->inputs[i], &err)) { /* not HDF5, truncated, a folder, missing: one line */
-      fprintf(stderr, "tally merge: %s\n", err.msg);
-      goto done;
+  if (bad) return fprintf(stderr, "tally merge: %s\n", err.msg), TL_EXIT_USAGE;
+  return GO_ON;
+}
+
+/* The items (and every other input but answers) are what input i's units are scored against:
+ * each file its input_files attribute names must still be the file the run read (SHA-256).
+ * Returns GO_ON, or TL_EXIT_USAGE with its message. */
+static int check_input_files(const merge_args *a, int i, const input *in) {
+  tl_err err = {{0}};
+  cJSON *files = cJSON_Parse(in[i].files);
+  const cJSON *f;
+  int bad = !cJSON_IsArray(files);
+  cJSON_ArrayForEach(f, files) {
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(f, "path"), *w = cJSON_GetObjectItemCaseSensitive(f, "what"),
+                *h = cJSON_GetObjectItemCaseSensitive(f, "sha256");
+    if (!cJSON_IsString(p) || !cJSON_IsString(w) || !cJSON_IsString(h)) {
+      bad = 1;
+      break;
     }
-    if (tl_h5_read_attr_i64(a->inputs[i], "sweep_cell", &in[i].cell, &err) != TL_OK) in[i].cell = -1;
-    if (tl_h5_read_attr_str(a->inputs[i], "job", &in[i].job, &err)) {
-      fprintf(stderr, "tally merge: %s (not an output of tally run?)\n", err.msg);
-      goto done;
+    if (!strcmp(w->valuestring, "the job file") || !strcmp(w->valuestring, "an answers file") ||
+        !strcmp(w->valuestring, "a judgments file"))
+      continue;
+    char hex[65];
+    if (tl_sha256_file(p->valuestring, hex, &err)) {
+      fprintf(stderr, "tally merge: '%s' was scored against %s '%s', which cannot be read now: %s\n", a->inputs[i],
+              w->valuestring, p->valuestring, err.msg);
+      cJSON_Delete(files);
+      return TL_EXIT_USAGE;
     }
-    if (tl_h5_read_attr_str(a->inputs[i], "job_dir", &in[i].job_dir, &err) ||
-        tl_h5_read_attr_str(a->inputs[i], "input_files", &in[i].files, &err)) {
-      fprintf(stderr, "tally merge: %s: written by a tally older than merge (no job_dir/input_files); run it "
-                      "again with this tally (with --keep-journal)\n", err.msg);
-      goto done;
-    }
-    if (!tl_journal_exists(in[i].jdir)) {
-      fprintf(stderr, "tally merge: '%s' kept no journal ('%s' is missing or empty): a merge re-scores every unit "
-                      "from the records a run keeps with --keep-journal (tally slurm's sweep tasks pass it); run that "
-                      "job again with --keep-journal (with the replay engine, or --cache, no request is sent twice)\n",
-              a->inputs[i], in[i].jdir);
-      goto done;
-    }
-    tl_journal_job_hash(in[i].job, in[i].hash);
-    memcpy(hashes[i], in[i].hash, TL_JOB_HASH_LEN);
-    if (!(in[i].root = cJSON_Parse(in[i].job)) || !cJSON_IsObject(in[i].root)) {
-      fprintf(stderr, "tally merge: '%s': its job attribute is not a JSON object\n", a->inputs[i]);
-      goto done;
-    }
-    /* the items (and every other input but answers) are what the units are scored against:
-     * each must be the file the run read */
-    cJSON *files = cJSON_Parse(in[i].files);
-    const cJSON *f;
-    int bad = !cJSON_IsArray(files);
-    cJSON_ArrayForEach(f, files) {
-      const cJSON *p = cJSON_GetObjectItemCaseSensitive(f, "path"), *w = cJSON_GetObjectItemCaseSensitive(f, "what"),
-                  *h = cJSON_GetObjectItemCaseSensitive(f, "sha256");
-      if (!cJSON_IsString(p) || !cJSON_IsString(w) || !cJSON_IsString(h)) {
-        bad = 1;
-        break;
-      }
-      if (!strcmp(w->valuestring, "the job file") || !strcmp(w->valuestring, "an answers file") ||
-          !strcmp(w->valuestring, "a judgments file"))
-        continue;
-      char hex[65];
-      if (tl_sha256_file(p->valuestring, hex, &err)) {
-        fprintf(stderr, "tally merge: '%s' was scored against %s '%s', which cannot be read now: %s\n", a->inputs[i],
-                w->valuestring, p->valuestring, err.msg);
-        cJSON_Delete(files);
-        goto done;
-      }
-      if (strcmp(hex, h->valuestring) != 0) {
-        fprintf(stderr, "tally merge: %s '%s' changed since '%s' was written (SHA-256 %.12s..., now %.12s...): its "
-                        "units would be scored against other data\n", w->valuestring, p->valuestring, a->inputs[i],
-                h->valuestring, hex);
-        cJSON_Delete(files);
-        goto done;
-      }
-    }
-    cJSON_Delete(files);
-    if (bad) {
-      fprintf(stderr, "tally merge: '%s': its input_files attribute is malformed\n", a->inputs[i]);
-      goto done;
+    if (strcmp(hex, h->valuestring) != 0) {
+      fprintf(stderr, "tally merge: %s '%s' changed since '%s' was written (SHA-256 %.12s..., now %.12s...): its "
+                      "units would be scored against other data\n", w->valuestring, p->valuestring, a->inputs[i],
+              h->valuestring, hex);
+      cJSON_Delete(files);
+      return TL_EXIT_USAGE;
     }
   }
-  /* jobs that ran from different folders (resolved) compare by the files their paths name: each
-   * job's paths are made absolute (the merged job then names every file absolutely) */
+  cJSON_Delete(files);
+  if (bad) return fprintf(stderr, "tally merge: '%s': its input_files attribute is malformed\n", a->inputs[i]), TL_EXIT_USAGE;
+  return GO_ON;
+}
+
+/* Input i: given once, a readable output of tally run with its job, job_dir, input_files and
+ * sweep_cell attributes (into in[i]), its journal kept, its job a JSON object (in[i].root), and
+ * its files unchanged (check_input_files). hashes[i] = in[i].hash, the job's hash. Returns
+ * GO_ON, or TL_EXIT_USAGE with its message. */
+static int read_input(const merge_args *a, int i, input *in, char (*hashes)[TL_JOB_HASH_LEN]) {
+  tl_err err = {{0}};
+  for (int k = 0; k < i; k++)
+    if (tl_same_file(a->inputs[i], a->inputs[k]))
+      return fprintf(stderr, "tally merge: '%s' is given twice (as '%s' too)\n", a->inputs[i], a->inputs[k]), TL_EXIT_USAGE;
+  if (tl_h5_check_output(a->inputs[i], &err)) /* not HDF5, truncated, a folder, missing: one line */
+    return fprintf(stderr, "tally merge: %s\n", err.msg), TL_EXIT_USAGE;
+  if (tl_h5_read_attr_i64(a->inputs[i], "sweep_cell", &in[i].cell, &err) != TL_OK) in[i].cell = -1;
+  if (tl_h5_read_attr_str(a->inputs[i], "job", &in[i].job, &err))
+    return fprintf(stderr, "tally merge: %s (not an output of tally run?)\n", err.msg), TL_EXIT_USAGE;
+  if (tl_h5_read_attr_str(a->inputs[i], "job_dir", &in[i].job_dir, &err) ||
+      tl_h5_read_attr_str(a->inputs[i], "input_files", &in[i].files, &err)) {
+    fprintf(stderr, "tally merge: %s: written by a tally older than merge (no job_dir/input_files); run it "
+                    "again with this tally (with --keep-journal)\n", err.msg);
+    return TL_EXIT_USAGE;
+  }
+  if (!tl_journal_exists(in[i].jdir)) {
+    fprintf(stderr, "tally merge: '%s' kept no journal ('%s' is missing or empty): a merge re-scores every unit "
+                    "from the records a run keeps with --keep-journal (tally slurm's sweep tasks pass it); run that "
+                    "job again with --keep-journal (with the replay engine, or --cache, no request is sent twice)\n",
+            a->inputs[i], in[i].jdir);
+    return TL_EXIT_USAGE;
+  }
+  tl_journal_job_hash(in[i].job, in[i].hash);
+  memcpy(hashes[i], in[i].hash, TL_JOB_HASH_LEN);
+  if (!(in[i].root = cJSON_Parse(in[i].job)) || !cJSON_IsObject(in[i].root))
+    return fprintf(stderr, "tally merge: '%s': its job attribute is not a JSON object\n", a->inputs[i]), TL_EXIT_USAGE;
+  return check_input_files(a, i, in);
+}
+
+/* Jobs that ran from different folders (resolved) compare by the files their paths name: each
+ * job's paths are made absolute (the merged job then names every file absolutely). Returns 1
+ * when the folders differ (the jobs were rewritten), else 0. */
+static int resolve_dirs(const merge_args *a, input *in) {
   int dirs_differ = 0;
   for (int i = 1; i < a->n; i++)
     if (strcmp(in[i].job_dir, in[0].job_dir) != 0 && !tl_same_file(in[i].job_dir, in[0].job_dir)) dirs_differ = 1;
@@ -346,130 +345,175 @@ static int prepare(const merge_args *a, const char *job_path, char **jobdir_out,
     if (files) absolutize(in[i].root, in[i].job_dir, files, 1);
     cJSON_Delete(files);
   }
-  {
-    int crc = find_cells(a, in, cells);
-    if (crc) {
-      rc = crc;
-      goto done;
+  return dirs_differ;
+}
+
+/* The merge's job so far: the settings (one copy), the benchmarks (bench), and the note the
+ * messages add when the jobs' paths were resolved in their own folders. */
+typedef struct {
+  cJSON *merged; /* every top-level key but TOP_FREE and "benchmarks", from the first input */
+  cJSON *bench;  /* the benchmarks, matched by name: the first input's settings, BENCH_FREE merged */
+  const char *note;
+  tl_buf diff;   /* scratch: json_diff's path */
+} merged_job;
+
+/* Benchmark entry e of input i into m->bench: the first with its name gives its settings (with
+ * empty BENCH_FREE lists); a later one must have the same settings but for BENCH_FREE. Answers
+ * and judgments: every source once; models and seeds: the union, and no filter (a null mark)
+ * when some input had none (it ran on whatever its answers held). Returns GO_ON,
+ * TL_EXIT_USAGE (the setting that differs named), or TL_EXIT_FAIL out of memory (with its
+ * message). */
+static int merge_bench_entry(const merge_args *a, int i, const cJSON *e, merged_job *m) {
+  const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "benchmark");
+  if (!cJSON_IsString(nm)) return GO_ON;
+  cJSON *have = NULL, *x;
+  cJSON_ArrayForEach(x, m->bench) if (!strcmp(cJSON_GetObjectItemCaseSensitive(x, "benchmark")->valuestring,
+                                              nm->valuestring)) have = x;
+  cJSON *norm = cJSON_CreateObject();
+  for (const cJSON *c = e->child; norm && c; c = c->next)
+    if (!in_list(BENCH_FREE, c->string)) cJSON_AddItemToObject(norm, c->string, cJSON_Duplicate(c, 1));
+  if (!norm) return fprintf(stderr, "tally merge: out of memory\n"), TL_EXIT_FAIL;
+  if (!have) { /* the first input with this benchmark: its settings */
+    have = cJSON_Duplicate(norm, 1);
+    cJSON_AddItemToArray(m->bench, have);
+    for (const char *const *k = BENCH_FREE; *k; k++) cJSON_AddItemToObject(have, *k, cJSON_CreateArray());
+  } else {
+    cJSON *cmp = cJSON_Duplicate(have, 1);
+    for (const char *const *k = BENCH_FREE; *k; k++) cJSON_DeleteItemFromObjectCaseSensitive(cmp, *k);
+    tl_buf_reset(&m->diff);
+    char where[256];
+    snprintf(where, sizeof where, "benchmarks[%s]", nm->valuestring);
+    int dd = json_diff(cmp, norm, where, &m->diff);
+    cJSON_Delete(cmp);
+    if (dd) {
+      fprintf(stderr, "tally merge: cannot merge '%s' with the inputs before it: the setting %s differs%s\n",
+              a->inputs[i], m->diff.data, m->note);
+      cJSON_Delete(norm);
+      return TL_EXIT_USAGE;
     }
   }
-  /* settings: every top-level key but the free ones equal; benchmarks matched by name, each
-   * entry equal but for its answers, judgments, models and seeds */
-  merged = cJSON_CreateObject();
-  bench = cJSON_CreateArray();
-  if (!merged || !bench) goto oom;
+  cJSON_Delete(norm);
+  for (const char *const *k = BENCH_FREE; *k; k++) {
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(have, *k);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, *k);
+    if (!list) continue;
+    if (!v && (!strcmp(*k, "models") || !strcmp(*k, "seeds"))) {
+      cJSON_DeleteItemFromObjectCaseSensitive(have, *k);
+      cJSON_AddItemToObject(have, *k, cJSON_CreateNull()); /* marks: no filter */
+      continue;
+    }
+    if (cJSON_IsArray(list)) union_into(list, v);
+  }
+  return GO_ON;
+}
+
+/* Settings: every top-level key but the free ones equal (m->merged from the first input);
+ * benchmarks matched by name, each entry equal but for its answers, judgments, models and seeds
+ * (merge_bench_entry); then the empty lists and no-filter marks dropped. Returns GO_ON, or the
+ * exit code with its message. */
+static int merge_settings(const merge_args *a, const input *in, merged_job *m) {
   for (const cJSON *c = in[0].root->child; c; c = c->next)
     if (!in_list(TOP_FREE, c->string) && strcmp(c->string, "benchmarks"))
-      cJSON_AddItemToObject(merged, c->string, cJSON_Duplicate(c, 1));
+      cJSON_AddItemToObject(m->merged, c->string, cJSON_Duplicate(c, 1));
   for (int i = 0; i < a->n; i++) {
     cJSON *rest = cJSON_CreateObject();
     for (const cJSON *c = in[i].root->child; rest && c; c = c->next)
       if (!in_list(TOP_FREE, c->string) && strcmp(c->string, "benchmarks"))
         cJSON_AddItemToObject(rest, c->string, cJSON_Duplicate(c, 1));
-    tl_buf_reset(&diff);
-    int d = rest && json_diff(merged, rest, "", &diff);
+    tl_buf_reset(&m->diff);
+    int d = rest && json_diff(m->merged, rest, "", &m->diff);
     cJSON_Delete(rest);
     if (d) {
       fprintf(stderr, "tally merge: cannot merge '%s' with '%s': the setting %s differs%s\n", a->inputs[i],
-              a->inputs[0], diff.data, dirs_differ ? " (compared with the paths of each job resolved in its own folder)" : "");
-      goto done;
+              a->inputs[0], m->diff.data, m->note);
+      return TL_EXIT_USAGE;
     }
     const cJSON *bs = cJSON_GetObjectItemCaseSensitive(in[i].root, "benchmarks"), *e;
     cJSON_ArrayForEach(e, bs) {
-      const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "benchmark");
-      if (!cJSON_IsString(nm)) continue;
-      cJSON *have = NULL, *x;
-      cJSON_ArrayForEach(x, bench) if (!strcmp(cJSON_GetObjectItemCaseSensitive(x, "benchmark")->valuestring,
-                                               nm->valuestring)) have = x;
-      cJSON *norm = cJSON_CreateObject();
-      for (const cJSON *c = e->child; norm && c; c = c->next)
-        if (!in_list(BENCH_FREE, c->string)) cJSON_AddItemToObject(norm, c->string, cJSON_Duplicate(c, 1));
-      if (!norm) goto oom;
-      if (!have) { /* the first input with this benchmark: its settings */
-        have = cJSON_Duplicate(norm, 1);
-        cJSON_AddItemToArray(bench, have);
-        for (const char *const *k = BENCH_FREE; *k; k++) cJSON_AddItemToObject(have, *k, cJSON_CreateArray());
-      } else {
-        cJSON *cmp = cJSON_Duplicate(have, 1);
-        for (const char *const *k = BENCH_FREE; *k; k++) cJSON_DeleteItemFromObjectCaseSensitive(cmp, *k);
-        tl_buf_reset(&diff);
-        char where[256];
-        snprintf(where, sizeof where, "benchmarks[%s]", nm->valuestring);
-        int dd = json_diff(cmp, norm, where, &diff);
-        cJSON_Delete(cmp);
-        if (dd) {
-          fprintf(stderr, "tally merge: cannot merge '%s' with the inputs before it: the setting %s differs%s\n",
-                  a->inputs[i], diff.data, dirs_differ ? " (compared with the paths of each job resolved in its own folder)" : "");
-          cJSON_Delete(norm);
-          goto done;
-        }
-      }
-      cJSON_Delete(norm);
-      /* answers and judgments: every source once; models and seeds: the union, and no filter
-       * when some input had none (it ran on whatever its answers held) */
-      for (const char *const *k = BENCH_FREE; *k; k++) {
-        cJSON *list = cJSON_GetObjectItemCaseSensitive(have, *k);
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, *k);
-        if (!list) continue;
-        if (!v && (!strcmp(*k, "models") || !strcmp(*k, "seeds"))) {
-          cJSON_DeleteItemFromObjectCaseSensitive(have, *k);
-          cJSON_AddItemToObject(have, *k, cJSON_CreateNull()); /* marks: no filter */
-          continue;
-        }
-        if (cJSON_IsArray(list)) union_into(list, v);
-      }
+      int rc = merge_bench_entry(a, i, e, m);
+      if (rc != GO_ON) return rc;
     }
   }
-  { /* drop empty lists and the no-filter marks */
-    cJSON *x;
-    cJSON_ArrayForEach(x, bench) for (const char *const *k = BENCH_FREE; *k; k++) {
-      cJSON *l = cJSON_GetObjectItemCaseSensitive(x, *k);
-      if (l && (cJSON_IsNull(l) || cJSON_GetArraySize(l) == 0)) cJSON_DeleteItemFromObjectCaseSensitive(x, *k);
-    }
+  cJSON *x; /* drop empty lists and the no-filter marks */
+  cJSON_ArrayForEach(x, m->bench) for (const char *const *k = BENCH_FREE; *k; k++) {
+    cJSON *l = cJSON_GetObjectItemCaseSensitive(x, *k);
+    if (l && (cJSON_IsNull(l) || cJSON_GetArraySize(l) == 0)) cJSON_DeleteItemFromObjectCaseSensitive(x, *k);
   }
+  return GO_ON;
+}
+
+/* The merged job: m's settings, "name" (--name, else the first input's, else "merge"), "output"
+ * (absolute) and "benchmarks" (m->bench moves into m->merged), printed as JSON into job_path
+ * (written as job_path.tmp, then renamed). Returns TL_EXIT_OK, or TL_EXIT_FAIL with its message. */
+static int write_job(const merge_args *a, const char *job_path, const input *in, merged_job *m) {
   const cJSON *nm0 = cJSON_GetObjectItemCaseSensitive(in[0].root, "name");
-  cJSON_AddStringToObject(merged, "name", a->name ? a->name : cJSON_IsString(nm0) ? nm0->valuestring : "merge");
+  cJSON_AddStringToObject(m->merged, "name", a->name ? a->name : cJSON_IsString(nm0) ? nm0->valuestring : "merge");
   char *abs_out = tl_path_absolute(a->out);
-  if (!abs_out) goto oom;
-  cJSON_AddStringToObject(merged, "output", abs_out);
+  if (!abs_out) return fprintf(stderr, "tally merge: out of memory\n"), TL_EXIT_FAIL;
+  cJSON_AddStringToObject(m->merged, "output", abs_out);
   free(abs_out);
-  cJSON_AddItemToObject(merged, "benchmarks", bench);
-  bench = NULL;
-  char *js = cJSON_Print(merged);
-  if (!js) goto oom;
+  cJSON_AddItemToObject(m->merged, "benchmarks", m->bench);
+  m->bench = NULL;
+  char *js = cJSON_Print(m->merged);
+  if (!js) return fprintf(stderr, "tally merge: out of memory\n"), TL_EXIT_FAIL;
+  tl_buf text, tmp;
+  tl_buf_init(&text);
   tl_buf_puts(&text, js);
   tl_buf_puts(&text, "\n");
   free(js);
-  {
-    tl_buf tmp;
-    tl_buf_init(&tmp);
-    tl_buf_printf(&tmp, "%s.tmp", job_path);
-    FILE *f = tmp.data ? fopen(tmp.data, "w") : NULL;
-    int ok = f && fwrite(text.data, 1, text.len, f) == text.len;
-    if (f && fclose(f) != 0) ok = 0;
-    if (ok && rename(tmp.data, job_path) != 0) ok = 0;
-    if (!ok) {
-      fprintf(stderr, "tally merge: cannot write the merged job '%s': %s\n", job_path, strerror(errno));
-      if (tmp.data) unlink(tmp.data);
-      tl_buf_release(&tmp);
-      rc = TL_EXIT_FAIL;
-      goto done;
-    }
-    tl_buf_release(&tmp);
+  tl_buf_init(&tmp);
+  tl_buf_printf(&tmp, "%s.tmp", job_path);
+  FILE *f = tmp.data ? fopen(tmp.data, "w") : NULL;
+  int ok = f && fwrite(text.data, 1, text.len, f) == text.len;
+  if (f && fclose(f) != 0) ok = 0;
+  if (ok && rename(tmp.data, job_path) != 0) ok = 0;
+  int rc = TL_EXIT_OK;
+  if (!ok) {
+    fprintf(stderr, "tally merge: cannot write the merged job '%s': %s\n", job_path, strerror(errno));
+    if (tmp.data) unlink(tmp.data);
+    rc = TL_EXIT_FAIL;
   }
-  *jobdir_out = tl_strdup(in[0].job_dir);
-  rc = *jobdir_out ? TL_EXIT_OK : TL_EXIT_FAIL;
-  goto done;
-oom:
-  fprintf(stderr, "tally merge: out of memory\n");
-  rc = TL_EXIT_FAIL;
-done:
+  tl_buf_release(&tmp);
+  tl_buf_release(&text);
+  return rc;
+}
+
+/* Rank 0: every check, and the merged job written to job_path. Returns an exit code; on 0,
+ * *jobdir_out is the inputs' job folder and hashes[i] each input's job hash. Steps: the
+ * output's place (check_places), each input (read_input), the jobs' folders (resolve_dirs),
+ * the sweep's cells (find_cells), the settings (merge_settings), the job file (write_job). */
+static int prepare(const merge_args *a, const char *job_path, char **jobdir_out, char (*hashes)[TL_JOB_HASH_LEN],
+                   sweep_cells *cells) {
+  input *in = calloc((size_t)a->n, sizeof *in);
+  if (!in) return TL_EXIT_FAIL;
+  merged_job m = {0};
+  tl_buf_init(&m.diff);
+  int rc = check_places(a, job_path, in);
+  for (int i = 0; rc == GO_ON && i < a->n; i++) rc = read_input(a, i, in, hashes);
+  if (rc == GO_ON) {
+    m.note = resolve_dirs(a, in) ? " (compared with the paths of each job resolved in its own folder)" : "";
+    int crc = find_cells(a, in, cells);
+    if (crc) rc = crc;
+  }
+  if (rc == GO_ON) {
+    m.merged = cJSON_CreateObject();
+    m.bench = cJSON_CreateArray();
+    if (!m.merged || !m.bench) {
+      fprintf(stderr, "tally merge: out of memory\n");
+      rc = TL_EXIT_FAIL;
+    }
+  }
+  if (rc == GO_ON) rc = merge_settings(a, in, &m);
+  if (rc == GO_ON) rc = write_job(a, job_path, in, &m);
+  if (rc == TL_EXIT_OK) {
+    *jobdir_out = tl_strdup(in[0].job_dir);
+    rc = *jobdir_out ? TL_EXIT_OK : TL_EXIT_FAIL;
+  }
   for (int i = 0; i < a->n; i++) input_release(&in[i]);
   free(in);
-  cJSON_Delete(merged);
-  cJSON_Delete(bench);
-  tl_buf_release(&diff);
-  tl_buf_release(&text);
+  cJSON_Delete(m.merged);
+  cJSON_Delete(m.bench);
+  tl_buf_release(&m.diff);
   return rc;
 }
 

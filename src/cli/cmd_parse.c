@@ -51,34 +51,62 @@ const struct option tl_opts_parse[] = {{"parser", required_argument, NULL, O_PAR
                                        {"help", no_argument, NULL, O_HELP},
                                        {NULL, 0, NULL, 0}};
 
-int tl_cmd_parse(int argc, char **argv) {
-  static const char *const CMD = "tally parse";
-  /* the registered modules' parsers (registry order) */
-  enum { MAX_PARSERS = 64 };
-  const char *PARSERS[MAX_PARSERS];
+static const char *const CMD = "tally parse";
+
+/* Steps return this to go on; any other value is the command's exit code. */
+enum { GO_ON = -1 };
+
+/* The command line, as parse_options fills it. */
+enum { MAX_PARSERS = 64 };
+typedef struct {
+  const char *parsers[MAX_PARSERS]; /* the registered modules' parsers (registry order) */
+  int nparsers;
+  const char *in;     /* --input ("-": standard input) */
+  const char *outp;   /* --output; NULL: standard output ("-" too, once parse_places ran) */
+  int strict_input, lave_compat;
+  const tl_named_parser *np; /* --parser's */
+} parse_opts;
+
+/* --lave-compat given: np must take it, else "--lave-compat applies to --parser A or B only".
+ * Returns GO_ON or TL_EXIT_USAGE. */
+static int check_flag(const parse_opts *o) {
+  if (!o->lave_compat || (o->np->flag && !strcmp(o->np->flag, "lave-compat"))) return GO_ON;
+  fprintf(stderr, "%s: --lave-compat applies to --parser", CMD);
+  for (int i = 0, k = 0; i < o->nparsers; i++) {
+    const tl_named_parser *p = tl_bench_parser(o->parsers[i], NULL);
+    if (p->flag && !strcmp(p->flag, "lave-compat")) fprintf(stderr, "%s %s", k++ ? " or" : "", p->name);
+  }
+  fprintf(stderr, " only\n");
+  return TL_EXIT_USAGE;
+}
+
+/* The registry's parsers, the getopt_long loop (no operand), --parser required, and
+ * --lave-compat only with a parser that takes it. Fills o. Returns GO_ON, or the exit code of
+ * --help, a registry that fails its check, or a usage error (its message printed). */
+static int parse_options(int argc, char **argv, parse_opts *o) {
+  *o = (parse_opts){.in = "-"};
   tl_err err = {{0}};
   if (tl_bench_registry_check(&err) != TL_OK) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return TL_EXIT_FAIL;
   }
-  int N_PARSERS = tl_bench_parser_names(PARSERS, MAX_PARSERS);
-  if (N_PARSERS > MAX_PARSERS) N_PARSERS = MAX_PARSERS;
-  const char *in = "-", *outp = NULL;
-  int strict_input = 0, pi = -1, lave_compat = 0;
+  o->nparsers = tl_bench_parser_names(o->parsers, MAX_PARSERS);
+  if (o->nparsers > MAX_PARSERS) o->nparsers = MAX_PARSERS;
+  int pi = -1;
   tl_opt_begin();
   int c;
   while ((c = getopt_long(argc, argv, ":h", tl_opts_parse, NULL)) != -1) {
     switch (c) {
     case O_PARSER:
-      if ((pi = tl_opt_choice(CMD, "--parser", optarg, PARSERS, N_PARSERS)) < 0) return TL_EXIT_USAGE;
+      if ((pi = tl_opt_choice(CMD, "--parser", optarg, o->parsers, o->nparsers)) < 0) return TL_EXIT_USAGE;
       break;
     case O_INPUT:
       if (tl_opt_nonempty(CMD, "--input", optarg)) return TL_EXIT_USAGE;
-      in = optarg;
+      o->in = optarg;
       break;
-    case O_OUTPUT: outp = optarg; break;
-    case O_STRICT: strict_input = 1; break;
-    case O_LAVE_COMPAT: lave_compat = 1; break;
+    case O_OUTPUT: o->outp = optarg; break;
+    case O_STRICT: o->strict_input = 1; break;
+    case O_LAVE_COMPAT: o->lave_compat = 1; break;
     case 'h':
     case O_HELP: return tl_usage_help(CMD, tl_usage_parse_text());
     default: return tl_usage_bad_option(CMD, c, argv, tl_usage_parse_text());
@@ -96,28 +124,109 @@ int tl_cmd_parse(int argc, char **argv) {
     tl_buf_release(&names);
     return TL_EXIT_USAGE;
   }
-  const tl_named_parser *np = tl_bench_parser(PARSERS[pi], NULL);
-  if (lave_compat && !(np->flag && !strcmp(np->flag, "lave-compat"))) { /* the parsers that take it */
-    fprintf(stderr, "%s: --lave-compat applies to --parser", CMD);
-    for (int i = 0, k = 0; i < N_PARSERS; i++) {
-      const tl_named_parser *o = tl_bench_parser(PARSERS[i], NULL);
-      if (o->flag && !strcmp(o->flag, "lave-compat")) fprintf(stderr, "%s %s", k++ ? " or" : "", o->name);
-    }
-    fprintf(stderr, " only\n");
-    return TL_EXIT_USAGE;
-  }
-  /* No output ever replaces the input: checked before anything is opened for writing. */
-  tl_path_role roles[1] = {{in, "the input"}};
-  if (outp && tl_path_is_std(outp)) outp = NULL; /* "-": standard output */
-  tl_status cst = outp ? tl_out_check_stream_place(outp, &err) : TL_OK;
-  if (!cst && outp) cst = tl_out_check_inputs(outp, "the output", roles, 1, &err);
-  if (!cst && !outp) cst = tl_stdout_check_inputs(roles, 1, &err);
+  o->np = tl_bench_parser(o->parsers[pi], NULL);
+  return check_flag(o);
+}
+
+/* No output ever replaces the input: checked before anything is opened for writing ("-" as
+ * --output becomes NULL, standard output). Returns GO_ON, or tl_exit_code of the failure
+ * (TL_EUSAGE: 2; TL_EIO, TL_ENOMEM: 1) with its message. */
+static int parse_places(parse_opts *o) {
+  tl_err err = {{0}};
+  tl_path_role roles[1] = {{o->in, "the input"}};
+  if (o->outp && tl_path_is_std(o->outp)) o->outp = NULL; /* "-": standard output */
+  tl_status cst = o->outp ? tl_out_check_stream_place(o->outp, &err) : TL_OK;
+  if (!cst && o->outp) cst = tl_out_check_inputs(o->outp, "the output", roles, 1, &err);
+  if (!cst && !o->outp) cst = tl_stdout_check_inputs(roles, 1, &err);
   if (cst) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
-    return tl_exit_code(cst); /* TL_EUSAGE: 2; TL_EIO, TL_ENOMEM: 1 */
+    return tl_exit_code(cst);
   }
+  return GO_ON;
+}
+
+/* One parsed input line o (owned by the caller) of r: the shared fields checked, then the
+ * parser's output object written to out as one JSONL line. A bad line leaves its message
+ * ("FILE:LINE: ...") in msg[0..n) and writes nothing; *wfail = 1 when out cannot be written. */
+static void parse_line(const parse_opts *po, void *pstate, const tl_jsonl *r, const cJSON *o, FILE *out, char *msg,
+                       size_t n, int *wfail) {
+  const tl_named_parser *np = po->np;
+  const cJSON *ji = cJSON_GetObjectItemCaseSensitive(o, "item");
+  const cJSON *jr = cJSON_GetObjectItemCaseSensitive(o, "response");
+  const cJSON *jm = cJSON_GetObjectItemCaseSensitive(o, "model");
+  const cJSON *jp = cJSON_GetObjectItemCaseSensitive(o, "prompt");
+  if (!ji && np->needs_item) snprintf(msg, n, "%s:%ld: missing field 'item'", r->path, r->line_no);
+  else if (!jr) snprintf(msg, n, "%s:%ld: missing field 'response'", r->path, r->line_no);
+  else if (!cJSON_IsString(jr) && !cJSON_IsNull(jr))
+    snprintf(msg, n, "%s:%ld: field 'response' is not a string or null", r->path, r->line_no);
+  else if (jm && !cJSON_IsString(jm)) snprintf(msg, n, "%s:%ld: field 'model' is not a string", r->path, r->line_no);
+  else if (jp && !cJSON_IsString(jp) && !cJSON_IsNull(jp))
+    snprintf(msg, n, "%s:%ld: field 'prompt' is not a string", r->path, r->line_no);
+  if (msg[0]) return;
+  const tl_parse_line line = {np->needs_item ? ji : NULL, cJSON_IsString(jp) ? jp->valuestring : NULL,
+                              cJSON_IsString(jr) ? jr->valuestring : NULL, jm ? jm->valuestring : NULL};
+  tl_err err = {{0}};
+  cJSON *w = cJSON_CreateObject();
+  tl_status st = w ? np->run(np, pstate, po->lave_compat, &line, w, &err) : TL_ENOMEM;
+  if (st == TL_EINPUT) {
+    snprintf(msg, n, "%s:%ld: item: %s", r->path, r->line_no, err.msg);
+  } else if (st != TL_OK) {
+    snprintf(msg, n, "%s:%ld: parser failed: %s", r->path, r->line_no, tl_strerror(st));
+  } else {
+    char *s = cJSON_PrintUnformatted(w);
+    if (!s || fprintf(out, "%s\n", s) < 0) *wfail = 1;
+    free(s);
+  }
+  cJSON_Delete(w);
+}
+
+/* Every line of r through the parser, in order: its output, or {"error": ...} (and the message
+ * on stderr, counted in *nbad). Stops at a read error (TL_EXIT_FAIL), at the first bad line
+ * with --strict-input (TL_EXIT_BAD_INPUT), or when out cannot be written (*wfail = 1, *werr its
+ * errno). Returns the exit code so far. */
+static int parse_lines(const parse_opts *po, void *pstate, tl_jsonl *r, FILE *out, long *nbad, int *wfail, int *werr) {
+  tl_err err = {{0}};
+  cJSON *o;
+  tl_jl_result res;
+  while ((res = tl_jsonl_next(r, &o, &err)) != TL_JL_EOF) {
+    if (res == TL_JL_IOERR) {
+      fprintf(stderr, "tally parse: %s\n", err.msg);
+      return TL_EXIT_FAIL;
+    }
+    char msg[1200];
+    msg[0] = 0;
+    if (res == TL_JL_BAD) {
+      snprintf(msg, sizeof msg, "%s", err.msg);
+    } else {
+      parse_line(po, pstate, r, o, out, msg, sizeof msg, wfail);
+      cJSON_Delete(o);
+    }
+    if (msg[0]) {
+      (*nbad)++;
+      fprintf(stderr, "tally parse: bad input: %s\n", msg);
+      if (!emit_error(out, msg)) *wfail = 1;
+      if (po->strict_input) return TL_EXIT_BAD_INPUT;
+    }
+    if (*wfail || ferror(out)) { /* a full disk or a closed pipe: stop at once */
+      *werr = errno;
+      return TL_EXIT_OK;
+    }
+  }
+  return TL_EXIT_OK;
+}
+
+/* `tally parse --parser NAME [options]`: the options and places (parse_options, parse_places),
+ * then the parser, the output stream and the input opened, every line parsed (parse_lines),
+ * and the output kept only when all went well. Returns the exit code. */
+int tl_cmd_parse(int argc, char **argv) {
+  parse_opts po;
+  int rc = parse_options(argc, argv, &po);
+  if (rc == GO_ON) rc = parse_places(&po);
+  if (rc != GO_ON) return rc;
+  const tl_named_parser *np = po.np;
+  tl_err err = {{0}};
   void *pstate = NULL;
-  if (np->open(np, lave_compat, &pstate, &err) != TL_OK) {
+  if (np->open(np, po.lave_compat, &pstate, &err) != TL_OK) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return TL_EXIT_FAIL;
   }
@@ -125,78 +234,22 @@ int tl_cmd_parse(int argc, char **argv) {
    * when every line is written, so a failure never leaves a half file under the output name (a
    * device or FIFO is written in place) */
   tl_out_stream os;
-  if (tl_out_stream_open(&os, outp ? outp : "-", &err) != TL_OK) {
+  if (tl_out_stream_open(&os, po.outp ? po.outp : "-", &err) != TL_OK) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     if (np->close) np->close(pstate);
     return TL_EXIT_FAIL;
   }
   FILE *out = os.f;
   tl_jsonl r;
-  if (tl_jsonl_open(&r, in, 0, &err) != TL_OK) {
+  if (tl_jsonl_open(&r, po.in, 0, &err) != TL_OK) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     if (np->close) np->close(pstate);
     tl_out_stream_close(&os, 0, &err);
     return TL_EXIT_FAIL;
   }
-  int rc = TL_EXIT_OK, wfail = 0, werr = 0;
+  int wfail = 0, werr = 0;
   long nbad = 0;
-  cJSON *o;
-  tl_jl_result res;
-  while ((res = tl_jsonl_next(&r, &o, &err)) != TL_JL_EOF) {
-    if (res == TL_JL_IOERR) {
-      fprintf(stderr, "tally parse: %s\n", err.msg);
-      rc = TL_EXIT_FAIL;
-      break;
-    }
-    char msg[1200];
-    msg[0] = 0;
-    if (res == TL_JL_BAD) {
-      snprintf(msg, sizeof msg, "%s", err.msg);
-    } else {
-      const cJSON *ji = cJSON_GetObjectItemCaseSensitive(o, "item");
-      const cJSON *jr = cJSON_GetObjectItemCaseSensitive(o, "response");
-      const cJSON *jm = cJSON_GetObjectItemCaseSensitive(o, "model");
-      const cJSON *jp = cJSON_GetObjectItemCaseSensitive(o, "prompt");
-      if (!ji && np->needs_item) snprintf(msg, sizeof msg, "%s:%ld: missing field 'item'", r.path, r.line_no);
-      else if (!jr) snprintf(msg, sizeof msg, "%s:%ld: missing field 'response'", r.path, r.line_no);
-      else if (!cJSON_IsString(jr) && !cJSON_IsNull(jr))
-        snprintf(msg, sizeof msg, "%s:%ld: field 'response' is not a string or null", r.path, r.line_no);
-      else if (jm && !cJSON_IsString(jm))
-        snprintf(msg, sizeof msg, "%s:%ld: field 'model' is not a string", r.path, r.line_no);
-      else if (jp && !cJSON_IsString(jp) && !cJSON_IsNull(jp))
-        snprintf(msg, sizeof msg, "%s:%ld: field 'prompt' is not a string", r.path, r.line_no);
-      if (!msg[0]) {
-        const tl_parse_line line = {np->needs_item ? ji : NULL, cJSON_IsString(jp) ? jp->valuestring : NULL,
-                                    cJSON_IsString(jr) ? jr->valuestring : NULL, jm ? jm->valuestring : NULL};
-        cJSON *w = cJSON_CreateObject();
-        tl_status st = w ? np->run(np, pstate, lave_compat, &line, w, &err) : TL_ENOMEM;
-        if (st == TL_EINPUT) {
-          snprintf(msg, sizeof msg, "%s:%ld: item: %s", r.path, r.line_no, err.msg);
-        } else if (st != TL_OK) {
-          snprintf(msg, sizeof msg, "%s:%ld: parser failed: %s", r.path, r.line_no, tl_strerror(st));
-        } else {
-          char *s = cJSON_PrintUnformatted(w);
-          if (!s || fprintf(out, "%s\n", s) < 0) wfail = 1;
-          free(s);
-        }
-        cJSON_Delete(w);
-      }
-      cJSON_Delete(o);
-    }
-    if (msg[0]) {
-      nbad++;
-      fprintf(stderr, "tally parse: bad input: %s\n", msg);
-      if (!emit_error(out, msg)) wfail = 1;
-      if (strict_input) {
-        rc = TL_EXIT_BAD_INPUT;
-        break;
-      }
-    }
-    if (wfail || ferror(out)) { /* a full disk or a closed pipe: stop at once */
-      werr = errno;
-      break;
-    }
-  }
+  rc = parse_lines(&po, pstate, &r, out, &nbad, &wfail, &werr);
   tl_jsonl_close(&r);
   if (np->close) np->close(pstate);
   if (!wfail && (fflush(out) != 0 || ferror(out))) {
@@ -212,7 +265,7 @@ int tl_cmd_parse(int argc, char **argv) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     rc = TL_EXIT_FAIL;
   }
-  if (rc && outp) fprintf(stderr, "%s: '%s' was not written\n", CMD, outp);
+  if (rc && po.outp) fprintf(stderr, "%s: '%s' was not written\n", CMD, po.outp);
   if (nbad) fprintf(stderr, "tally parse: %ld bad input line%s\n", nbad, nbad == 1 ? "" : "s");
   return rc;
 }

@@ -54,7 +54,6 @@ const char tl_usage_run[] =
     "            2 usage or invalid job (nothing run), 3 bad input with --strict-input,\n"
     "            4 interrupted by SIGTERM/SIGUSR1/SIGINT (run again with --resume)\n";
 
-/* wt-mod's module hooks may generate the NAME list from the registry (issue 29, item 3) */
 /* parse's text names the registered modules' parsers: generated once (tl_bench_parser_usage). */
 const char *tl_usage_parse_text(void) {
   static char *text;
@@ -116,20 +115,39 @@ const char tl_usage_score[] =
     "An input that is not valid JSON (cut short, a broken line) is an error: nothing is scored.\n"
     "Exit: 0 ok, 1 failure, 2 usage, 3 bad input with --strict-input.\n";
 
-const char tl_usage_compare[] =
-    "usage: tally compare RUN.h5 --models A,B [options]\n"
-    "  --benchmark NAME    the item table /items/NAME (default: the only benchmark in the file)\n"
-    "  --metric COL        the per-unit score (defaults: spatialeval correct_strict, vqa vqa_accuracy,\n"
-    "                      mtbench101 rating)\n"
-    "  --by COL            also per value of COL (defaults: task; vqa dataset); --by '' for none\n"
-    "  --status COL        units whose COL is not ok have no score (defaults: status_strict,\n"
-    "                      vqa_status, status); for an accuracy they count 0, else they are left out\n"
-    "  --resamples B       paired bootstrap resamples over items, at least 2 (default 2000)\n"
-    "  --seed S            resample r draws from Philox keyed by (S, r) (default 0)\n"
-    "  --ci LEVEL          confidence level (default 0.95)\n"
-    "  --examples K        items listed for each flip direction (default 3)\n"
-    "  -h, --help          this text\n"
-    "exit codes: 0 ok, 1 runtime failure, 2 usage (a model or column not in the file)\n";
+/* compare's text names each registered module's defaults (its tl_bench_vt's `compare` hook): a
+ * line per module that has them, in registry order, generated once. */
+const char *tl_usage_compare_text(void) {
+  static char *text;
+  if (text) return text;
+  tl_buf t;
+  tl_buf_init(&t);
+  tl_buf_puts(&t, "usage: tally compare RUN.h5 --models A,B [options]\n"
+                  "  --benchmark NAME    the item table /items/NAME (default: the only benchmark in the file)\n"
+                  "  --metric COL        the per-unit score (default: the benchmark's, below)\n"
+                  "  --by COL            also per value of COL (default: the benchmark's, below); --by '' for none\n"
+                  "  --status COL        units whose COL is not ok have no score (default: the benchmark's, below);\n"
+                  "                      for an accuracy they count 0, else they are left out\n"
+                  "  --resamples B       paired bootstrap resamples over items, at least 2 (default 2000)\n"
+                  "  --seed S            resample r draws from Philox keyed by (S, r) (default 0)\n"
+                  "  --ci LEVEL          confidence level (default 0.95)\n"
+                  "  --examples K        items listed for each flip direction (default 3)\n"
+                  "  -h, --help          this text\n"
+                  "defaults of each benchmark: metric, by, status\n");
+  int w = 0; /* the name column: the longest name */
+  for (size_t i = 0; i < tl_bench_count(); i++)
+    if (tl_bench_at(i)->compare && (int)strlen(tl_bench_at(i)->name) > w) w = (int)strlen(tl_bench_at(i)->name);
+  for (size_t i = 0; i < tl_bench_count(); i++) {
+    const tl_compare_defaults *d = tl_bench_at(i)->compare;
+    if (!d) continue;
+    tl_buf_printf(&t, "  %-*s  %s%s, %s, %s\n", w, tl_bench_at(i)->name, d->metric ? d->metric : "none (give --metric)",
+                  d->dialogue ? " (dialogues: the least over their turns)" : "", d->by && d->by[0] ? d->by : "none",
+                  d->status && d->status[0] ? d->status : "none");
+  }
+  tl_buf_puts(&t, "exit codes: 0 ok, 1 runtime failure, 2 usage (a model or column not in the file)\n");
+  text = tl_buf_detach(&t);
+  return text ? text : "usage: tally compare RUN.h5 --models A,B [options]\n";
+}
 
 const char tl_usage_slurm[] =
     "usage: tally slurm JOB.json [options]\n"
@@ -195,7 +213,7 @@ const tl_cli_cmd tl_cli_cmds[] = {
     {"parse", tl_cmd_parse, NULL /* generated: tl_usage_parse_text() */, tl_opts_parse},
     {"correlate", tl_cmd_correlate, tl_usage_correlate, tl_opts_correlate},
     {"score", tl_cmd_score, tl_usage_score, tl_opts_score},
-    {"compare", tl_cmd_compare, tl_usage_compare, tl_opts_compare},
+    {"compare", tl_cmd_compare, NULL /* generated: tl_usage_compare_text() */, tl_opts_compare},
     {"slurm", tl_cmd_slurm, tl_usage_slurm, tl_opts_slurm},
     {"merge", tl_cmd_merge, tl_usage_merge, tl_opts_merge},
 };

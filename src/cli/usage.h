@@ -18,7 +18,8 @@ extern const char tl_usage_run[];
 const char *tl_usage_parse_text(void);
 extern const char tl_usage_correlate[];
 extern const char tl_usage_score[];
-extern const char tl_usage_compare[];
+/* compare's text names the registered modules' compare defaults: built on first use (never NULL). */
+const char *tl_usage_compare_text(void);
 extern const char tl_usage_slurm[];
 extern const char tl_usage_merge[];
 
@@ -36,7 +37,7 @@ extern const struct option tl_opts_merge[];
 typedef struct {
   const char *name;
   int (*fn)(int argc, char **argv);
-  const char *usage; /* NULL for parse: tl_usage_parse_text() */
+  const char *usage; /* NULL for parse and compare: tl_usage_parse_text(), tl_usage_compare_text() */
   const struct option *opts;
 } tl_cli_cmd;
 
