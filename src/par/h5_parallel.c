@@ -158,6 +158,15 @@ static hid_t create_ds(hid_t g, const char *name, hid_t ftype, hsize_t n, int sh
   return d;
 }
 
+/* Fault injection, for the tests of the collective error contract and nothing else: with
+ * TALLY_TEST_H5_FAIL=R in the environment, every dataset write of rank R reports a failure
+ * after it took part in the collective transfer (as a full disk makes one fail). Unset: no
+ * effect. */
+static int test_write_fails(const h5p *w) {
+  const char *v = getenv("TALLY_TEST_H5_FAIL");
+  return v && *v && atoi(v) == w->rank;
+}
+
 /* Collective write of elements [start, start + count) of d from buf; count may be 0. */
 static herr_t write_part(h5p *w, hid_t d, hid_t mtype, hsize_t start, hsize_t count,
                          const void *buf) {
@@ -180,7 +189,7 @@ static herr_t write_part(h5p *w, hid_t d, hid_t mtype, hsize_t start, hsize_t co
   else rc = -1;
   if (ms >= 0) H5Sclose(ms);
   H5Sclose(fs);
-  return rc;
+  return test_write_fails(w) ? -1 : rc;
 }
 
 /* Creates, writes and documents one dataset; all ranks call it with the same name, type, n and
