@@ -805,7 +805,7 @@ static tl_status study_comm(study *s, MPI_Comm comm, tl_err *err) {
   tl_status st = comm == TL_SOLO ? TL_OK : tl_comm_dup(comm, &s->c, err);
   st = tl_agree(st, err, comm);
   if (st != TL_OK && s->c != TL_SOLO) {
-    MPI_Comm_free(&s->c); /* failing already: its own result adds nothing */
+    (void)TL_MPI(NULL, MPI_Comm_free(&s->c)); /* failing already: its result adds nothing */
     s->c = TL_SOLO;
   }
   return st;
