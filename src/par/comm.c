@@ -31,37 +31,43 @@ int tl_comm_size(MPI_Comm c) {
   return n;
 }
 
-void tl_bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm c) {
-  if (c != TL_SOLO) MPI_Bcast(buf, count, t, root, c);
+tl_status tl_bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm c, tl_err *err) {
+  if (c == TL_SOLO) return TL_OK;
+  return TL_MPI(err, MPI_Bcast(buf, count, t, root, c));
 }
 
-void tl_allreduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
-  if (c != TL_SOLO) MPI_Allreduce(send, recv, count, t, op, c);
-  else solo_copy(send, recv, count, t);
+tl_status tl_allreduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, MPI_Comm c,
+                       tl_err *err) {
+  if (c != TL_SOLO) return TL_MPI(err, MPI_Allreduce(send, recv, count, t, op, c));
+  solo_copy(send, recv, count, t);
+  return TL_OK;
 }
 
-void tl_reduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c) {
-  if (c != TL_SOLO) MPI_Reduce(send, recv, count, t, op, root, c);
-  else solo_copy(send, recv, count, t);
+tl_status tl_reduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, int root,
+                    MPI_Comm c, tl_err *err) {
+  if (c != TL_SOLO) return TL_MPI(err, MPI_Reduce(send, recv, count, t, op, root, c));
+  solo_copy(send, recv, count, t);
+  return TL_OK;
 }
 
-void tl_gatherv(const void *send, int scount, MPI_Datatype t, void *recv, const int *rcounts,
-                const int *displs, int root, MPI_Comm c) {
-  if (c != TL_SOLO) {
-    MPI_Gatherv(send, scount, t, recv, rcounts, displs, t, root, c);
-    return;
-  }
+tl_status tl_gatherv(const void *send, int scount, MPI_Datatype t, void *recv, const int *rcounts,
+                     const int *displs, int root, MPI_Comm c, tl_err *err) {
+  if (c != TL_SOLO) return TL_MPI(err, MPI_Gatherv(send, scount, t, recv, rcounts, displs, t, root, c));
   (void)scount;
   solo_copy(send, (char *)recv + (size_t)displs[0] * solo_size(t), rcounts[0], t);
+  return TL_OK;
 }
 
-void tl_allgather(const void *send, int count, MPI_Datatype t, void *recv, MPI_Comm c) {
-  if (c != TL_SOLO) MPI_Allgather(send, count, t, recv, count, t, c);
-  else solo_copy(send, recv, count, t);
+tl_status tl_allgather(const void *send, int count, MPI_Datatype t, void *recv, MPI_Comm c,
+                       tl_err *err) {
+  if (c != TL_SOLO) return TL_MPI(err, MPI_Allgather(send, count, t, recv, count, t, c));
+  solo_copy(send, recv, count, t);
+  return TL_OK;
 }
 
-void tl_barrier(MPI_Comm c) {
-  if (c != TL_SOLO) MPI_Barrier(c);
+tl_status tl_barrier(MPI_Comm c, tl_err *err) {
+  if (c == TL_SOLO) return TL_OK;
+  return TL_MPI(err, MPI_Barrier(c));
 }
 
 tl_status tl_mpi_check(int rc, const char *call, tl_err *err) {

@@ -23,13 +23,19 @@
 
 int tl_comm_rank(MPI_Comm c);
 int tl_comm_size(MPI_Comm c);
-void tl_bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm c);
-void tl_allreduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, MPI_Comm c);
-void tl_reduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c);
-void tl_gatherv(const void *send, int scount, MPI_Datatype t, void *recv, const int *rcounts,
-                const int *displs, int root, MPI_Comm c);
-void tl_allgather(const void *send, int count, MPI_Datatype t, void *recv, MPI_Comm c);
-void tl_barrier(MPI_Comm c);
+/* Each returns TL_OK, or TL_EMPI with the MPI call named in err (may be NULL) when the call
+ * failed (a communicator with MPI_ERRORS_RETURN: tl_comm_dup). A failed collective is not
+ * agreed on: the caller passes the status to tl_agree like any other failure. */
+tl_status tl_bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm c, tl_err *err);
+tl_status tl_allreduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, MPI_Comm c,
+                       tl_err *err);
+tl_status tl_reduce(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, int root,
+                    MPI_Comm c, tl_err *err);
+tl_status tl_gatherv(const void *send, int scount, MPI_Datatype t, void *recv, const int *rcounts,
+                     const int *displs, int root, MPI_Comm c, tl_err *err);
+tl_status tl_allgather(const void *send, int count, MPI_Datatype t, void *recv, MPI_Comm c,
+                       tl_err *err);
+tl_status tl_barrier(MPI_Comm c, tl_err *err);
 
 /* ---- the collective error contract (docs/ARCHITECTURE.md "Failures") ----
  * Every phase of a collective command ends in tl_agree before the next collective: a rank that

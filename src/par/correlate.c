@@ -62,22 +62,24 @@ static void corr_release(corr_data *d) {
   memset(d, 0, sizeof *d);
 }
 
-/* Splits "a,b,c" into a malloc'd array of malloc'd strings. */
-static char **split_list(const char *s, int *n) {
+/* Splits "a,b,c" into *out, a malloc'd array of *n malloc'd strings (empty items dropped; NULL
+ * and 0 for an empty or NULL s). TL_ENOMEM when out of memory (*out then holds what was made). */
+static tl_status split_list(const char *s, char ***out, int *n) {
   *n = 0;
-  if (!s || !*s) return NULL;
+  *out = NULL;
+  if (!s || !*s) return TL_OK;
   int cap = 1;
   for (const char *c = s; *c; c++) cap += *c == ',';
-  char **out = calloc((size_t)cap, sizeof *out);
+  if (!(*out = calloc((size_t)cap, sizeof **out))) return TL_ENOMEM;
   const char *p = s;
   for (;;) {
     const char *e = strchr(p, ',');
     size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len) out[(*n)++] = tl_strndup(p, len);
+    if (len && !((*out)[(*n)++] = tl_strndup(p, len))) return TL_ENOMEM;
     if (!e) break;
     p = e + 1;
   }
-  return out;
+  return TL_OK;
 }
 
 /* ---- explicit index matrices: numpy .npy (int32/int64, C order, 2-D) or text rows ---- */
@@ -116,6 +118,7 @@ static tl_status read_indices(const char *path, uint32_t n, uint32_t **out, uint
     }
     rows = d0;
     m = malloc((size_t)(rows ? rows : 1) * n * sizeof *m);
+    if (!m) { st = tl_err_set(err, TL_ENOMEM, "%s: out of memory", path); goto done; }
     const unsigned char *p = (const unsigned char *)b.data + off + hl;
     for (uint64_t i = 0; i < rows * n; i++) {
       int64_t v = 0;
@@ -138,7 +141,9 @@ static tl_status read_indices(const char *path, uint32_t n, uint32_t **out, uint
       if (strspn(ln, " \t\r,") == strlen(ln)) continue;
       if ((rows + 1) * n > cap) {
         cap = cap ? cap * 2 : (size_t)n * 64;
-        m = realloc(m, cap * sizeof *m);
+        uint32_t *g = realloc(m, cap * sizeof *m);
+        if (!g) { st = tl_err_set(err, TL_ENOMEM, "%s: out of memory", path); goto done; }
+        m = g;
       }
       uint32_t cnt = 0;
       char *s = ln;
@@ -175,158 +180,250 @@ static int key_cmp(const void *a, const void *b) {
   return strcmp(((const group *)a)->key, ((const group *)b)->key);
 }
 
-/* Rank 0: reads the table and builds the groups. */
-static int load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
+/* ---- load: rank 0 reads the table and builds the groups ----
+ * Each step below prints its own failure on o->log (rank 0's) and returns the status whose
+ * exit code (tl_exit_code) the study ends with: TL_EUSAGE 2 (a column or option that does not
+ * fit the table), TL_EINPUT 3 (a bad cell, or --strict-input), another status 1 (TL_EIO: the
+ * table cannot give a result). */
+typedef struct {
+  const tl_corr_opts *o;
+  tl_inlog *log;
+  corr_data *d;
+  tl_tabin t;            /* the table; borrowed from o->table when set (not released then) */
+  int have_t;            /* t was read here: release it */
+  char **gb;             /* [ngb] the --group-by columns */
+  int ngb;
+  int hcol, *mcol, *gcol;/* column indices: the human score, [M] metrics, [ngb] group-by */
+  double *num;           /* [(M + 1) * nrows]: column c (0 = human) at c * nrows */
+  unsigned char *ok;     /* [(M + 1) * nrows]: 1 where num holds a number */
+  unsigned char *rowok;  /* [nrows]: every cell of the row is a number */
+} loader;
+
+static void loader_release(loader *L) {
+  for (int k = 0; k < L->ngb; k++) free(L->gb[k]);
+  free(L->gb);
+  free(L->mcol);
+  free(L->gcol);
+  free(L->num);
+  free(L->ok);
+  free(L->rowok);
+  if (L->have_t) tl_tabin_release(&L->t);
+}
+
+/* Step 1: the table (o->table, or o->input read). */
+static tl_status load_read(loader *L) {
+  const tl_corr_opts *o = L->o;
   tl_err err = {{0}};
-  tl_tabin t;
-  tl_status st = TL_OK;
-  if (o->table) t = *o->table; /* borrowed: not released below */
-  else st = tl_tabin_read(o->input, 0, log, &t, &err);
-  if (st) {
-    if (err.msg[0]) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
-    else if (st == TL_EINPUT && log->strict) /* the problem itself is already on stderr */
-      fprintf(o->log, "%s: stopped at the first input problem (--strict-input)\n", LABEL(o));
-    else fprintf(o->log, "%s: cannot use the table '%s': %s\n", LABEL(o), o->input, tl_strerror(st));
-    /* 3 is --strict-input's code; a table that cannot be used at all is a failure (1) */
-    return st == TL_EINPUT && log->strict ? TL_EXIT_BAD_INPUT : TL_EXIT_FAIL;
+  if (o->table) {
+    L->t = *o->table;
+    return TL_OK;
   }
-  int rc = TL_EXIT_OK, ngb = 0;
-  char **gb = split_list(o->group_by, &ngb);
-  d->names = split_list(o->metrics, &d->M);
-  int hcol = tl_tabin_col(&t, o->human);
-  int *mcol = calloc((size_t)d->M + 1, sizeof *mcol), *gcol = calloc((size_t)ngb + 1, sizeof *gcol);
-  double *num = malloc((size_t)(d->M + 1) * t.nrows * sizeof *num);
-  unsigned char *ok = malloc((size_t)(d->M + 1) * t.nrows), *rowok = malloc(t.nrows);
+  tl_status st = tl_tabin_read(o->input, 0, L->log, &L->t, &err);
+  if (st == TL_OK) {
+    L->have_t = 1;
+    return TL_OK;
+  }
+  if (err.msg[0]) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
+  else if (st == TL_EINPUT && L->log->strict) /* the problem itself is already on stderr */
+    fprintf(o->log, "%s: stopped at the first input problem (--strict-input)\n", LABEL(o));
+  else fprintf(o->log, "%s: cannot use the table '%s': %s\n", LABEL(o), o->input, tl_strerror(st));
+  /* 3 is --strict-input's code; a table that cannot be used at all is a failure (1) */
+  return st == TL_EINPUT && L->log->strict ? TL_EINPUT : TL_EIO;
+}
+
+static tl_status load_oom(const tl_corr_opts *o) {
+  fprintf(o->log, "%s: out of memory reading the table\n", LABEL(o));
+  return TL_ENOMEM;
+}
+
+/* Step 2: the named columns (d->names, gb) and their indices; every missing one is reported,
+ * with the columns present. */
+static tl_status load_columns(loader *L) {
+  const tl_corr_opts *o = L->o;
+  corr_data *d = L->d;
+  const tl_tabin *t = &L->t;
+  if (split_list(o->group_by, &L->gb, &L->ngb) || split_list(o->metrics, &d->names, &d->M))
+    return load_oom(o);
+  L->hcol = tl_tabin_col(t, o->human);
+  L->mcol = calloc((size_t)d->M + 1, sizeof *L->mcol);
+  L->gcol = calloc((size_t)L->ngb + 1, sizeof *L->gcol);
+  if (!L->mcol || !L->gcol) return load_oom(o);
+  int missing = L->hcol < 0;
+  if (L->hcol < 0) fprintf(o->log, "%s: %s has no column '%s' (the --human score)\n", LABEL(o), o->input, o->human);
+  for (int m = 0; m < d->M; m++) {
+    L->mcol[m] = tl_tabin_col(t, d->names[m]);
+    if (L->mcol[m] < 0) { fprintf(o->log, "%s: %s has no column '%s' (in --metrics)\n", LABEL(o), o->input, d->names[m]); missing = 1; }
+  }
+  for (int k = 0; k < L->ngb; k++) {
+    L->gcol[k] = tl_tabin_col(t, L->gb[k]);
+    if (L->gcol[k] < 0) { fprintf(o->log, "%s: %s has no column '%s' (in --group-by)\n", LABEL(o), o->input, L->gb[k]); missing = 1; }
+  }
+  if (!missing) return TL_OK;
+  fprintf(o->log, "%s: columns present: ", LABEL(o));
+  for (int c = 0; c < t->ncols; c++) fprintf(o->log, "%s%s", c ? ", " : "", t->colnames[c]);
+  fprintf(o->log, "\n");
+  return TL_EUSAGE;
+}
+
+/* Step 3: the numeric columns; a row with any bad cell is reported (per cell) and excluded. */
+static tl_status load_numeric(loader *L) {
+  const size_t nrows = L->t.nrows, M = (size_t)L->d->M;
+  L->num = malloc((M + 1) * (nrows ? nrows : 1) * sizeof *L->num);
+  L->ok = malloc((M + 1) * (nrows ? nrows : 1));
+  L->rowok = malloc(nrows ? nrows : 1);
+  if (!L->num || !L->ok || !L->rowok) return load_oom(L->o);
+  memset(L->rowok, 1, nrows);
+  for (size_t c = 0; c <= M; c++) {
+    if (tl_tabin_numeric(&L->t, c == 0 ? L->hcol : L->mcol[c - 1], L->log, L->num + c * nrows,
+                         L->ok + c * nrows))
+      return TL_EINPUT;
+    for (size_t r = 0; r < nrows; r++) L->rowok[r] &= L->ok[c * nrows + r];
+  }
+  return TL_OK;
+}
+
+/* Step 4a: each row's group (rowgroup[nrows]), groups created in first-seen order with their
+ * keys; gcount[k] = usable rows of group k (*gcount malloc'd, the caller frees it). */
+static tl_status load_keys(loader *L, uint32_t *rowgroup, size_t **gcount) {
+  corr_data *d = L->d;
+  const tl_tabin *t = &L->t;
+  tl_status st = TL_OK;
   tl_strmap gi;
   tl_strmap_init(&gi);
-  int missing = hcol < 0;
-  if (hcol < 0) fprintf(o->log, "%s: %s has no column '%s' (the --human score)\n", LABEL(o), o->input, o->human);
-  for (int m = 0; m < d->M; m++) {
-    mcol[m] = tl_tabin_col(&t, d->names[m]);
-    if (mcol[m] < 0) { fprintf(o->log, "%s: %s has no column '%s' (in --metrics)\n", LABEL(o), o->input, d->names[m]); missing = 1; }
-  }
-  for (int k = 0; k < ngb; k++) {
-    gcol[k] = tl_tabin_col(&t, gb[k]);
-    if (gcol[k] < 0) { fprintf(o->log, "%s: %s has no column '%s' (in --group-by)\n", LABEL(o), o->input, gb[k]); missing = 1; }
-  }
-  if (missing) {
-    fprintf(o->log, "%s: columns present: ", LABEL(o));
-    for (int c = 0; c < t.ncols; c++) fprintf(o->log, "%s%s", c ? ", " : "", t.colnames[c]);
-    fprintf(o->log, "\n");
-    rc = TL_EXIT_USAGE;
-    goto done;
-  }
-  /* numeric columns; a row with any bad cell is reported (per cell) and excluded */
-  memset(rowok, 1, t.nrows);
-  for (int c = 0; c <= d->M; c++) {
-    if (tl_tabin_numeric(&t, c == 0 ? hcol : mcol[c - 1], log, num + (size_t)c * t.nrows,
-                         ok + (size_t)c * t.nrows)) {
-      rc = TL_EXIT_BAD_INPUT;
-      goto done;
-    }
-    for (size_t r = 0; r < t.nrows; r++) rowok[r] &= ok[(size_t)c * t.nrows + r];
-  }
-  /* group rows by key (one pass: each row's group index); rows keep file order inside a group */
   tl_buf key;
   tl_buf_init(&key);
-  size_t *gcount = NULL;
-  uint32_t *rowgroup = malloc((t.nrows ? t.nrows : 1) * sizeof *rowgroup);
   int gcap = 0;
-  for (size_t r = 0; r < t.nrows; r++) {
+  for (size_t r = 0; r < t->nrows && st == TL_OK; r++) {
     tl_buf_reset(&key);
-    if (!ngb) tl_buf_puts(&key, "all");
-    for (int k = 0; k < ngb; k++) tl_buf_printf(&key, "%s%s=%s", k ? "," : "", gb[k], t.cells[r][gcol[k]]);
-    size_t gix;
-    bool ins;
-    tl_strmap_put(&gi, key.data, (size_t)d->ngroups, &ins, &gix);
-    if (ins) {
+    if (!L->ngb) st = tl_buf_puts(&key, "all");
+    for (int k = 0; k < L->ngb && st == TL_OK; k++)
+      st = tl_buf_printf(&key, "%s%s=%s", k ? "," : "", L->gb[k], t->cells[r][L->gcol[k]]);
+    size_t gix = 0;
+    bool ins = false;
+    if (st == TL_OK) st = tl_strmap_put(&gi, key.data, (size_t)d->ngroups, &ins, &gix);
+    if (st == TL_OK && ins) {
       if (d->ngroups == gcap) {
         gcap = gcap ? gcap * 2 : 8;
-        d->g = realloc(d->g, (size_t)gcap * sizeof *d->g);
-        gcount = realloc(gcount, (size_t)gcap * sizeof *gcount);
+        group *g = realloc(d->g, (size_t)gcap * sizeof *d->g);
+        if (g) d->g = g;
+        size_t *c = g ? realloc(*gcount, (size_t)gcap * sizeof **gcount) : NULL;
+        if (c) *gcount = c;
+        if (!g || !c) { st = TL_ENOMEM; break; }
       }
       memset(&d->g[d->ngroups], 0, sizeof *d->g);
-      d->g[d->ngroups].key = tl_strdup(key.data);
-      gcount[d->ngroups] = 0;
+      if (!(d->g[d->ngroups].key = tl_strdup(key.data))) { st = TL_ENOMEM; break; }
+      (*gcount)[d->ngroups] = 0;
       gix = (size_t)d->ngroups++;
     }
+    if (st != TL_OK) break;
     rowgroup[r] = (uint32_t)gix;
-    if (rowok[r]) gcount[gix]++;
+    if (L->rowok[r]) (*gcount)[gix]++;
     else d->g[gix].excluded++;
   }
   tl_buf_release(&key);
-  for (int k = 0; k < d->ngroups; k++) {
+  tl_strmap_release(&gi);
+  return st == TL_OK ? TL_OK : load_oom(L->o);
+}
+
+/* Step 4: the groups: keys, then each group's usable rows in file order (human[n], metric
+ * [M][n]); a group whose rows were all excluded is reported and skipped, not fatal for the
+ * others. */
+static tl_status load_groups(loader *L) {
+  corr_data *d = L->d;
+  const size_t nrows = L->t.nrows;
+  size_t *gcount = NULL;
+  uint32_t *rowgroup = malloc((nrows ? nrows : 1) * sizeof *rowgroup);
+  tl_status st = rowgroup ? load_keys(L, rowgroup, &gcount) : load_oom(L->o);
+  for (int k = 0; k < d->ngroups && st == TL_OK; k++) {
     group *g = &d->g[k];
     g->human = malloc((gcount[k] ? gcount[k] : 1) * sizeof *g->human);
     g->metric = malloc((size_t)d->M * (gcount[k] ? gcount[k] : 1) * sizeof *g->metric);
+    if (!g->human || !g->metric) st = load_oom(L->o);
   }
-  for (size_t r = 0; r < t.nrows; r++) {
-    if (!rowok[r]) continue;
+  for (size_t r = 0; r < nrows && st == TL_OK; r++) {
+    if (!L->rowok[r]) continue;
     group *g = &d->g[rowgroup[r]];
     size_t cap = gcount[rowgroup[r]];
-    g->human[g->n] = num[r];
-    for (int m = 0; m < d->M; m++) g->metric[(size_t)m * cap + g->n] = num[(size_t)(m + 1) * t.nrows + r];
+    g->human[g->n] = L->num[r];
+    for (int m = 0; m < d->M; m++) g->metric[(size_t)m * cap + g->n] = L->num[(size_t)(m + 1) * nrows + r];
     g->n++;
   }
-  /* a group whose rows were all excluded is reported and skipped, not fatal for the others */
+  free(rowgroup);
+  free(gcount);
+  if (st != TL_OK) return st;
   for (int k = 0; k < d->ngroups;) {
     if (d->g[k].n > 0) { k++; continue; }
-    tl_inlog_report(log, TL_IN_BAD_FIELD, o->input, 0, "group '%s' has no usable row (%lld excluded); skipped",
+    tl_inlog_report(L->log, TL_IN_BAD_FIELD, L->o->input, 0, "group '%s' has no usable row (%lld excluded); skipped",
                     d->g[k].key, (long long)d->g[k].excluded);
     free(d->g[k].key); free(d->g[k].human); free(d->g[k].metric);
     memmove(&d->g[k], &d->g[k + 1], (size_t)(d->ngroups - k - 1) * sizeof *d->g);
     d->ngroups--;
   }
+  return TL_OK;
+}
+
+/* Step 5: the groups checked (some usable, none too large) and sorted by key; the resampling
+ * (B, or the --indices matrix of a single group) and the size limits of the gathers. A later
+ * failure's status replaces an earlier one's; every one is reported. */
+static tl_status load_resampling(loader *L) {
+  const tl_corr_opts *o = L->o;
+  corr_data *d = L->d;
+  tl_status st = TL_OK;
   if (d->ngroups == 0) {
     fprintf(o->log, "%s: %s: no group has a usable row\n", LABEL(o), o->input);
-    rc = TL_EXIT_FAIL;
+    st = TL_EIO;
   }
   for (int k = 0; k < d->ngroups; k++) {
     if (d->g[k].n > TL_BOOT_MAX_N) {
       fprintf(o->log, "%s: group '%s' has %u rows, more than %d\n", LABEL(o), d->g[k].key, d->g[k].n, TL_BOOT_MAX_N);
-      rc = TL_EXIT_USAGE;
+      st = TL_EUSAGE;
     }
   }
-  free(rowgroup);
-  free(gcount);
   qsort(d->g, (size_t)d->ngroups, sizeof *d->g, key_cmp);
   if (o->indices) {
+    tl_err err = {{0}};
+    tl_status ist;
     if (d->ngroups != 1) {
       fprintf(o->log, "%s: --indices needs a single group (the matrix is for one n)\n", LABEL(o));
-      rc = TL_EXIT_USAGE;
-    } else if ((st = read_indices(o->indices, d->g[0].n, &d->indices, &d->B, &err))) {
+      st = TL_EUSAGE;
+    } else if ((ist = read_indices(o->indices, d->g[0].n, &d->indices, &d->B, &err))) {
       fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
-      rc = st == TL_EIO ? TL_EXIT_FAIL : TL_EXIT_USAGE;
+      st = ist == TL_EINPUT ? TL_EUSAGE : ist; /* a bad matrix is a usage error (2), a failed read 1 */
     }
-    d->idx_n = d->g[0].n;
+    if (d->ngroups > 0) d->idx_n = d->g[0].n;
   } else {
     d->B = o->resamples;
   }
-  {
-    /* MPI counts are int: every resample block and the index matrix must fit */
-    uint64_t K = (uint64_t)d->M * (uint64_t)(d->nstats ? d->nstats : 2);
-    if (rc == TL_EXIT_OK && d->B * K > (uint64_t)INT_MAX) {
-      fprintf(o->log, "%s: %llu resamples x %llu values is more than this version gathers (2^31 - 1); "
-                      "use fewer resamples or metrics per study\n", LABEL(o), (unsigned long long)d->B,
-              (unsigned long long)K);
-      rc = TL_EXIT_USAGE;
-    }
-    if (rc == TL_EXIT_OK && d->indices && d->B * (uint64_t)d->idx_n > (uint64_t)INT_MAX) {
-      fprintf(o->log, "%s: the --indices matrix has more than 2^31 - 1 entries\n", LABEL(o));
-      rc = TL_EXIT_USAGE;
-    }
+  /* MPI counts are int: every resample block and the index matrix must fit */
+  uint64_t K = (uint64_t)d->M * (uint64_t)(d->nstats ? d->nstats : 2);
+  if (st == TL_OK && d->B * K > (uint64_t)INT_MAX) {
+    fprintf(o->log, "%s: %llu resamples x %llu values is more than this version gathers (2^31 - 1); "
+                    "use fewer resamples or metrics per study\n", LABEL(o), (unsigned long long)d->B,
+            (unsigned long long)K);
+    st = TL_EUSAGE;
   }
-done:
-  tl_strmap_release(&gi);
-  for (int k = 0; k < ngb; k++) free(gb[k]);
-  free(gb);
-  free(mcol);
-  free(gcol);
-  free(num);
-  free(ok);
-  free(rowok);
-  if (!o->table) tl_tabin_release(&t);
-  return rc;
+  if (st == TL_OK && d->indices && d->B * (uint64_t)d->idx_n > (uint64_t)INT_MAX) {
+    fprintf(o->log, "%s: the --indices matrix has more than 2^31 - 1 entries\n", LABEL(o));
+    st = TL_EUSAGE;
+  }
+  return st;
+}
+
+/* Rank 0: reads the table and builds the groups (the steps above, in order; the first failing
+ * step ends it, its failure already reported). */
+static tl_status load(const tl_corr_opts *o, tl_inlog *log, corr_data *d) {
+  loader L;
+  memset(&L, 0, sizeof L);
+  L.o = o;
+  L.log = log;
+  L.d = d;
+  tl_status st = load_read(&L);
+  if (st == TL_OK) st = load_columns(&L);
+  if (st == TL_OK) st = load_numeric(&L);
+  if (st == TL_OK) st = load_groups(&L);
+  if (st == TL_OK) st = load_resampling(&L);
+  loader_release(&L);
+  return st;
 }
 
 /* Computes resamples [r0, r1) of one group on this rank: CUDA when asked/available, else CPU. */
@@ -489,26 +586,13 @@ static void print_json(const tl_corr_opts *o, const corr_data *d) {
   cJSON_Delete(root);
 }
 
-#define ADDCOL(t, n, ty, doc) if (tl_table_add_col((t), (n), (ty), (doc)) < 0) goto oom
-/* Rank 0: writes the study's tables under `prefix` (e.g. "/stats/correlate"): summary, compare,
- * resamples (every resample value) and params (one row: how the study was run). Nothing here
- * depends on the rank count or the device (those go to the log), so the datasets are
- * byte-identical however the study ran. */
-static int write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w, const char *prefix,
-                        int rank) {
-  int K = d->M * d->nstats, npairs = d->M * (d->M - 1) / 2;
-  tl_err err = {{0}};
-  char path[512];
-  snprintf(path, sizeof path, "%s/summary", prefix);
-  tl_table *sum = tl_table_new(path);
-  snprintf(path, sizeof path, "%s/compare", prefix);
-  tl_table *cmp = tl_table_new(path);
-  snprintf(path, sizeof path, "%s/resamples", prefix);
-  tl_table *res = tl_table_new(path);
-  snprintf(path, sizeof path, "%s/params", prefix);
-  tl_table *par = tl_table_new(path);
-  if (!sum || !cmp || !res || !par) goto oom;
-  if (rank != 0) goto write; /* the tables come from rank 0; the others take part in the writes */
+/* ---- the output tables (rank 0 builds them; every rank takes part in the writes) ---- */
+
+#define ADDCOL(t, n, ty, doc) if (tl_table_add_col((t), (n), (ty), (doc)) < 0) return TL_ENOMEM
+/* Rank 0: the summary table, one row per (group, metric, statistic). TL_ENOMEM when out of
+ * memory. */
+static tl_status build_summary(const corr_data *d, tl_table *sum) {
+  const int K = d->M * d->nstats;
   ADDCOL(sum, "group", TL_COL_STR, "group key (col=value,...) or all");
   ADDCOL(sum, "metric", TL_COL_STR, "metric column");
   ADDCOL(sum, "statistic", TL_COL_STR, "spearman | kendall_b");
@@ -520,6 +604,28 @@ static int write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w,
   ADDCOL(sum, "ci_hi", TL_COL_F64, "upper CI bound");
   ADDCOL(sum, "n_defined", TL_COL_I64, "resamples with a defined value");
   ADDCOL(sum, "n_undefined", TL_COL_I64, "resamples excluded (undefined statistic)");
+  for (int k = 0; k < d->ngroups; k++) {
+    const group *g = &d->g[k];
+    for (int q = 0; q < K; q++) {
+      const tl_boot_summary *p = &g->per[q];
+      size_t r = tl_table_add_row(sum);
+      if (r == (size_t)-1) return TL_ENOMEM;
+      if (tl_table_set_str(sum, r, 0, g->key) || tl_table_set_str(sum, r, 1, d->names[q / d->nstats]) ||
+          tl_table_set_str(sum, r, 2, tl_stat_name(d->stats[q % d->nstats])))
+        return TL_ENOMEM;
+      tl_table_set_i64(sum, r, 3, g->n);
+      double v[] = {p->estimate, p->boot_mean, p->se, p->ci_lo, p->ci_hi};
+      for (int i = 0; i < 5; i++) tl_table_set_f64(sum, r, 4 + i, v[i]);
+      tl_table_set_i64(sum, r, 9, p->n_defined);
+      tl_table_set_i64(sum, r, 10, p->n_undefined);
+    }
+  }
+  return TL_OK;
+}
+
+/* Rank 0: the compare table, one row per (group, statistic, metric pair). */
+static tl_status build_compare(const corr_data *d, tl_table *cmp) {
+  const int npairs = d->M * (d->M - 1) / 2;
   ADDCOL(cmp, "group", TL_COL_STR, "group key");
   ADDCOL(cmp, "statistic", TL_COL_STR, "spearman | kendall_b");
   ADDCOL(cmp, "a", TL_COL_STR, "first metric");
@@ -531,6 +637,26 @@ static int write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w,
   ADDCOL(cmp, "p_williams", TL_COL_F64, "Williams' test (spearman only)");
   ADDCOL(cmp, "p_permutation", TL_COL_F64, "paired permutation test");
   ADDCOL(cmp, "p_ttest_compat", TL_COL_F64, "COMPAT: t-test on bootstrap vectors; shrinks with B, not evidence");
+  for (int k = 0; k < d->ngroups; k++) {
+    const group *g = &d->g[k];
+    for (int q = 0; q < d->nstats * npairs; q++) {
+      const tl_boot_compare *c = &g->cmp[q];
+      size_t r = tl_table_add_row(cmp);
+      if (r == (size_t)-1) return TL_ENOMEM;
+      if (tl_table_set_str(cmp, r, 0, g->key) || tl_table_set_str(cmp, r, 1, tl_stat_name(d->stats[q / npairs])) ||
+          tl_table_set_str(cmp, r, 2, d->names[c->a]) || tl_table_set_str(cmp, r, 3, d->names[c->b]))
+        return TL_ENOMEM;
+      double v[] = {c->diff.estimate, c->diff.ci_lo, c->diff.ci_hi, c->p_boot, c->p_williams,
+                    c->p_permutation, c->p_ttest_compat};
+      for (int i = 0; i < 7; i++) tl_table_set_f64(cmp, r, 4 + i, v[i]);
+    }
+  }
+  return TL_OK;
+}
+
+/* Rank 0: the resamples table, one row per (group, resample), one column per value. */
+static tl_status build_resamples(const corr_data *d, tl_table *res) {
+  const int K = d->M * d->nstats;
   ADDCOL(res, "group", TL_COL_STR, "group key");
   ADDCOL(res, "resample", TL_COL_I64, "resample index r");
   for (int q = 0; q < K; q++) {
@@ -541,37 +667,18 @@ static int write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w,
   }
   for (int k = 0; k < d->ngroups; k++) {
     const group *g = &d->g[k];
-    for (int q = 0; q < K; q++) {
-      const tl_boot_summary *p = &g->per[q];
-      size_t r = tl_table_add_row(sum);
-      if (r == (size_t)-1) goto oom;
-      if (tl_table_set_str(sum, r, 0, g->key) || tl_table_set_str(sum, r, 1, d->names[q / d->nstats]) ||
-          tl_table_set_str(sum, r, 2, tl_stat_name(d->stats[q % d->nstats])))
-        goto oom;
-      tl_table_set_i64(sum, r, 3, g->n);
-      double v[] = {p->estimate, p->boot_mean, p->se, p->ci_lo, p->ci_hi};
-      for (int i = 0; i < 5; i++) tl_table_set_f64(sum, r, 4 + i, v[i]);
-      tl_table_set_i64(sum, r, 9, p->n_defined);
-      tl_table_set_i64(sum, r, 10, p->n_undefined);
-    }
-    for (int q = 0; q < d->nstats * npairs; q++) {
-      const tl_boot_compare *c = &g->cmp[q];
-      size_t r = tl_table_add_row(cmp);
-      if (r == (size_t)-1) goto oom;
-      if (tl_table_set_str(cmp, r, 0, g->key) || tl_table_set_str(cmp, r, 1, tl_stat_name(d->stats[q / npairs])) ||
-          tl_table_set_str(cmp, r, 2, d->names[c->a]) || tl_table_set_str(cmp, r, 3, d->names[c->b]))
-        goto oom;
-      double v[] = {c->diff.estimate, c->diff.ci_lo, c->diff.ci_hi, c->p_boot, c->p_williams,
-                    c->p_permutation, c->p_ttest_compat};
-      for (int i = 0; i < 7; i++) tl_table_set_f64(cmp, r, 4 + i, v[i]);
-    }
     for (uint64_t b = 0; b < d->B; b++) {
       size_t r = tl_table_add_row(res);
-      if (r == (size_t)-1 || tl_table_set_str(res, r, 0, g->key)) goto oom;
+      if (r == (size_t)-1 || tl_table_set_str(res, r, 0, g->key)) return TL_ENOMEM;
       tl_table_set_i64(res, r, 1, (int64_t)b);
       for (int q = 0; q < K; q++) tl_table_set_f64(res, r, 2 + q, g->vals[b * (uint64_t)K + (uint64_t)q]);
     }
   }
+  return TL_OK;
+}
+
+/* Rank 0: the params table, one row: how the study was run. */
+static tl_status build_params(const tl_corr_opts *o, const corr_data *d, tl_table *par) {
   ADDCOL(par, "input", TL_COL_STR, "the data table");
   ADDCOL(par, "human", TL_COL_STR, "human score column");
   ADDCOL(par, "metrics", TL_COL_STR, "metric columns, comma-separated");
@@ -582,271 +689,426 @@ static int write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w,
   ADDCOL(par, "ci_method", TL_COL_STR, "percentile | bca");
   ADDCOL(par, "permutation", TL_COL_I64, "1 when the permutation test ran (B permutations)");
   ADDCOL(par, "resampling", TL_COL_STR, "how resamples were drawn");
-  {
-    size_t r = tl_table_add_row(par);
-    if (r == (size_t)-1) goto oom;
-    if (tl_table_set_str(par, r, 0, o->input) || tl_table_set_str(par, r, 1, o->human) ||
-        tl_table_set_str(par, r, 2, o->metrics) || tl_table_set_str(par, r, 3, o->group_by ? o->group_by : "") ||
-        tl_table_set_str(par, r, 7, o->method == TL_CI_BCA ? "bca" : "percentile") ||
-        tl_table_set_str(par, r, 9, d->indices ? "explicit index matrix (--indices)"
-                                               : "Philox4x32-10 keyed by (seed, resample)"))
-      goto oom;
-    tl_table_set_i64(par, r, 4, (int64_t)d->B);
-    tl_table_set_i64(par, r, 5, (int64_t)o->seed);
-    tl_table_set_f64(par, r, 6, o->ci);
-    tl_table_set_i64(par, r, 8, o->permutation);
+  size_t r = tl_table_add_row(par);
+  if (r == (size_t)-1) return TL_ENOMEM;
+  if (tl_table_set_str(par, r, 0, o->input) || tl_table_set_str(par, r, 1, o->human) ||
+      tl_table_set_str(par, r, 2, o->metrics) || tl_table_set_str(par, r, 3, o->group_by ? o->group_by : "") ||
+      tl_table_set_str(par, r, 7, o->method == TL_CI_BCA ? "bca" : "percentile") ||
+      tl_table_set_str(par, r, 9, d->indices ? "explicit index matrix (--indices)"
+                                             : "Philox4x32-10 keyed by (seed, resample)"))
+    return TL_ENOMEM;
+  tl_table_set_i64(par, r, 4, (int64_t)d->B);
+  tl_table_set_i64(par, r, 5, (int64_t)o->seed);
+  tl_table_set_f64(par, r, 6, o->ci);
+  tl_table_set_i64(par, r, 8, o->permutation);
+  return TL_OK;
+}
+#undef ADDCOL
+
+/* Collective over c and w's communicator. Writes the study's tables under `prefix` (e.g.
+ * "/stats/correlate"): summary, compare, resamples (every resample value) and params (one row:
+ * how the study was run). Rank 0 builds them; the ranks agree on that (over c) before the
+ * first write, then every rank takes part in each write (the writer agrees on its failures).
+ * Nothing here depends on the rank count or the device (those go to the log), so the datasets
+ * are byte-identical however the study ran. Returns the agreed status, its message in err. */
+static tl_status write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w,
+                              const char *prefix, int rank, MPI_Comm c, tl_err *err) {
+  static const char *const NAME[4] = {"summary", "compare", "resamples", "params"};
+  tl_table *t[4] = {NULL, NULL, NULL, NULL};
+  tl_status st = TL_OK;
+  if (rank == 0) {
+    for (int i = 0; i < 4 && st == TL_OK; i++) {
+      char path[512];
+      snprintf(path, sizeof path, "%s/%s", prefix, NAME[i]);
+      if (!(t[i] = tl_table_new(path))) st = TL_ENOMEM;
+    }
+    if (st == TL_OK) st = build_summary(d, t[0]);
+    if (st == TL_OK) st = build_compare(d, t[1]);
+    if (st == TL_OK) st = build_resamples(d, t[2]);
+    if (st == TL_OK) st = build_params(o, d, t[3]);
+    if (st != TL_OK) tl_err_set(err, st, "out of memory building the output tables");
   }
-write:
-  if (w->vt->write_table(w, rank ? NULL : sum, &err) || w->vt->write_table(w, rank ? NULL : cmp, &err) ||
-      w->vt->write_table(w, rank ? NULL : res, &err) || w->vt->write_table(w, rank ? NULL : par, &err))
-    goto fail;
-  tl_table_free(sum); tl_table_free(cmp); tl_table_free(res); tl_table_free(par);
-  return TL_EXIT_OK;
-oom:
-  snprintf(err.msg, sizeof err.msg, "out of memory building the output tables");
-  {
-    /* take part in the first collective write, as the other ranks do, with no table: the
-     * writer agrees on the failure, so no rank is left waiting */
-    tl_err e2;
-    w->vt->write_table(w, NULL, &e2);
+  st = tl_agree(st, err, c);
+  for (int i = 0; i < 4 && st == TL_OK; i++) st = w->vt->write_table(w, rank ? NULL : t[i], err);
+  for (int i = 0; i < 4; i++) tl_table_free(t[i]);
+  return st;
+}
+
+/* ---- the study: collective steps over the study's own communicator ----
+ * Every step below is collective over s->c and ends in one agreement (tl_agree: the status and
+ * message of the lowest failing rank, on every rank); a rank whose local part failed (an
+ * allocation, a computation) still joins the agreement, so all ranks leave together. After a
+ * failed step rank 0 reports the agreed message once on o->log (load reports its own). */
+typedef struct {
+  const tl_corr_opts *o;
+  MPI_Comm c;          /* the study's duplicate (MPI_ERRORS_RETURN), or TL_SOLO */
+  int rank, nranks;
+  corr_data d;         /* rank 0: loaded; the others: received (group results on rank 0 only) */
+  int has_indices;     /* the --indices matrix goes with the (single) group */
+  int K, npairs;       /* values per resample (metrics x statistics); metric pairs */
+  double t_res, t_sum; /* this rank's seconds computing resamples; the tests */
+  int gpu_groups;      /* groups whose resamples this rank computed with CUDA */
+} study;
+
+/* One group's temporaries on this rank (group_free releases them). */
+typedef struct {
+  const double **mp;   /* [M]: the metric columns, into g->metric */
+  tl_study_in in;
+  tl_study *s;
+  uint64_t r0, r1;     /* this rank's resamples [r0, r1) (and permutations) */
+  double *mine;        /* [(r1 - r0) K]: their values */
+  int *cnt, *dsp;      /* rank 0: [nranks] gatherv counts and displacements */
+  int P;               /* permutation counts: pairs x statistics */
+  int64_t *pc_mine, *pc_all; /* [P]: this rank's counts; rank 0: their sum */
+  size_t T, j0, j1;    /* BCa jackknife tasks; this rank's [j0, j1) */
+  double *jmine, *jack;/* [(j1 - j0) nstats]; rank 0: [T nstats] */
+} group_work;
+
+static void group_free(group_work *gw) {
+  free(gw->mp);
+  tl_study_free(gw->s);
+  free(gw->mine);
+  free(gw->cnt);
+  free(gw->dsp);
+  free(gw->pc_mine);
+  free(gw->pc_all);
+  free(gw->jmine);
+  free(gw->jack);
+}
+
+/* Keeps the first failure: *st becomes next when it is still TL_OK. */
+static void keep(tl_status *st, tl_status next) {
+  if (*st == TL_OK) *st = next;
+}
+
+/* Test hook (tests/e2e/test_correlate_fail_rank.sh) and nothing else: with TALLY_TEST_CORR_FAIL=R
+ * in the environment, rank R acts as if the allocation of its block of resample values failed,
+ * in every group. Unset: no effect. */
+static int test_alloc_fails(int rank) {
+  const char *v = getenv("TALLY_TEST_CORR_FAIL");
+  return v && *v && atoi(v) == rank;
+}
+
+/* The failing rank's message for group g: "rank R, group 'KEY': what" ('?' for the key off
+ * rank 0, which alone holds the keys), so that rank 0 can print the agreed one as it is. */
+static tl_status group_fail(const study *s, const group *g, tl_status st, tl_err *err) {
+  char what[TL_ERR_MSG_MAX];
+  snprintf(what, sizeof what, "%s", err->msg[0] ? err->msg : tl_strerror(st));
+  err->msg[0] = '\0';
+  return tl_err_set(err, st, "rank %d, group '%s': %s", s->rank, s->rank ? "?" : g->key, what);
+}
+
+/* Step: the study's own communicator, a duplicate of comm whose MPI calls return their errors
+ * (TL_SOLO stays TL_SOLO). Collective over comm, agreed. */
+static tl_status study_comm(study *s, MPI_Comm comm, tl_err *err) {
+  s->c = TL_SOLO;
+  tl_status st = comm == TL_SOLO ? TL_OK : tl_comm_dup(comm, &s->c, err);
+  st = tl_agree(st, err, comm);
+  if (st != TL_OK && s->c != TL_SOLO) {
+    (void)TL_MPI(NULL, MPI_Comm_free(&s->c)); /* failing already: its result adds nothing */
+    s->c = TL_SOLO;
   }
-fail:
-  fprintf(o->log, "tally: %s\n", err.msg);
-  tl_table_free(sum); tl_table_free(cmp); tl_table_free(res); tl_table_free(par);
-  return TL_EXIT_FAIL;
+  return st;
+}
+
+/* Step: rank 0 loads the table (load reports its failures), then the study's shape (metrics,
+ * groups, B, --indices) and the metric names ("\n"-joined) go to every rank. Agreed after the
+ * load, after the buffers, after the names. */
+static tl_status study_names(study *s, tl_err *err);
+static tl_status study_share(study *s, tl_inlog *log, tl_err *err) {
+  tl_status st = s->rank == 0 ? load(s->o, log, &s->d) : TL_OK;
+  if ((st = tl_agree(st, err, s->c)) != TL_OK) return st; /* reported by load */
+  if ((st = study_names(s, err)) != TL_OK && s->rank == 0) fprintf(s->o->log, "%s: %s\n", LABEL(s->o), err->msg);
+  return st;
+}
+
+/* study_share's part after the load: the shape and the names. */
+static tl_status study_names(study *s, tl_err *err) {
+  corr_data *d = &s->d;
+  const int rank = s->rank;
+  tl_status st = TL_OK;
+  tl_buf nb;
+  tl_buf_init(&nb);
+  for (int m = 0; rank == 0 && m < d->M && st == TL_OK; m++) st = tl_buf_printf(&nb, "%s\n", d->names[m]);
+  uint64_t hdr[5] = {(uint64_t)d->M, (uint64_t)d->ngroups, d->B, d->indices != NULL, nb.len};
+  keep(&st, tl_bcast(hdr, 5, MPI_UINT64_T, 0, s->c, err));
+  char *all = rank == 0 ? nb.data : NULL;
+  if (st == TL_OK && rank) {
+    d->M = (int)hdr[0];
+    d->B = hdr[2];
+    d->g = calloc((size_t)hdr[1] + 1, sizeof *d->g);
+    d->names = calloc((size_t)d->M + 1, sizeof *d->names);
+    all = calloc(hdr[4] + 1, 1);
+    if (!d->g || !d->names || !all) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    else d->ngroups = (int)hdr[1]; /* corr_release walks d->g only when it is there */
+  }
+  s->has_indices = hdr[3] != 0;
+  if ((st = tl_agree(st, err, s->c)) == TL_OK) st = tl_bcast(all, (int)hdr[4], MPI_CHAR, 0, s->c, err);
+  char *p = all;
+  for (int m = 0; rank && st == TL_OK && m < d->M; m++) {
+    char *e = strchr(p, '\n');
+    if (!(d->names[m] = tl_strndup(p, (size_t)(e - p)))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    p = e + 1;
+  }
+  if (rank) free(all);
+  tl_buf_release(&nb);
+  s->K = d->M * d->nstats;
+  s->npairs = d->M * (d->M - 1) / 2;
+  return tl_agree(st, err, s->c);
+}
+
+/* Step: group k's rows (n, human[n], metric[M][n], and the --indices matrix) from rank 0 to
+ * every rank. Two agreements: after the sizes and the buffers, after the data. */
+static tl_status group_receive(study *s, group *g, tl_err *err) {
+  corr_data *d = &s->d;
+  tl_status st = tl_bcast(&g->n, 1, MPI_UINT32_T, 0, s->c, err);
+  if (st == TL_OK && s->rank) {
+    g->human = malloc((g->n ? g->n : 1) * sizeof(double));
+    g->metric = malloc((size_t)d->M * (g->n ? g->n : 1) * sizeof(double));
+    if (s->has_indices) d->indices = malloc((d->B * g->n > 0 ? d->B * g->n : 1) * sizeof *d->indices);
+    if (!g->human || !g->metric || (s->has_indices && !d->indices))
+      st = group_fail(s, g, tl_err_set(err, TL_ENOMEM, "out of memory"), err);
+  }
+  if ((st = tl_agree(st, err, s->c)) != TL_OK) return st;
+  st = tl_bcast(g->human, (int)g->n, MPI_DOUBLE, 0, s->c, err);
+  keep(&st, tl_bcast(g->metric, (int)((size_t)d->M * g->n), MPI_DOUBLE, 0, s->c, err));
+  if (s->has_indices) /* --indices: small studies only */
+    keep(&st, tl_bcast(d->indices, (int)(d->B * g->n), MPI_UINT32_T, 0, s->c, err));
+  return tl_agree(st, err, s->c);
+}
+
+/* Step: this rank's block of resamples of group g (and rank 0's gather buffers). Agreed; the
+ * failing rank's message names it and the group (group_fail). */
+static tl_status group_compute(study *s, group *g, group_work *gw, tl_err *err) {
+  corr_data *d = &s->d;
+  const uint64_t B = d->B, nr = (uint64_t)s->nranks;
+  tl_status st = TL_OK;
+  gw->mp = malloc((size_t)(d->M ? d->M : 1) * sizeof *gw->mp);
+  if (!gw->mp) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  for (int m = 0; m < d->M && st == TL_OK; m++) gw->mp[m] = g->metric + (size_t)m * g->n;
+  gw->in = (tl_study_in){g->n, g->human, d->M, gw->mp, (const char *const *)d->names, d->nstats,
+                         {d->stats[0], d->nstats > 1 ? d->stats[1] : TL_STAT_SPEARMAN}, s->o->seed, B,
+                         s->has_indices ? d->indices : NULL};
+  if (st == TL_OK) st = tl_study_new(&gw->in, &gw->s, err);
+  gw->r0 = B * (uint64_t)s->rank / nr;
+  gw->r1 = B * (uint64_t)(s->rank + 1) / nr;
+  gw->mine = test_alloc_fails(s->rank) ? NULL
+             : malloc(((gw->r1 - gw->r0) ? (gw->r1 - gw->r0) : 1) * (size_t)s->K * sizeof *gw->mine);
+  if (st == TL_OK && !gw->mine) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (st == TL_OK && s->rank == 0) {
+    gw->cnt = malloc((size_t)s->nranks * sizeof *gw->cnt);
+    gw->dsp = malloc((size_t)s->nranks * sizeof *gw->dsp);
+    g->vals = malloc((B ? B : 1) * (size_t)s->K * sizeof *g->vals);
+    if (!gw->cnt || !gw->dsp || !g->vals) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  }
+  int used_gpu = 0;
+  double t0 = now_s();
+  if (st == TL_OK) st = compute_block(&gw->in, gw->s, gw->r0, gw->r1, gw->mine, s->o->device, &used_gpu, s->o->log, err);
+  s->t_res += now_s() - t0;
+  s->gpu_groups += used_gpu;
+  if (st != TL_OK) group_fail(s, g, st, err);
+  return tl_agree(st, err, s->c);
+}
+
+/* Step: the blocks gathered to rank 0 in resample order (rank order = resample order); then the
+ * permutation test and the BCa jackknife, split over ranks the same way: integer permutation
+ * counts are summed later (MPI_Reduce), jackknife task values gathered in task order, so rank 0
+ * summarizes identical inputs whatever the rank count. Agreed. */
+static tl_status group_tests(study *s, group *g, group_work *gw, tl_err *err) {
+  const corr_data *d = &s->d;
+  const tl_corr_opts *o = s->o;
+  const int nranks = s->nranks, K = s->K;
+  for (int q = 0; s->rank == 0 && q < nranks; q++) {
+    uint64_t a = d->B * (uint64_t)q / (uint64_t)nranks, b = d->B * (uint64_t)(q + 1) / (uint64_t)nranks;
+    gw->cnt[q] = (int)((b - a) * (uint64_t)K);
+    gw->dsp[q] = (int)(a * (uint64_t)K);
+  }
+  tl_status st = tl_gatherv(gw->mine, (int)((gw->r1 - gw->r0) * (uint64_t)K), MPI_DOUBLE, g->vals,
+                            gw->cnt, gw->dsp, 0, s->c, err);
+  double t0 = now_s();
+  gw->P = s->npairs * d->nstats;
+  gw->pc_mine = calloc((size_t)(gw->P ? gw->P : 1), sizeof *gw->pc_mine);
+  gw->pc_all = calloc((size_t)(gw->P ? gw->P : 1), sizeof *gw->pc_all);
+  tl_status pst = gw->pc_mine && gw->pc_all ? TL_OK : TL_ENOMEM;
+  if (pst == TL_OK && gw->P && o->permutation) pst = tl_study_perm_counts(gw->s, gw->r0, gw->r1, gw->pc_mine);
+  else for (int q = 0; pst == TL_OK && q < gw->P; q++) gw->pc_mine[q] = -1; /* not run: p_permutation is NaN */
+  gw->T = o->method == TL_CI_BCA ? tl_study_jack_tasks(gw->s) : 0;
+  gw->j0 = gw->T * (size_t)s->rank / (size_t)nranks;
+  gw->j1 = gw->T * (size_t)(s->rank + 1) / (size_t)nranks;
+  if (gw->T) {
+    gw->jmine = malloc(((gw->j1 - gw->j0) ? (gw->j1 - gw->j0) : 1) * (size_t)d->nstats * sizeof *gw->jmine);
+    if (s->rank == 0) gw->jack = malloc(gw->T * (size_t)d->nstats * sizeof *gw->jack);
+    if (!gw->jmine || (s->rank == 0 && !gw->jack)) pst = TL_ENOMEM;
+    if (pst == TL_OK) pst = tl_study_jack_values(gw->s, gw->j0, gw->j1, gw->jmine);
+  }
+  s->t_sum += now_s() - t0;
+  if (st == TL_OK && pst != TL_OK) st = tl_err_set(err, pst, "out of memory in the tests");
+  st = tl_agree(st, err, s->c);
+  if (st != TL_OK && s->rank == 0) fprintf(o->log, "%s: group '%s': %s\n", LABEL(o), g->key, err->msg);
+  return st;
+}
+
+/* Step: the permutation counts summed and the jackknife values gathered to rank 0, which
+ * summarizes the group (g->per, g->cmp). Agreed. */
+static tl_status group_summarize(study *s, group *g, group_work *gw, tl_err *err) {
+  const corr_data *d = &s->d;
+  const tl_corr_opts *o = s->o;
+  const int nranks = s->nranks;
+  tl_status st = TL_OK;
+  if (gw->P) st = tl_reduce(gw->pc_mine, gw->pc_all, gw->P, MPI_INT64_T, MPI_SUM, 0, s->c, err);
+  if (gw->T) {
+    for (int q = 0; s->rank == 0 && q < nranks; q++) {
+      size_t a = gw->T * (size_t)q / (size_t)nranks, b = gw->T * (size_t)(q + 1) / (size_t)nranks;
+      gw->cnt[q] = (int)((b - a) * (size_t)d->nstats);
+      gw->dsp[q] = (int)(a * (size_t)d->nstats);
+    }
+    keep(&st, tl_gatherv(gw->jmine, (int)((gw->j1 - gw->j0) * (size_t)d->nstats), MPI_DOUBLE, gw->jack,
+                         gw->cnt, gw->dsp, 0, s->c, err));
+  }
+  if (st == TL_OK && s->rank == 0) {
+    g->per = calloc((size_t)s->K, sizeof *g->per);
+    g->cmp = calloc((size_t)(d->nstats * s->npairs + 1), sizeof *g->cmp);
+    if (!g->per || !g->cmp || !g->vals ||
+        tl_study_summarize_with(gw->s, g->vals, o->ci, (tl_ci_method)o->method, gw->jack,
+                                gw->P ? gw->pc_all : NULL, g->per, g->cmp))
+      st = tl_err_set(err, TL_ENOMEM, "summarizing failed (out of memory?)");
+  }
+  st = tl_agree(st, err, s->c);
+  if (st != TL_OK && s->rank == 0) fprintf(o->log, "%s: group '%s': %s\n", LABEL(o), g->key, err->msg);
+  return st;
+}
+
+/* One group, start to end (the steps above); its temporaries freed, rank 0 keeps its results. */
+static tl_status study_group(study *s, int k, tl_err *err) {
+  group *g = &s->d.g[k];
+  group_work gw;
+  memset(&gw, 0, sizeof gw);
+  tl_status st = group_receive(s, g, err);
+  if (st == TL_OK) st = group_compute(s, g, &gw, err);
+  if (st != TL_OK && s->rank == 0) fprintf(s->o->log, "%s: %s\n", LABEL(s->o), err->msg);
+  if (st == TL_OK) st = group_tests(s, g, &gw, err);
+  if (st == TL_OK) st = group_summarize(s, g, &gw, err);
+  group_free(&gw);
+  if (s->has_indices && s->rank) {
+    free(s->d.indices);
+    s->d.indices = NULL;
+  }
+  return st;
+}
+
+/* Step: how the study ran (CUDA ranks, the slowest rank's seconds) reduced to rank 0, which
+ * prints the study (table or JSON) and its log lines. Agreed. */
+static tl_status study_report(study *s, const tl_inlog *log, tl_err *err) {
+  const tl_corr_opts *o = s->o;
+  const corr_data *d = &s->d;
+  int gpu_ranks = 0, my_gpu = s->gpu_groups > 0;
+  double t_max = 0, t_sum_max = 0;
+  tl_status st = tl_reduce(&my_gpu, &gpu_ranks, 1, MPI_INT, MPI_SUM, 0, s->c, err);
+  keep(&st, tl_reduce(&s->t_res, &t_max, 1, MPI_DOUBLE, MPI_MAX, 0, s->c, err));
+  keep(&st, tl_reduce(&s->t_sum, &t_sum_max, 1, MPI_DOUBLE, MPI_MAX, 0, s->c, err));
+  if ((st = tl_agree(st, err, s->c)) != TL_OK) {
+    if (s->rank == 0) fprintf(o->log, "%s: %s\n", LABEL(o), err->msg);
+    return st;
+  }
+  if (s->rank == 0) {
+    char devices[128];
+    snprintf(devices, sizeof devices, "%d rank(s), %d using CUDA", s->nranks, gpu_ranks);
+    if (o->json) print_json(o, d);
+    else print_table(o, d);
+    if (!o->quiet)
+      fprintf(o->log, "%s: %d group(s), %llu resamples x %d values in %.3f s; "
+              "%s%s in %.3f s; on %s\n", LABEL(o), d->ngroups, (unsigned long long)d->B, s->K, t_max,
+              o->permutation ? "permutation test" : "no permutation test",
+              o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices);
+    if (log->total) fprintf(o->log, "%s: %ld bad input cell(s) reported; those rows were excluded\n", LABEL(o), log->total);
+  }
+  return TL_OK;
+}
+
+/* The study (tl_corr_study) as a status, the same on every rank; every failure is reported
+ * once, on rank 0's log. */
+static tl_status corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char *prefix) {
+  study s;
+  memset(&s, 0, sizeof s);
+  s.o = o;
+  s.rank = tl_comm_rank(comm);
+  s.nranks = tl_comm_size(comm);
+  for (int q = 0; q < TL_STAT__N; q++)
+    if (o->stats_mask & (1 << q)) s.d.stats[s.d.nstats++] = (tl_stat)q;
+  tl_inlog log;
+  tl_inlog_init(&log, o->log, o->strict_input);
+  tl_err err = {{0}};
+  tl_status st = study_comm(&s, comm, &err);
+  if (st != TL_OK && s.rank == 0) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
+  if (st == TL_OK) st = study_share(&s, &log, &err);
+  for (int k = 0; st == TL_OK && k < s.d.ngroups; k++) st = study_group(&s, k, &err);
+  if (st == TL_OK) st = study_report(&s, &log, &err);
+  if (st == TL_OK && w) {
+    st = write_tables(o, &s.d, w, prefix, s.rank, s.c, &err);
+    if (st != TL_OK && s.rank == 0) fprintf(o->log, "tally: %s\n", err.msg);
+  }
+  if (s.c != TL_SOLO && TL_MPI(&err, MPI_Comm_free(&s.c)) != TL_OK && st == TL_OK) {
+    st = TL_EMPI; /* this rank's only: nothing collective follows in the study */
+    fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
+  }
+  corr_release(&s.d);
+  tl_inlog_release(&log);
+  return st;
 }
 
 int tl_corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, const char *prefix) {
+  return tl_exit_code(corr_study(o, comm, w, prefix));
+}
+
+/* Rank 0, before anything is opened for writing: the output is no input and has a writable
+ * place, standard output is no input, and the output lock is held to the end (lock). Reports
+ * its failure ("nothing was run"). */
+static tl_status corr_checks(const tl_corr_opts *o, tl_out_lock *lock, tl_err *err) {
+  tl_path_role in[2] = {{o->input, "the input table"}, {o->indices, "the index file"}};
+  tl_status st = tl_stdout_check_inputs(in, 2, err);
+  if (!st && o->out) st = tl_out_check_place(o->out, err);
+  if (!st && o->out) st = tl_out_check_inputs(o->out, "the output", in, 2, err);
+  if (!st && o->out) st = tl_out_check_replace(o->out, o->force, err);
+  if (!st && o->out) st = tl_out_lock_take(lock, o->out, o->break_lock, o->log, err);
+  if (st) fprintf(o->log, "%s: %s; nothing was run\n", LABEL(o), err->msg);
+  return st;
+}
+
+/* Collective. The output file of `tally correlate` opened with its root attributes; *w NULL
+ * when it failed (rank 0 reports it). The writer agrees on its failures. */
+static tl_status corr_open(const tl_corr_opts *o, MPI_Comm comm, tl_writer **w, tl_err *err) {
   int rank = tl_comm_rank(comm), nranks = tl_comm_size(comm);
-  corr_data d;
-  memset(&d, 0, sizeof d);
-  for (int s = 0; s < TL_STAT__N; s++)
-    if (o->stats_mask & (1 << s)) d.stats[d.nstats++] = (tl_stat)s;
-  tl_inlog log;
-  tl_inlog_init(&log, o->log, o->strict_input);
-  int rc = TL_EXIT_OK;
-  if (rank == 0) rc = load(o, &log, &d);
-  tl_bcast(&rc, 1, MPI_INT, 0, comm);
-  if (rc) {
-    corr_release(&d);
-    tl_inlog_release(&log);
-    return rc;
-  }
-  /* shape of the study, then each group's columns (collective) */
-  uint64_t hdr[4] = {(uint64_t)d.M, (uint64_t)d.ngroups, d.B, d.indices != NULL};
-  tl_bcast(hdr, 4, MPI_UINT64_T, 0, comm);
-  if (rank) {
-    d.M = (int)hdr[0];
-    d.ngroups = (int)hdr[1];
-    d.B = hdr[2];
-    d.g = calloc((size_t)d.ngroups, sizeof *d.g);
-    d.names = calloc((size_t)d.M, sizeof *d.names);
-  }
-  { /* metric names: one "\n"-joined string */
-    tl_buf nb;
-    tl_buf_init(&nb);
-    for (int m = 0; rank == 0 && m < d.M; m++) tl_buf_printf(&nb, "%s\n", d.names[m]);
-    uint64_t len = nb.len;
-    tl_bcast(&len, 1, MPI_UINT64_T, 0, comm);
-    char *all = rank == 0 ? nb.data : calloc(len + 1, 1);
-    tl_bcast(all, (int)len, MPI_CHAR, 0, comm);
-    if (rank) {
-      char *p = all;
-      for (int m = 0; m < d.M; m++) {
-        char *e = strchr(p, '\n');
-        d.names[m] = tl_strndup(p, (size_t)(e - p));
-        p = e + 1;
-      }
-      free(all);
-    }
-    tl_buf_release(&nb);
-  }
-  int K = d.M * d.nstats, npairs = d.M * (d.M - 1) / 2;
-  double t_res = 0, t_sum = 0, t0;
-  int gpu_groups = 0;
-  tl_err err = {{0}};
-  for (int k = 0; k < d.ngroups && rc == TL_EXIT_OK; k++) {
-    group *g = &d.g[k];
-    tl_bcast(&g->n, 1, MPI_UINT32_T, 0, comm);
-    if (rank) {
-      g->human = malloc((g->n ? g->n : 1) * sizeof(double));
-      g->metric = malloc((size_t)d.M * (g->n ? g->n : 1) * sizeof(double));
-    }
-    tl_bcast(g->human, (int)g->n, MPI_DOUBLE, 0, comm);
-    tl_bcast(g->metric, (int)((size_t)d.M * g->n), MPI_DOUBLE, 0, comm);
-    if (hdr[3]) {
-      if (rank) d.indices = malloc(d.B * g->n * sizeof *d.indices);
-      tl_bcast(d.indices, (int)(d.B * g->n), MPI_UINT32_T, 0, comm); /* --indices: small studies only */
-    }
-    const double **mp = malloc((size_t)d.M * sizeof *mp);
-    for (int m = 0; m < d.M; m++) mp[m] = g->metric + (size_t)m * g->n;
-    tl_study_in in = {g->n, g->human, d.M, mp, (const char *const *)d.names, d.nstats,
-                      {d.stats[0], d.nstats > 1 ? d.stats[1] : TL_STAT_SPEARMAN}, o->seed, d.B,
-                      hdr[3] ? d.indices : NULL};
-    tl_study *s = NULL;
-    tl_status st = tl_study_new(&in, &s, &err);
-    uint64_t r0 = d.B * (uint64_t)rank / (uint64_t)nranks, r1 = d.B * (uint64_t)(rank + 1) / (uint64_t)nranks;
-    double *mine = malloc(((r1 - r0) ? (r1 - r0) : 1) * (size_t)K * sizeof *mine);
-    int used_gpu = 0;
-    t0 = now_s();
-    if (!st) st = compute_block(&in, s, r0, r1, mine, o->device, &used_gpu, o->log, &err);
-    t_res += now_s() - t0;
-    gpu_groups += used_gpu;
-    int bad = st != TL_OK, anybad = 0;
-    tl_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
-    if (anybad) {
-      if (bad) fprintf(o->log, "%s: rank %d, group '%s': %s\n", LABEL(o), rank, rank ? "?" : g->key,
-                       err.msg[0] ? err.msg : tl_strerror(st));
-      rc = TL_EXIT_FAIL;
-    } else {
-      /* gather the blocks in resample order (rank order = resample order) */
-      int *cnt = NULL, *dsp = NULL;
-      if (rank == 0) {
-        cnt = malloc((size_t)nranks * sizeof *cnt);
-        dsp = malloc((size_t)nranks * sizeof *dsp);
-        for (int q = 0; q < nranks; q++) {
-          uint64_t a = d.B * (uint64_t)q / (uint64_t)nranks, b = d.B * (uint64_t)(q + 1) / (uint64_t)nranks;
-          cnt[q] = (int)((b - a) * (uint64_t)K);
-          dsp[q] = (int)(a * (uint64_t)K);
-        }
-        g->vals = malloc((d.B ? d.B : 1) * (size_t)K * sizeof *g->vals);
-      }
-      tl_gatherv(mine, (int)((r1 - r0) * (uint64_t)K), MPI_DOUBLE, g->vals, cnt, dsp, 0, comm);
-      /* The permutation test and the BCa jackknife are split over ranks the same way: integer
-       * permutation counts are summed (MPI_Reduce), jackknife task values gathered in task
-       * order, so rank 0 summarizes identical inputs whatever the rank count. */
-      t0 = now_s();
-      int P = npairs * d.nstats;
-      int64_t *pc_mine = calloc((size_t)(P ? P : 1), sizeof *pc_mine);
-      int64_t *pc_all = calloc((size_t)(P ? P : 1), sizeof *pc_all);
-      tl_status pst = TL_OK;
-      if (P && o->permutation) pst = tl_study_perm_counts(s, r0, r1, pc_mine);
-      else for (int q = 0; q < P; q++) pc_mine[q] = -1; /* not run: p_permutation is NaN */
-      double *jack = NULL, *jmine = NULL;
-      size_t T = o->method == TL_CI_BCA ? tl_study_jack_tasks(s) : 0;
-      size_t j0 = T * (size_t)rank / (size_t)nranks, j1 = T * (size_t)(rank + 1) / (size_t)nranks;
-      if (T) {
-        jmine = malloc(((j1 - j0) ? (j1 - j0) : 1) * (size_t)d.nstats * sizeof *jmine);
-        if (pst == TL_OK) pst = tl_study_jack_values(s, j0, j1, jmine);
-      }
-      t_sum += now_s() - t0;
-      bad = pst != TL_OK;
-      tl_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
-      if (anybad) {
-        if (rank == 0) fprintf(o->log, "%s: group '%s': out of memory in the tests\n", LABEL(o), g->key);
-        rc = TL_EXIT_FAIL;
-      } else {
-        if (P) tl_reduce(pc_mine, pc_all, P, MPI_INT64_T, MPI_SUM, 0, comm);
-        if (T) {
-          if (rank == 0) {
-            for (int q = 0; q < nranks; q++) {
-              size_t a = T * (size_t)q / (size_t)nranks, b = T * (size_t)(q + 1) / (size_t)nranks;
-              cnt[q] = (int)((b - a) * (size_t)d.nstats);
-              dsp[q] = (int)(a * (size_t)d.nstats);
-            }
-            jack = malloc(T * (size_t)d.nstats * sizeof *jack);
-          }
-          tl_gatherv(jmine, (int)((j1 - j0) * (size_t)d.nstats), MPI_DOUBLE, jack, cnt, dsp, 0, comm);
-        }
-        if (rank == 0) {
-          g->per = calloc((size_t)K, sizeof *g->per);
-          g->cmp = calloc((size_t)(d.nstats * npairs + 1), sizeof *g->cmp);
-          if (!g->per || !g->cmp || !g->vals ||
-              tl_study_summarize_with(s, g->vals, o->ci, (tl_ci_method)o->method, jack,
-                                      P ? pc_all : NULL, g->per, g->cmp)) {
-            fprintf(o->log, "%s: group '%s': summarizing failed (out of memory?)\n", LABEL(o), g->key);
-            rc = TL_EXIT_FAIL;
-          }
-        }
-        tl_bcast(&rc, 1, MPI_INT, 0, comm); /* every rank leaves the group loop together */
-      }
-      free(pc_mine);
-      free(pc_all);
-      free(jmine);
-      free(jack);
-      free(cnt);
-      free(dsp);
-    }
-    free(mine);
-    free(mp);
-    tl_study_free(s);
-    if (hdr[3] && rank) { free(d.indices); d.indices = NULL; }
-  }
-  tl_bcast(&rc, 1, MPI_INT, 0, comm);
-  int gpu_ranks = 0, my_gpu = gpu_groups > 0;
-  tl_reduce(&my_gpu, &gpu_ranks, 1, MPI_INT, MPI_SUM, 0, comm);
-  double t_max = 0, t_sum_max = 0;
-  tl_reduce(&t_res, &t_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
-  tl_reduce(&t_sum, &t_sum_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
-  if (rank == 0 && rc == TL_EXIT_OK) {
-    char devices[128];
-    snprintf(devices, sizeof devices, "%d rank(s), %d using CUDA", nranks, gpu_ranks);
-    if (o->json) print_json(o, &d);
-    else print_table(o, &d);
-    if (!o->quiet)
-      fprintf(o->log, "%s: %d group(s), %llu resamples x %d values in %.3f s; "
-              "%s%s in %.3f s; on %s\n", LABEL(o), d.ngroups, (unsigned long long)d.B, K, t_max,
-              o->permutation ? "permutation test" : "no permutation test",
-              o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices);
-    if (log.total) fprintf(o->log, "%s: %ld bad input cell(s) reported; those rows were excluded\n", LABEL(o), log.total);
-  }
-  tl_bcast(&rc, 1, MPI_INT, 0, comm);
-  if (rc == TL_EXIT_OK && w) rc = write_tables(o, &d, w, prefix, rank); /* collective */
-  tl_bcast(&rc, 1, MPI_INT, 0, comm);
-  corr_release(&d);
-  tl_inlog_release(&log);
-  return rc;
+  tl_status st = TL_OK;
+  *w = tl_h5_parallel_open(o->out, comm, err); /* collective */
+  if (!*w) st = TL_EHDF5;
+  else if ((st = (*w)->vt->attr_str(*w, "tally_version", TALLY_VERSION, err)) == TL_OK &&
+           (st = (*w)->vt->attr_str(*w, "command", "correlate", err)) == TL_OK)
+    st = (*w)->vt->attr_i64(*w, "n_ranks", nranks, err);
+  if (st != TL_OK && rank == 0) fprintf(o->log, "%s: %s\n", LABEL(o), err->msg);
+  return st;
 }
 
 int tl_correlate_run(const tl_corr_opts *o, MPI_Comm comm) {
-  int rank = tl_comm_rank(comm), nranks = tl_comm_size(comm);
+  int rank = tl_comm_rank(comm);
   tl_writer *w = NULL;
-  int rc = TL_EXIT_OK;
   tl_err err = {{0}};
-  /* Rank 0, before anything is opened for writing: the output is no input and has a writable
-   * place, standard output is no input, and the output lock is held to the end. */
   tl_out_lock lock = {NULL, -1, 0};
-  if (rank == 0) {
-    tl_path_role in[2] = {{o->input, "the input table"}, {o->indices, "the index file"}};
-    tl_status st = tl_stdout_check_inputs(in, 2, &err);
-    if (!st && o->out) st = tl_out_check_place(o->out, &err);
-    if (!st && o->out) st = tl_out_check_inputs(o->out, "the output", in, 2, &err);
-    if (!st && o->out) st = tl_out_check_replace(o->out, o->force, &err);
-    if (!st && o->out) st = tl_out_lock_take(&lock, o->out, o->break_lock, o->log, &err);
-    if (st) {
-      fprintf(o->log, "%s: %s; nothing was run\n", LABEL(o), err.msg);
-      rc = st == TL_EUSAGE ? TL_EXIT_USAGE : TL_EXIT_FAIL;
-    }
-  }
-  tl_bcast(&rc, 1, MPI_INT, 0, comm);
-  if (rc) return rc;
-  if (o->out) {
-    w = tl_h5_parallel_open(o->out, comm, &err); /* collective */
-    if (!w) {
-      if (rank == 0) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
-      rc = TL_EXIT_FAIL;
-    } else if (w->vt->attr_str(w, "tally_version", TALLY_VERSION, &err) ||
-               w->vt->attr_str(w, "command", "correlate", &err) || w->vt->attr_i64(w, "n_ranks", nranks, &err)) {
-      if (rank == 0) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
-      rc = TL_EXIT_FAIL;
-    }
-  }
-  if (rc == TL_EXIT_OK) rc = tl_corr_study(o, comm, w, "/stats/correlate");
+  tl_status st = rank == 0 ? corr_checks(o, &lock, &err) : TL_OK;
+  if ((st = tl_agree(st, &err, comm)) != TL_OK) return tl_exit_code(st);
+  if (o->out) st = corr_open(o, comm, &w, &err);
+  if (st == TL_OK) st = corr_study(o, comm, w, "/stats/correlate");
   if (w) {
-    if (rc == TL_EXIT_OK) {
-      if (w->vt->close(w, &err)) {
-        if (rank == 0) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
-        rc = TL_EXIT_FAIL;
-      }
+    if (st == TL_OK) {
+      if ((st = w->vt->close(w, &err)) != TL_OK && rank == 0) fprintf(o->log, "%s: %s\n", LABEL(o), err.msg);
     } else {
       w->vt->abort(w);
     }
   }
-  if (rank == 0 && rc == TL_EXIT_OK && (fflush(o->outf) != 0 || ferror(o->outf))) {
+  if (rank == 0 && st == TL_OK && (fflush(o->outf) != 0 || ferror(o->outf))) {
     fprintf(o->log, "%s: cannot write the results to standard output: %s\n", LABEL(o), strerror(errno));
-    rc = TL_EXIT_FAIL;
+    st = TL_EIO;
   }
   tl_out_lock_release(&lock);
-  tl_bcast(&rc, 1, MPI_INT, 0, comm);
-  return rc;
+  err.msg[0] = '\0';
+  return tl_exit_code(tl_agree(st, &err, comm));
 }

@@ -20,9 +20,11 @@
  * before its own), then every dataset is created and each window is written with one collective
  * transfer per dataset, ranks with no window left joining with empty selections.
  *
- * Failures are made collective: after each step the ranks agree (one MPI_Allreduce) and all
- * return the status and message of the lowest failing rank, so no rank is left waiting in a
- * collective call that the others skipped. */
+ * Failures are made collective (comm.h, the collective error contract): every step ends in
+ * tl_agree, so all ranks return the status and message of the lowest failing rank and no rank is
+ * left waiting in a collective call that the others skipped. The writer works over its own
+ * duplicate of the caller's communicator, with MPI_ERRORS_RETURN (tl_comm_dup): a failed MPI
+ * call is TL_EMPI naming the call, agreed like any other failure. */
 #include <errno.h>
 #include <stdarg.h>
 #include <hdf5.h>
@@ -69,21 +71,10 @@ typedef struct {
   int failed; /* an HDF5 call failed on this rank (h5fail) */
 } h5p;
 
-/* Makes a per-rank outcome collective. Returns TL_OK on every rank when every rank passed
- * TL_OK; otherwise every rank gets the status and message (in *e) of the lowest failing rank. */
-static tl_status agree(MPI_Comm comm, int rank, int size, tl_status st, tl_err *e) {
-  int who = st != TL_OK ? rank : size, first = size;
-  tl_allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (first == size) return TL_OK;
-  int code = (int)st;
-  tl_bcast(&code, 1, MPI_INT, first, comm);
-  tl_bcast(e->msg, TL_ERR_MSG_MAX, MPI_CHAR, first, comm);
-  e->msg[TL_ERR_MSG_MAX - 1] = '\0';
-  return (tl_status)code;
-}
-
+/* The writer's agreement (comm.h tl_agree): every rank gets the status and message of the lowest
+ * failing rank. Collective over the writer's communicator. */
 static tl_status agreed(h5p *w, tl_status st, tl_err *e) {
-  return agree(w->comm, w->rank, w->size, st, e);
+  return tl_agree(st, e, w->comm);
 }
 
 /* Copies the local message to the caller's (optional) err. */
@@ -121,11 +112,21 @@ static uint64_t fnv_str(uint64_t h, const char *s) {
   return fnv(h, s ? s : "", (s ? strlen(s) : 0) + 1);
 }
 
-/* True when h is the same on every rank (one MPI_Allreduce). */
-static int same_everywhere(MPI_Comm comm, uint64_t h) {
-  uint64_t v[2] = {h, ~h}, m[2];
-  tl_allreduce(v, m, 2, MPI_UINT64_T, MPI_MIN, comm);
-  return m[0] == h && ~m[1] == h;
+/* Collective (one MPI_Allreduce, then the agreement). TL_OK when h is the same on every rank;
+ * else TL_EINTERNAL with `what` (printf-style) as the message, or TL_EMPI when MPI failed. */
+__attribute__((format(printf, 4, 5)))
+static tl_status same_everywhere(h5p *w, uint64_t h, tl_err *e, const char *what, ...) {
+  uint64_t v[2] = {h, ~h}, m[2] = {0, 0};
+  tl_status st = tl_allreduce(v, m, 2, MPI_UINT64_T, MPI_MIN, w->comm, e);
+  if (st == TL_OK && !(m[0] == h && ~m[1] == h)) {
+    char msg[TL_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, what);
+    vsnprintf(msg, sizeof msg, what, ap);
+    va_end(ap);
+    st = tl_err_set(e, TL_EINTERNAL, "%s", msg);
+  }
+  return agreed(w, st, e);
 }
 
 
@@ -157,6 +158,15 @@ static hid_t create_ds(hid_t g, const char *name, hid_t ftype, hsize_t n, int sh
   return d;
 }
 
+/* Fault injection, for the tests of the collective error contract and nothing else: with
+ * TALLY_TEST_H5_FAIL=R in the environment, every dataset write of rank R reports a failure
+ * after it took part in the collective transfer (as a full disk makes one fail). Unset: no
+ * effect. */
+static int test_write_fails(const h5p *w) {
+  const char *v = getenv("TALLY_TEST_H5_FAIL");
+  return v && *v && atoi(v) == w->rank;
+}
+
 /* Collective write of elements [start, start + count) of d from buf; count may be 0. */
 static herr_t write_part(h5p *w, hid_t d, hid_t mtype, hsize_t start, hsize_t count,
                          const void *buf) {
@@ -179,7 +189,7 @@ static herr_t write_part(h5p *w, hid_t d, hid_t mtype, hsize_t start, hsize_t co
   else rc = -1;
   if (ms >= 0) H5Sclose(ms);
   H5Sclose(fs);
-  return rc;
+  return test_write_fails(w) ? -1 : rc;
 }
 
 /* Creates, writes and documents one dataset; all ranks call it with the same name, type, n and
@@ -324,160 +334,203 @@ typedef struct {
   uint64_t nbytes;
 } strpart;
 
-static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, uint64_t total,
-                             tl_err *err) {
-  h5p *w = (h5p *)w_;
-  tl_err e = {{0}};
-  tl_status st = TL_OK;
-  if (!t)
-    st = tl_err_set(&e, TL_EINTERNAL, "parallel writer: write_slice called without a table");
-  else if (offset > total || t->nrows > total - offset)
-    st = tl_err_set(&e, TL_EINTERNAL,
-                    "parallel writer: rows [%llu, %llu) of '%s' lie outside [0, %llu)",
-                    (unsigned long long)offset, (unsigned long long)(offset + t->nrows), t->path,
-                    (unsigned long long)total);
-  if ((st = agreed(w, st, &e)) != TL_OK) return report(st, &e, err);
+/* Where one table's rows and string bytes go, the same on every rank once layout_exchange has
+ * run (write_slice and write_rows). Arrays are owned (layout_free); nstr = the table's string
+ * columns, k below = a string column's index among them. */
+typedef struct {
+  int nstr, per;         /* per = 2 + 2 nstr: the numbers one rank contributes */
+  uint64_t *mine;        /* [per]: offset, nrows, then per string column its bytes and longest value */
+  uint64_t *all;         /* [per * size]: every rank's `mine`, in rank order */
+  uint64_t *blob_total;  /* [nstr + 1]: a string column's bytes over all ranks */
+  uint64_t *blob_start;  /* [nstr + 1]: its bytes in the slices before this rank's (row order) */
+  uint64_t *width;       /* [nstr + 1]: its longest value over all ranks */
+  uint64_t *slices;      /* [2 size]: tile's scratch */
+} layout;
 
-  /* Same path, columns, types, docs and total on every rank. */
-  if (!same_everywhere(w->comm, schema_hash(t, total))) {
-    st = tl_err_set(&e, TL_EINTERNAL,
-                    "parallel writer: the ranks passed different tables for '%s' (path, "
-                    "columns, types, docs or total rows differ)",
-                    t->path);
-    return report(agreed(w, st, &e), &e, err);
-  }
+/* Local. Allocates l's arrays (zeroed) for the string columns of table s over `size` ranks.
+ * TL_ENOMEM (message in e) when out of memory; l is then still safe to layout_free. */
+static tl_status layout_alloc(layout *l, const tl_table *s, int size, tl_err *e) {
+  memset(l, 0, sizeof *l);
+  for (int c = 0; c < s->ncols; c++) l->nstr += tl_col_is_str(s->cols[c].type);
+  l->per = 2 + 2 * l->nstr;
+  const size_t k = (size_t)l->nstr + 1;
+  l->mine = calloc((size_t)l->per, sizeof *l->mine);
+  l->all = calloc((size_t)l->per * (size_t)size, sizeof *l->all);
+  l->blob_total = calloc(k, sizeof *l->blob_total);
+  l->blob_start = calloc(k, sizeof *l->blob_start);
+  l->width = calloc(k, sizeof *l->width);
+  l->slices = calloc(2 * (size_t)size, sizeof *l->slices);
+  if (!l->mine || !l->all || !l->blob_total || !l->blob_start || !l->width || !l->slices)
+    return tl_err_set(e, TL_ENOMEM, "out of memory");
+  return TL_OK;
+}
 
-  /* Local string bytes and longest values, then every rank's (offset, nrows, bytes and longest
-   * value per string column). */
-  int nstr = 0;
-  for (int c = 0; c < t->ncols; c++) nstr += tl_col_is_str(t->cols[c].type);
-  strpart *sp = calloc((size_t)nstr + 1, sizeof *sp);
-  int per = 2 + 2 * nstr;
-  uint64_t *mine = calloc((size_t)per, sizeof *mine);
-  uint64_t *all = calloc((size_t)per * (size_t)w->size, sizeof *all);
-  if (!sp || !mine || !all) st = tl_err_set(&e, TL_ENOMEM, "out of memory");
-  for (int c = 0, k = 0; c < t->ncols && st == TL_OK; c++) {
+static void layout_free(layout *l) {
+  free(l->mine);
+  free(l->all);
+  free(l->blob_total);
+  free(l->blob_start);
+  free(l->width);
+  free(l->slices);
+  memset(l, 0, sizeof *l);
+}
+
+/* Local. Adds the bytes and the longest value of each string column of t (rows of this rank)
+ * to l->mine. */
+static void layout_measure(layout *l, const tl_table *t) {
+  for (int c = 0, k = 0; c < t->ncols; c++) {
     const tl_col *col = &t->cols[c];
     if (!tl_col_is_str(col->type)) continue;
-    uint64_t n = 0, most = 0;
     for (size_t r = 0; r < t->nrows; r++) {
-      size_t len = col->len[r];
-      n += len;
-      if (len > most) most = len;
+      uint64_t len = col->len[r];
+      l->mine[2 + 2 * k] += len;
+      if (len > l->mine[3 + 2 * k]) l->mine[3 + 2 * k] = len;
     }
-    mine[2 + 2 * k] = n;
-    mine[3 + 2 * k] = most;
     k++;
   }
-  if (st == TL_OK) {
-    mine[0] = offset;
-    mine[1] = t->nrows;
-  }
-  if ((st = agreed(w, st, &e)) == TL_OK)
-    tl_allgather(mine, per, MPI_UINT64_T, all, w->comm);
+}
 
-  /* The non-empty slices must tile [0, total) exactly; every rank checks the same data. A
-   * rank's blob offset is the byte count of the slices before its own, in row order (not rank
-   * order, so any assignment of slices to ranks gives the same file). */
-  uint64_t *blob_total = NULL, *blob_start = NULL, *width = NULL, *slices = NULL;
+/* Collective. Agrees on st (this rank's outcome so far); then every rank's (offset, nrows and
+ * string measures in l->mine) goes to every rank (MPI_Allgather, agreed), and tile checks that
+ * the slices cover [0, total) and fills blob_total, blob_start and width. Returns the agreed
+ * status (tile's is the same on every rank: it reads the same data). */
+static tl_status layout_exchange(h5p *w, layout *l, tl_status st, uint64_t offset, uint64_t nrows,
+                                 uint64_t total, const char *path, tl_err *e) {
   if (st == TL_OK) {
-    blob_total = calloc((size_t)nstr + 1, sizeof *blob_total);
-    blob_start = calloc((size_t)nstr + 1, sizeof *blob_start);
-    width = calloc((size_t)nstr + 1, sizeof *width);
-    slices = calloc(2 * (size_t)w->size, sizeof *slices);
-    if (!blob_total || !blob_start || !width || !slices)
-      st = tl_err_set(&e, TL_ENOMEM, "out of memory");
-    st = agreed(w, st, &e);
+    l->mine[0] = offset;
+    l->mine[1] = nrows;
   }
-  if (st == TL_OK)
-    st = tile(w, all, per, nstr, t->path, offset, total, slices, blob_total, blob_start, width,
-              &e);
+  if ((st = agreed(w, st, e)) != TL_OK) return st;
+  st = tl_allgather(l->mine, l->per, MPI_UINT64_T, l->all, w->comm, e);
+  if ((st = agreed(w, st, e)) != TL_OK) return st;
+  return tile(w, l->all, l->per, l->nstr, path, offset, total, l->slices, l->blob_total,
+              l->blob_start, l->width, e);
+}
 
-  /* Fill the string parts: the packed values of a fixed-length column, or the bytes and offsets. */
-  for (int c = 0, k = 0; c < t->ncols && st == TL_OK; c++) {
+/* Collective. The checks every table write starts with: the rows [offset, offset + nrows) of s
+ * lie in [0, total) (`what` names the call in the message when s is NULL or `bad` is set), then
+ * the same path, columns, types, docs and total (hashed with `extra`) on every rank. */
+static tl_status check_call(h5p *w, const tl_table *s, int bad, const char *what, uint64_t offset,
+                            uint64_t nrows, uint64_t total, uint64_t extra, const char *differ,
+                            tl_err *e) {
+  tl_status st = TL_OK;
+  if (!s || bad)
+    st = tl_err_set(e, TL_EINTERNAL, "parallel writer: %s", what);
+  else if (offset > total || nrows > total - offset)
+    st = tl_err_set(e, TL_EINTERNAL,
+                    "parallel writer: rows [%llu, %llu) of '%s' lie outside [0, %llu)",
+                    (unsigned long long)offset, (unsigned long long)(offset + nrows), s->path,
+                    (unsigned long long)total);
+  if ((st = agreed(w, st, e)) != TL_OK) return st;
+  return same_everywhere(w, fnv(schema_hash(s, total), &extra, sizeof extra), e,
+                         "parallel writer: the ranks passed different tables for '%s' (path, "
+                         "columns, types, %s differ)",
+                         s->path, differ);
+}
+
+/* Local. The string parts of this rank's rows of t (sp[nstr], owned by the caller, zeroed): a
+ * fixed-length column's packed values, another string column's bytes and global offsets. */
+static tl_status pack_parts(const tl_table *t, const layout *l, uint64_t total, strpart *sp,
+                            tl_err *e) {
+  for (int c = 0, k = 0; c < t->ncols; c++) {
     const tl_col *col = &t->cols[c];
     if (!tl_col_is_str(col->type)) continue;
-    if (is_fixed(col, width[k], blob_total[k], total)) {
-      const size_t wd = width[k] ? (size_t)width[k] : 1;
+    if (is_fixed(col, l->width[k], l->blob_total[k], total)) {
+      const size_t wd = l->width[k] ? (size_t)l->width[k] : 1;
       sp[k].nbytes = t->nrows * wd;
-      if (!(sp[k].bytes = malloc(sp[k].nbytes ? sp[k].nbytes : 1))) {
-        st = tl_err_set(&e, TL_ENOMEM, "out of memory");
-        break;
-      }
-      pack_fixed(sp[k].bytes, col, t->nrows, width[k]);
+      if (!(sp[k].bytes = malloc(sp[k].nbytes ? sp[k].nbytes : 1)))
+        return tl_err_set(e, TL_ENOMEM, "out of memory");
+      pack_fixed(sp[k].bytes, col, t->nrows, l->width[k]);
       k++;
       continue;
     }
-    sp[k].nbytes = mine[2 + 2 * k];
+    sp[k].nbytes = l->mine[2 + 2 * k];
     sp[k].bytes = malloc(sp[k].nbytes ? sp[k].nbytes : 1);
     sp[k].offsets = malloc(t->nrows ? t->nrows * sizeof(int64_t) : 1);
-    if (!sp[k].bytes || !sp[k].offsets) {
-      st = tl_err_set(&e, TL_ENOMEM, "out of memory");
-      break;
-    }
+    if (!sp[k].bytes || !sp[k].offsets) return tl_err_set(e, TL_ENOMEM, "out of memory");
     uint64_t at = 0;
     for (size_t r = 0; r < t->nrows; r++) {
       size_t n = col->len[r];
-      sp[k].offsets[r] = (int64_t)(blob_start[k] + at);
+      sp[k].offsets[r] = (int64_t)(l->blob_start[k] + at);
       memcpy(sp[k].bytes + at, col->v.s[r], n);
       at += n;
     }
     k++;
   }
-  st = agreed(w, st, &e);
+  return TL_OK;
+}
 
-  /* The group, then the columns in order. */
+/* Collective. The group of t, then its columns in order, each created, written (this rank's rows
+ * from `offset`; string parts from sp) and documented by put_ds; every step agreed. */
+static tl_status put_columns(h5p *w, const tl_table *t, const layout *l, const strpart *sp,
+                             uint64_t offset, uint64_t total, tl_err *e) {
   hid_t g = -1;
-  if (st == TL_OK) st = create_group(w, t->path, &g, &e);
+  tl_status st = create_group(w, t->path, &g, e);
   tl_buf name;
   tl_buf_init(&name);
   for (int c = 0, k = 0; c < t->ncols && st == TL_OK; c++) {
     const tl_col *col = &t->cols[c];
     if (col->type == TL_COL_I64) {
       st = put_ds(w, g, t->path, col->name, H5T_STD_I64LE, H5T_NATIVE_INT64, 1, total, offset,
-                  t->nrows, col->v.i, col->doc, &e);
+                  t->nrows, col->v.i, col->doc, e);
     } else if (col->type == TL_COL_F64) {
       st = put_ds(w, g, t->path, col->name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, total, offset,
-                  t->nrows, col->v.f, col->doc, &e);
-    } else if (is_fixed(col, width[k], blob_total[k], total)) {
-      hid_t ft = fixed_type(width[k]);
-      if (ft < 0) st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot make a string type for '%s'", col->name);
-      if ((st = agreed(w, st, &e)) != TL_OK) break;
+                  t->nrows, col->v.f, col->doc, e);
+    } else if (is_fixed(col, l->width[k], l->blob_total[k], total)) {
+      hid_t ft = fixed_type(l->width[k]);
+      if (ft < 0) st = tl_err_set(e, TL_EHDF5, "HDF5: cannot make a string type for '%s'", col->name);
+      if ((st = agreed(w, st, e)) != TL_OK) break;
       st = put_ds(w, g, t->path, col->name, ft, ft, 0, total, offset, t->nrows, sp[k].bytes,
-                  col->doc, &e);
+                  col->doc, e);
       H5Tclose(ft);
       k++;
     } else {
       tl_buf_reset(&name);
       if (tl_buf_printf(&name, "%s.bytes", col->name) != TL_OK)
-        st = tl_err_set(&e, TL_ENOMEM, "out of memory");
-      if ((st = agreed(w, st, &e)) != TL_OK) break;
-      st = put_ds(w, g, t->path, name.data, H5T_STD_U8LE, H5T_NATIVE_UINT8, 0, blob_total[k],
-                  blob_start[k], sp[k].nbytes, sp[k].bytes, col->doc, &e);
+        st = tl_err_set(e, TL_ENOMEM, "out of memory");
+      if ((st = agreed(w, st, e)) != TL_OK) break;
+      st = put_ds(w, g, t->path, name.data, H5T_STD_U8LE, H5T_NATIVE_UINT8, 0, l->blob_total[k],
+                  l->blob_start[k], sp[k].nbytes, sp[k].bytes, col->doc, e);
       if (st != TL_OK) break;
       tl_buf_reset(&name);
       if (tl_buf_printf(&name, "%s.offsets", col->name) != TL_OK)
-        st = tl_err_set(&e, TL_ENOMEM, "out of memory");
-      if ((st = agreed(w, st, &e)) != TL_OK) break;
+        st = tl_err_set(e, TL_ENOMEM, "out of memory");
+      if ((st = agreed(w, st, e)) != TL_OK) break;
       st = put_ds(w, g, t->path, name.data, H5T_STD_I64LE, H5T_NATIVE_INT64, 1, total, offset,
-                  t->nrows, sp[k].offsets, col->doc, &e);
+                  t->nrows, sp[k].offsets, col->doc, e);
       k++;
     }
   }
   tl_buf_release(&name);
   if (g >= 0) H5Gclose(g);
+  return st;
+}
 
-  for (int k = 0; sp && k < nstr; k++) {
+/* Collective. This rank's rows of table t at global rows [offset, offset + t->nrows) of `total`
+ * (writer.h). Steps: the call checks; the layout (measure, exchange, tile); the string parts;
+ * the group and the datasets. Each step ends agreed. */
+static tl_status write_slice(tl_writer *w_, const tl_table *t, uint64_t offset, uint64_t total,
+                             tl_err *err) {
+  h5p *w = (h5p *)w_;
+  tl_err e = {{0}};
+  tl_status st = check_call(w, t, 0, "write_slice called without a table", offset,
+                            t ? t->nrows : 0, total, 0, "docs or total rows", &e);
+  if (st != TL_OK) return report(st, &e, err);
+  layout l;
+  strpart *sp = NULL;
+  st = layout_alloc(&l, t, w->size, &e);
+  if (st == TL_OK && !(sp = calloc((size_t)l.nstr + 1, sizeof *sp)))
+    st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+  if (st == TL_OK) layout_measure(&l, t);
+  st = layout_exchange(w, &l, st, offset, t->nrows, total, t->path, &e);
+  if (st == TL_OK) st = agreed(w, pack_parts(t, &l, total, sp, &e), &e);
+  if (st == TL_OK) st = put_columns(w, t, &l, sp, offset, total, &e);
+  for (int k = 0; sp && k < l.nstr; k++) {
     free(sp[k].bytes);
     free(sp[k].offsets);
   }
   free(sp);
-  free(mine);
-  free(all);
-  free(blob_total);
-  free(blob_start);
-  free(width);
-  free(slices);
+  layout_free(&l);
   return report(st, &e, err);
 }
 
@@ -539,285 +592,334 @@ typedef struct {
   hid_t mt; /* DS_FIXED: its string type (file and memory), else -1 */
 } rows_ds;
 
-static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, uint64_t nrows,
-                            uint64_t total, const uint64_t *str_stats, tl_fill_fn fill, void *ctx,
-                            tl_err *err) {
-  h5p *w = (h5p *)w_;
-  tl_err e = {{0}};
-  tl_status st = TL_OK;
-  const uint64_t win = g_window;
-  if (!s || !fill)
-    st = tl_err_set(&e, TL_EINTERNAL,
-                    "parallel writer: write_rows called without a schema or a fill function");
-  else if (offset > total || nrows > total - offset)
-    st = tl_err_set(&e, TL_EINTERNAL,
-                    "parallel writer: rows [%llu, %llu) of '%s' lie outside [0, %llu)",
-                    (unsigned long long)offset, (unsigned long long)(offset + nrows), s->path,
-                    (unsigned long long)total);
-  if ((st = agreed(w, st, &e)) != TL_OK) return report(st, &e, err);
-
-  /* Same path, columns, types, docs, total and window on every rank. */
-  if (!same_everywhere(w->comm, fnv(schema_hash(s, total), &win, sizeof win))) {
-    st = tl_err_set(&e, TL_EINTERNAL,
-                    "parallel writer: the ranks passed different tables for '%s' (path, "
-                    "columns, types, docs, total rows or window differ)",
-                    s->path);
-    return report(agreed(w, st, &e), &e, err);
-  }
-
-  int nstr = 0;
-  for (int c = 0; c < s->ncols; c++) nstr += tl_col_is_str(s->cols[c].type);
-  const int per = 2 + 2 * nstr;
-  int nds = 0;
-  uint64_t *mine = calloc((size_t)per, sizeof *mine);
-  uint64_t *all = calloc((size_t)per * (size_t)w->size, sizeof *all);
-  uint64_t *blob_total = calloc((size_t)nstr + 1, sizeof *blob_total);
-  uint64_t *blob_start = calloc((size_t)nstr + 1, sizeof *blob_start);
-  uint64_t *width = calloc((size_t)nstr + 1, sizeof *width);
-  uint64_t *done = calloc((size_t)nstr + 1, sizeof *done); /* bytes written so far, per string */
-  uint64_t *seen = calloc((size_t)nstr + 1, sizeof *seen); /* longest value written, per string */
+/* One write_rows call's state on this rank (arrays owned; rows_free). */
+typedef struct {
+  const tl_table *s;          /* the schema (borrowed) */
+  uint64_t offset, nrows, total, win;
+  uint64_t nwin, maxwin;      /* this rank's windows; the most of any rank (collective rounds) */
+  tl_fill_fn fill;
+  void *ctx;
+  layout l;
+  uint64_t *done;             /* [nstr + 1]: bytes written so far, per string column */
+  uint64_t *seen;             /* [nstr + 1]: longest value written, per string column */
   /* A text column's bytes are written in whole chunks of its blob: a window's bytes after the
    * last chunk boundary they reach wait in carry[q] (carry_n[q] bytes, from global byte
    * wpos[q]) for the next window, so that no chunk is written twice by one rank (HDF5 would
    * inflate it, merge and deflate it again: with 16,384-row windows, 4% of a replay run went
    * to inflate). A rank's last window writes what is left. */
-  unsigned char **carry = calloc((size_t)nstr + 1, sizeof *carry);
-  uint64_t *carry_n = calloc((size_t)nstr + 1, sizeof *carry_n);
-  uint64_t *wpos = calloc((size_t)nstr + 1, sizeof *wpos);
-  uint64_t *slices = calloc(2 * (size_t)w->size, sizeof *slices);
-  rows_ds *ds = calloc((size_t)s->ncols + (size_t)nstr + 1, sizeof *ds);
-  if (!mine || !all || !blob_total || !blob_start || !width || !done || !seen || !slices || !ds ||
-      !carry || !carry_n || !wpos)
-    st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+  unsigned char **carry;      /* [nstr + 1] */
+  uint64_t *carry_n, *wpos;   /* [nstr + 1] */
+  rows_ds *ds;                /* [nds]: the datasets, in write_slice's order */
+  int nds;
+  hid_t g;                    /* the table's group, or -1 */
+  void *bytes_buf, *offs_buf; /* one window's scratch: a string part, a text column's offsets */
+  size_t bytes_cap, offs_cap;
+} rows_job;
 
-  /* Pass 1 (local): this slice's bytes and longest value of each string column - given by the
-   * caller, or measured. */
-  const uint64_t nwin = window_count(offset, nrows, win);
-  for (int k = 0; str_stats && mine && k < 2 * nstr; k++) mine[2 + k] = str_stats[k];
-  for (uint64_t first = 0; !str_stats && nstr > 0 && first < nrows && st == TL_OK;) {
-    uint64_t n = window_len(offset, first, nrows - first, win);
-    tl_table *t = fill(ctx, first, n);
-    st = check_fill(s, t, offset, first, n, &e);
-    for (int c = 0, k = 0; c < s->ncols && st == TL_OK; c++) {
-      if (!tl_col_is_str(s->cols[c].type)) continue;
-      for (size_t r = 0; r < t->nrows; r++) {
-        uint64_t len = t->cols[c].len[r];
-        mine[2 + 2 * k] += len;
-        if (len > mine[3 + 2 * k]) mine[3 + 2 * k] = len;
-      }
-      k++;
-    }
+/* Local. Allocates r's arrays for schema s (layout included); TL_ENOMEM in e when out of memory
+ * (r is then still safe to rows_free). */
+static tl_status rows_alloc(rows_job *r, int size, tl_err *e) {
+  tl_status st = layout_alloc(&r->l, r->s, size, e);
+  const size_t k = (size_t)r->l.nstr + 1;
+  r->done = calloc(k, sizeof *r->done);
+  r->seen = calloc(k, sizeof *r->seen);
+  r->carry = calloc(k, sizeof *r->carry);
+  r->carry_n = calloc(k, sizeof *r->carry_n);
+  r->wpos = calloc(k, sizeof *r->wpos);
+  r->ds = calloc((size_t)r->s->ncols + k, sizeof *r->ds);
+  if (st == TL_OK && (!r->done || !r->seen || !r->carry || !r->carry_n || !r->wpos || !r->ds))
+    st = tl_err_set(e, TL_ENOMEM, "out of memory");
+  return st;
+}
+
+static void rows_free(rows_job *r) {
+  for (int q = 0; r->carry && q < r->l.nstr; q++) free(r->carry[q]);
+  free(r->carry);
+  free(r->carry_n);
+  free(r->wpos);
+  free(r->done);
+  free(r->seen);
+  free(r->ds);
+  free(r->bytes_buf);
+  free(r->offs_buf);
+  layout_free(&r->l);
+}
+
+/* Local. Pass 1: this slice's bytes and longest value of each string column into r->l.mine -
+ * given by the caller (str_stats), or measured window by window through fill. */
+static tl_status rows_measure(rows_job *r, const uint64_t *str_stats, tl_err *e) {
+  const int nstr = r->l.nstr;
+  if (str_stats) {
+    for (int k = 0; k < 2 * nstr; k++) r->l.mine[2 + k] = str_stats[k];
+    return TL_OK;
+  }
+  for (uint64_t first = 0; nstr > 0 && first < r->nrows;) {
+    uint64_t n = window_len(r->offset, first, r->nrows - first, r->win);
+    tl_table *t = r->fill(r->ctx, first, n);
+    tl_status st = check_fill(r->s, t, r->offset, first, n, e);
+    if (st != TL_OK) return st;
+    layout_measure(&r->l, t);
     first += n; /* t is fill's: not ours to free */
   }
+  return TL_OK;
+}
 
-  /* Every rank's (offset, nrows, bytes per string column), checked as in write_slice. */
-  if (st == TL_OK) {
-    mine[0] = offset;
-    mine[1] = nrows;
-  }
-  if ((st = agreed(w, st, &e)) == TL_OK)
-    tl_allgather(mine, per, MPI_UINT64_T, all, w->comm);
-  uint64_t maxwin = 0; /* collective rounds: the most windows of any rank */
-  if (st == TL_OK) {
-    st = tile(w, all, per, nstr, s->path, offset, total, slices, blob_total, blob_start, width,
-              &e);
-    for (int r = 0; r < w->size; r++) {
-      const uint64_t *a = all + (size_t)r * (size_t)per;
-      uint64_t m = window_count(a[0], a[1], win);
-      if (m > maxwin) maxwin = m;
-    }
-  }
-
-  /* The datasets, in write_slice's order: a fixed-length string column is one dataset, another
-   * string column its bytes, then its offsets. */
-  for (int c = 0, k = 0; st == TL_OK && c < s->ncols; c++) {
+/* Local. The datasets, in write_slice's order: a fixed-length string column is one dataset,
+ * another string column its bytes, then its offsets. Needs the exchanged layout. */
+static void rows_plan(rows_job *r) {
+  const tl_table *s = r->s;
+  for (int c = 0, k = 0; c < s->ncols; c++) {
     const tl_col *col = &s->cols[c];
     if (col->type == TL_COL_I64 || col->type == TL_COL_F64) {
-      ds[nds++] = (rows_ds){col->type == TL_COL_I64 ? DS_I64 : DS_F64, c, -1, -1, -1};
-    } else if (is_fixed(col, width[k], blob_total[k], total)) {
-      ds[nds++] = (rows_ds){DS_FIXED, c, k++, -1, -1};
+      r->ds[r->nds++] = (rows_ds){col->type == TL_COL_I64 ? DS_I64 : DS_F64, c, -1, -1, -1};
+    } else if (is_fixed(col, r->l.width[k], r->l.blob_total[k], r->total)) {
+      r->ds[r->nds++] = (rows_ds){DS_FIXED, c, k++, -1, -1};
     } else {
-      ds[nds++] = (rows_ds){DS_BYTES, c, k, -1, -1};
-      ds[nds++] = (rows_ds){DS_OFFSETS, c, k++, -1, -1};
+      r->ds[r->nds++] = (rows_ds){DS_BYTES, c, k, -1, -1};
+      r->ds[r->nds++] = (rows_ds){DS_OFFSETS, c, k++, -1, -1};
     }
   }
+}
 
-  /* The group and every dataset with its doc, created as write_slice creates them. */
-  hid_t g = -1;
-  if (st == TL_OK) st = create_group(w, s->path, &g, &e);
+/* Collective. The group and every dataset with its doc, created as write_slice creates them
+ * (r->g, r->ds[j].d; closed by rows_close); every step agreed. */
+static tl_status rows_create(h5p *w, rows_job *r, tl_err *e) {
+  const tl_table *s = r->s;
+  tl_status st = create_group(w, s->path, &r->g, e);
   tl_buf name;
   tl_buf_init(&name);
-  for (int j = 0; j < nds && st == TL_OK; j++) {
-    const tl_col *col = &s->cols[ds[j].col];
+  for (int j = 0; j < r->nds && st == TL_OK; j++) {
+    rows_ds *ds = &r->ds[j];
+    const tl_col *col = &s->cols[ds->col];
     static const char *const suffix[] = {"", "", ".bytes", ".offsets", ""};
     tl_buf_reset(&name);
-    if (tl_buf_printf(&name, "%s%s", col->name, suffix[ds[j].kind]) != TL_OK)
-      st = tl_err_set(&e, TL_ENOMEM, "out of memory");
-    if (ds[j].kind == DS_FIXED && st == TL_OK && (ds[j].mt = fixed_type(width[ds[j].str])) < 0)
-      st = tl_err_set(&e, TL_EHDF5, "HDF5: cannot make a string type for '%s'", col->name);
-    if ((st = agreed(w, st, &e)) != TL_OK) break;
-    hid_t ft = ds[j].kind == DS_F64     ? H5T_IEEE_F64LE
-               : ds[j].kind == DS_BYTES ? H5T_STD_U8LE
-               : ds[j].kind == DS_FIXED ? ds[j].mt
-                                        : H5T_STD_I64LE;
-    hsize_t n = ds[j].kind == DS_BYTES ? blob_total[ds[j].str] : total;
-    ds[j].d = create_ds(g, name.data, ft, n, ds[j].kind != DS_BYTES && ds[j].kind != DS_FIXED);
-    if (ds[j].d < 0)
-      st = h5fail(w, &e, 0, "HDF5: cannot create dataset '%s/%s'", s->path, name.data);
-    if ((st = agreed(w, st, &e)) != TL_OK) break;
+    if (tl_buf_printf(&name, "%s%s", col->name, suffix[ds->kind]) != TL_OK)
+      st = tl_err_set(e, TL_ENOMEM, "out of memory");
+    if (ds->kind == DS_FIXED && st == TL_OK && (ds->mt = fixed_type(r->l.width[ds->str])) < 0)
+      st = tl_err_set(e, TL_EHDF5, "HDF5: cannot make a string type for '%s'", col->name);
+    if ((st = agreed(w, st, e)) != TL_OK) break;
+    hid_t ft = ds->kind == DS_F64     ? H5T_IEEE_F64LE
+               : ds->kind == DS_BYTES ? H5T_STD_U8LE
+               : ds->kind == DS_FIXED ? ds->mt
+                                      : H5T_STD_I64LE;
+    hsize_t n = ds->kind == DS_BYTES ? r->l.blob_total[ds->str] : r->total;
+    ds->d = create_ds(r->g, name.data, ft, n, ds->kind != DS_BYTES && ds->kind != DS_FIXED);
+    if (ds->d < 0)
+      st = h5fail(w, e, 0, "HDF5: cannot create dataset '%s/%s'", s->path, name.data);
+    if ((st = agreed(w, st, e)) != TL_OK) break;
     if (col->doc && *col->doc) {
-      if (tl_h5_attr_str(ds[j].d, "doc", col->doc) != TL_OK)
-        st = h5fail(w, &e, 0, "HDF5: cannot write attribute 'doc' of '%s/%s'", s->path,
-                        name.data);
-      st = agreed(w, st, &e);
+      if (tl_h5_attr_str(ds->d, "doc", col->doc) != TL_OK)
+        st = h5fail(w, e, 0, "HDF5: cannot write attribute 'doc' of '%s/%s'", s->path,
+                    name.data);
+      st = agreed(w, st, e);
     }
   }
+  tl_buf_release(&name);
+  return st;
+}
 
-  /* Pass 2: window k of every rank in collective round k (a rank with no window k left joins
-   * with empty selections). A string column's window goes to the rank's blob start plus the
-   * bytes of its earlier windows; one scratch buffer serves every string column in turn. */
-  void *bytes_buf = NULL, *offs_buf = NULL;
-  size_t bytes_cap = 0, offs_cap = 0;
+/* Local. Checks window t (n rows) of pass 2 against pass 1's measures, notes its longest values
+ * in r->seen, and grows the scratch buffers to the window's largest string part (carried bytes
+ * included) and its offsets. */
+static tl_status rows_window_prepare(rows_job *r, const tl_table *t, uint64_t n, tl_err *e) {
+  const tl_table *s = r->s;
+  const layout *l = &r->l;
+  uint64_t most = 0; /* the scratch buffer's bytes: the largest string part of this window */
+  for (int c = 0, q = 0; c < s->ncols; c++) {
+    if (!tl_col_is_str(s->cols[c].type)) continue;
+    uint64_t b = 0, longest = 0;
+    for (size_t i = 0; i < t->nrows; i++) {
+      uint64_t len = t->cols[c].len[i];
+      b += len;
+      if (len > longest) longest = len;
+    }
+    if (b > l->mine[2 + 2 * q] - r->done[q] || longest > l->mine[3 + 2 * q])
+      return tl_err_set(e, TL_EINTERNAL,
+                        "parallel writer: fill gave longer strings in column '%s' of '%s' "
+                        "when writing than when measuring (both passes must give the same "
+                        "rows)",
+                        s->cols[c].name, s->path);
+    if (longest > r->seen[q]) r->seen[q] = longest;
+    if (is_fixed(&s->cols[c], l->width[q], l->blob_total[q], r->total))
+      b = n * (l->width[q] ? l->width[q] : 1);
+    else b += r->carry_n[q]; /* the bytes carried from the last window go first */
+    if (b > most) most = b;
+    q++;
+  }
+  if (!grow(&r->bytes_buf, &r->bytes_cap, most ? most : 1) ||
+      (l->nstr > 0 && !grow(&r->offs_buf, &r->offs_cap, n * sizeof(int64_t))))
+    return tl_err_set(e, TL_ENOMEM, "out of memory");
+  return TL_OK;
+}
+
+/* Collective (one transfer). A text column's bytes in window k of this rank (col NULL, t NULL:
+ * no window left): the carried bytes, then the window's values (their global offsets into the
+ * offsets scratch), written up to the last chunk boundary reached - all of it in the rank's
+ * last window; the rest is carried. *at = the window's own bytes. <0 when it failed. */
+static herr_t rows_write_bytes(h5p *w, rows_job *r, const rows_ds *ds, uint64_t k,
+                               const tl_col *col, size_t nrows, uint64_t *at) {
+  const int q = ds->str;
+  unsigned char *bytes = r->bytes_buf;
+  int64_t *offs = r->offs_buf;
+  herr_t rc = 0;
+  const uint64_t base = r->l.blob_start[q] + r->done[q];
+  if (k == 0) r->wpos[q] = base;
+  const uint64_t cn = r->carry_n[q]; /* carried bytes: [wpos, base) */
+  if (cn) memcpy(bytes, r->carry[q], cn);
+  *at = 0;
+  for (size_t i = 0; col && i < nrows; i++) {
+    size_t len = col->len[i];
+    offs[i] = (int64_t)(base + *at);
+    memcpy(bytes + cn + *at, col->v.s[i], len);
+    *at += len;
+  }
+  /* up to the last chunk boundary reached, or all of it in the rank's last window */
+  const uint64_t blob = r->l.blob_total[q], cb = blob ? chunk_elems(blob, 1) : 1, end = base + *at;
+  uint64_t upto = k + 1 >= r->nwin ? end : end / cb * cb;
+  if (upto < r->wpos[q]) upto = r->wpos[q];
+  if (blob > 0) rc = write_part(w, ds->d, H5T_NATIVE_UINT8, r->wpos[q], upto - r->wpos[q], bytes);
+  const uint64_t keep = end - upto;
+  if (keep > cn) { /* carry grows: at most a chunk */
+    unsigned char *p = realloc(r->carry[q], keep);
+    if (!p) rc = -1;
+    else r->carry[q] = p;
+  }
+  if (rc >= 0) {
+    if (keep) memmove(r->carry[q], bytes + (upto - r->wpos[q]), keep);
+    r->carry_n[q] = keep;
+    r->wpos[q] = upto;
+  }
+  return rc;
+}
+
+/* Collective (one transfer per dataset, then the agreement). Window k of this rank: t (n rows
+ * from slice row `first`), or t NULL and n 0 when the rank has no window k left (empty
+ * selections). A string column's window goes to the rank's blob start plus the bytes of its
+ * earlier windows; one scratch buffer serves every string column in turn. */
+static tl_status rows_window_write(h5p *w, rows_job *r, uint64_t k, const tl_table *t,
+                                   uint64_t first, uint64_t n, tl_err *e) {
+  unsigned char *bytes = r->bytes_buf;
+  const uint64_t at0 = r->offset + first, total = r->total;
+  int bad = -1;    /* first dataset this rank could not write */
+  uint64_t at = 0; /* the current string column's bytes in this window */
+  for (int j = 0; j < r->nds; j++) {
+    const rows_ds *ds = &r->ds[j];
+    const tl_col *col = t ? &t->cols[ds->col] : NULL;
+    herr_t rc = 0;
+    switch (ds->kind) {
+    case DS_I64:
+      if (total > 0) rc = write_part(w, ds->d, H5T_NATIVE_INT64, at0, n, col ? col->v.i : NULL);
+      break;
+    case DS_F64:
+      if (total > 0) rc = write_part(w, ds->d, H5T_NATIVE_DOUBLE, at0, n, col ? col->v.f : NULL);
+      break;
+    case DS_BYTES:
+      rc = rows_write_bytes(w, r, ds, k, col, t ? t->nrows : 0, &at);
+      break;
+    case DS_OFFSETS:
+      if (total > 0) rc = write_part(w, ds->d, H5T_NATIVE_INT64, at0, n, r->offs_buf);
+      r->done[ds->str] += at;
+      break;
+    case DS_FIXED:
+      at = 0;
+      for (size_t i = 0; col && i < t->nrows; i++) at += col->len[i];
+      if (col) pack_fixed(bytes, col, t->nrows, r->l.width[ds->str]);
+      if (total > 0) rc = write_part(w, ds->d, ds->mt, at0, n, bytes);
+      r->done[ds->str] += at;
+      break;
+    }
+    if (rc < 0 && bad < 0) bad = j;
+  }
+  tl_status st = TL_OK;
+  if (bad >= 0) {
+    const tl_col *col = &r->s->cols[r->ds[bad].col];
+    const char *suffix = r->ds[bad].kind == DS_BYTES     ? ".bytes"
+                         : r->ds[bad].kind == DS_OFFSETS ? ".offsets"
+                                                         : "";
+    st = h5fail(w, e, 0, "HDF5: cannot write dataset '%s/%s%s'", r->s->path, col->name, suffix);
+  }
+  return agreed(w, st, e);
+}
+
+/* Collective. Pass 2: window k of every rank in collective round k, k < maxwin (a rank with no
+ * window k left joins with empty selections); then the check that pass 2 gave the strings pass
+ * 1 measured (shorter strings would leave a gap in the blob, or a fixed-length column wider
+ * than its values). Every round agreed. */
+static tl_status rows_pass2(h5p *w, rows_job *r, tl_err *e) {
+  tl_status st = TL_OK;
   uint64_t first = 0;
-  for (uint64_t k = 0; k < maxwin && st == TL_OK; k++) {
+  for (uint64_t k = 0; k < r->maxwin && st == TL_OK; k++) {
     tl_table *t = NULL;
     uint64_t n = 0;
-    if (k < nwin) {
-      n = window_len(offset, first, nrows - first, win);
-      t = fill(ctx, first, n);
-      st = check_fill(s, t, offset, first, n, &e);
-      uint64_t most = 0; /* the scratch buffer's bytes: the largest string part of this window */
-      for (int c = 0, q = 0; c < s->ncols && st == TL_OK; c++) {
-        if (!tl_col_is_str(s->cols[c].type)) continue;
-        uint64_t b = 0, longest = 0;
-        for (size_t r = 0; r < t->nrows; r++) {
-          uint64_t len = t->cols[c].len[r];
-          b += len;
-          if (len > longest) longest = len;
-        }
-        if (b > mine[2 + 2 * q] - done[q] || longest > mine[3 + 2 * q])
-          st = tl_err_set(&e, TL_EINTERNAL,
-                          "parallel writer: fill gave longer strings in column '%s' of '%s' "
-                          "when writing than when measuring (both passes must give the same "
-                          "rows)",
-                          s->cols[c].name, s->path);
-        if (longest > seen[q]) seen[q] = longest;
-        if (is_fixed(&s->cols[c], width[q], blob_total[q], total)) b = n * (width[q] ? width[q] : 1);
-        else b += carry_n[q]; /* the bytes carried from the last window go first */
-        if (b > most) most = b;
-        q++;
-      }
-      if (st == TL_OK && (!grow(&bytes_buf, &bytes_cap, most ? most : 1) ||
-                          (nstr > 0 && !grow(&offs_buf, &offs_cap, n * sizeof(int64_t)))))
-        st = tl_err_set(&e, TL_ENOMEM, "out of memory");
+    if (k < r->nwin) {
+      n = window_len(r->offset, first, r->nrows - first, r->win);
+      t = r->fill(r->ctx, first, n);
+      st = check_fill(r->s, t, r->offset, first, n, e);
+      if (st == TL_OK) st = rows_window_prepare(r, t, n, e);
     }
-    if ((st = agreed(w, st, &e)) != TL_OK) break;
-    unsigned char *bytes = bytes_buf;
-    int64_t *offs = offs_buf;
-    int bad = -1; /* first dataset this rank could not write */
-    uint64_t at = 0;  /* the current string column's bytes in this window */
-    for (int j = 0; j < nds; j++) {
-      const tl_col *col = t ? &t->cols[ds[j].col] : NULL;
-      herr_t rc = 0;
-      switch (ds[j].kind) {
-      case DS_I64:
-        if (total > 0)
-          rc = write_part(w, ds[j].d, H5T_NATIVE_INT64, offset + first, n, col ? col->v.i : NULL);
-        break;
-      case DS_F64:
-        if (total > 0)
-          rc = write_part(w, ds[j].d, H5T_NATIVE_DOUBLE, offset + first, n,
-                          col ? col->v.f : NULL);
-        break;
-      case DS_BYTES: {
-        const int q = ds[j].str;
-        const uint64_t base = blob_start[q] + done[q];
-        if (k == 0) wpos[q] = base;
-        const uint64_t cn = carry_n[q]; /* carried bytes: [wpos, base) */
-        if (cn) memcpy(bytes, carry[q], cn);
-        at = 0;
-        for (size_t r = 0; col && r < t->nrows; r++) {
-          size_t len = col->len[r];
-          offs[r] = (int64_t)(base + at);
-          memcpy(bytes + cn + at, col->v.s[r], len);
-          at += len;
-        }
-        /* up to the last chunk boundary reached, or all of it in the rank's last window */
-        const uint64_t cb = blob_total[q] ? chunk_elems(blob_total[q], 1) : 1, end = base + at;
-        uint64_t upto = k + 1 >= nwin ? end : end / cb * cb;
-        if (upto < wpos[q]) upto = wpos[q];
-        if (blob_total[q] > 0)
-          rc = write_part(w, ds[j].d, H5T_NATIVE_UINT8, wpos[q], upto - wpos[q], bytes);
-        const uint64_t keep = end - upto;
-        if (keep > cn) { /* carry grows: at most a chunk */
-          unsigned char *p = realloc(carry[q], keep);
-          if (!p) rc = -1;
-          else carry[q] = p;
-        }
-        if (rc >= 0) {
-          if (keep) memmove(carry[q], bytes + (upto - wpos[q]), keep);
-          carry_n[q] = keep;
-          wpos[q] = upto;
-        }
-        break;
-      }
-      case DS_OFFSETS:
-        if (total > 0) rc = write_part(w, ds[j].d, H5T_NATIVE_INT64, offset + first, n, offs);
-        done[ds[j].str] += at;
-        break;
-      case DS_FIXED:
-        at = 0;
-        for (size_t r = 0; col && r < t->nrows; r++) at += col->len[r];
-        if (col) pack_fixed(bytes, col, t->nrows, width[ds[j].str]);
-        if (total > 0) rc = write_part(w, ds[j].d, ds[j].mt, offset + first, n, bytes);
-        done[ds[j].str] += at;
-        break;
-      }
-      if (rc < 0 && bad < 0) bad = j;
-    }
-    if (bad >= 0) {
-      const tl_col *col = &s->cols[ds[bad].col];
-      const char *suffix = ds[bad].kind == DS_BYTES ? ".bytes"
-                           : ds[bad].kind == DS_OFFSETS ? ".offsets"
-                                                        : "";
-      st = h5fail(w, &e, 0, "HDF5: cannot write dataset '%s/%s%s'", s->path, col->name,
-                      suffix);
-    }
-    st = agreed(w, st, &e);
+    if ((st = agreed(w, st, e)) != TL_OK) break;
+    st = rows_window_write(w, r, k, t, first, n, e);
     first += n;
   }
-  free(bytes_buf);
-  free(offs_buf);
-  /* Shorter strings in pass 2 would leave a gap in the blob (or a fixed-length column wider
-   * than its values). */
-  for (int q = 0; q < nstr && st == TL_OK; q++)
-    if (done[q] != mine[2 + 2 * q] || seen[q] != mine[3 + 2 * q])
-      st = tl_err_set(&e, TL_EINTERNAL,
+  for (int q = 0; q < r->l.nstr && st == TL_OK; q++)
+    if (r->done[q] != r->l.mine[2 + 2 * q] || r->seen[q] != r->l.mine[3 + 2 * q])
+      st = tl_err_set(e, TL_EINTERNAL,
                       "parallel writer: fill gave shorter strings in '%s' when writing than when "
                       "measuring (both passes must give the same rows)",
-                      s->path);
-  st = agreed(w, st, &e);
+                      r->s->path);
+  return agreed(w, st, e);
+}
 
-  for (int j = 0; ds && j < nds; j++) {
-    if (ds[j].d >= 0 && H5Dclose(ds[j].d) < 0 && st == TL_OK)
-      st = h5fail(w, &e, 0, "HDF5: cannot close a dataset of table '%s'", s->path);
-    if (ds[j].mt >= 0) H5Tclose(ds[j].mt);
+/* Local. Closes r's datasets, string types and group; a failed dataset close becomes st's
+ * failure when st is TL_OK. */
+static tl_status rows_close(h5p *w, rows_job *r, tl_status st, tl_err *e) {
+  for (int j = 0; r->ds && j < r->nds; j++) {
+    if (r->ds[j].d >= 0 && H5Dclose(r->ds[j].d) < 0 && st == TL_OK)
+      st = h5fail(w, e, 0, "HDF5: cannot close a dataset of table '%s'", r->s->path);
+    if (r->ds[j].mt >= 0) H5Tclose(r->ds[j].mt);
   }
-  if (g >= 0) H5Gclose(g);
-  tl_buf_release(&name);
-  free(mine);
-  free(all);
-  free(blob_total);
-  free(blob_start);
-  free(width);
-  free(done);
-  free(seen);
-  for (int q = 0; carry && q < nstr; q++) free(carry[q]);
-  free(carry);
-  free(carry_n);
-  free(wpos);
-  free(slices);
-  free(ds);
+  if (r->g >= 0) H5Gclose(r->g);
+  return st;
+}
+
+/* Collective (writer.h). Rows [offset, offset + nrows) of `total`, handed out window by window
+ * by fill. Steps: the call checks; pass 1 (string measures); the layout exchange and the most
+ * windows of any rank; the datasets planned and created; pass 2 (the windows); closing. Each
+ * collective step ends agreed. */
+static tl_status write_rows(tl_writer *w_, const tl_table *s, uint64_t offset, uint64_t nrows,
+                            uint64_t total, const uint64_t *str_stats, tl_fill_fn fill, void *ctx,
+                            tl_err *err) {
+  h5p *w = (h5p *)w_;
+  tl_err e = {{0}};
+  rows_job r;
+  memset(&r, 0, sizeof r);
+  r.s = s;
+  r.offset = offset;
+  r.nrows = nrows;
+  r.total = total;
+  r.win = g_window;
+  r.fill = fill;
+  r.ctx = ctx;
+  r.g = -1;
+  tl_status st = check_call(w, s, !fill, "write_rows called without a schema or a fill function",
+                            offset, nrows, total, r.win, "docs, total rows or window", &e);
+  if (st != TL_OK) return report(st, &e, err);
+  st = rows_alloc(&r, w->size, &e);
+  r.nwin = window_count(offset, nrows, r.win);
+  if (st == TL_OK) st = rows_measure(&r, str_stats, &e);
+  st = layout_exchange(w, &r.l, st, offset, nrows, total, s->path, &e);
+  for (int q = 0; st == TL_OK && q < w->size; q++) {
+    const uint64_t *a = r.l.all + (size_t)q * (size_t)r.l.per;
+    uint64_t m = window_count(a[0], a[1], r.win);
+    if (m > r.maxwin) r.maxwin = m;
+  }
+  if (st == TL_OK) {
+    rows_plan(&r);
+    st = rows_create(w, &r, &e);
+  }
+  if (st == TL_OK) st = rows_pass2(w, &r, &e);
+  st = rows_close(w, &r, st, &e);
+  rows_free(&r);
   return report(agreed(w, st, &e), &e, err);
 }
 
@@ -853,8 +955,8 @@ static tl_status bcast_schema(h5p *w, const tl_table *t, tl_table **out, uint64_
     tl_buf_release(&b);
     return st;
   }
-  tl_bcast(&len, 1, MPI_UINT64_T, 0, w->comm);
-  if (w->rank != 0) {
+  st = tl_bcast(&len, 1, MPI_UINT64_T, 0, w->comm, e);
+  if (st == TL_OK && w->rank != 0) { /* checked, and agreed before the next broadcast */
     b.len = 0;
     char *p = malloc(len + 1);
     if (!p) st = tl_err_set(e, TL_ENOMEM, "out of memory");
@@ -870,8 +972,10 @@ static tl_status bcast_schema(h5p *w, const tl_table *t, tl_table **out, uint64_
     tl_buf_release(&b);
     return st;
   }
-  tl_bcast(b.data, (int)len, MPI_CHAR, 0, w->comm);
-  if (w->rank != 0) {
+  st = tl_bcast(b.data, (int)len, MPI_CHAR, 0, w->comm, e);
+  if (st != TL_OK) {
+    /* this rank's broadcast failed: nothing to decode */
+  } else if (w->rank != 0) {
     const char *p = b.data, *end = b.data + len;
     uint64_t n;
     int32_t nc;
@@ -911,11 +1015,9 @@ static tl_status write_table(tl_writer *w_, const tl_table *t, tl_err *err) {
 
 static tl_status attr_check(h5p *w, const char *name, const void *value, size_t n, tl_err *e) {
   uint64_t h = fnv(fnv_str(14695981039346656037ULL, name), value, n);
-  tl_status st = TL_OK;
-  if (!same_everywhere(w->comm, h))
-    st = tl_err_set(e, TL_EINTERNAL,
-                    "parallel writer: the ranks passed different values for attribute '%s'", name);
-  return agreed(w, st, e);
+  return same_everywhere(w, h, e,
+                         "parallel writer: the ranks passed different values for attribute '%s'",
+                         name);
 }
 
 static tl_status attr_str(tl_writer *w_, const char *name, const char *value, tl_err *err) {
@@ -946,12 +1048,16 @@ static tl_status attr_i64(tl_writer *w_, const char *name, int64_t value, tl_err
   return report(st, &e, err);
 }
 
-static void destroy(h5p *w) {
-  if (!w) return;
-  if (w->comm != MPI_COMM_NULL) MPI_Comm_free(&w->comm);
+/* Local. Frees the writer and its communicator; TL_EMPI in e when MPI_Comm_free failed (this
+ * rank's only: no collective follows). */
+static tl_status destroy(h5p *w, tl_err *e) {
+  tl_status st = TL_OK;
+  if (!w) return st;
+  if (w->comm != MPI_COMM_NULL) st = TL_MPI(e, MPI_Comm_free(&w->comm));
   free(w->path);
   free(w->part);
   free(w);
+  return st;
 }
 
 /* Set when H5Fclose failed (disk full while flushing): HDF5 1.10 then still holds the file and
@@ -977,8 +1083,8 @@ static tl_status close_(tl_writer *w_, tl_err *err) {
                       strerror(errno));
   }
   st = agreed(w, st, &e);
-  destroy(w);
-  return report(st, &e, err);
+  tl_status freed = destroy(w, &e);
+  return report(st != TL_OK ? st : freed, &e, err);
 }
 
 static void abort_(tl_writer *w_) {
@@ -990,12 +1096,15 @@ static void abort_(tl_writer *w_) {
    * no dataset write failed). The file is being dropped: leave it
    * open on every rank and let the process end without shutting HDF5 down (tl_h5_broken). */
   int failed = w->failed || tl_fs_full(w->part), any = 0;
-  tl_allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, w->comm);
+  /* when MPI itself fails here, the file is left open as after a failed write */
+  if (tl_allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, w->comm, NULL) != TL_OK) any = 1;
   if (any) g_hdf5_broken = 1;
   else if (H5Fclose(w->file) < 0) g_hdf5_broken = 1;
-  tl_barrier(w->comm);
+  /* An abort reports nothing (the caller already has its failure): a failed barrier or
+   * MPI_Comm_free changes nothing of what is left to do. */
+  (void)tl_barrier(w->comm, NULL);
   if (w->rank == 0) remove(w->part);
-  destroy(w);
+  (void)destroy(w, NULL);
 }
 
 static const tl_writer_vtbl VT = {write_table, write_slice, write_rows, attr_str, attr_i64, close_,
@@ -1028,12 +1137,20 @@ tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err) {
     if (!f) st = tl_err_set(&e, TL_EIO, "cannot create output '%s': %s", w->part, strerror(errno));
     else fclose(f);
   }
-  if ((st = agree(comm, rank, size, st, &e)) != TL_OK) {
-    destroy(w);
+  if ((st = tl_agree(st, &e, comm)) != TL_OK) {
+    (void)destroy(w, NULL);
     report(st, &e, err);
     return NULL;
   }
-  if (!solo) MPI_Comm_dup(comm, &w->comm); /* solo: w->comm stays TL_SOLO */
+  /* Our own duplicate, whose MPI calls return their errors (TL_EMPI) instead of aborting the
+   * job; solo: w->comm stays TL_SOLO. */
+  if (!solo) st = tl_comm_dup(comm, &w->comm, &e);
+  if ((st = tl_agree(st, &e, comm)) != TL_OK) {
+    if (rank == 0) remove(w->part);
+    (void)destroy(w, NULL);
+    report(st, &e, err);
+    return NULL;
+  }
 
   /* One process without MPI (TL_SOLO) writes through HDF5's default POSIX driver: the same
    * datasets, types, chunks and filters as over MPI-IO. */
@@ -1057,12 +1174,13 @@ tl_writer *tl_h5_parallel_open(const char *path, MPI_Comm comm, tl_err *err) {
     /* Close only when every rank opened (H5Fclose is collective); a file opened on some ranks
      * only is left to process exit rather than risk a hang. */
     int opened = w->file >= 0, all_opened = 0;
-    tl_allreduce(&opened, &all_opened, 1, MPI_INT, MPI_LAND, w->comm);
+    if (tl_allreduce(&opened, &all_opened, 1, MPI_INT, MPI_LAND, w->comm, NULL) != TL_OK)
+      all_opened = 0; /* not known everywhere: leave the file to process exit */
     if (all_opened) H5Fclose(w->file);
     if (w->dxpl >= 0) H5Pclose(w->dxpl);
-    tl_barrier(w->comm);
+    (void)tl_barrier(w->comm, NULL); /* failing already: nothing more to report */
     if (rank == 0) remove(w->part);
-    destroy(w);
+    (void)destroy(w, NULL);
     report(st, &e, err);
     return NULL;
   }

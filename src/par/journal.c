@@ -274,32 +274,52 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char **list_files(const char *dir, int *n) {
+static void free_names(char **names, int n) {
+  for (int i = 0; names && i < n; i++) free(names[i]);
+  free(names);
+}
+
+/* The journal file names of dir, sorted: *out a malloc'd array of *n malloc'd names (NULL and 0
+ * when there is none, or no dir). TL_ENOMEM when out of memory (nothing is kept then). */
+static tl_status list_files(const char *dir, char ***out, int *n) {
   *n = 0;
+  *out = NULL;
   DIR *d = opendir(dir);
-  if (!d) return NULL;
+  if (!d) return TL_OK;
   char **names = NULL;
-  int cap = 0;
+  int cap = 0, k = 0;
+  tl_status st = TL_OK;
   struct dirent *e;
-  while ((e = readdir(d))) {
+  while (st == TL_OK && (e = readdir(d))) {
     if (!is_journal(e->d_name)) continue;
-    if (*n == cap) {
+    if (k == cap) {
       cap = cap ? cap * 2 : 16;
-      names = realloc(names, (size_t)cap * sizeof *names);
+      char **p = realloc(names, (size_t)cap * sizeof *names);
+      if (!p) { st = TL_ENOMEM; break; }
+      names = p;
     }
-    names[(*n)++] = tl_strdup(e->d_name);
+    if (!(names[k] = tl_strdup(e->d_name))) st = TL_ENOMEM;
+    else k++;
   }
   closedir(d);
-  if (*n) qsort(names, (size_t)*n, sizeof *names, cmp_str);
-  return names;
+  if (st != TL_OK) {
+    free_names(names, k);
+    return st;
+  }
+  if (k) qsort(names, (size_t)k, sizeof *names, cmp_str);
+  *out = names;
+  *n = k;
+  return TL_OK;
 }
 
 int tl_journal_exists(const char *dir) {
-  int n;
-  char **f = list_files(dir, &n);
-  for (int i = 0; i < n; i++) free(f[i]);
-  free(f);
-  return n > 0;
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int found = 0;
+  struct dirent *e;
+  while (!found && (e = readdir(d))) found = is_journal(e->d_name);
+  closedir(d);
+  return found;
 }
 
 static const char *str_or_null(const cJSON *o, const char *k, int *bad) {
@@ -343,16 +363,33 @@ static int parse_rec(const cJSON *o, tl_journal_rec *rec) {
   return bad;
 }
 
-char **tl_journal_list(const char *dir, int *n) {
-  char **names = list_files(dir, n);
-  for (int i = 0; i < *n; i++) {
+tl_status tl_journal_files(const char *dir, char ***paths, int *n, tl_err *err) {
+  char **names = NULL;
+  int k = 0;
+  tl_status st = list_files(dir, &names, &k);
+  for (int i = 0; i < k && st == TL_OK; i++) {
     tl_buf p;
     tl_buf_init(&p);
-    tl_buf_printf(&p, "%s/%s", dir, names[i]);
+    st = tl_buf_printf(&p, "%s/%s", dir, names[i]);
     free(names[i]);
-    names[i] = tl_buf_detach(&p);
+    names[i] = st == TL_OK ? tl_buf_detach(&p) : NULL;
+    tl_buf_release(&p);
   }
-  return names;
+  *paths = NULL;
+  *n = 0;
+  if (st != TL_OK) {
+    free_names(names, k);
+    return tl_err_set(err, TL_ENOMEM, "out of memory listing the journal files of '%s'", dir);
+  }
+  *paths = names;
+  *n = k;
+  return TL_OK;
+}
+
+char **tl_journal_list(const char *dir, int *n) {
+  char **paths = NULL;
+  if (tl_journal_files(dir, &paths, n, NULL) != TL_OK) *n = -1;
+  return paths;
 }
 
 tl_status tl_journal_read_file(const char *path, const char *dir, int file, const char *job_hash, tl_journal_cb cb,
@@ -400,9 +437,9 @@ tl_status tl_journal_read_file(const char *path, const char *dir, int file, cons
 tl_status tl_journal_read_all(const char *dir, const char *job_hash, tl_journal_cb cb, void *ctx,
                               long *nfiles, long *nrecs, long *nskipped, tl_err *err) {
   *nfiles = *nrecs = *nskipped = 0;
-  int n;
-  char **names = tl_journal_list(dir, &n);
-  tl_status st = TL_OK;
+  int n = 0;
+  char **names = NULL;
+  tl_status st = tl_journal_files(dir, &names, &n, err);
   for (int f = 0; f < n && st == TL_OK; f++) {
     st = tl_journal_read_file(names[f], dir, f, job_hash, cb, ctx, nrecs, nskipped, err);
     if (st == TL_OK) (*nfiles)++;
@@ -413,14 +450,17 @@ tl_status tl_journal_read_all(const char *dir, const char *job_hash, tl_journal_
 }
 
 tl_status tl_journal_remove(const char *dir, tl_err *err) {
-  int n;
-  char **names = list_files(dir, &n);
+  int n = 0;
+  char **names = NULL;
+  if (list_files(dir, &names, &n) != TL_OK)
+    return tl_err_set(err, TL_ENOMEM, "out of memory listing the journal files of '%s'", dir);
   tl_status st = TL_OK;
   for (int i = 0; i < n; i++) {
     tl_buf p;
     tl_buf_init(&p);
-    tl_buf_printf(&p, "%s/%s", dir, names[i]);
-    if (unlink(p.data) != 0 && st == TL_OK)
+    if (tl_buf_printf(&p, "%s/%s", dir, names[i]) != TL_OK) {
+      if (st == TL_OK) st = tl_err_set(err, TL_ENOMEM, "out of memory removing the journal");
+    } else if (unlink(p.data) != 0 && st == TL_OK)
       st = tl_err_set(err, TL_EIO, "cannot remove journal '%s': %s", p.data, strerror(errno));
     tl_buf_release(&p);
     free(names[i]);

@@ -98,7 +98,12 @@ tl_status tl_journal_read_file(const char *path, const char *dir, int file, cons
                                void *ctx, long *nrecs, long *nskipped, tl_err *err);
 
 /* The journal files of dir, full paths, sorted by name (the order tl_journal_read_all reads
- * them in and numbers rec->file by). malloc'd array of *n malloc'd strings; NULL when none. */
+ * them in and numbers rec->file by): *paths a malloc'd array of *n malloc'd strings; NULL and 0
+ * when there is none (or no dir). TL_ENOMEM (message in err) when out of memory: *paths NULL,
+ * *n 0. Local (no MPI): a caller before a collective agrees on the status. */
+tl_status tl_journal_files(const char *dir, char ***paths, int *n, tl_err *err);
+/* The same as a plain array (NULL when none); out of memory: NULL and *n = -1. Kept for the
+ * driver's callers until they use tl_journal_files. */
 char **tl_journal_list(const char *dir, int *n);
 
 /* Lines read back by (file, offset): how a row's texts come back from the journal when its
