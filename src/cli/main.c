@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "comm.h"
 #include "driver.h"
+#include "writer.h" /* tl_h5_broken */
 #include "tally/str.h"
 #include "usage.h"
 
@@ -76,7 +77,12 @@ int tl_cli_with_mpi(int *argc, char ***argv, const char *what, int (*fn)(void *c
   }
   int rc = fn(ctx, MPI_COMM_WORLD);
   fflush(stdout);
-  if (!tl_par_shutdown()) { /* HDF5 holds a file it could not close: see driver.h */
+  /* HDF5 holds a file some rank could not close (see driver.h): every rank then ends without
+   * MPI_Finalize, and all together (the reduction), so that no rank is killed by the launcher
+   * while it is still reporting (a rank that left early once took its peers with it) */
+  int broken = tl_h5_broken(), any = broken;
+  MPI_Allreduce(&broken, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any || !tl_par_shutdown()) {
     fflush(stderr);
     _exit(rc);
   }

@@ -386,11 +386,6 @@ tl_status tl_journal_files(const char *dir, char ***paths, int *n, tl_err *err) 
   return TL_OK;
 }
 
-char **tl_journal_list(const char *dir, int *n) {
-  char **paths = NULL;
-  if (tl_journal_files(dir, &paths, n, NULL) != TL_OK) *n = -1;
-  return paths;
-}
 
 tl_status tl_journal_read_file(const char *path, const char *dir, int file, const char *job_hash, tl_journal_cb cb,
                                void *ctx, long *nrecs, long *nskipped, tl_err *err) {

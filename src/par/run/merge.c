@@ -67,8 +67,9 @@ static tl_status scan_files(const tl_run_opts *o, bench_run *r, MPI_Comm comm, t
   int *fi = NULL;
   for (int d = 0; d < o->n_merge && !st; d++) {
     int n = 0;
-    char **names = tl_journal_list(o->merge[d].journal_dir, &n);
-    int *g = realloc(fi, (size_t)(r->jf.n + n + 1) * sizeof *g);
+    char **names = NULL;
+    st = tl_journal_files(o->merge[d].journal_dir, &names, &n, NULL);
+    int *g = st ? NULL : realloc(fi, (size_t)(r->jf.n + n + 1) * sizeof *g);
     if (!g) st = TL_ENOMEM;
     else fi = g;
     for (int i = 0; i < n && !st; i++) {

@@ -114,7 +114,8 @@ static tl_status read_dirs(const tl_run_opts *o, resume_ctx *c, const char *cons
   for (int d = 0; d < ndirs && !st; d++) {
     /* the earlier attempts' files, numbered as tl_journal_read_all numbers them */
     int nold = 0;
-    char **old = tl_journal_list(dirs[d], &nold);
+    char **old = NULL;
+    st = tl_journal_files(dirs[d], &old, &nold, err);
     c->input = d;
     c->file_base = r->jf.n;
     for (int i = 0; i < nold && !st; i++)
