@@ -294,8 +294,8 @@ static tl_table *mcq_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
     COL(t, "prompt_variant", TL_COL_STR, "default");
     COL(t, "gold", TL_COL_STR, "the correct choice's letter");
     COL(t, "n_choices", TL_COL_I64, "the item's choices");
-    COL(t, "response", TL_COL_TEXT, "raw answer (empty when missing); a log-likelihood answer is its logliks "
-                                    "after the prefix \xe2\x9f\xa6tally-loglik\xe2\x9f\xa7");
+    COL(t, "response", TL_COL_TEXT, "raw answer (empty when missing); a log-likelihood answer: the marker "
+                                    "tally-loglik in U+27E6/U+27E7 brackets, then its logliks as a JSON array");
     COL(t, "has_response", TL_COL_I64, "1 when an answer was obtained");
     COL(t, "source", TL_COL_STR, "file:line the answer came from");
     char name[64], doc[160];
