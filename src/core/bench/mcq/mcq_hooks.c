@@ -108,7 +108,7 @@ static const tl_named_parser *const PARSERS[] = {&P_STRICT, &P_LMEVAL, &P_INSPEC
 const tl_parser_set tl_mcq_parser_set = {
     .list = PARSERS,
     .kind = "multiple-choice answer parsers",
-    .brief = NULL,
+    .brief = "multiple choice",
     .help = "  mcq-*:\n"
             "    input lines:  {\"item\": {\"id\", \"question\", \"choices\": [...], \"answer\": letter|index|text}, "
             "\"response\": \"...\", \"model\": \"...\"?}\n"
