@@ -5,7 +5,8 @@
 # named file:line; chosen cells of the item table and the summary hold what the rules say; and
 # `tally parse --parser mcq-*` agrees with the run. Then the real inspect_ai ARC log's samples,
 # converted by hand, score under inspect-choice exactly as the log's own per-sample C/I verdicts
-# (that part exits 77 when ../shared/data is absent).
+# and the real HELM MMLU run's instances score under helm-mapping as its exact_match (those parts
+# exit 77 when ../shared/data is absent).
 . "$(dirname "$0")/common.sh"
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
 command -v h5dump >/dev/null || { echo "skipped: no h5dump"; exit 77; }
@@ -86,28 +87,69 @@ printf '%s\n' '{"item": {"id": "x", "question": "q", "choices": ["0", "90", "180
   | "$TALLY_BIN" parse --parser mcq-vlmeval-heuristic > "$WORK/p.jsonl"
 grep -q '"status":"ambiguous","rule":"judge_needed","gold":"B"' "$WORK/p.jsonl" || { cat "$WORK/p.jsonl"; fail "parse mcq-vlmeval-heuristic"; }
 
-# ---- the real inspect_ai log: ARC-Easy by a Claude model ----
-ARC="$TALLY_SHARED_DATA/harness-outputs/inspect/data_arc_sonnet.json"
-[ -f "$ARC" ] || { echo "skipped: $ARC absent (fixture part passed)"; exit 77; }
-"$PY" - "$ARC" "$WORK" <<'EOF'
+# ---- the real inspect_ai logs: ARC-Easy by a Claude model, PubMedQA by gpt-4o-mini ----
+for LOG in data_arc_sonnet.json data_pubmedqa_gpt4o_mini.json; do
+  ARC="$TALLY_SHARED_DATA/harness-outputs/inspect/$LOG"
+  [ -f "$ARC" ] || { echo "skipped: $ARC absent (fixture part passed)"; exit 77; }
+  "$PY" - "$ARC" "$WORK" <<'EOF'
 import json, sys
 log = json.load(open(sys.argv[1]))
 with open(sys.argv[2] + "/arc_parse.jsonl", "w") as p, open(sys.argv[2] + "/arc_verdicts.txt", "w") as v:
     for s in log["samples"]:
-        item = {"id": str(s["id"]), "question": s["input"], "choices": s["choices"], "answer": s["target"]}
-        p.write(json.dumps({"item": item, "response": s["output"]["completion"], "model": log["eval"]["model"]}) + "\n")
+        q = s["input"] if isinstance(s["input"], str) else "\n".join(str(m.get("content")) for m in s["input"])
+        item = {"id": str(s["id"]), "question": q, "choices": s["choices"], "answer": s["target"]}
+        out = s["output"]
+        resp = out.get("completion")
+        if resp is None:  # older logs: the first choice's message (a string or text parts)
+            c = out["choices"][0]["message"]["content"]
+            resp = c if isinstance(c, str) else "".join(x.get("text", "") for x in c if x.get("type") == "text")
+        p.write(json.dumps({"item": item, "response": resp, "model": log["eval"]["model"]}) + "\n")
         sc = s["scores"]["choice"]
         v.write("%d %s\n" % (1 if sc["value"] == "C" else 0, sc["answer"]))
 EOF
-"$TALLY_BIN" parse --parser mcq-inspect-choice --input "$WORK/arc_parse.jsonl" > "$WORK/arc_out.jsonl"
-"$PY" - "$WORK" <<'EOF'
+  "$TALLY_BIN" parse --parser mcq-inspect-choice --input "$WORK/arc_parse.jsonl" > "$WORK/arc_out.jsonl"
+  "$PY" - "$WORK" "$LOG" <<'EOF'
 import json, sys
 w = sys.argv[1]
 got = [json.loads(l) for l in open(w + "/arc_out.jsonl")]
 want = [l.split() for l in open(w + "/arc_verdicts.txt")]
 assert len(got) == len(want) > 0, (len(got), len(want))
 agree = sum(1 for g, (c, a) in zip(got, want) if g["correct"] == int(c) and g["answer"] == a)
-print("inspect ARC: %d of %d samples agree with the log's C/I verdict and parsed letter" % (agree, len(want)))
+print("inspect %s: %d of %d samples agree with the log's C/I verdict and parsed letter" % (sys.argv[2], agree, len(want)))
 sys.exit(0 if agree == len(want) else 1)
 EOF
-echo "e2e mcq: 1 and 2 ranks identical; rules, bad lines, summary, parse, inspect ARC verdicts"
+done
+
+# ---- the real HELM run: MMLU philosophy, GPT-2, joint multiple choice ----
+HELM="$TALLY_SHARED_DATA/harness-outputs/helm/mmlu-subject=philosophy,method=multiple_choice_joint,model=openai_gpt2"
+[ -f "$HELM/scenario_state.json" ] || { echo "skipped: $HELM absent (fixture and inspect parts passed)"; exit 77; }
+"$PY" - "$HELM" "$WORK" <<'EOF'
+import json, sys
+ss = json.load(open(sys.argv[1] + "/scenario_state.json"))
+em = {}
+for p in json.load(open(sys.argv[1] + "/per_instance_stats.json")):
+    for s in p["stats"]:
+        if s["name"]["name"] == "exact_match":
+            em[(p["instance_id"], p["train_trial_index"])] = int(s["mean"])
+with open(sys.argv[2] + "/helm_parse.jsonl", "w") as p, open(sys.argv[2] + "/helm_verdicts.txt", "w") as v:
+    for rs in ss["request_states"]:
+        inst, om = rs["instance"], rs["output_mapping"]
+        keys = sorted(om)
+        right = [r["output"]["text"] for r in inst["references"] if "correct" in r["tags"]]
+        item = {"id": "%s.%d" % (inst["id"], rs["train_trial_index"]), "question": inst["input"]["text"],
+                "choices": [om[k] for k in keys], "answer": [k for k in keys if om[k] in right][0]}
+        p.write(json.dumps({"item": item, "response": rs["result"]["completions"][0]["text"]}) + "\n")
+        v.write("%d\n" % em[(inst["id"], rs["train_trial_index"])])
+EOF
+"$TALLY_BIN" parse --parser mcq-helm-mapping --input "$WORK/helm_parse.jsonl" > "$WORK/helm_out.jsonl"
+"$PY" - "$WORK" <<'EOF'
+import json, sys
+w = sys.argv[1]
+got = [json.loads(l)["correct"] for l in open(w + "/helm_out.jsonl")]
+want = [int(l) for l in open(w + "/helm_verdicts.txt")]
+assert len(got) == len(want) > 0
+agree = sum(g == x for g, x in zip(got, want))
+print("HELM MMLU: %d of %d instances agree with the run's exact_match" % (agree, len(want)))
+sys.exit(0 if agree == len(want) else 1)
+EOF
+echo "e2e mcq: 1 and 2 ranks identical; rules, bad lines, summary, parse, inspect ARC and HELM MMLU verdicts"
