@@ -180,10 +180,16 @@ static void test_lmeval_pattern(void **state) {
   assert_int_equal(tl_mcq_score(&P, TL_MCQ_LMEVAL, &it, "the answer is (a)", &pr), TL_OK);
   assert_string_equal(pr.answer, "a"); /* exact_match: not the gold, and not B either */
   assert_int_equal(pr.correct, 0);
-  tl_parsed_release(&pr);
-  tl_mcq_item_release(&it);
+  /* every group empty: lm-eval's fallback "[invalid]" */
+  tl_mcq_parsers_release(&P);
+  assert_int_equal(tl_mcq_parsers_init(&P, "x(A?)(B?)", &err), TL_OK);
+  assert_int_equal(tl_mcq_score(&P, TL_MCQ_LMEVAL, &it, "x", &pr), TL_OK);
+  assert_int_equal(pr.status, TL_PS_NO_ANSWER);
+  assert_string_equal(pr.rule, "no_match");
   tl_mcq_parsers_release(&P);
   assert_int_not_equal(tl_mcq_parsers_init(&P, "(unclosed", &err), TL_OK);
+  tl_parsed_release(&pr);
+  tl_mcq_item_release(&it);
 }
 
 static void test_loglik(void **state) {

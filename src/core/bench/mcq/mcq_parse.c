@@ -253,14 +253,15 @@ static tl_status lmeval_score(const tl_mcq_parsers *p, const tl_mcq_item *it, co
   if (rc < 0) return TL_EREGEX;
   if (rc == 0) return put(out, TL_PS_NO_ANSWER, "no_match", NULL, 0, 0);
   size_t a = m.start[0], b = m.end[0];
-  if (m.ngroups > 1) {
-    a = b = 0;
-    for (int g = 1; g < m.ngroups; g++)
-      if (tl_rx_has(&m, g) && m.end[g] > m.start[g]) {
-        a = m.start[g];
-        b = m.end[g];
-        break;
-      }
+  if (m.ngroups == 2) { /* findall gives the group's text, "" when it is empty or took no part */
+    a = b = tl_rx_has(&m, 1) ? m.start[1] : 0;
+    if (tl_rx_has(&m, 1)) b = m.end[1];
+  } else if (m.ngroups > 2) { /* a tuple: its first non-empty member, else the fallback */
+    int g = 1;
+    while (g < m.ngroups && !(tl_rx_has(&m, g) && m.end[g] > m.start[g])) g++;
+    if (g == m.ngroups) return put(out, TL_PS_NO_ANSWER, "no_match", NULL, 0, 0);
+    a = m.start[g];
+    b = m.end[g];
   }
   /* Python's str.strip(): Unicode whitespace at both ends */
   a = tl_utf8_skip_space(r, b, a);
