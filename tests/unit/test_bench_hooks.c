@@ -79,7 +79,7 @@ static void test_sizes_checked(void **state) {
   /* every registered module passes, with and without the test modules */
   for (int on = 0; on < 2; on++) {
     modules_on(on);
-    assert_int_equal(tl_bench_count(), 3u + (unsigned)on);
+    assert_int_equal(tl_bench_count(), 4u + (unsigned)on);
     if (tl_bench_registry_check(&err) != TL_OK) fail_msg("%s", err.msg);
     for (size_t i = 0; i < tl_bench_count(); i++) {
       const tl_bench_vt *vt = tl_bench_at(i);
@@ -175,14 +175,17 @@ static void test_parsers(void **state) {
   const char *names[16];
   static const char *const WANT[] = {"spatialeval-strict", "spatialeval-pr3", "spatialeval-legacy",
                                      "mtbench101-rating", "mtbench101-opencompass", "fastchat",
-                                     "judgearena", "lave-rating"};
-  assert_int_equal(tl_bench_parser_names(names, 16), 8);
-  for (int i = 0; i < 8; i++) assert_string_equal(names[i], WANT[i]);
+                                     "judgearena", "lave-rating", "mcq-strict", "mcq-lmeval-regex",
+                                     "mcq-inspect-choice", "mcq-helm-mapping", "mcq-vlmeval-heuristic"};
+  assert_int_equal(tl_bench_parser_names(names, 16), 13);
+  for (int i = 0; i < 13; i++) assert_string_equal(names[i], WANT[i]);
   tl_buf b;
   tl_buf_init(&b);
   tl_bench_parser_list(&b);
   assert_string_equal(b.data, "spatialeval-strict, spatialeval-pr3, spatialeval-legacy, mtbench101-rating, "
-                              "mtbench101-opencompass, fastchat or judgearena (MT-Bench-101), or lave-rating (LAVE)");
+                              "mtbench101-opencompass, fastchat or judgearena (MT-Bench-101), lave-rating (LAVE), or "
+                              "mcq-strict, mcq-lmeval-regex, mcq-inspect-choice, mcq-helm-mapping or "
+                              "mcq-vlmeval-heuristic (multiple choice)");
   assert_null(tl_bench_parser("test_judged-rating", NULL));
   const tl_bench_vt *vt = NULL;
   const tl_named_parser *lave = tl_bench_parser("lave-rating", &vt);
@@ -191,11 +194,11 @@ static void test_parsers(void **state) {
   assert_string_equal(lave->flag, "lave-compat");
 
   modules_on(1);
-  assert_int_equal(tl_bench_parser_names(names, 16), 9);
-  assert_string_equal(names[8], "test_judged-rating");
+  assert_int_equal(tl_bench_parser_names(names, 16), 14);
+  assert_string_equal(names[13], "test_judged-rating");
   tl_buf_reset(&b);
   tl_bench_parser_list(&b);
-  assert_non_null(strstr(b.data, "(MT-Bench-101), lave-rating (LAVE), or test_judged-rating (test_judged)"));
+  assert_non_null(strstr(b.data, "mcq-vlmeval-heuristic (multiple choice), or test_judged-rating (test_judged)"));
   tl_buf_reset(&b);
   tl_bench_parser_usage(&b);
   assert_non_null(strstr(b.data, "\n      | test_judged-rating (test ratings)\n"));

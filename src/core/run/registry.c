@@ -10,7 +10,8 @@
 #define MODULES_LIST(X) \
   X(spatialeval)        \
   X(mtbench101)         \
-  X(vqa)
+  X(vqa)                \
+  X(mcq)
 
 /* Modules for the test suite only (a two-stage module over replay files): known only when
  * TALLY_TEST_MODULES=1 is in the environment, so a user's job can never name one by accident. */
