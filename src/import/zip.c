@@ -90,7 +90,7 @@ static tl_status find_eocd(const tl_zip *z, uint64_t *at, unsigned char rec[22],
 
 /* Reads the directory (z->size, z->fd or z->mem set). */
 static tl_status read_directory(tl_zip *z, tl_err *err) {
-  unsigned char eocd[22];
+  unsigned char eocd[22] = {0};
   uint64_t eocd_at = 0;
   tl_status st = find_eocd(z, &eocd_at, eocd, err);
   if (st != TL_OK) return st;
@@ -99,11 +99,11 @@ static tl_status read_directory(tl_zip *z, tl_err *err) {
     return tl_err_set(err, TL_EINPUT, "'%s': a multi-part (spanned) zip: not supported", z->label);
   /* ZIP64: a locator right before the EOCD */
   if (eocd_at >= 20) {
-    unsigned char loc[20];
+    unsigned char loc[20] = {0};
     if ((st = read_at(z, eocd_at - 20, loc, 20, "the ZIP64 locator", err)) != TL_OK) return st;
     if (le32(loc) == SIG_LOC64) {
       uint64_t rec_off = le64(loc + 8);
-      unsigned char r64[56];
+      unsigned char r64[56] = {0};
       if ((st = read_at(z, rec_off, r64, 56, "the ZIP64 end record", err)) != TL_OK) return st;
       if (le32(r64) != SIG_EOCD64 || rec_off + 56 > eocd_at - 20)
         return tl_err_set(err, TL_EINPUT, "'%s': the ZIP64 locator points at no ZIP64 end record (offset %llu)",
@@ -259,7 +259,7 @@ tl_status tl_zip_read(const tl_zip *z, const tl_zip_entry *e, uint64_t max, unsi
     return ENTRY_ERR("'%s': entry '%s' declares %llu bytes from %llu deflated ones, more than deflate can give: a lying "
                      "header",
                      L, N, (unsigned long long)e->usize, (unsigned long long)e->csize);
-  unsigned char lh[30];
+  unsigned char lh[30] = {0};
   tl_status st;
   tl_err sub;
   if (e->local > z->cd_off || z->cd_off - e->local < 30 || read_at(z, e->local, lh, 30, "a local header", &sub) != TL_OK ||
