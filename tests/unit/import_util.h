@@ -20,10 +20,10 @@ typedef struct {
   int stop_at; /* >0: the emit call number that fails (TL_EIO), to see a reader stop */
 } iu_recs;
 
-static char *iu_dup(const char *s) { return s ? tl_strdup(s) : NULL; }
-static char *iu_json(const cJSON *j) { return j ? cJSON_PrintUnformatted(j) : NULL; }
+static inline char *iu_dup(const char *s) { return s ? tl_strdup(s) : NULL; }
+static inline char *iu_json(const cJSON *j) { return j ? cJSON_PrintUnformatted(j) : NULL; }
 
-static tl_status iu_emit(void *ctx, const tl_imp_rec *rec, tl_err *err) {
+static inline tl_status iu_emit(void *ctx, const tl_imp_rec *rec, tl_err *err) {
   iu_recs *c = ctx;
   if (c->stop_at > 0 && c->n + 1 == c->stop_at) return tl_err_set(err, TL_EIO, "emit stops here");
   assert_true(c->n < 64);
@@ -48,7 +48,7 @@ static tl_status iu_emit(void *ctx, const tl_imp_rec *rec, tl_err *err) {
   return TL_OK;
 }
 
-static void iu_free(iu_recs *c) {
+static inline void iu_free(iu_recs *c) {
   for (int i = 0; i < c->n; i++) {
     iu_rec *r = &c->r[i];
     char *all[] = {r->where, r->task, r->id, r->model, r->response, r->prompt, r->item, r->metric, r->extracted, r->extra};
@@ -59,7 +59,7 @@ static void iu_free(iu_recs *c) {
 
 /* Reads path with the importer named fmt into c (emptied first); log initialised here (strict
  * as asked, silent), the caller releases it. Returns the reader's status. */
-static tl_status iu_read(const char *fmt, const char *path, int strict, iu_recs *c, tl_inlog *log, tl_err *err) {
+static inline tl_status iu_read(const char *fmt, const char *path, int strict, iu_recs *c, tl_inlog *log, tl_err *err) {
   const tl_importer *imp = tl_importer_find(fmt);
   assert_non_null(imp);
   iu_free(c);
@@ -70,7 +70,7 @@ static tl_status iu_read(const char *fmt, const char *path, int strict, iu_recs 
 
 /* The number of logged problems whose message holds every one of the strings a, b (b NULL:
  * only a). */
-static int iu_logged(const tl_inlog *l, const char *a, const char *b) {
+static inline int iu_logged(const tl_inlog *l, const char *a, const char *b) {
   int n = 0;
   if (!l->table) return 0;
   for (size_t i = 0; i < (size_t)l->total; i++) {
@@ -80,12 +80,12 @@ static int iu_logged(const tl_inlog *l, const char *a, const char *b) {
   return n;
 }
 
-static void iu_print_log(const tl_inlog *l) {
+static inline void iu_print_log(const tl_inlog *l) {
   for (size_t i = 0; l->table && i < (size_t)l->total; i++)
     print_message("  logged: %s: %s\n", l->table->cols[0].v.s[i], l->table->cols[3].v.s[i]);
 }
 
-static const iu_rec *iu_find(const iu_recs *c, const char *id, int seed) {
+static inline const iu_rec *iu_find(const iu_recs *c, const char *id, int seed) {
   for (int i = 0; i < c->n; i++)
     if (strcmp(c->r[i].id, id) == 0 && c->r[i].seed == seed) return &c->r[i];
   fail_msg("no record with id '%s' seed %d", id, seed);
