@@ -23,7 +23,8 @@ import json, sys
 for l in open(sys.argv[1]):
     a = json.loads(l); h = a["harness"]
     assert h["format"] == sys.argv[2], h
-    print(a["id"], a["seed"], h["verdict"], h["metric"], h["extracted"], json.dumps(a["response"]), a["model"])
+    v = h["verdict"]
+    print(a["id"], a["seed"], None if v is None else float(v), h["metric"], h["extracted"], json.dumps(a["response"]), a["model"])
 ' "$1" "$2"
 }
 
