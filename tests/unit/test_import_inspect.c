@@ -261,6 +261,26 @@ static void test_bomb_and_lying_header(void **state) {
   iu_free(&c);
 }
 
+/* A log still running: no header.json, the eval from _journal/start.json. */
+static void test_unfinished(void **state) {
+  (void)state;
+  NEED_FX();
+  iu_recs c = {0};
+  tl_inlog log;
+  tl_err err;
+  const tl_importer *imp = tl_importer_detect(fxp("unfinished.eval"), &err);
+  if (!imp) fail_msg("%s", err.msg);
+  assert_string_equal(imp->name, "inspect");
+  assert_int_equal(iu_read("inspect", fxp("unfinished.eval"), 0, &c, &log, &err), TL_OK);
+  assert_int_equal(c.n, 2);
+  assert_string_equal(c.r[1].task, "fixture_mcq");
+  assert_string_equal(c.r[1].model, "provider/fixture-model");
+  assert_int_equal(c.r[1].seed, 1);
+  assert_int_equal(log.total, 0);
+  tl_inlog_release(&log);
+  iu_free(&c);
+}
+
 /* zip.c on its own: bytes that are no zip, a directory that lies about its size. */
 static void test_zip_mem(void **state) {
   (void)state;
@@ -420,6 +440,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_unknown_method),
       cmocka_unit_test(test_encrypted),
       cmocka_unit_test(test_bomb_and_lying_header),
+      cmocka_unit_test(test_unfinished),
       cmocka_unit_test(test_zip_mem),
       cmocka_unit_test(test_emit_stops),
   };
