@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "tally/import.h"
+#include "tally/jsonl.h"
 #include "tally/str.h"
 #include "zip.h"
 
@@ -329,6 +330,48 @@ static void set_eval(insp *in, const cJSON *header) {
   in->model = str_get(ev, "model");
 }
 
+/* ---- what cJSON takes silently (tl_json_check) ---- */
+
+typedef struct {
+  insp *in;
+  const char *entry;   /* the .eval entry, or NULL for a whole .json log */
+  long line;           /* the entry's record number (.eval) */
+  unsigned char *bad;  /* .json: samples[k] had an issue -> bad[k] = 1 (k < nbad) */
+  long nbad;
+  long issues;
+  tl_status st;
+} chk_ctx;
+
+/* Reports one duplicate key or \u0000 escape; a sample holding one is skipped like a malformed
+ * line (which of the two values cJSON kept is not the harness's business to guess). */
+static int on_issue(void *ctx, const tl_json_issue *is) {
+  chk_ctx *c = ctx;
+  long rec = c->line;
+  if (!c->entry) {
+    rec = 0;
+    if (strncmp(is->path, "samples[", 8) == 0) {
+      long k = strtol(is->path + 8, NULL, 10);
+      if (k >= 0 && k < c->nbad) c->bad[k] = 1, rec = k + 1;
+    }
+  }
+  c->issues++;
+  char where[400];
+  if (c->entry)
+    snprintf(where, sizeof where, "%s: entry '%s'", c->in->path, c->entry);
+  else
+    snprintf(where, sizeof where, "%s", c->in->path);
+  const char *at = is->path[0] ? is->path : "the top level";
+  if (is->kind == TL_JSON_DUP_KEY)
+    c->st = tl_inlog_report(c->in->log, TL_IN_DUPLICATE_KEY, c->in->path, rec,
+                            "%s: duplicate key '%s' in '%s' at byte %zu%s", where, is->key ? is->key : "", at, is->byte,
+                            rec > 0 ? ": the sample is skipped" : "");
+  else
+    c->st = tl_inlog_report(c->in->log, TL_IN_NUL_ESCAPE, c->in->path, rec,
+                            "%s: \\u0000 escape (a NUL character) in '%s' at byte %zu%s", where, at, is->byte,
+                            rec > 0 ? ": the sample is skipped" : "");
+  return c->st != TL_OK;
+}
+
 /* ---- .json ---- */
 
 static tl_status read_json(insp *in, tl_err *err) {
@@ -346,9 +389,28 @@ static tl_status read_json(insp *in, tl_err *err) {
     tl_buf_release(&b);
     return tl_err_set(err, TL_EINPUT, "'%s': not valid JSON (at byte %zu): not an inspect_ai log", in->path, at);
   }
-  tl_buf_release(&b);
-  set_eval(in, root);
+  if (strlen(b.data) != b.len) {
+    tl_buf_release(&b);
+    cJSON_Delete(root);
+    return tl_err_set(err, TL_EINPUT, "'%s': a NUL byte in the file: not an inspect_ai log", in->path);
+  }
   cJSON *samples = cJSON_GetObjectItemCaseSensitive(root, "samples");
+  long nsamp = cJSON_IsArray(samples) ? cJSON_GetArraySize(samples) : 0;
+  chk_ctx chk = {in, NULL, 0, calloc(nsamp ? (size_t)nsamp : 1, 1), nsamp, 0, TL_OK};
+  if (!chk.bad) {
+    tl_buf_release(&b);
+    cJSON_Delete(root);
+    return TL_ENOMEM;
+  }
+  tl_json_check(b.data, root, on_issue, &chk);
+  tl_buf_release(&b);
+  if ((st = chk.st) != TL_OK) {
+    free(chk.bad);
+    cJSON_Delete(root);
+    if (err && !err->msg[0]) tl_err_set(err, st, "'%s': bad sample (strict input)", in->path);
+    return st;
+  }
+  set_eval(in, root);
   if (!cJSON_IsArray(samples)) {
     const cJSON *tot = obj_get(obj_get(root, "results"), "total_samples");
     char said[96] = "";
@@ -358,12 +420,20 @@ static tl_status read_json(insp *in, tl_err *err) {
                     "`inspect log convert --to json` of it)",
                     in->path, said);
     cJSON_Delete(root);
+    free(chk.bad);
     return st;
   }
   if (cJSON_GetArraySize(samples) == 0)
     st = tl_inlog_report(in->log, TL_IN_EMPTY_FILE, in->path, 0, "%s: an inspect_ai log with no samples", in->path);
-  for (cJSON *s = samples->child; s && st == TL_OK; s = s->next) st = do_sample(in, s, NULL, err);
+  long k = 0;
+  for (cJSON *s = samples->child; s && st == TL_OK; s = s->next, k++) {
+    if (k < nsamp && chk.bad[k])
+      in->rec++; /* reported */
+    else
+      st = do_sample(in, s, NULL, err);
+  }
   if (st == TL_EINPUT && err && !err->msg[0]) tl_err_set(err, st, "'%s': bad sample (strict input)", in->path);
+  free(chk.bad);
   cJSON_Delete(root);
   return st;
 }
@@ -425,11 +495,26 @@ static tl_status read_eval(insp *in, tl_err *err) {
       if (err) *err = sub;
       break;
     }
+    if (strlen((const char *)data) != n) {
+      free(data);
+      st = tl_inlog_report(in->log, TL_IN_MALFORMED_JSON, in->path, ++in->rec, "%s: entry '%s' holds a NUL byte",
+                           in->path, e->name);
+      continue;
+    }
     cJSON *s = cJSON_ParseWithLength((const char *)data, n);
-    free(data);
     if (!s) {
+      free(data);
       st = tl_inlog_report(in->log, TL_IN_MALFORMED_JSON, in->path, ++in->rec, "%s: entry '%s' is not valid JSON",
                            in->path, e->name);
+      continue;
+    }
+    chk_ctx chk = {in, e->name, in->rec + 1, NULL, 0, 0, TL_OK};
+    tl_json_check((const char *)data, s, on_issue, &chk);
+    free(data);
+    if (chk.issues || chk.st != TL_OK) {
+      in->rec++;
+      st = chk.st;
+      cJSON_Delete(s);
       continue;
     }
     st = do_sample(in, s, e->name, err);

@@ -261,6 +261,41 @@ static void test_bomb_and_lying_header(void **state) {
   iu_free(&c);
 }
 
+/* What cJSON would take silently (a key given twice, a \u0000 escape): reported with the file,
+ * the entry or the sample's place, and the sample skipped; the others read. */
+static void test_duplicate_keys(void **state) {
+  (void)state;
+  NEED_FX();
+  iu_recs c = {0};
+  tl_inlog log;
+  tl_err err;
+  assert_int_equal(iu_read("inspect", fxp("dupkey.eval"), 0, &c, &log, &err), TL_OK);
+  iu_print_log(&log);
+  assert_int_equal(c.n, 5);
+  assert_int_equal(iu_logged(&log, "dupkey.eval: entry 'samples/1_epoch_2.json': duplicate key 'id' in 'the top level'",
+                             "the sample is skipped"),
+                   1);
+  for (int i = 0; i < c.n; i++) assert_false(strcmp(c.r[i].id, "1") == 0 && c.r[i].seed == 1);
+  tl_inlog_release(&log);
+  assert_int_equal(iu_read("inspect", fxp("dupkey.json"), 0, &c, &log, &err), TL_OK);
+  iu_print_log(&log);
+  assert_int_equal(c.n, 4);
+  assert_int_equal(iu_logged(&log, "dupkey.json: duplicate key 'id' in 'samples[1]'", NULL), 1);
+  assert_int_equal(iu_logged(&log, "dupkey.json: \\u0000 escape (a NUL character) in 'samples[3].input'", NULL), 1);
+  for (int i = 0; i < c.n; i++) assert_string_not_equal(c.r[i].id, "3");
+  /* the problems are on the samples' records (2 and 4) */
+  int on2 = 0, on4 = 0;
+  for (size_t i = 0; i < (size_t)log.total; i++) {
+    long line = (long)log.table->cols[2].v.i[i];
+    on2 += line == 2;
+    on4 += line == 4;
+  }
+  assert_int_equal(on2, 1);
+  assert_int_equal(on4, 1);
+  tl_inlog_release(&log);
+  iu_free(&c);
+}
+
 /* A log still running: no header.json, the eval from _journal/start.json. */
 static void test_unfinished(void **state) {
   (void)state;
@@ -441,6 +476,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_encrypted),
       cmocka_unit_test(test_bomb_and_lying_header),
       cmocka_unit_test(test_unfinished),
+      cmocka_unit_test(test_duplicate_keys),
       cmocka_unit_test(test_zip_mem),
       cmocka_unit_test(test_emit_stops),
   };
