@@ -3,7 +3,7 @@
  * Fixtures (tests/fixtures/import/helm/, written for the project): a joint multiple-choice run
  * with two train trials, a perturbed instance beside its unperturbed one, an instance with no
  * reference tagged correct, a failed request and a state without an instance id; a run without
- * per_instance_stats.json; a scenario state cut short. Shared: the real MMLU philosophy run of
+ * per_instance_stats.json; a scenario state cut short; one with a key given twice. Shared: the real MMLU philosophy run of
  * GPT-2 in ../shared/data/harness-outputs/helm. */
 #define _POSIX_C_SOURCE 200809L
 #include "import_util.h"
@@ -118,6 +118,28 @@ static void test_cut_short(void **state) {
   tl_inlog_release(&log);
 }
 
+/* A key given twice in a request state (cJSON would keep one silently): reported, the state
+ * skipped, the others read. */
+static void test_duplicate_key(void **state) {
+  (void)state;
+  iu_recs c = {0};
+  tl_inlog log;
+  tl_err err;
+  assert_int_equal(iu_read("helm", FX "dup_key", 0, &c, &log, &err), TL_OK);
+  iu_print_log(&log);
+  assert_int_equal(c.n, 2);
+  assert_string_equal(c.r[0].id, "id1");
+  assert_int_equal(c.r[0].seed, 0);
+  assert_string_equal(c.r[1].id, "id2");
+  assert_int_equal(iu_logged(&log, "dup_key/scenario_state.json: duplicate key 'train_trial_index' in 'request_states[1]'",
+                             "the request state is skipped"),
+                   1);
+  assert_int_equal(log.total, 2); /* and id2's missing "correct" tag */
+  assert_int_equal((long)log.table->cols[2].v.i[0], 2);
+  tl_inlog_release(&log);
+  iu_free(&c);
+}
+
 /* ---- the real run ---- */
 
 static void test_real_run(void **state) {
@@ -167,6 +189,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_run),
       cmocka_unit_test(test_no_stats),
       cmocka_unit_test(test_cut_short),
+      cmocka_unit_test(test_duplicate_key),
   };
   const struct CMUnitTest shared[] = {
       cmocka_unit_test(test_real_run),
