@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "tally/import.h"
+#include "tally/jsonl.h"
 #include "tally/str.h"
 #include "tally/strmap.h"
 
@@ -33,8 +34,40 @@ static const char *str_get(const cJSON *o, const char *k) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* Parses DIR/NAME into *out. absent_ok: *out NULL and TL_OK when the file is not there. */
-static tl_status load(const char *dir, const char *name, int absent_ok, cJSON **out, tl_err *err) {
+/* What cJSON takes silently (a key given twice, a \u0000 escape), reported: in
+ * scenario_state.json the request state holding one is skipped (bad[k]); elsewhere the file's
+ * problem is reported (line 0) and the file read on. */
+typedef struct {
+  tl_inlog *log;
+  const char *file;
+  unsigned char *bad; /* [nbad] or NULL */
+  long nbad;
+  tl_status st;
+} chk_ctx;
+
+static int on_issue(void *ctx, const tl_json_issue *is) {
+  chk_ctx *c = ctx;
+  long rec = 0;
+  if (c->bad && strncmp(is->path, "request_states[", 15) == 0) {
+    long k = strtol(is->path + 15, NULL, 10);
+    if (k >= 0 && k < c->nbad) c->bad[k] = 1, rec = k + 1;
+  }
+  const char *at = is->path[0] ? is->path : "the top level";
+  const char *then = rec > 0 ? ": the request state is skipped" : "";
+  if (is->kind == TL_JSON_DUP_KEY)
+    c->st = tl_inlog_report(c->log, TL_IN_DUPLICATE_KEY, c->file, rec, "%s: duplicate key '%s' in '%s' at byte %zu%s",
+                            c->file, is->key ? is->key : "", at, is->byte, then);
+  else
+    c->st = tl_inlog_report(c->log, TL_IN_NUL_ESCAPE, c->file, rec,
+                            "%s: \\u0000 escape (a NUL character) in '%s' at byte %zu%s", c->file, at, is->byte, then);
+  return c->st != TL_OK;
+}
+
+/* Parses DIR/NAME into *out, its problems checked (tl_json_check; for scenario_state.json,
+ * *bad: which request states hold one, malloc'd). absent_ok: *out NULL and TL_OK when the file
+ * is not there. */
+static tl_status load(const char *dir, const char *name, int absent_ok, tl_inlog *log, cJSON **out,
+                      unsigned char **bad, tl_err *err) {
   *out = NULL;
   tl_buf p, b;
   tl_buf_init(&p);
@@ -43,12 +76,25 @@ static tl_status load(const char *dir, const char *name, int absent_ok, cJSON **
   struct stat sb;
   if (st == TL_OK && absent_ok && stat(p.data, &sb) != 0 && errno == ENOENT) goto done;
   if (st == TL_OK) st = tl_file_read(p.data, HELM_MAX_JSON, &b, err);
+  if (st == TL_OK && strlen(b.data) != b.len) st = tl_err_set(err, TL_EINPUT, "'%s': a NUL byte in the file", p.data);
   if (st == TL_OK) {
     const char *end = NULL;
     *out = cJSON_ParseWithLengthOpts(b.data, b.len, &end, 0);
     if (!*out)
       st = tl_err_set(err, TL_EINPUT, "'%s': not valid JSON (at byte %zu)", p.data,
                       end && end >= b.data ? (size_t)(end - b.data) : (size_t)0);
+  }
+  if (st == TL_OK) {
+    chk_ctx c = {log, p.data, NULL, 0, TL_OK};
+    if (bad) {
+      const cJSON *rs = cJSON_GetObjectItemCaseSensitive(*out, "request_states");
+      c.nbad = cJSON_IsArray(rs) ? cJSON_GetArraySize(rs) : 0;
+      c.bad = *bad = calloc(c.nbad ? (size_t)c.nbad : 1, 1);
+      if (!c.bad) st = TL_ENOMEM;
+    }
+    if (st == TL_OK) tl_json_check(b.data, *out, on_issue, &c);
+    if (st == TL_OK && c.st != TL_OK)
+      st = tl_err_set(err, c.st, "'%s': a duplicate key or a \\u0000 escape (strict input)", p.data);
   }
 done:
   tl_buf_release(&p);
@@ -97,6 +143,7 @@ static int helm_detect(const char *path, int is_dir, const unsigned char *head, 
 
 static tl_status helm_read(const char *path, tl_inlog *log, tl_imp_emit emit, void *ctx, tl_err *err) {
   cJSON *state = NULL, *spec = NULL, *pis = NULL;
+  unsigned char *bad = NULL;
   tl_strmap idx;
   tl_strmap_init(&idx);
   tl_buf key, file, where;
@@ -104,9 +151,9 @@ static tl_status helm_read(const char *path, tl_inlog *log, tl_imp_emit emit, vo
   tl_buf_init(&file);
   tl_buf_init(&where);
   tl_status st = tl_buf_printf(&file, "%s/scenario_state.json", path);
-  if (st == TL_OK) st = load(path, "run_spec.json", 0, &spec, err);
-  if (st == TL_OK) st = load(path, "scenario_state.json", 0, &state, err);
-  if (st == TL_OK) st = load(path, "per_instance_stats.json", 1, &pis, err);
+  if (st == TL_OK) st = load(path, "run_spec.json", 0, log, &spec, NULL, err);
+  if (st == TL_OK) st = load(path, "scenario_state.json", 0, log, &state, &bad, err);
+  if (st == TL_OK) st = load(path, "per_instance_stats.json", 1, log, &pis, NULL, err);
   if (st != TL_OK) goto done;
   const cJSON *states = obj_get(state, "request_states");
   if (!cJSON_IsArray(states)) {
@@ -140,6 +187,7 @@ static tl_status helm_read(const char *path, tl_inlog *log, tl_imp_emit emit, vo
   const cJSON *rs;
   cJSON_ArrayForEach(rs, states) {
     line++;
+    if (bad && bad[line - 1]) continue; /* reported */
     const cJSON *inst = obj_get(rs, "instance");
     const char *id = str_get(inst, "id");
     int trial = trial_of(rs);
@@ -251,6 +299,7 @@ static tl_status helm_read(const char *path, tl_inlog *log, tl_imp_emit emit, vo
   }
 done:
   if (st == TL_EINPUT && err && !err->msg[0]) tl_err_set(err, st, "'%s': bad request state (strict input)", file.data);
+  free(bad);
   cJSON_Delete(state);
   cJSON_Delete(spec);
   cJSON_Delete(pis);
