@@ -282,6 +282,7 @@ static int oc_detect(const char *path, int is_dir, const unsigned char *head, si
 typedef struct {
   const char *file, *task, *model, *judge;
   int stage;
+  long offset;    /* a split file: the records of the splits before it (-1: not a split) */
   tl_inlog *log;
   tl_imp_emit emit;
   void *ctx;
@@ -408,6 +409,12 @@ static tl_status generic_record(oc_read *r, const char *key, const cJSON *v, con
     rec.verdict_metric = "correct";
   }
   tl_status st = TL_OK;
+  char idbuf[32];
+  if (r->offset >= 0) { /* splits key their records from "0" each: the id is the position overall */
+    snprintf(idbuf, sizeof idbuf, "%ld", r->offset + strtol(key, NULL, 10));
+    rec.id = idbuf;
+    if (item) cJSON_ReplaceItemInObjectCaseSensitive(item, "id", cJSON_CreateString(idbuf));
+  }
   if (!cJSON_IsArray(pred)) {
     rec.response = cJSON_IsString(pred) ? pred->valuestring : NULL;
     st = emit_rec(r, &rec);
@@ -557,16 +564,19 @@ static tl_status oc_read_path(const char *path, tl_inlog *log, tl_imp_emit emit,
   if (stat(path, &sb) != 0) return tl_err_set(err, TL_EIO, "cannot open '%s': %s", path, strerror(errno));
   oc_files f = {0};
   tl_status st = collect(path, S_ISDIR(sb.st_mode), &f, err);
+  long offset = 0;
   for (size_t i = 0; !st && i < f.n; i++) {
+    if (f.v[i].no == 0) offset = 0;
     char *model, *judge;
     if ((st = folder_names(f.v[i].path, &model, &judge))) {
       st = tl_err_set(err, st, "out of memory");
       break;
     }
     oc_read r = {.file = f.v[i].path, .task = f.v[i].task, .model = model, .judge = judge,
-                 .log = log, .emit = emit, .ctx = ctx, .err = err};
+                 .offset = f.v[i].no >= 0 ? offset : -1, .log = log, .emit = emit, .ctx = ctx, .err = err};
     long n = 0;
     st = read_file(&r, &n);
+    offset += n;
     if (!st || st == TL_EINPUT) tl_inlog_lines(log, f.v[i].path, "records", n);
     free(model);
     free(judge);
