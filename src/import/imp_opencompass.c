@@ -295,7 +295,10 @@ static tl_status bad(oc_read *r, tl_in_kind kind, long line, const char *where, 
   char msg[512];
   snprintf(msg, sizeof msg, fmt, a ? a : "");
   r->bad++;
-  if (tl_inlog_report(r->log, kind, r->file, line, "%s: %s", where, msg) == TL_EINPUT)
+  /* the log names the file itself: the message starts at the record ("key '3': ...") */
+  const char *rec = strncmp(where, r->file, strlen(r->file)) == 0 ? where + strlen(r->file) : where;
+  if (rec[0] == ':' && rec[1] == ' ') rec += 2;
+  if (tl_inlog_report(r->log, kind, r->file, line, "%s: %s", rec, msg) == TL_EINPUT)
     return tl_err_set(r->err, TL_EINPUT, "%s: %s (strict input)", where, msg);
   return TL_OK;
 }
@@ -443,7 +446,7 @@ static tl_status one_record(oc_read *r, const char *key, const cJSON *v, long li
   char where[512];
   snprintf(where, sizeof where, "%s: %s'%.200s'", r->file, in_details ? "details " : "key ", key);
   if (!all_digits(key))
-    return bad(r, TL_IN_BAD_ID, line, where, "key '%s' is not a decimal string (OpenCompass keys its records \"0\", \"1\", ...)", key);
+    return bad(r, TL_IN_BAD_ID, line, where, "not a decimal string (OpenCompass keys its records \"0\", \"1\", ...)%s", NULL);
   if (!cJSON_IsObject(v)) return bad(r, TL_IN_BAD_FIELD, line, where, "the record is not an object%s", NULL);
   const cJSON *op = cJSON_GetObjectItemCaseSensitive(v, "origin_prompt");
   if (!cJSON_GetObjectItemCaseSensitive(v, "prediction"))

@@ -411,7 +411,10 @@ static const char *cell_named(const vk_read *r, size_t row, const char *name) {
 }
 
 static tl_status bad(const vk_read *r, tl_in_kind kind, long line, const char *where, const char *msg) {
-  if (tl_inlog_report(r->log, kind, r->file, line, "%s: %s", where, msg) == TL_EINPUT)
+  /* the log names the file itself: the message starts at the row ("row 3 (index '2'): ...") */
+  const char *row = strncmp(where, r->file, strlen(r->file)) == 0 ? where + strlen(r->file) : where;
+  if (row[0] == ':' && row[1] == ' ') row += 2;
+  if (tl_inlog_report(r->log, kind, r->file, line, "%s: %s", row, msg) == TL_EINPUT)
     return tl_err_set(r->err, TL_EINPUT, "%s: %s (strict input)", where, msg);
   return TL_OK;
 }

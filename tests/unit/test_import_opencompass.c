@@ -219,8 +219,8 @@ static void test_bad_records(void **state) {
   assert_int_equal(rs.v[1].turn_id, 2);
   assert_string_equal(rs.v[1].model, "m1");
   assert_int_equal(problems, 4);
-  assert_true(contains(echo, "mtbench101.json: key 'x1': key 'x1' is not a decimal string"));
-  assert_true(contains(echo, "key '2': no 'prediction'"));
+  assert_true(contains(echo, "mtbench101.json:2: key 'x1': not a decimal string"));
+  assert_true(contains(echo, "mtbench101.json:3: key '2': no 'prediction'"));
   assert_true(contains(echo, "key '3': gold.multi_id \"abc\" is not a dialogue id"));
   assert_true(contains(echo, "key '4': gold.turn_id \"0\" is not a turn"));
   free(echo);

@@ -114,7 +114,7 @@ static void test_tsv(void **state) {
   assert_int_equal(read_with(MMB, &rs, 0, &echo, &problems, &err), TL_OK);
   assert_int_equal(rs.n, 3);
   assert_int_equal(problems, 1);
-  assert_true(contains(echo, "Qwen2-VL-7B_MMBench_DEV_EN.tsv: row 3 (index ''): empty index"));
+  assert_true(contains(echo, "Qwen2-VL-7B_MMBench_DEV_EN.tsv:4: row 3 (index ''): empty index"));
   for (int i = 0; i < 3; i++) {
     assert_string_equal(rs.v[i].model, "Qwen2-VL-7B");
     assert_string_equal(rs.v[i].task, "MMBench_DEV_EN");
@@ -258,7 +258,7 @@ static void test_spatialeval(void **state) {
   assert_string_equal(rs.v[3].id, "3");
   assert_true(contains(rs.v[3].item, "\"choices\":[\"north\",\"south\"]"));
   assert_int_equal(problems, 1);
-  assert_true(contains(echo, "GPT4o_SpatialEval.tsv: row 4 (index '3'): SpatialEval row: cannot tell its SpatialEval item"));
+  assert_true(contains(echo, "GPT4o_SpatialEval.tsv:5: row 4 (index '3'): SpatialEval row: cannot tell its SpatialEval item"));
   free(echo);
   recs_free(&rs);
 }
