@@ -13,7 +13,9 @@
  * is the order of `tally import --list` and of detection). */
 #define IMPORTERS_LIST(X) \
   X(tl_imp_inspect) \
-  X(tl_imp_helm)
+  X(tl_imp_helm) \
+  X(tl_imp_opencompass) \
+  X(tl_imp_vlmevalkit)
 
 #define X_DECL(sym) extern const tl_importer sym;
 IMPORTERS_LIST(X_DECL)
