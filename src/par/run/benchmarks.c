@@ -249,6 +249,7 @@ static tl_status ph_write(bench_ctx *c, tl_err *err) {
     free(tabs);
     for (int k = 0; k < nblk; k++) free(tot[k]);
   }
+  if (!st) st = run_audit_write(c->o, r, c->w, c->comm, err); /* (agreed) */
   if (!st) st = tl_agree(c->w->vt->write_table(c->w, c->rank == 0 ? c->log.table : NULL, err), err, c->comm);
   if (!st && c->rank == 0) run_print_input_problems(c->o->out, &c->log);
   if (!st) st = tl_http_report(r->en.http, c->w, c->comm, c->o->log, c->o->quiet, err);

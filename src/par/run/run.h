@@ -131,6 +131,16 @@ typedef struct {
   uint64_t resumed[TL_MAX_STAGES]; /* stages taken from the journal, by stage */
 } run_tally;
 
+/* The harness audit of imported answers (audit.c): the harness's own verdict of each unit and
+ * how tally's primary mode compares, counted where units finish. Not in a merge or a dry run. */
+typedef struct {
+  int8_t *v;              /* [U] the harness's verdict: -1 none, 0, 1, 2 neither (NULL: no audit) */
+  char **fmt, **metric;   /* [nb] the harness (import format) and its metric, first seen; owned */
+  long *lines;            /* [nb] answer lines carrying a "harness" member */
+  uint64_t **cnt;         /* [nb][ncfgs * AU_N] this rank's counts (NULL: no harness lines) */
+  uint64_t **first;       /* [nb][ncfgs * 2] the first unit flipping up, down (UINT64_MAX: none) */
+} run_audit;
+
 /* The run of the job's benchmarks on this rank. */
 typedef struct {
   const tl_job *job;
@@ -157,6 +167,7 @@ typedef struct {
   tl_jfiles jf;             /* every journal file of the run: earlier attempts', then one per rank */
   int rank, nranks;
   run_tally tal;
+  run_audit au;
 } bench_run;
 
 /* A unit's fate, counted per cfg (bench_run.fate). */
@@ -241,6 +252,16 @@ typedef struct {
 } provenance_job;
 
 /* ---- the phases and their helpers, by file ---- */
+
+/* audit.c */
+/* Every rank, after the units are built: the harness verdicts of the imported answer lines. */
+tl_status run_audit_load(bench_run *r, tl_err *err);
+/* A finished unit (global g) of benchmark b: counted against its harness verdict, if any. */
+void run_audit_note(bench_run *r, size_t b, uint64_t g, const tl_unit *u, const tl_row *row);
+/* Collective (agreed status): the counts reduced, /audit/harness/<bench> written, rank 0's
+ * summary lines printed. */
+tl_status run_audit_write(const tl_run_opts *o, bench_run *r, tl_writer *w, MPI_Comm comm, tl_err *err);
+void run_audit_release(run_audit *au, size_t nb);
 /* benchmarks.c */
 /* Collective. The failure is said on rank 0 (err left empty). */
 tl_status run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, const char *output, MPI_Comm comm, run_counts *rcnt, tl_tabin *stabs, tl_err *err);

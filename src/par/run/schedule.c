@@ -63,6 +63,7 @@ tl_status run_on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   r->tal.failed += row->text[0] == NULL;
   tl_unit u = tl_rb_unit(rb, g - rb->base);
   if (note_fate(r, b, &u, row)) return TL_ENOMEM;
+  run_audit_note(r, b, g, &u, row);
   rb->vt->acc_add(rb->b, rb->cfgs, rb->ncfgs, &u, row, r->tal.acc[b]);
   if (r->sp.rowtab[b]) tl_table_clear(r->sp.rowtab[b]);
   tl_table *t = run_items_table(r, b, &u, row, 1, r->sp.rowtab[b]); /* the module's columns and the evidence */

@@ -211,7 +211,7 @@ tl_status run_bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *job,
     }
   }
   r->U = base;
-  return TL_OK;
+  return run_audit_load(r, err);
 }
 /* Rank 0: why a run has no unit, said plainly (a run that scores nothing never succeeds). */
 void run_nothing_to_run(FILE *log, const bench_run *r, const tl_inlog *in) {

@@ -2,6 +2,7 @@
 #include "run.h"
 
 void run_bench_run_release(bench_run *r) {
+  run_audit_release(&r->au, r->nb);
   tl_pipe_free(r->pipe);
   for (size_t b = 0; r->sp.held && b < r->nb; b++) free(r->sp.held[b].rec);
   free(r->sp.held);
