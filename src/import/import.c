@@ -11,7 +11,9 @@
 
 /* Every reader: X(symbol) declares `extern const tl_importer symbol;` and lists it (this order
  * is the order of `tally import --list` and of detection). */
-#define IMPORTERS_LIST(X)
+#define IMPORTERS_LIST(X) \
+  X(tl_imp_lmeval) \
+  X(tl_imp_lmmseval)
 
 #define X_DECL(sym) extern const tl_importer sym;
 IMPORTERS_LIST(X_DECL)
