@@ -1,13 +1,22 @@
 /* cmd_run.c - `tally run JOB.json`: parses the options and hands the job to the driver under
  * MPI (tl_cli_with_mpi). A plain `tally run` is a one-rank run; `mpirun -n N` and
  * `srun --mpi=pmix` launch the same binary. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "driver.h"
+#include "tally/import.h"
+#include "tally/inlog.h"
+#include "tally/str.h"
 #include "usage.h"
 
 enum { O_OUT = 1, O_STRICT, O_QUIET, O_RESUME, O_KEEP, O_BREAK, O_CACHE, O_DRY, O_CELL, O_FORCE, O_HELP };
@@ -20,7 +29,104 @@ const struct option tl_opts_run[] = {
     {"force", no_argument, NULL, O_FORCE},         {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0}};
 
-static int run_mpi(void *ctx, MPI_Comm comm) { return tl_run_job((const tl_run_opts *)ctx, comm); }
+/* Removes the import folder and the files in it (made by this process: no subfolders). */
+static void rm_tmp(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char p[PATH_MAX + 256];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    unlink(p);
+  }
+  if (d) closedir(d);
+  rmdir(dir);
+}
+
+/* The job's inputs given in another harness's format ({"format"?, "path"}: tally/import.h)
+ * converted into a private folder (mkdtemp under $TMPDIR) and the job rewritten there, run with
+ * job_dir = the job's own folder. Every rank does it alike (no file is shared between nodes);
+ * the ranks agree on the outcome. *tmp: the folder (NULL: the job names no such input). */
+static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp, char **jdir) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  *tmp = *jobp = *jdir = NULL;
+  tl_buf text;
+  tl_buf_init(&text);
+  tl_err err = {{0}};
+  cJSON *job = NULL;
+  char *before = NULL;
+  int rc = TL_EXIT_OK;
+  if (tl_file_read(o->job_path, 16u * 1024 * 1024, &text, &err) == TL_OK)
+    job = cJSON_ParseWithLength(text.data ? text.data : "", text.len);
+  tl_buf_release(&text);
+  if (job) before = cJSON_PrintUnformatted(job); /* the loader reports an unreadable job */
+  tl_inlog in;
+  int have_log = 0;
+  if (before) {
+    const char *td = getenv("TMPDIR");
+    tl_buf t;
+    tl_buf_init(&t);
+    tl_buf_printf(&t, "%s/tally-import-XXXXXX", td && *td ? td : "/tmp");
+    *tmp = tl_buf_detach(&t);
+    const char *slash = strrchr(o->job_path, '/');
+    *jdir = slash ? tl_strndup(o->job_path, (size_t)(slash - o->job_path + (slash == o->job_path))) : tl_strdup(".");
+    if (!*tmp || !*jdir || !mkdtemp(*tmp)) {
+      fprintf(o->log, "tally run: cannot make a folder for the imported inputs (%s): %s\n", *tmp ? *tmp : "", strerror(errno));
+      free(*tmp);
+      *tmp = NULL;
+      rc = TL_EXIT_FAIL;
+    } else if (tl_inlog_init(&in, rank == 0 ? o->log : NULL, o->strict_input) != TL_OK) {
+      rc = TL_EXIT_FAIL;
+    } else {
+      have_log = 1;
+      tl_status st = tl_import_job(job, *jdir, *tmp, &in, rank == 0 && !o->quiet ? o->log : NULL, &err);
+      tl_inlog_flush(&in);
+      if (st) {
+        if (rank == 0) fprintf(o->log, "tally run: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
+        rc = st == TL_EJOB ? TL_EXIT_USAGE : tl_exit_code(st);
+      }
+    }
+  }
+  char *after = !rc && before ? cJSON_PrintUnformatted(job) : NULL;
+  if (!rc && after && strcmp(before, after) != 0) { /* something was converted: run the rewritten job */
+    const char *b = strrchr(o->job_path, '/');
+    tl_buf p;
+    tl_buf_init(&p);
+    tl_buf_printf(&p, "%s/%s", *tmp, b ? b + 1 : o->job_path);
+    *jobp = tl_buf_detach(&p);
+    FILE *f = *jobp ? fopen(*jobp, "w") : NULL;
+    if (!f || fputs(after, f) < 0 || fclose(f) != 0) {
+      fprintf(o->log, "tally run: cannot write the job with its imported inputs in %s\n", *tmp);
+      rc = TL_EXIT_FAIL;
+    }
+  }
+  if (have_log) tl_inlog_release(&in);
+  free(before);
+  free(after);
+  cJSON_Delete(job);
+  int worst = rc;
+  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm);
+  return worst;
+}
+
+static int run_mpi(void *ctx, MPI_Comm comm) {
+  tl_run_opts o = *(const tl_run_opts *)ctx;
+  char *tmp = NULL, *jobp = NULL, *jdir = NULL;
+  int rc = import_inputs(&o, comm, &tmp, &jobp, &jdir);
+  if (rc == TL_EXIT_OK) {
+    if (jobp) {
+      o.job_path = jobp;
+      o.job_dir = jdir;
+    }
+    rc = tl_run_job(&o, comm);
+  }
+  if (tmp) rm_tmp(tmp);
+  free(tmp);
+  free(jobp);
+  free(jdir);
+  return rc;
+}
 
 int tl_cmd_run(int argc, char **argv) {
   tl_run_opts o;
