@@ -90,6 +90,12 @@ int tl_cmd_import(int argc, char **argv) {
       fprintf(stderr, ")\n");
       return TL_EXIT_USAGE;
     }
+    tl_err e2 = {{0}};
+    const tl_importer *seen = tl_importer_detect(path, &e2);
+    if (seen && seen != imp) {
+      fprintf(stderr, "%s: '%s' is a file of format '%s', not '%s'\n", CMD, path, seen->name, imp->name);
+      return TL_EXIT_BAD_INPUT;
+    }
   } else if (!(imp = tl_importer_detect(path, &err))) {
     fprintf(stderr, "%s: %s\n", CMD, err.msg);
     return tl_exit_code(strncmp(err.msg, "cannot open", 11) == 0 ? TL_EIO : TL_EINPUT);

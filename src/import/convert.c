@@ -232,6 +232,11 @@ static tl_status one_entry(jobctx *j, const cJSON *e, const char *key, const cha
       st = tl_err_set(err, TL_EJOB, "%s: unknown format '%s' (known: %s)", where, fmt->valuestring,
                       b.data ? b.data : "");
       tl_buf_release(&b);
+    } else {
+      tl_err e2 = {{0}};
+      const tl_importer *seen = tl_importer_detect(path, &e2);
+      if (seen && seen != imp)
+        st = tl_err_set(err, TL_EJOB, "%s: '%s' is a file of format '%s', not '%s'", where, path, seen->name, imp->name);
     }
   } else {
     tl_err e2 = {{0}};
