@@ -23,6 +23,13 @@ said "under filter 'flexible-extract' not imported" "$W/err"
 grep -q '"id":"spatialmap.tqa.2001.0","model":"toy-lm","seed":0' "$W/ans.jsonl" || fail "keyed by the doc's id, model from results"
 grep -q '"metric":"exact_match","extracted":"\[invalid\]"' "$W/ans.jsonl" || fail "the filter's extraction kept"
 grep -q '"filter":"strict-match"' "$W/ans.jsonl" || fail "filter in extra"
+grep -q '"response":"The map is hard to read. I think it is' "$W/ans.jsonl" || fail "response = the raw text (resps[0][0])"
+# an item given twice under one id, differently: the first kept, the second reported
+{ head -1 "$S"; head -1 "$S" | sed 's/"doc_id": 0/"doc_id": 99/; s/Consider a map/Consider a MAP/'; } > "$W/samples_dup_2025-01-01T00-00-00.jsonl"
+"$T" import "$W/samples_dup_2025-01-01T00-00-00.jsonl" --items "$W/dup_items.jsonl" > /dev/null 2> "$W/err" || fail "dup"
+said "item 'spatialmap.tqa.2000.0' given again, different from the first" "$W/err"
+said "2 answers, 1 items, 2 harness verdicts; 1 records not mapped" "$W/err"
+grep -q "Consider a map" "$W/dup_items.jsonl" || fail "the first item kept"
 # log-likelihood samples embedded in a results file
 "$T" import "$FX/lm-eval/results_embedded_loglik.json" > "$W/ll.jsonl" 2> "$W/err" || fail "loglik"
 said "3 answers, 3 items, 3 harness verdicts; 0 records not mapped" "$W/err"
