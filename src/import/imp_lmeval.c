@@ -4,9 +4,10 @@
  * (tl_lme_sample) is shared with lmms-eval (lmeval.h). Fields: ../shared/spec/harness-formats.md.
  *
  * One record per (doc, repeat): the answer is keyed by the doc's own id ("id", else
- * "question_id", else doc_id as text); a task written under several filters keeps the FIRST
- * filter met in the file (lm-eval writes all docs of one filter, then the next), and each line
- * of another filter is reported (not imported: its raw response is the same text). */
+ * "question_id", else doc_id as text); a task written under several filters is read under the
+ * FIRST filter met in the file (lm-eval writes all docs of one filter, then the next; the raw
+ * response is the same text under each). A pre-pass notes what the other filters extracted and
+ * scored, and the record of the chosen filter carries it (extra.filters). */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
@@ -23,12 +24,22 @@ void tl_lme_init(tl_lme_state *s, const char *format) {
   memset(s, 0, sizeof *s);
   s->format = format;
   tl_strmap_init(&s->filters);
+  tl_strmap_init(&s->odocs);
 }
 
 void tl_lme_release(tl_lme_state *s) {
   for (size_t i = 0; i < s->n; i++) free(s->chosen[i]);
   free(s->chosen);
   tl_strmap_release(&s->filters);
+  for (size_t i = 0; i < s->nothers; i++) {
+    cJSON_Delete(s->others[i]);
+    free(s->okey[i]);
+  }
+  free(s->others);
+  free(s->oline);
+  free(s->okey);
+  free(s->oused);
+  tl_strmap_release(&s->odocs);
 }
 
 static const char *base_name(const char *p) {
@@ -154,6 +165,140 @@ static int filter_ok(tl_lme_state *s, const char *task, const char *filter, cons
   return 1;
 }
 
+/* doc_id as text into buf; 0 when missing or not an integer/string. */
+static int doc_id_text(const cJSON *o, char *buf, size_t n) {
+  const cJSON *jd = cJSON_GetObjectItemCaseSensitive(o, "doc_id");
+  if (tl_json_is_int(jd, -9007199254740992.0, 9007199254740992.0)) snprintf(buf, n, "%.0f", jd->valuedouble);
+  else if (cJSON_IsString(jd) && jd->valuestring[0] && strlen(jd->valuestring) < n) snprintf(buf, n, "%s", jd->valuestring);
+  else return 0;
+  return 1;
+}
+
+/* The harness's verdict: the first metric named in "metrics" that the line holds as a number;
+ * else the first other numeric member. NULL when none. */
+static const char *verdict_of(const cJSON *o, double *verdict) {
+  const cJSON *jm = cJSON_GetObjectItemCaseSensitive(o, "metrics");
+  for (const cJSON *m = cJSON_IsArray(jm) ? jm->child : NULL; m; m = m->next) {
+    const cJSON *v = cJSON_IsString(m) ? cJSON_GetObjectItemCaseSensitive(o, m->valuestring) : NULL;
+    if (cJSON_IsNumber(v) || cJSON_IsBool(v)) {
+      *verdict = cJSON_IsNumber(v) ? v->valuedouble : cJSON_IsTrue(v);
+      return m->valuestring;
+    }
+  }
+  for (const cJSON *m = o->child; m; m = m->next)
+    if (!is_known(m->string) && (cJSON_IsNumber(m) || cJSON_IsBool(m))) {
+      *verdict = cJSON_IsNumber(m) ? m->valuedouble : cJSON_IsTrue(m);
+      return m->string;
+    }
+  return NULL;
+}
+
+static char *doc_key(const char *task, const char *docid) {
+  tl_buf b;
+  tl_buf_init(&b);
+  tl_buf_printf(&b, "%s\x1f%s", task ? task : "", docid);
+  return tl_buf_detach(&b);
+}
+
+tl_status tl_lme_note(tl_lme_state *s, const cJSON *o, const char *task, long line) {
+  s->noted = 1;
+  char docid[64];
+  if (!cJSON_IsObject(o) || !doc_id_text(o, docid, sizeof docid)) return TL_OK;
+  const cJSON *jf = cJSON_GetObjectItemCaseSensitive(o, "filter");
+  if (jf && !cJSON_IsString(jf)) return TL_OK;
+  const char *filter = jf ? jf->valuestring : "none", *chosen = filter;
+  if (filter_ok(s, task ? task : "", filter, &chosen)) return TL_OK;
+  char *key = doc_key(task, docid);
+  if (!key) return TL_ENOMEM;
+  size_t i;
+  if (!tl_strmap_get(&s->odocs, key, &i)) {
+    if (s->nothers == s->capothers) {
+      size_t nc = s->capothers ? 2 * s->capothers : 64;
+      cJSON **a = realloc(s->others, nc * sizeof *a);
+      if (a) s->others = a;
+      long *l = realloc(s->oline, nc * sizeof *l);
+      if (l) s->oline = l;
+      char **k = realloc(s->okey, nc * sizeof *k);
+      if (k) s->okey = k;
+      int *u = realloc(s->oused, nc * sizeof *u);
+      if (u) s->oused = u;
+      if (!a || !l || !k || !u) {
+        free(key);
+        return TL_ENOMEM;
+      }
+      s->capothers = nc;
+    }
+    i = s->nothers;
+    s->others[i] = cJSON_CreateObject();
+    s->oline[i] = line;
+    s->okey[i] = key;
+    s->oused[i] = 0;
+    if (!s->others[i] || tl_strmap_put(&s->odocs, key, i, NULL, NULL)) {
+      cJSON_Delete(s->others[i]);
+      free(key);
+      return TL_ENOMEM;
+    }
+    s->nothers++;
+  } else {
+    free(key);
+  }
+  cJSON *od = s->others[i];
+  if (cJSON_GetObjectItemCaseSensitive(od, filter)) return TL_OK; /* a duplicate line: the first kept */
+  cJSON *f = cJSON_CreateObject();
+  const cJSON *fl = first_leaf(cJSON_GetObjectItemCaseSensitive(o, "filtered_resps"));
+  double v = 0;
+  const char *m = verdict_of(o, &v);
+  if (!f) return TL_ENOMEM;
+  if (cJSON_IsString(fl)) cJSON_AddStringToObject(f, "extracted", fl->valuestring);
+  else cJSON_AddNullToObject(f, "extracted");
+  if (m) cJSON_AddNumberToObject(f, "verdict", v);
+  else cJSON_AddNullToObject(f, "verdict");
+  if (m) cJSON_AddStringToObject(f, "metric", m);
+  cJSON_AddItemToObject(od, filter, f);
+  return TL_OK;
+}
+
+tl_status tl_lme_note_file(tl_lme_state *s, const char *path, const char *task, tl_err *err) {
+  tl_jsonl r;
+  tl_status st = tl_jsonl_open(&r, path, 0, err);
+  if (st) return st;
+  cJSON *o;
+  tl_jl_result res;
+  while (!st && (res = tl_jsonl_next(&r, &o, err)) != TL_JL_EOF) {
+    if (res == TL_JL_IOERR) st = TL_EIO;
+    else if (res == TL_JL_RECORD) {
+      st = tl_lme_note(s, o, task, r.line_no);
+      if (st) tl_err_set(err, st, "out of memory");
+      cJSON_Delete(o);
+    }
+  }
+  tl_jsonl_close(&r);
+  if (!st) { /* the emitting pass chooses again, in the same order */
+    for (size_t i = 0; i < s->n; i++) free(s->chosen[i]);
+    s->n = 0;
+    tl_strmap_release(&s->filters);
+    tl_strmap_init(&s->filters);
+  }
+  s->noted = 1;
+  return st;
+}
+
+tl_status tl_lme_finish(tl_lme_state *s, const char *path, tl_inlog *log, tl_err *err) {
+  for (size_t i = 0; i < s->nothers; i++) {
+    if (s->oused[i]) continue;
+    const char *sep = strchr(s->okey[i], '\x1f');
+    const cJSON *f = s->others[i]->child;
+    tl_status st = tl_inlog_report(log, TL_IN_MISSING_FIELD, path, s->oline[i],
+                                   "doc %s of task '%.*s': a line under filter '%s' but none under the filter read "
+                                   "(the first in the file): not imported",
+                                   sep + 1, (int)(sep - s->okey[i]), s->okey[i], f ? f->string : "");
+    if (st == TL_EINPUT) return tl_err_set(err, st, "%s:%ld: doc %s has no line under the filter read (strict input)",
+                                           path, s->oline[i], sep + 1);
+    if (st) return st;
+  }
+  return TL_OK;
+}
+
 tl_status tl_lme_sample(tl_lme_state *s, const cJSON *o, const char *path, const char *where, long line,
                         const char *task, const char *model, tl_inlog *log, tl_imp_emit emit, void *ctx,
                         tl_err *err) {
@@ -161,16 +306,14 @@ tl_status tl_lme_sample(tl_lme_state *s, const cJSON *o, const char *path, const
   if (!cJSON_IsObject(o)) return bad(log, TL_IN_BAD_FIELD, path, line, where, err, "a sample is not an object");
   const cJSON *jd = cJSON_GetObjectItemCaseSensitive(o, "doc_id");
   char docid[64];
-  if (tl_json_is_int(jd, -9007199254740992.0, 9007199254740992.0)) snprintf(docid, sizeof docid, "%.0f", jd->valuedouble);
-  else if (cJSON_IsString(jd) && jd->valuestring[0] && strlen(jd->valuestring) < sizeof docid)
-    snprintf(docid, sizeof docid, "%s", jd->valuestring);
-  else
+  if (!doc_id_text(o, docid, sizeof docid))
     return bad(log, jd ? TL_IN_BAD_FIELD : TL_IN_MISSING_FIELD, path, line, where, err,
                jd ? "'doc_id' is not an integer" : "no 'doc_id' (not a sample line)");
   const cJSON *jf = cJSON_GetObjectItemCaseSensitive(o, "filter");
   if (jf && !cJSON_IsString(jf)) return bad(log, TL_IN_BAD_FIELD, path, line, where, err, "'filter' is not a string");
   const char *filter = jf ? jf->valuestring : "none", *chosen = filter;
   if (!filter_ok(s, task ? task : "", filter, &chosen)) {
+    if (s->noted) return TL_OK; /* folded into the chosen filter's record (tl_lme_note) */
     snprintf(msg, sizeof msg,
              "doc %s under filter '%s' not imported: task '%s' is read under filter '%s' (the first in the file)",
              docid, filter, task ? task : "", chosen);
@@ -206,26 +349,21 @@ tl_status tl_lme_sample(tl_lme_state *s, const cJSON *o, const char *path, const
   /* the harness's verdict: the first metric named in "metrics" that the line holds as a number;
    * else the first other numeric member */
   cJSON *extra = cJSON_CreateObject(), *mets = cJSON_CreateObject();
-  const cJSON *jm = cJSON_GetObjectItemCaseSensitive(o, "metrics");
-  const char *vname = NULL;
   double verdict = 0;
-  for (const cJSON *m = cJSON_IsArray(jm) ? jm->child : NULL; m && !vname; m = m->next) {
-    const cJSON *v = cJSON_IsString(m) ? cJSON_GetObjectItemCaseSensitive(o, m->valuestring) : NULL;
-    if (cJSON_IsNumber(v) || cJSON_IsBool(v)) {
-      vname = m->valuestring;
-      verdict = cJSON_IsNumber(v) ? v->valuedouble : cJSON_IsTrue(v);
-    }
-  }
-  for (const cJSON *m = o->child; m; m = m->next) {
-    if (is_known(m->string)) continue;
-    if (!vname && (cJSON_IsNumber(m) || cJSON_IsBool(m))) {
-      vname = m->string;
-      verdict = cJSON_IsNumber(m) ? m->valuedouble : cJSON_IsTrue(m);
-    }
-    cJSON_AddItemToObject(mets, m->string, cJSON_Duplicate(m, 1));
-  }
+  const char *vname = verdict_of(o, &verdict);
+  for (const cJSON *m = o->child; m; m = m->next)
+    if (!is_known(m->string)) cJSON_AddItemToObject(mets, m->string, cJSON_Duplicate(m, 1));
   cJSON_AddStringToObject(extra, "doc_id", docid);
   cJSON_AddStringToObject(extra, "filter", filter);
+  if (s->noted) { /* what the task's other filters made of this doc */
+    char *key = doc_key(task, docid);
+    size_t oi;
+    if (key && tl_strmap_get(&s->odocs, key, &oi)) {
+      cJSON_AddItemToObject(extra, "filters", cJSON_Duplicate(s->others[oi], 1));
+      s->oused[oi] = 1;
+    }
+    free(key);
+  }
   if (target) cJSON_AddItemToObject(extra, "target", cJSON_Duplicate(target, 1));
   if (cJSON_GetArraySize(mets) > 1 || (cJSON_GetArraySize(mets) == 1 && !vname)) {
     cJSON_AddItemToObject(extra, "metrics", mets);
@@ -362,11 +500,13 @@ static tl_status read_lines(const char *path, const char *task, const char *mode
   lines_ctx c = {.task = task, .model = model, .log = log, .emit = emit, .ctx = ctx};
   tl_lme_init(&c.s, "lm-eval");
   tl_jsonl r;
-  tl_status st = tl_jsonl_open(&r, path, 0, err);
+  tl_status st = tl_lme_note_file(&c.s, path, task, err);
+  if (!st) st = tl_jsonl_open(&r, path, 0, err);
   if (!st) {
     st = tl_inlog_each(log, &r, "samples", on_line, &c, err);
     tl_jsonl_close(&r);
   }
+  if (!st) st = tl_lme_finish(&c.s, path, log, err);
   tl_lme_release(&c.s);
   return st;
 }
@@ -397,6 +537,14 @@ static tl_status read_results(const char *path, tl_inlog *log, tl_imp_emit emit,
     tl_lme_state s;
     tl_lme_init(&s, "lm-eval");
     long line = 0;
+    for (const cJSON *t = samples->child; t && !st; t = t->next)
+      for (const cJSON *o = cJSON_IsArray(t) ? t->child : NULL; o && !st; o = o->next)
+        if ((st = tl_lme_note(&s, o, t->string, ++line)) != TL_OK) tl_err_set(err, st, "out of memory");
+    for (size_t i = 0; i < s.n; i++) free(s.chosen[i]); /* the emitting pass chooses again */
+    s.n = 0;
+    tl_strmap_release(&s.filters);
+    tl_strmap_init(&s.filters);
+    line = 0;
     for (const cJSON *t = samples->child; t && !st; t = t->next) {
       int i = 0;
       for (const cJSON *o = cJSON_IsArray(t) ? t->child : NULL; o && !st; o = o->next, i++) {
@@ -406,6 +554,7 @@ static tl_status read_results(const char *path, tl_inlog *log, tl_imp_emit emit,
       }
     }
     tl_lme_release(&s);
+    if (!st) st = tl_lme_finish(&s, path, log, err);
     if (!st) st = tl_inlog_lines(log, path, "samples", line);
     if (!st && line == 0) st = tl_inlog_report(log, TL_IN_EMPTY_FILE, path, 0, "no samples in this results file");
   } else {

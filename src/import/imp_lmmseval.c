@@ -81,11 +81,19 @@ static tl_status read_logs(const char *path, tl_inlog *log, tl_imp_emit emit, vo
   tl_lme_state s;
   tl_lme_init(&s, "lmms-eval");
   long line = 0;
+  for (const cJSON *o = logs->child; o && !st; o = o->next)
+    if ((st = tl_lme_note(&s, o, task, ++line)) != TL_OK) tl_err_set(err, st, "out of memory");
+  for (size_t i = 0; i < s.n; i++) free(s.chosen[i]); /* the emitting pass chooses again */
+  s.n = 0;
+  tl_strmap_release(&s.filters);
+  tl_strmap_init(&s.filters);
+  line = 0;
   for (const cJSON *o = logs->child; o && !st; o = o->next) {
     char where[1200];
     snprintf(where, sizeof where, "%s: logs[%ld]", path, line);
     st = tl_lme_sample(&s, o, path, where, ++line, task, model, log, emit, ctx, err);
   }
+  if (!st) st = tl_lme_finish(&s, path, log, err);
   if (!st) st = tl_inlog_lines(log, path, "samples", line);
   if (!st && !line) st = tl_inlog_report(log, TL_IN_EMPTY_FILE, path, 0, "no samples in \"logs\"");
   tl_lme_release(&s);
@@ -115,11 +123,13 @@ static tl_status mm_read(const char *path, tl_inlog *log, tl_imp_emit emit, void
   c.model = model;
   tl_lme_init(&c.s, "lmms-eval");
   tl_jsonl r;
-  tl_status st = tl_jsonl_open(&r, path, 0, err);
+  tl_status st = tl_lme_note_file(&c.s, path, task, err);
+  if (!st) st = tl_jsonl_open(&r, path, 0, err);
   if (!st) {
     st = tl_inlog_each(log, &r, "samples", on_line, &c, err);
     tl_jsonl_close(&r);
   }
+  if (!st) st = tl_lme_finish(&c.s, path, log, err);
   tl_lme_release(&c.s);
   free(task);
   free(model);

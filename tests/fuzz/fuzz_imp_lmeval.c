@@ -3,7 +3,8 @@
  *
  * The reader's source is compiled into this target (tally_core_fuzz holds core only, and the
  * import tier is one file away). Input: one control byte, then one sample line. Control bit 0
- * makes the log strict; bit 1 gives the sample a task name. Only what the JSONL reader lets
+ * makes the log strict; bit 1 gives the sample a task name; bit 2 also runs it through the
+ * pre-pass (tl_lme_note) beside a copy under another filter, then tl_lme_finish. Only what the JSONL reader lets
  * through reaches the mapper: valid UTF-8 without NUL bytes, no key twice in an object, no
  * \u0000 escape (tl_json_check). Every record emitted must have an id, a where, a seed >= 0,
  * its item (when any) an object with an "id", and a finite verdict; a sample that emits
@@ -73,6 +74,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       FZ_CHECK(emitted == before && (log.total == bad + 1));
     }
     tl_lme_release(&s);
+    /* with the pre-pass (control bit 2): noted twice under two filters, emitted once */
+    if (ctl & 4) {
+      tl_lme_init(&s, "lm-eval");
+      FZ_CHECK(tl_lme_note(&s, o, task, 1) == TL_OK);
+      cJSON *o2 = cJSON_Duplicate(o, 1);
+      if (cJSON_IsObject(o2)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(o2, "filter");
+        cJSON_AddStringToObject(o2, "filter", "zz-other");
+        FZ_CHECK(tl_lme_note(&s, o2, task, 2) == TL_OK);
+      }
+      for (size_t i = 0; i < s.n; i++) free(s.chosen[i]);
+      s.n = 0;
+      tl_strmap_release(&s.filters);
+      tl_strmap_init(&s.filters);
+      st = tl_lme_sample(&s, o, "f.jsonl", "f.jsonl:1", 1, task, "m", &log, fz_emit, &emitted, &err);
+      if (st == TL_OK && o2) st = tl_lme_sample(&s, o2, "f.jsonl", "f.jsonl:2", 2, task, "m", &log, fz_emit, &emitted, &err);
+      if (st == TL_OK) st = tl_lme_finish(&s, "f.jsonl", &log, &err);
+      FZ_CHECK(st == TL_OK || st == TL_EINPUT || st == TL_ENOMEM);
+      cJSON_Delete(o2);
+      tl_lme_release(&s);
+    }
     tl_inlog_release(&log);
     cJSON_Delete(o);
   }
