@@ -87,11 +87,15 @@ typedef struct {
 
 /* Converts path (read by imp) to tally's own files: answer lines to `answers` (stage 0) and
  * `judgments` (stage 1; NULL: refused with TL_EINPUT when the file holds judgments), and each
- * distinct item (by id) to `items` (NULL: not written). An answer line is tally's
+ * distinct item (by id) to `items` (NULL: not written; counted all the same). The first item of
+ * an id is kept; the same item again is silent; a different one under that id is reported to log
+ * (kind duplicate; TL_EINPUT when strict). An answer line is tally's
  * {"id", "model", "seed", "turn_id"?, "response", "prompt"?} plus "harness": {"format", "task",
- * "verdict", "metric", "extracted", "where"} (verdict null when the harness saved none);
- * default_model names the model when the file does not (NULL: "unknown"). Write errors are
- * TL_EIO. */
+ * "verdict", "metric", "extracted", "where", "extra"?} (verdict null when the harness saved none;
+ * extra = rec->extra); a judgment line the same. The replay engine reads the tally members and
+ * ignores "prompt" and "harness". default_model names the model when the file does not (NULL:
+ * "unknown"). Records the reader could not map are on log (the caller counts them: log->total).
+ * Write errors are TL_EIO. */
 tl_status tl_import_convert(const tl_importer *imp, const char *path, const char *default_model, FILE *answers,
                             FILE *judgments, FILE *items, tl_inlog *log, tl_import_counts *n, tl_err *err);
 
@@ -99,8 +103,16 @@ tl_status tl_import_convert(const tl_importer *imp, const char *path, const char
  * benchmark entry's "answers", "judgments" and "items" given as {"format"?, "path", "model"?}
  * (or a list of them) is converted with tl_import_convert into files under tmpdir (made by the
  * caller, removed by the caller), and replaced by their paths (an entry's other keys kept).
- * Relative paths resolve in job_dir. Each conversion says on log (when non-NULL) what it read:
- * "tally: import: FILE (inspect): 100 answers, 100 items, 100 harness verdicts". */
+ * Relative paths resolve in job_dir. An entry without "format" is converted when a reader claims
+ * its file (detection); an answers or judgments object no reader claims is left as it is (tally's
+ * own {path, model, seed, prompt_variant}); an items object must be of a known format. An
+ * unknown format, or one that another reader claims the file for: TL_EJOB naming the entry and
+ * the known formats. The files go under tmpdir as NN.answers.jsonl, NN.judgments.jsonl,
+ * NN.items.jsonl (NN counting conversions, so the same job converts to the same names); when the
+ * entry names no "items" (or "judgments") and an answers file held some, those files become the
+ * entry's "items" ("judgments"). Each conversion says on log (when non-NULL) what it read:
+ * "tally: import: FILE (inspect): 100 answers, 100 items, 100 harness verdicts" (and "; N records
+ * not mapped" when the input log got N reports). */
 tl_status tl_import_job(cJSON *job, const char *job_dir, const char *tmpdir, tl_inlog *in, FILE *log, tl_err *err);
 
 #endif

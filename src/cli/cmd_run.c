@@ -1,13 +1,23 @@
 /* cmd_run.c - `tally run JOB.json`: parses the options and hands the job to the driver under
  * MPI (tl_cli_with_mpi). A plain `tally run` is a one-rank run; `mpirun -n N` and
  * `srun --mpi=pmix` launch the same binary. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "driver.h"
+#include "tally/import.h"
+#include "tally/inlog.h"
+#include "tally/str.h"
 #include "usage.h"
 
 enum { O_OUT = 1, O_STRICT, O_QUIET, O_RESUME, O_KEEP, O_BREAK, O_CACHE, O_DRY, O_CELL, O_FORCE, O_HELP };
@@ -20,7 +30,169 @@ const struct option tl_opts_run[] = {
     {"force", no_argument, NULL, O_FORCE},         {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0}};
 
-static int run_mpi(void *ctx, MPI_Comm comm) { return tl_run_job((const tl_run_opts *)ctx, comm); }
+/* Removes the import folder and the files in it (made by this process: no subfolders). */
+static void rm_tmp(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char p[PATH_MAX + 256];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    unlink(p);
+  }
+  if (d) closedir(d);
+  rmdir(dir);
+}
+
+/* Converts the job's foreign inputs into the folder tmp (made by the caller) and writes the
+ * rewritten job there as *jobp (when anything was converted; *after its text). echo: messages
+ * (NULL: silent, the ranks other than 0). Returns an exit code. */
+static int convert_job(const tl_run_opts *o, const char *tmp, const char *jdir, FILE *echo, char **jobp,
+                       char **after) {
+  *jobp = *after = NULL;
+  tl_buf text;
+  tl_buf_init(&text);
+  tl_err err = {{0}};
+  cJSON *job = NULL;
+  if (tl_file_read(o->job_path, 16u * 1024 * 1024, &text, &err) == TL_OK)
+    job = cJSON_ParseWithLength(text.data ? text.data : "", text.len);
+  tl_buf_release(&text);
+  char *before = job ? cJSON_PrintUnformatted(job) : NULL; /* the loader reports an unreadable job */
+  int rc = TL_EXIT_OK;
+  tl_inlog in;
+  if (before && tl_inlog_init(&in, echo, o->strict_input) == TL_OK) {
+    tl_status st = tl_import_job(job, jdir, tmp, &in, echo && !o->quiet ? echo : NULL, &err);
+    tl_inlog_flush(&in);
+    tl_inlog_release(&in);
+    if (st) {
+      if (echo) fprintf(echo, "tally run: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
+      rc = st == TL_EJOB ? TL_EXIT_USAGE : tl_exit_code(st);
+    }
+  } else if (before) {
+    rc = TL_EXIT_FAIL;
+  }
+  char *a = !rc && before ? cJSON_PrintUnformatted(job) : NULL;
+  if (!rc && a && strcmp(before, a) != 0) { /* something was converted: the rewritten job */
+    const char *b = strrchr(o->job_path, '/');
+    tl_buf p;
+    tl_buf_init(&p);
+    tl_buf_printf(&p, "%s/%s", tmp, b ? b + 1 : o->job_path);
+    *jobp = tl_buf_detach(&p);
+    FILE *f = *jobp ? fopen(*jobp, "w") : NULL;
+    if (!f || fputs(a, f) < 0 || fclose(f) != 0) {
+      fprintf(o->log, "tally run: cannot write the job with its imported inputs in %s\n", tmp);
+      rc = TL_EXIT_FAIL;
+    }
+    *after = a;
+    a = NULL;
+  }
+  free(a);
+  free(before);
+  cJSON_Delete(job);
+  return rc;
+}
+
+/* Sends a string (NULL: none) from rank 0 to every rank. */
+static void bcast_str(char **s, int rank, MPI_Comm comm) {
+  long n = rank == 0 && *s ? (long)strlen(*s) + 1 : 0;
+  MPI_Bcast(&n, 1, MPI_LONG, 0, comm);
+  if (rank != 0) *s = n ? malloc((size_t)n) : NULL;
+  if (n && *s) MPI_Bcast(*s, (int)n, MPI_CHAR, 0, comm);
+}
+
+/* The job's inputs given in another harness's format ({"format"?, "path"}: tally/import.h),
+ * converted before the job is loaded, into a private folder: rank 0 makes it (mkdtemp under
+ * $TMPDIR) and converts; the ranks must all load the same job text (the output and the journal
+ * name it), so on every other node the first rank makes the same folder name (mkdir 0700) and
+ * converts the same way, and checks it wrote the same job (with a TMPDIR that the nodes share,
+ * rank 0's files are found there and used). The job is then run with job_dir = the job's own
+ * folder. *own: this rank made a folder and removes it after the run. */
+static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp, char **jdir, int *own) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  *tmp = *jobp = *jdir = NULL;
+  *own = 0;
+  const char *slash = strrchr(o->job_path, '/');
+  *jdir = slash ? tl_strndup(o->job_path, (size_t)(slash - o->job_path + (slash == o->job_path))) : tl_strdup(".");
+  char *after = NULL;
+  int rc = *jdir ? TL_EXIT_OK : TL_EXIT_FAIL;
+  if (rank == 0 && !rc) {
+    const char *td = getenv("TMPDIR");
+    tl_buf t;
+    tl_buf_init(&t);
+    tl_buf_printf(&t, "%s/tally-import-XXXXXX", td && *td ? td : "/tmp");
+    *tmp = tl_buf_detach(&t);
+    if (!*tmp || !mkdtemp(*tmp)) {
+      fprintf(o->log, "tally run: cannot make a folder for the imported inputs (%s): %s\n", *tmp ? *tmp : "",
+              strerror(errno));
+      rc = TL_EXIT_FAIL;
+    } else {
+      *own = 1;
+      rc = convert_job(o, *tmp, *jdir, o->log, jobp, &after);
+    }
+    if (!*jobp && *own) { /* nothing converted (or failed): no folder kept */
+      rm_tmp(*tmp);
+      *own = 0;
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  bcast_str(&after, rank, comm);
+  bcast_str(jobp, rank, comm);
+  bcast_str(tmp, rank, comm);
+  if (rc || !after) {
+    free(after);
+    return rc;
+  }
+  /* the other nodes: the same folder, the same files */
+  MPI_Comm node;
+  int lrank = 0, bad = 0;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_rank(node, &lrank);
+    MPI_Comm_free(&node);
+  }
+  MPI_Barrier(comm);
+  if (rank != 0 && lrank == 0) {
+    tl_buf have;
+    tl_buf_init(&have);
+    tl_err e = {{0}};
+    if (tl_file_read(*jobp, 0, &have, &e) == TL_OK) { /* a TMPDIR the nodes share: rank 0's */
+      bad = !have.data || strcmp(have.data, after) != 0;
+    } else if (mkdir(*tmp, 0700) != 0) {
+      bad = 1;
+    } else {
+      *own = 1;
+      char *jp2 = NULL, *a2 = NULL;
+      bad = convert_job(o, *tmp, *jdir, NULL, &jp2, &a2) != TL_EXIT_OK || !a2 || strcmp(a2, after) != 0;
+      free(jp2);
+      free(a2);
+    }
+    tl_buf_release(&have);
+    if (bad) fprintf(o->log, "tally run: rank %d: cannot make the imported inputs in %s as rank 0 did\n", rank, *tmp);
+  }
+  free(after);
+  MPI_Allreduce(&bad, &rc, 1, MPI_INT, MPI_MAX, comm);
+  return rc ? TL_EXIT_FAIL : TL_EXIT_OK;
+}
+
+static int run_mpi(void *ctx, MPI_Comm comm) {
+  tl_run_opts o = *(const tl_run_opts *)ctx;
+  char *tmp = NULL, *jobp = NULL, *jdir = NULL;
+  int own = 0;
+  int rc = import_inputs(&o, comm, &tmp, &jobp, &jdir, &own);
+  if (rc == TL_EXIT_OK) {
+    if (jobp) {
+      o.job_path = jobp;
+      o.job_dir = jdir;
+    }
+    rc = tl_run_job(&o, comm);
+  }
+  if (jobp) MPI_Barrier(comm); /* every rank done with the files before they go */
+  if (own) rm_tmp(tmp);
+  free(tmp);
+  free(jobp);
+  free(jdir);
+  return rc;
+}
 
 int tl_cmd_run(int argc, char **argv) {
   tl_run_opts o;

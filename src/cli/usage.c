@@ -22,6 +22,7 @@ const char tl_usage_tally[] =
     "  compare RUN.h5  paired comparison of two models on the units they share (--models A,B)\n"
     "  slurm JOB.json  print (or --submit) a preemption-safe sbatch script for the job (--array: a sweep)\n"
     "  merge A.h5 B.h5 ... -o M.h5  one file from the runs of a sweep, re-scored from their journals\n"
+    "  import FILE     another harness's saved outputs (lm-eval, ...) as tally's answer lines (--list: the formats)\n"
     "  version         print the version (also --version)\n"
     "  help            this text (also --help, -h)\n"
     "`tally <command> --help` for a command's options. A command's output file is given with\n"
@@ -208,6 +209,25 @@ const char tl_usage_merge[] =
     "the inputs' tables. Runs under mpirun/srun like `tally run`; same result on any rank count.\n"
     "exit codes: 0 ok, 1 runtime failure, 2 usage, or inputs that cannot be merged (nothing written)\n";
 
+const char tl_usage_import[] =
+    "usage: tally import FILE [--format NAME] [--model NAME] [--output ANSWERS.jsonl] [--judgments FILE]\n"
+    "                    [--items FILE] [--strict-input]\n"
+    "       tally import --list\n"
+    "  --format NAME    the harness's format (default: detected from the file; --list names them)\n"
+    "  --model NAME     the model when the file names none (default: the file's, else \"unknown\")\n"
+    "  -o, --output F   the answer lines (default: standard output); --out F is the same\n"
+    "  --judgments F    the judge's replies the file holds (a file holding some needs it)\n"
+    "  --items F        each distinct item the file holds, once (the schema the modules read)\n"
+    "  --list           every format known, with the files it reads\n"
+    "  --strict-input   stop at the first record that cannot be mapped (exit 3, nothing written)\n"
+    "  -h, --help       this text\n"
+    "An answer line is tally's own ({\"id\", \"model\", \"seed\", \"response\", ...}) plus \"harness\":\n"
+    "{\"format\", \"task\", \"verdict\", \"metric\", \"extracted\", \"where\", \"extra\"?}. Outputs are\n"
+    "written whole or not at all, never over the input. A job's answers given as {\"format\", \"path\"}\n"
+    "are converted by `tally run` itself (docs/IMPORT.md).\n"
+    "exit codes: 0 ok (records not mapped, if any, were reported), 1 failure, 2 usage, 3 bad input\n"
+    "            (an unknown or unreadable file, --strict-input and a bad record)\n";
+
 const tl_cli_cmd tl_cli_cmds[] = {
     {"run", tl_cmd_run, tl_usage_run, tl_opts_run},
     {"parse", tl_cmd_parse, NULL /* generated: tl_usage_parse_text() */, tl_opts_parse},
@@ -216,6 +236,7 @@ const tl_cli_cmd tl_cli_cmds[] = {
     {"compare", tl_cmd_compare, NULL /* generated: tl_usage_compare_text() */, tl_opts_compare},
     {"slurm", tl_cmd_slurm, tl_usage_slurm, tl_opts_slurm},
     {"merge", tl_cmd_merge, tl_usage_merge, tl_opts_merge},
+    {"import", tl_cmd_import, tl_usage_import, tl_opts_import},
 };
 const int tl_n_cli_cmds = (int)(sizeof tl_cli_cmds / sizeof tl_cli_cmds[0]);
 

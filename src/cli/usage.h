@@ -22,6 +22,7 @@ extern const char tl_usage_score[];
 const char *tl_usage_compare_text(void);
 extern const char tl_usage_slurm[];
 extern const char tl_usage_merge[];
+extern const char tl_usage_import[];
 
 /* Each command's getopt_long table ({NULL, 0, NULL, 0}-terminated), defined in its cmd_X.c. */
 extern const struct option tl_opts_run[];
@@ -31,6 +32,7 @@ extern const struct option tl_opts_score[];
 extern const struct option tl_opts_compare[];
 extern const struct option tl_opts_slurm[];
 extern const struct option tl_opts_merge[];
+extern const struct option tl_opts_import[];
 
 /* One command of `tally`: its name (argv[1]), entry point (argv from the name on; returns the
  * exit code), usage text and long options. */

@@ -12,6 +12,8 @@
 /* Every reader: X(symbol) declares `extern const tl_importer symbol;` and lists it (this order
  * is the order of `tally import --list` and of detection). */
 #define IMPORTERS_LIST(X) \
+  X(tl_imp_lmeval) \
+  X(tl_imp_lmmseval) \
   X(tl_imp_inspect) \
   X(tl_imp_helm) \
   X(tl_imp_opencompass) \

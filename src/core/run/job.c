@@ -197,7 +197,7 @@ int tl_job_paths(tl_job_ctx *p, const cJSON *v, const char *where, const char *w
     problem(p, where, "missing (a path or a list of paths)");
     return p->n - n0;
   }
-  int cnt = cJSON_IsString(v) ? 1 : cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+  int cnt = cJSON_IsString(v) || cJSON_IsObject(v) ? 1 : cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
   if (cnt <= 0) {
     problem(p, where, "must be a path or a non-empty list of paths");
     return p->n - n0;
@@ -208,7 +208,12 @@ int tl_job_paths(tl_job_ctx *p, const cJSON *v, const char *where, const char *w
     return p->n - n0;
   }
   for (int i = 0; i < cnt; i++) {
-    const cJSON *e = cJSON_IsString(v) ? v : cJSON_GetArrayItem(v, i);
+    const cJSON *e = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, i) : v;
+    if (cJSON_IsObject(e) && cJSON_GetObjectItemCaseSensitive(e, "path")) { /* tally/import.h */
+      problem(p, where, "a file of another harness ({\"format\"?, \"path\"}) is converted by `tally run` only: "
+              "convert it first with `tally import FILE --items ITEMS.jsonl` and name that file here");
+      continue;
+    }
     if (!cJSON_IsString(e) || !*e->valuestring) {
       problem(p, where, "entry %d is not a path", i);
       continue;
@@ -261,6 +266,11 @@ static void get_sources(problems *p, const tl_bench_vt *vt, const cJSON *ans, co
       a->path = tl_path_resolve(p->dir, e->valuestring);
     } else if (cJSON_IsObject(e)) {
       static const char *const AK[] = {"path", "model", "seed", "prompt_variant", NULL};
+      if (cJSON_GetObjectItemCaseSensitive(e, "format")) { /* tally/import.h: tally run converts these */
+        problem(p, w3, "a file of another harness ({\"format\", \"path\"}) is converted by `tally run` only: "
+                "convert it first with `tally import FILE --output ANSWERS.jsonl` and name that file here");
+        continue;
+      }
       check_keys(p, e, w3, AK);
       const cJSON *f = cJSON_GetObjectItemCaseSensitive(e, "path");
       if (!cJSON_IsString(f)) {
