@@ -74,19 +74,22 @@ J
 done
 said "tally: import: $S (lm-eval): 8 answers, 8 items, 8 harness verdicts" "$W/lm.err"
 grep -q "records not mapped" "$W/lm.err" && fail "nothing unmapped in the job's import"
-diff "$W/hand.out" "$W/lm.out" > "$W/d" || { cat "$W/d"; fail "the imported run differs from the hand-converted one"; }
+# the same summary, and the audit of lm-eval's own verdicts beside tally's
+said "audit spatialeval: model 'toy-lm': lm-eval exact_match 0.500, tally strict 0.500 over 8 units: 0 flips up, 0 down" "$W/lm.out"
+grep -v '^audit ' "$W/lm.out" > "$W/lm.noaudit"
+diff "$W/hand.out" "$W/lm.noaudit" > "$W/d" || { cat "$W/d"; fail "the imported run differs from the hand-converted one"; }
 ls -d "$W"/tally-import-* 2>/dev/null && fail "the import folder was left behind"
 # on 3 ranks: every rank loads the same rewritten job (the output names it), same summary
 if command -v mpirun > /dev/null; then
   TMPDIR="$W" mpirun -n 3 --oversubscribe "$T" run "$W/lm.json" --force > "$W/lm3.out" 2> "$W/lm3.err" \
     || { cat "$W/lm3.err"; fail "mpirun -n 3 run"; }
-  diff "$W/hand.out" "$W/lm3.out" > "$W/d" || { cat "$W/d"; fail "3 ranks differ from the hand-converted run"; }
+  diff "$W/lm.out" "$W/lm3.out" > "$W/d" || { cat "$W/d"; fail "3 ranks differ from 1 rank"; }
   ls -d "$W"/tally-import-* 2>/dev/null && fail "the import folder was left behind (3 ranks)"
 fi
 # an unknown format in a job: refused naming the known ones; tally slurm (not tally run) refuses the object
 sed 's/"format": "lm-eval"/"format": "lm-evil"/' "$W/lm.json" > "$W/bad.json"
 "$T" run "$W/bad.json" --force 2> "$W/err"; [ $? = 2 ] || fail "bad format in a job: 2"
-said "unknown format 'lm-evil' (known: lm-eval, lmms-eval)" "$W/err"
+said "unknown format 'lm-evil' (known: lm-eval, lmms-eval, inspect, helm, opencompass, vlmevalkit)" "$W/err"
 "$T" slurm "$W/lm.json" > /dev/null 2> "$W/err"; [ $? = 2 ] || fail "slurm: 2"
 said 'is converted by `tally run` only' "$W/err"
 

@@ -186,6 +186,11 @@ static tl_table *audit_table(const bench_run *r, size_t b, const uint64_t *cnt, 
     tl_table_free(t);
     return NULL;
   }
+  uint64_t any = 0;
+  for (size_t c = 0; c < rb->ncfgs; c++) any += cnt[c * AU_N + AU_UNITS];
+  if (!any) /* said once for the benchmark, not per model */
+    fprintf(out, "audit %s: the imported answers (%s) carry no per-item verdict of the harness: nothing to "
+                 "compare\n", rb->vt->name, au->fmt[b] ? au->fmt[b] : "?");
   for (size_t c = 0; c < rb->ncfgs; c++) {
     if (c && strcmp(rb->cfgs[c - 1].model, rb->cfgs[c].model) == 0) continue; /* sorted by model */
     uint64_t s[AU_N] = {0}, fu = UINT64_MAX, fd = UINT64_MAX;
@@ -219,12 +224,13 @@ static tl_table *audit_table(const bench_run *r, size_t b, const uint64_t *cnt, 
     tl_table_set_f64(t, row, 10, p);
     tl_table_set_str(t, row, 11, ex[0]);
     tl_table_set_str(t, row, 12, ex[1]);
-    if (!n) {
+    if (!n && any) {
       fprintf(out, "audit %s: model '%s': %s saved no 0/1 verdict for its units%s\n", rb->vt->name,
               rb->cfgs[c].model, au->fmt[b] ? au->fmt[b] : "the harness",
               s[AU_NONBIN] ? " (its verdicts are not 0/1: a rating or a partial credit)" : "");
       continue;
     }
+    if (!n) continue;
     fprintf(out, "audit %s: model '%s': %s %s %.3f, tally %s %.3f over %llu units: %llu flip%s up, %llu down; "
                  "agree %.3f; McNemar exact p = %.3g%s%s%s%s\n",
             rb->vt->name, rb->cfgs[c].model, au->fmt[b] ? au->fmt[b] : "harness", au->metric[b] ? au->metric[b] : "",
