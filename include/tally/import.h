@@ -94,13 +94,17 @@ typedef struct {
  * "verdict", "metric", "extracted", "where", "extra"?} (verdict null when the harness saved none;
  * extra = rec->extra); a judgment line the same. The replay engine reads the tally members and
  * ignores "prompt" and "harness". default_model names the model when the file does not (NULL:
- * "unknown"). Records the reader could not map are on log (the caller counts them: log->total).
- * Write errors are TL_EIO. */
-tl_status tl_import_convert(const tl_importer *imp, const char *path, const char *default_model, FILE *answers,
+ * "unknown"); id_prefix (NULL: none) goes in front of every answer's and judgment's id, for a
+ * benchmark whose item ids carry what the harness did not save (VQA's "<dataset>:"). Records
+ * the reader could not map are on log (the caller counts them: log->total). Write errors are
+ * TL_EIO. */
+tl_status tl_import_convert(const tl_importer *imp, const char *path, const char *default_model,
+                            const char *id_prefix, FILE *answers,
                             FILE *judgments, FILE *items, tl_inlog *log, tl_import_counts *n, tl_err *err);
 
 /* Rewrites a parsed job (its JSON, in place) so that it names only tally's own files: every
- * benchmark entry's "answers", "judgments" and "items" given as {"format"?, "path", "model"?}
+ * benchmark entry's "answers", "judgments" and "items" given as {"format"?, "path", "model"?,
+ * "id_prefix"?}
  * (or a list of them) is converted with tl_import_convert into files under tmpdir (made by the
  * caller, removed by the caller), and replaced by their paths (an entry's other keys kept).
  * Relative paths resolve in job_dir. An entry without "format" is converted when a reader claims

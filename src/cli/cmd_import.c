@@ -13,9 +13,10 @@
 #include "tally/inlog.h"
 #include "usage.h"
 
-enum { O_FORMAT = 1, O_MODEL, O_OUTPUT, O_JUDG, O_ITEMS, O_LIST, O_STRICT, O_HELP };
+enum { O_FORMAT = 1, O_MODEL, O_OUTPUT, O_JUDG, O_ITEMS, O_LIST, O_STRICT, O_HELP, O_PREFIX };
 const struct option tl_opts_import[] = {{"format", required_argument, NULL, O_FORMAT},
                                         {"model", required_argument, NULL, O_MODEL},
+                                        {"id-prefix", required_argument, NULL, O_PREFIX},
                                         {"output", required_argument, NULL, O_OUTPUT},
                                         {"out", required_argument, NULL, O_OUTPUT},
                                         {"judgments", required_argument, NULL, O_JUDG},
@@ -35,7 +36,7 @@ static int list_formats(void) {
 }
 
 int tl_cmd_import(int argc, char **argv) {
-  const char *fmt = NULL, *model = NULL, *outp = NULL, *jp = NULL, *ip = NULL;
+  const char *fmt = NULL, *model = NULL, *outp = NULL, *jp = NULL, *ip = NULL, *id_prefix = NULL;
   int strict = 0, list = 0;
   tl_opt_begin();
   int c;
@@ -46,6 +47,7 @@ int tl_cmd_import(int argc, char **argv) {
       if (tl_opt_nonempty(CMD, "--model", optarg)) return TL_EXIT_USAGE;
       model = optarg;
       break;
+    case O_PREFIX: id_prefix = optarg; break;
     case 'o':
     case O_OUTPUT:
       if (tl_opt_nonempty(CMD, "--output", optarg)) return TL_EXIT_USAGE;
@@ -137,7 +139,7 @@ int tl_cmd_import(int argc, char **argv) {
   if (!rc) {
     tl_import_counts n = {0};
     errno = 0;
-    tl_status st = tl_import_convert(imp, path, model, os[0].f, os[1].f, os[2].f, &log, &n, &err);
+    tl_status st = tl_import_convert(imp, path, model, id_prefix, os[0].f, os[1].f, os[2].f, &log, &n, &err);
     tl_inlog_flush(&log);
     if (st) {
       if (st == TL_EINPUT && strict && !err.msg[0]) snprintf(err.msg, sizeof err.msg, "a bad record (strict input)");

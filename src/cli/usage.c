@@ -211,13 +211,14 @@ const char tl_usage_merge[] =
 
 const char tl_usage_import[] =
     "usage: tally import FILE [--format NAME] [--model NAME] [--output ANSWERS.jsonl] [--judgments FILE]\n"
-    "                    [--items FILE] [--strict-input]\n"
+    "                    [--items FILE] [--id-prefix P] [--strict-input]\n"
     "       tally import --list\n"
     "  --format NAME    the harness's format (default: detected from the file; --list names them)\n"
     "  --model NAME     the model when the file names none (default: the file's, else \"unknown\")\n"
     "  -o, --output F   the answer lines (default: standard output); --out F is the same\n"
     "  --judgments F    the judge's replies the file holds (a file holding some needs it)\n"
     "  --items F        each distinct item the file holds, once (the schema the modules read)\n"
+    "  --id-prefix P    put P in front of every answer's id (VQA's items are \"<dataset>:<question id>\")\n"
     "  --list           every format known, with the files it reads\n"
     "  --strict-input   stop at the first record that cannot be mapped (exit 3, nothing written)\n"
     "  -h, --help       this text\n"

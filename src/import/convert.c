@@ -21,6 +21,7 @@
 typedef struct {
   const tl_importer *imp;
   const char *path, *default_model;
+  const char *id_prefix; /* put in front of every answer's and judgment's id, or NULL */
   FILE *answers, *judgments, *items;
   tl_inlog *log;
   tl_import_counts *n;
@@ -108,7 +109,15 @@ static tl_status on_rec(void *ctx, const tl_imp_rec *rec, tl_err *err) {
   }
   const char *model = rec->model ? rec->model : c->default_model ? c->default_model : "unknown";
   /* response before the long members: the replay engine's fast path looks at the first ones */
-  st |= put_str(o, "id", rec->id ? rec->id : "");
+  if (c->id_prefix) {
+    tl_buf idb;
+    tl_buf_init(&idb);
+    st |= tl_buf_printf(&idb, "%s%s", c->id_prefix, rec->id ? rec->id : "");
+    st |= idb.data ? put_str(o, "id", idb.data) : TL_ENOMEM;
+    tl_buf_release(&idb);
+  } else {
+    st |= put_str(o, "id", rec->id ? rec->id : "");
+  }
   st |= put_str(o, "model", model);
   if (!cJSON_AddNumberToObject(o, "seed", rec->seed < 0 ? 0 : rec->seed)) st = TL_ENOMEM;
   if (rec->turn_id >= 1 && !cJSON_AddNumberToObject(o, "turn_id", rec->turn_id)) st = TL_ENOMEM;
@@ -142,9 +151,10 @@ static tl_status on_rec(void *ctx, const tl_imp_rec *rec, tl_err *err) {
   return st;
 }
 
-tl_status tl_import_convert(const tl_importer *imp, const char *path, const char *default_model, FILE *answers,
+tl_status tl_import_convert(const tl_importer *imp, const char *path, const char *default_model,
+                            const char *id_prefix, FILE *answers,
                             FILE *judgments, FILE *items, tl_inlog *log, tl_import_counts *n, tl_err *err) {
-  conv c = {imp, path, default_model, answers, judgments, items, log, n, {0}, NULL, 0, 0};
+  conv c = {imp, path, default_model, id_prefix, answers, judgments, items, log, n, {0}, NULL, 0, 0};
   memset(n, 0, sizeof *n);
   tl_strmap_init(&c.ids);
   tl_status st = imp->read(path, log, on_rec, &c, err);
@@ -210,6 +220,7 @@ static tl_status one_entry(jobctx *j, const cJSON *e, const char *key, const cha
   const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(e, "format");
   const cJSON *pth = cJSON_GetObjectItemCaseSensitive(e, "path");
   const cJSON *mdl = cJSON_GetObjectItemCaseSensitive(e, "model");
+  const cJSON *pfx = cJSON_GetObjectItemCaseSensitive(e, "id_prefix");
   const int is_items = strcmp(key, "items") == 0;
   if (!fmt && !is_items) { /* tally's own {path, model, ...}, unless a reader claims the file */
     if (!cJSON_IsString(pth) || !pth->valuestring[0]) return TL_OK;
@@ -219,6 +230,7 @@ static tl_status one_entry(jobctx *j, const cJSON *e, const char *key, const cha
   if (!cJSON_IsString(pth) || !pth->valuestring[0])
     return tl_err_set(err, TL_EJOB, "%s: missing \"path\" (the file of another harness to convert)", where);
   if (mdl && !cJSON_IsString(mdl)) return tl_err_set(err, TL_EJOB, "%s: \"model\" must be a string", where);
+  if (pfx && !cJSON_IsString(pfx)) return tl_err_set(err, TL_EJOB, "%s: \"id_prefix\" must be a string", where);
   char *path = join_path(j->job_dir, pth->valuestring);
   if (!path) return tl_err_set(err, TL_ENOMEM, "out of memory");
   const tl_importer *imp = NULL;
@@ -256,7 +268,8 @@ static tl_status one_entry(jobctx *j, const cJSON *e, const char *key, const cha
        *fi = fj ? open_tmp(j, "items", &pi, err) : NULL;
   tl_import_counts n = {0};
   const long bad0 = j->in ? j->in->total : 0;
-  st = fi ? tl_import_convert(imp, path, mdl ? mdl->valuestring : NULL, fa, fj, fi, j->in, &n, err) : TL_EIO;
+  st = fi ? tl_import_convert(imp, path, mdl ? mdl->valuestring : NULL, pfx ? pfx->valuestring : NULL, fa, fj, fi,
+                                  j->in, &n, err) : TL_EIO;
   if (!fi && !st) st = TL_EIO;
   st = close_tmp(fa, pa, st, err);
   st = close_tmp(fj, pj, st, err);
@@ -278,6 +291,7 @@ static tl_status one_entry(jobctx *j, const cJSON *e, const char *key, const cha
       *repl = cJSON_Duplicate(e, 1);
       if (*repl) {
         cJSON_DeleteItemFromObjectCaseSensitive(*repl, "format");
+        cJSON_DeleteItemFromObjectCaseSensitive(*repl, "id_prefix");
         cJSON *s = cJSON_CreateString(mine);
         if (!s || !cJSON_ReplaceItemInObjectCaseSensitive(*repl, "path", s)) {
           cJSON_Delete(s);

@@ -330,6 +330,11 @@ tl_status tl_lme_sample(tl_lme_state *s, const cJSON *o, const char *path, const
   const char *id = docid;
   const cJSON *did = cJSON_IsObject(doc) ? cJSON_GetObjectItemCaseSensitive(doc, "id") : NULL;
   if (!did && cJSON_IsObject(doc)) did = cJSON_GetObjectItemCaseSensitive(doc, "question_id");
+  /* lmms-eval 0.4 drops the doc; a VQA task's metric object (its "submission") still names the
+   * question: the id VQA's annotations key it by */
+  for (const cJSON *m = o->child; !did && m; m = m->next)
+    if (cJSON_IsObject(m) && strcmp(m->string, "doc") != 0 && strcmp(m->string, "arguments") != 0)
+      did = cJSON_GetObjectItemCaseSensitive(m, "question_id");
   if (cJSON_IsString(did) && did->valuestring[0]) id = did->valuestring;
   else if (tl_json_is_int(did, -9007199254740992.0, 9007199254740992.0)) {
     snprintf(idbuf, sizeof idbuf, "%.0f", did->valuedouble);

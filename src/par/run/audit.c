@@ -8,7 +8,8 @@
  * The verdicts are read on every rank, once, at setup (run_audit_load: the answer files again,
  * only the "harness" members); each rank counts the units it finishes (run_audit_note, from the
  * pipeline's done callback), and the counts are reduced to rank 0 after the tables are written
- * (run_audit_write, collective). tally's side is the benchmark's primary mode (res[0].correct);
+ * (run_audit_write, collective). tally's side is the benchmark's mode named as the harness's
+ * metric when it has one (VQA's exact_match against lmms-eval's), else its primary mode;
  * a harness verdict other than 0 or 1 (a rating, a partial credit) is counted as not binary and
  * left out of the comparison. A benchmark whose answers carry no harness verdict has no audit;
  * one whose imported lines carry only null verdicts says so. */
@@ -116,14 +117,18 @@ tl_status run_audit_load(bench_run *r, tl_err *err) {
   au->lines = calloc(r->nb, sizeof *au->lines);
   au->cnt = calloc(r->nb, sizeof *au->cnt);
   au->first = calloc(r->nb, sizeof *au->first);
+  au->mode = calloc(r->nb, sizeof *au->mode);
   au->v = malloc(r->U ? r->U : 1);
-  if (!au->fmt || !au->metric || !au->lines || !au->cnt || !au->first || !au->v)
+  if (!au->fmt || !au->metric || !au->lines || !au->cnt || !au->first || !au->mode || !au->v)
     return tl_err_set(err, TL_ENOMEM, "out of memory");
   memset(au->v, 0xff, r->U ? r->U : 1); /* -1: no verdict */
   tl_status st = TL_OK;
   for (size_t b = 0; b < r->nb && !st; b++) {
     st = load_bench(r, b, err);
-    const size_t n = r->rbs[b].ncfgs;
+    const tl_run_bench *rb = &r->rbs[b];
+    for (int k = 0; !st && au->metric[b] && k < rb->nmodes; k++)
+      if (strcmp(rb->vt->mode_name(rb->b, k), au->metric[b]) == 0) au->mode[b] = k;
+    const size_t n = rb->ncfgs;
     if (!st && au->lines[b]) {
       au->cnt[b] = calloc(n * AU_N + 1, sizeof **au->cnt);
       au->first[b] = malloc((n * 2 + 1) * sizeof **au->first);
@@ -143,7 +148,8 @@ void run_audit_note(bench_run *r, size_t b, uint64_t g, const tl_unit *u, const 
     c[AU_NONBIN]++;
     return;
   }
-  const int h = au->v[g], t = row->res[0].status == TL_PS_OK && row->res[0].correct;
+  const int m = au->mode[b];
+  const int h = au->v[g], t = row->res[m].status == TL_PS_OK && row->res[m].correct;
   c[AU_H1] += (uint64_t)h;
   c[AU_T1] += (uint64_t)t;
   const uint64_t local = g - r->rbs[b].base;
@@ -174,7 +180,8 @@ static tl_table *audit_table(const bench_run *r, size_t b, const uint64_t *cnt, 
       {"n", TL_COL_I64, "units with a 0/1 harness verdict, scored by both"},
       {"not_binary", TL_COL_I64, "units whose harness verdict is neither 0 nor 1 (left out)"},
       {"harness_accuracy", TL_COL_F64, "the harness's mean verdict over n"},
-      {"tally_accuracy", TL_COL_F64, "tally's primary mode over the same n units"},
+      {"tally_mode", TL_COL_STR, "tally's mode compared: the one named as the harness's metric, else the primary"},
+      {"tally_accuracy", TL_COL_F64, "tally's mode over the same n units"},
       {"agree", TL_COL_F64, "share of the n units on which both say the same"},
       {"flips_up", TL_COL_I64, "units the harness scored 0 and tally 1"},
       {"flips_down", TL_COL_I64, "units the harness scored 1 and tally 0"},
@@ -217,13 +224,14 @@ static tl_table *audit_table(const bench_run *r, size_t b, const uint64_t *cnt, 
     tl_table_set_i64(t, row, 3, (int64_t)n);
     tl_table_set_i64(t, row, 4, (int64_t)s[AU_NONBIN]);
     tl_table_set_f64(t, row, 5, ha);
-    tl_table_set_f64(t, row, 6, ta);
-    tl_table_set_f64(t, row, 7, n ? (double)(n - s[AU_UP] - s[AU_DOWN]) / (double)n : NAN);
-    tl_table_set_i64(t, row, 8, (int64_t)s[AU_UP]);
-    tl_table_set_i64(t, row, 9, (int64_t)s[AU_DOWN]);
-    tl_table_set_f64(t, row, 10, p);
-    tl_table_set_str(t, row, 11, ex[0]);
-    tl_table_set_str(t, row, 12, ex[1]);
+    tl_table_set_str(t, row, 6, rb->vt->mode_name(rb->b, au->mode[b]));
+    tl_table_set_f64(t, row, 7, ta);
+    tl_table_set_f64(t, row, 8, n ? (double)(n - s[AU_UP] - s[AU_DOWN]) / (double)n : NAN);
+    tl_table_set_i64(t, row, 9, (int64_t)s[AU_UP]);
+    tl_table_set_i64(t, row, 10, (int64_t)s[AU_DOWN]);
+    tl_table_set_f64(t, row, 11, p);
+    tl_table_set_str(t, row, 12, ex[0]);
+    tl_table_set_str(t, row, 13, ex[1]);
     if (!n && any) {
       fprintf(out, "audit %s: model '%s': %s saved no 0/1 verdict for its units%s\n", rb->vt->name,
               rb->cfgs[c].model, au->fmt[b] ? au->fmt[b] : "the harness",
@@ -234,7 +242,7 @@ static tl_table *audit_table(const bench_run *r, size_t b, const uint64_t *cnt, 
     fprintf(out, "audit %s: model '%s': %s %s %.3f, tally %s %.3f over %llu units: %llu flip%s up, %llu down; "
                  "agree %.3f; McNemar exact p = %.3g%s%s%s%s\n",
             rb->vt->name, rb->cfgs[c].model, au->fmt[b] ? au->fmt[b] : "harness", au->metric[b] ? au->metric[b] : "",
-            ha, rb->vt->mode_name(rb->b, 0), ta, (unsigned long long)n, (unsigned long long)s[AU_UP],
+            ha, rb->vt->mode_name(rb->b, au->mode[b]), ta, (unsigned long long)n, (unsigned long long)s[AU_UP],
             s[AU_UP] == 1 ? "" : "s", (unsigned long long)s[AU_DOWN],
             (double)(n - s[AU_UP] - s[AU_DOWN]) / (double)n, p, ex[0][0] ? "; first up: " : "", ex[0],
             ex[1][0] ? "; first down: " : "", ex[1]);
@@ -279,6 +287,7 @@ void run_audit_release(run_audit *au, size_t nb) {
   free(au->lines);
   free(au->cnt);
   free(au->first);
+  free(au->mode);
   free(au->v);
   memset(au, 0, sizeof *au);
 }

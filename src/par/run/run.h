@@ -139,6 +139,7 @@ typedef struct {
   long *lines;            /* [nb] answer lines carrying a "harness" member */
   uint64_t **cnt;         /* [nb][ncfgs * AU_N] this rank's counts (NULL: no harness lines) */
   uint64_t **first;       /* [nb][ncfgs * 2] the first unit flipping up, down (UINT64_MAX: none) */
+  int *mode;              /* [nb] tally's mode compared: the one named as the harness's metric, else 0 */
 } run_audit;
 
 /* The run of the job's benchmarks on this rank. */
