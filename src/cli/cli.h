@@ -13,6 +13,7 @@ int tl_cmd_score(int argc, char **argv); /* `tally score vqa`: cmd_score.c */
 int tl_cmd_compare(int argc, char **argv); /* `tally compare RUN.h5 --models A,B`: cmd_compare.c */
 int tl_cmd_slurm(int argc, char **argv); /* `tally slurm JOB.json`: cmd_slurm.c */
 int tl_cmd_merge(int argc, char **argv); /* `tally merge A.h5 B.h5 -o M.h5`: cmd_merge.c */
+int tl_cmd_export(int argc, char **argv); /* `tally export RUN.h5 --format eee`: cmd_export.c */
 int tl_cmd_import(int argc, char **argv); /* `tally import FILE`: cmd_import.c */
 
 /* Strict option values (each prints "CMD: OPT takes ..., not 'V'" on stderr and returns -1 when

@@ -23,6 +23,7 @@ const char tl_usage_tally[] =
     "  slurm JOB.json  print (or --submit) a preemption-safe sbatch script for the job (--array: a sweep)\n"
     "  merge A.h5 B.h5 ... -o M.h5  one file from the runs of a sweep, re-scored from their journals\n"
     "  import FILE     another harness's saved outputs (lm-eval, ...) as tally's answer lines (--list: the formats)\n"
+    "  export RUN.h5   a run's per-item results as Every Eval Ever instance lines (--format eee)\n"
     "  version         print the version (also --version)\n"
     "  help            this text (also --help, -h)\n"
     "`tally <command> --help` for a command's options. A command's output file is given with\n"
@@ -209,6 +210,16 @@ const char tl_usage_merge[] =
     "the inputs' tables. Runs under mpirun/srun like `tally run`; same result on any rank count.\n"
     "exit codes: 0 ok, 1 runtime failure, 2 usage, or inputs that cannot be merged (nothing written)\n";
 
+const char tl_usage_export[] =
+    "usage: tally export RUN.h5 --format eee [--benchmark NAME] [--mode MODE] [--output FILE]\n"
+    "  --format eee       Every Eval Ever instance lines (schema 0.3.0), one per unit of the item table\n"
+    "  --benchmark NAME   the benchmark (default: the file's only one)\n"
+    "  --mode MODE        the scoring mode whose verdict is exported (default: the primary)\n"
+    "  -o, --output F     the lines (default: standard output); --out F is the same\n"
+    "  -h, --help         this text\n"
+    "The rule that fired is the extraction method (\"tally/MODE/RULE\"). Dialogue benchmarks (turns) are not\n"
+    "exported. exit codes: 0 ok, 1 failure, 2 usage\n";
+
 const char tl_usage_import[] =
     "usage: tally import FILE [--format NAME] [--model NAME] [--output ANSWERS.jsonl] [--judgments FILE]\n"
     "                    [--items FILE] [--id-prefix P] [--strict-input]\n"
@@ -238,6 +249,7 @@ const tl_cli_cmd tl_cli_cmds[] = {
     {"slurm", tl_cmd_slurm, tl_usage_slurm, tl_opts_slurm},
     {"merge", tl_cmd_merge, tl_usage_merge, tl_opts_merge},
     {"import", tl_cmd_import, tl_usage_import, tl_opts_import},
+    {"export", tl_cmd_export, tl_usage_export, tl_opts_export},
 };
 const int tl_n_cli_cmds = (int)(sizeof tl_cli_cmds / sizeof tl_cli_cmds[0]);
 
