@@ -265,8 +265,8 @@ static tl_status decompress(const tl_zip *z, const tl_zip_entry *e, const unsign
   }
   unsigned long long fcs = ZSTD_getFrameContentSize(in, (size_t)e->csize);
   if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != ZSTD_CONTENTSIZE_ERROR && fcs > e->usize)
-    return ENTRY_ERR("'%s': entry '%s': its zstd frame holds %llu bytes, past its declared %llu: refused (a zip bomb or "
-                     "a lying header)",
+    return ENTRY_ERR("'%s': entry '%s': its zstd frame holds %llu bytes, past its declared %llu: refused (a zip bomb "
+                     "or a lying header)",
                      L, N, fcs, (unsigned long long)e->usize);
   size_t r = ZSTD_decompress(res, (size_t)e->usize, in, (size_t)e->csize);
   if (ZSTD_isError(r)) {
