@@ -141,20 +141,171 @@ static int helm_detect(const char *path, int is_dir, const unsigned char *head, 
   return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* What helm_read carries from one request state to the next. */
+typedef struct {
+  tl_inlog *log;
+  const char *file;       /* scenario_state.json's path, for messages */
+  const cJSON *pis;       /* per_instance_stats.json's list, or NULL */
+  tl_strmap idx;          /* stats_key -> index in pis */
+  const char *spec_model; /* run_spec's model, or NULL */
+  const char *task;       /* run_spec's name, or NULL */
+  tl_buf key, where;      /* scratch */
+  tl_imp_emit emit;
+  void *ctx;
+} helm_run;
+
+/* Indexes pis[] by (instance, trial, perturbation) into h->idx; entries with no instance_id are
+ * left out. */
+static tl_status index_stats(helm_run *h) {
+  size_t i = 0;
+  const cJSON *ps;
+  cJSON_ArrayForEach(ps, h->pis) {
+    const char *iid = str_get(ps, "instance_id");
+    if (iid) {
+      tl_status st = stats_key(&h->key, iid, trial_of(ps), obj_get(ps, "perturbation"));
+      if (st == TL_OK) st = tl_strmap_put(&h->idx, h->key.data, i, NULL, NULL);
+      if (st != TL_OK) return st;
+    }
+    i++;
+  }
+  return TL_OK;
+}
+
+/* Adds to item (which holds "id") the instance's "question", "choices" (the references' texts),
+ * "answer" (the index of the first reference tagged "correct", else null) and "split"; *correct
+ * and *nref: that index (-1) and the number of references. TL_ENOMEM only. */
+static tl_status build_item(const cJSON *inst, cJSON *item, int *correct, int *nref) {
+  cJSON *choices;
+  int k = 0;
+  *correct = -1;
+  const char *question = str_get(obj_get(inst, "input"), "text");
+  if ((question && !cJSON_AddStringToObject(item, "question", question)) ||
+      !(choices = cJSON_AddArrayToObject(item, "choices")))
+    return TL_ENOMEM;
+  const cJSON *ref;
+  cJSON_ArrayForEach(ref, as_arr(obj_get(inst, "references"))) {
+    const char *t = str_get(obj_get(ref, "output"), "text");
+    cJSON *c = cJSON_CreateString(t ? t : "");
+    if (!c || !cJSON_AddItemToArray(choices, c)) {
+      cJSON_Delete(c);
+      return TL_ENOMEM;
+    }
+    const cJSON *tag;
+    cJSON_ArrayForEach(tag, as_arr(obj_get(ref, "tags"))) {
+      if (*correct < 0 && cJSON_IsString(tag) && strcmp(tag->valuestring, "correct") == 0) *correct = k;
+    }
+    k++;
+  }
+  *nref = k;
+  if (!(*correct >= 0 ? cJSON_AddNumberToObject(item, "answer", *correct) : cJSON_AddNullToObject(item, "answer")))
+    return TL_ENOMEM;
+  const char *split = str_get(inst, "split");
+  if (split && !cJSON_AddStringToObject(item, "split", split)) return TL_ENOMEM;
+  return TL_OK;
+}
+
+/* Puts a copy of v (when not NULL) in extra under name. TL_ENOMEM only. */
+static tl_status add_copy(cJSON *extra, const char *name, const cJSON *v) {
+  if (!v) return TL_OK;
+  cJSON *d = cJSON_Duplicate(v, 1);
+  if (!d || !cJSON_AddItemToObject(extra, name, d)) {
+    cJSON_Delete(d);
+    return TL_ENOMEM;
+  }
+  return TL_OK;
+}
+
+/* The verdict of r (exact_match) and extra's quasi/prefix exact matches, from the stats of
+ * (r->id, r->seed, pert) when per_instance_stats.json holds them; nothing when it does not. */
+static tl_status add_stats(helm_run *h, const cJSON *pert, tl_imp_rec *r, cJSON *extra) {
+  size_t at;
+  tl_status st = stats_key(&h->key, r->id, r->seed, pert);
+  if (st != TL_OK || !h->pis || !tl_strmap_get(&h->idx, h->key.data, &at)) return st;
+  const cJSON *stats = obj_get(cJSON_GetArrayItem(h->pis, (int)at), "stats");
+  if (stat_mean(stats, "exact_match", &r->verdict)) {
+    r->has_verdict = 1;
+    r->verdict_metric = "exact_match";
+  }
+  static const char *const more[] = {"quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match"};
+  for (size_t m = 0; m < sizeof more / sizeof *more; m++) {
+    double v;
+    if (stat_mean(stats, more[m], &v) && !cJSON_AddNumberToObject(extra, more[m], v)) return TL_ENOMEM;
+  }
+  return TL_OK;
+}
+
+/* One request state (line: its 1-based index): its record emitted, or its problems reported
+ * (a state with no instance.id is skipped; a missing question, gold or reply is reported and the
+ * record still emitted). Returns what emit or the input log returned. */
+static tl_status read_state(helm_run *h, const cJSON *rs, long line, tl_err *err) {
+  const cJSON *inst = obj_get(rs, "instance");
+  const char *id = str_get(inst, "id");
+  int trial = trial_of(rs);
+  tl_buf_reset(&h->where);
+  if (!id)
+    return tl_inlog_report(h->log, TL_IN_MISSING_FIELD, h->file, line, "%s: request state %ld: no instance.id",
+                           h->file, line);
+  tl_status st = tl_buf_printf(&h->where, "%s: request state %ld (instance '%s', trial %d)", h->file, line, id, trial);
+  if (st != TL_OK) return st;
+  const cJSON *pert = obj_get(inst, "perturbation");
+  cJSON *item = cJSON_CreateObject(), *extra = cJSON_CreateObject();
+  int correct = -1, nref = 0;
+  st = item && extra && cJSON_AddStringToObject(item, "id", id) ? build_item(inst, item, &correct, &nref) : TL_ENOMEM;
+  if (st == TL_OK && !str_get(obj_get(inst, "input"), "text"))
+    st = tl_inlog_report(h->log, TL_IN_MISSING_FIELD, h->file, line, "%s: no instance.input.text", h->where.data);
+  if (st == TL_OK && correct < 0 && nref > 0)
+    st = tl_inlog_report(h->log, TL_IN_MISSING_FIELD, h->file, line,
+                         "%s: no reference tagged \"correct\": the item's answer is null", h->where.data);
+  const cJSON *om = obj_get(rs, "output_mapping");
+  if (st == TL_OK) st = add_copy(extra, "output_mapping", cJSON_IsObject(om) ? om : NULL);
+  if (st == TL_OK) st = add_copy(extra, "perturbation", pert);
+  /* the response */
+  const cJSON *result = obj_get(rs, "result");
+  const cJSON *comps = obj_get(result, "completions");
+  const char *response = cJSON_IsArray(comps) ? str_get(cJSON_GetArrayItem(comps, 0), "text") : NULL;
+  const char *rerr = str_get(result, "error");
+  if (st == TL_OK && rerr && !cJSON_AddStringToObject(extra, "error", rerr)) st = TL_ENOMEM;
+  if (st == TL_OK && !response && !rerr)
+    st = tl_inlog_report(h->log, TL_IN_MISSING_FIELD, h->file, line,
+                         "%s: no result.completions[0].text: a null reply", h->where.data);
+  tl_imp_rec r = {0};
+  r.where = h->where.data;
+  r.line = line;
+  r.task = h->task;
+  r.id = id;
+  r.model = h->spec_model ? h->spec_model : str_get(obj_get(rs, "request"), "model");
+  r.seed = trial;
+  r.turn_id = -1;
+  r.stage = 0;
+  r.response = response;
+  r.prompt = str_get(obj_get(rs, "request"), "prompt");
+  r.item = item;
+  if (st == TL_OK) st = add_stats(h, pert, &r, extra);
+  r.extra = st == TL_OK && extra->child ? extra : NULL;
+  if (st == TL_OK) st = h->emit(h->ctx, &r, err);
+  cJSON_Delete(item);
+  cJSON_Delete(extra);
+  return st;
+}
+
+/* Reads run_spec.json, scenario_state.json and per_instance_stats.json (when there) of the run
+ * folder path and emits one record per request state, in file order (the header comment). */
 static tl_status helm_read(const char *path, tl_inlog *log, tl_imp_emit emit, void *ctx, tl_err *err) {
   cJSON *state = NULL, *spec = NULL, *pis = NULL;
   unsigned char *bad = NULL;
-  tl_strmap idx;
-  tl_strmap_init(&idx);
-  tl_buf key, file, where;
-  tl_buf_init(&key);
+  helm_run h = {.log = log, .emit = emit, .ctx = ctx};
+  tl_strmap_init(&h.idx);
+  tl_buf file;
+  tl_buf_init(&h.key);
   tl_buf_init(&file);
-  tl_buf_init(&where);
+  tl_buf_init(&h.where);
   tl_status st = tl_buf_printf(&file, "%s/scenario_state.json", path);
+  h.file = file.data;
   if (st == TL_OK) st = load(path, "run_spec.json", 0, log, &spec, NULL, err);
   if (st == TL_OK) st = load(path, "scenario_state.json", 0, log, &state, &bad, err);
   if (st == TL_OK) st = load(path, "per_instance_stats.json", 1, log, &pis, NULL, err);
   if (st != TL_OK) goto done;
+  h.pis = pis;
   const cJSON *states = obj_get(state, "request_states");
   if (!cJSON_IsArray(states)) {
     st = tl_err_set(err, TL_EINPUT, "'%s': no request_states list: not a HELM scenario state", file.data);
@@ -164,22 +315,11 @@ static tl_status helm_read(const char *path, tl_inlog *log, tl_imp_emit emit, vo
     st = tl_err_set(err, TL_EINPUT, "'%s/per_instance_stats.json': not a list of instance stats", path);
     goto done;
   }
-  /* index the stats by (instance, trial, perturbation) */
-  size_t i = 0;
-  const cJSON *ps;
-  cJSON_ArrayForEach(ps, pis) {
-    const char *iid = str_get(ps, "instance_id");
-    if (iid) {
-      if ((st = stats_key(&key, iid, trial_of(ps), obj_get(ps, "perturbation"))) != TL_OK ||
-          (st = tl_strmap_put(&idx, key.data, i, NULL, NULL)) != TL_OK)
-        goto done;
-    }
-    i++;
-  }
+  if ((st = index_stats(&h)) != TL_OK) goto done;
   const cJSON *as = obj_get(spec, "adapter_spec");
-  const char *spec_model = str_get(as, "model");
-  if (!spec_model) spec_model = str_get(as, "model_deployment");
-  const char *task = str_get(spec, "name");
+  h.spec_model = str_get(as, "model");
+  if (!h.spec_model) h.spec_model = str_get(as, "model_deployment");
+  h.task = str_get(spec, "name");
   if (cJSON_GetArraySize(states) == 0 &&
       (st = tl_inlog_report(log, TL_IN_EMPTY_FILE, file.data, 0, "%s: no request states", file.data)) != TL_OK)
     goto done;
@@ -188,114 +328,7 @@ static tl_status helm_read(const char *path, tl_inlog *log, tl_imp_emit emit, vo
   cJSON_ArrayForEach(rs, states) {
     line++;
     if (bad && bad[line - 1]) continue; /* reported */
-    const cJSON *inst = obj_get(rs, "instance");
-    const char *id = str_get(inst, "id");
-    int trial = trial_of(rs);
-    tl_buf_reset(&where);
-    if (!id) {
-      if ((st = tl_inlog_report(log, TL_IN_MISSING_FIELD, file.data, line, "%s: request state %ld: no instance.id",
-                                file.data, line)) != TL_OK)
-        goto done;
-      continue;
-    }
-    if ((st = tl_buf_printf(&where, "%s: request state %ld (instance '%s', trial %d)", file.data, line, id, trial)) !=
-        TL_OK)
-      goto done;
-    const cJSON *pert = obj_get(inst, "perturbation");
-    /* the item */
-    cJSON *item = cJSON_CreateObject(), *extra = cJSON_CreateObject(), *choices = NULL;
-    int correct = -1, k = 0;
-    const char *question = str_get(obj_get(inst, "input"), "text");
-    if (!item || !extra || !cJSON_AddStringToObject(item, "id", id) ||
-        (question && !cJSON_AddStringToObject(item, "question", question)) ||
-        !(choices = cJSON_AddArrayToObject(item, "choices")))
-      goto nomem;
-    const cJSON *ref;
-    cJSON_ArrayForEach(ref, as_arr(obj_get(inst, "references"))) {
-      const char *t = str_get(obj_get(ref, "output"), "text");
-      cJSON *c = cJSON_CreateString(t ? t : "");
-      if (!c || !cJSON_AddItemToArray(choices, c)) {
-        cJSON_Delete(c);
-        goto nomem;
-      }
-      const cJSON *tag;
-      cJSON_ArrayForEach(tag, as_arr(obj_get(ref, "tags"))) {
-        if (correct < 0 && cJSON_IsString(tag) && strcmp(tag->valuestring, "correct") == 0) correct = k;
-      }
-      k++;
-    }
-    if (!(correct >= 0 ? cJSON_AddNumberToObject(item, "answer", correct) : cJSON_AddNullToObject(item, "answer")))
-      goto nomem;
-    const char *split = str_get(inst, "split");
-    if (split && !cJSON_AddStringToObject(item, "split", split)) goto nomem;
-    if (!question && (st = tl_inlog_report(log, TL_IN_MISSING_FIELD, file.data, line, "%s: no instance.input.text",
-                                           where.data)) != TL_OK)
-      goto rec_done;
-    if (correct < 0 && k > 0 &&
-        (st = tl_inlog_report(log, TL_IN_MISSING_FIELD, file.data, line,
-                              "%s: no reference tagged \"correct\": the item's answer is null", where.data)) != TL_OK)
-      goto rec_done;
-    /* extra */
-    const cJSON *om = obj_get(rs, "output_mapping");
-    if (cJSON_IsObject(om)) {
-      cJSON *d = cJSON_Duplicate(om, 1);
-      if (!d || !cJSON_AddItemToObject(extra, "output_mapping", d)) {
-        cJSON_Delete(d);
-        goto nomem;
-      }
-    }
-    if (pert) {
-      cJSON *d = cJSON_Duplicate(pert, 1);
-      if (!d || !cJSON_AddItemToObject(extra, "perturbation", d)) {
-        cJSON_Delete(d);
-        goto nomem;
-      }
-    }
-    /* the response */
-    const cJSON *result = obj_get(rs, "result");
-    const cJSON *comps = obj_get(result, "completions");
-    const char *response = cJSON_IsArray(comps) ? str_get(cJSON_GetArrayItem(comps, 0), "text") : NULL;
-    const char *rerr = str_get(result, "error");
-    if (rerr && !cJSON_AddStringToObject(extra, "error", rerr)) goto nomem;
-    if (!response && !rerr &&
-        (st = tl_inlog_report(log, TL_IN_MISSING_FIELD, file.data, line,
-                              "%s: no result.completions[0].text: a null reply", where.data)) != TL_OK)
-      goto rec_done;
-    tl_imp_rec r = {0};
-    r.where = where.data;
-    r.line = line;
-    r.task = task;
-    r.id = id;
-    r.model = spec_model ? spec_model : str_get(obj_get(rs, "request"), "model");
-    r.seed = trial;
-    r.turn_id = -1;
-    r.stage = 0;
-    r.response = response;
-    r.prompt = str_get(obj_get(rs, "request"), "prompt");
-    r.item = item;
-    size_t at;
-    if ((st = stats_key(&key, id, trial, pert)) != TL_OK) goto rec_done;
-    if (pis && tl_strmap_get(&idx, key.data, &at)) {
-      const cJSON *stats = obj_get(cJSON_GetArrayItem(pis, (int)at), "stats");
-      if (stat_mean(stats, "exact_match", &r.verdict)) {
-        r.has_verdict = 1;
-        r.verdict_metric = "exact_match";
-      }
-      static const char *const more[] = {"quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match"};
-      for (size_t m = 0; m < sizeof more / sizeof *more; m++) {
-        double v;
-        if (stat_mean(stats, more[m], &v) && !cJSON_AddNumberToObject(extra, more[m], v)) goto nomem;
-      }
-    }
-    r.extra = extra->child ? extra : NULL;
-    st = emit(ctx, &r, err);
-    goto rec_done;
-  nomem:
-    st = TL_ENOMEM;
-  rec_done:
-    cJSON_Delete(item);
-    cJSON_Delete(extra);
-    if (st != TL_OK) goto done;
+    if ((st = read_state(&h, rs, line, err)) != TL_OK) goto done;
   }
 done:
   if (st == TL_EINPUT && err && !err->msg[0]) tl_err_set(err, st, "'%s': bad request state (strict input)", file.data);
@@ -303,10 +336,10 @@ done:
   cJSON_Delete(state);
   cJSON_Delete(spec);
   cJSON_Delete(pis);
-  tl_strmap_release(&idx);
-  tl_buf_release(&key);
+  tl_strmap_release(&h.idx);
+  tl_buf_release(&h.key);
   tl_buf_release(&file);
-  tl_buf_release(&where);
+  tl_buf_release(&h.where);
   return st;
 }
 

@@ -208,6 +208,48 @@ static char *response_text(const cJSON *s, int *found) {
   return NULL;
 }
 
+/* Adds to item the sample's "choices", its target as "answer" (unless null) and each metadata
+ * member item does not hold yet. TL_ENOMEM only. */
+static tl_status item_fields(const cJSON *s, cJSON *item) {
+  tl_status st = TL_OK;
+  const cJSON *choices = obj_get(s, "choices"), *target = obj_get(s, "target");
+  if (cJSON_IsArray(choices) && (st = add_ref(item, "choices", choices)) != TL_OK) return st;
+  if (target && !cJSON_IsNull(target) && (st = add_ref(item, "answer", target)) != TL_OK) return st;
+  const cJSON *md;
+  cJSON_ArrayForEach(md, as_obj(obj_get(s, "metadata"))) {
+    if (md->string && !obj_get(item, md->string) && (st = add_ref(item, md->string, md)) != TL_OK) return st;
+  }
+  return TL_OK;
+}
+
+/* The harness's verdict from the sample's first score (its name, its value when a number, its
+ * answer as r->extracted); in extra: a non-numeric value, the explanation (unless it is the
+ * response), the score's metadata and the other scores' values. TL_ENOMEM only. */
+static tl_status add_scores(const cJSON *s, tl_imp_rec *r, cJSON *extra) {
+  tl_status st = TL_OK;
+  const cJSON *scores = obj_get(s, "scores");
+  const cJSON *first = cJSON_IsObject(scores) ? scores->child : NULL;
+  if (!first || !first->string) return TL_OK;
+  const cJSON *val = obj_get(first, "value");
+  r->verdict_metric = first->string;
+  r->has_verdict = score_number(val, &r->verdict);
+  if (!r->has_verdict && val && (st = add_ref(extra, "score_value", val)) != TL_OK) return st;
+  r->extracted = str_get(first, "answer");
+  const char *expl = str_get(first, "explanation");
+  if (expl && (!r->response || strcmp(expl, r->response) != 0) &&
+      !cJSON_AddStringToObject(extra, "explanation", expl))
+    return TL_ENOMEM;
+  const cJSON *smd = obj_get(first, "metadata");
+  if (cJSON_IsObject(smd) && smd->child && (st = add_ref(extra, "score_metadata", smd)) != TL_OK) return st;
+  if (first->next) {
+    cJSON *others = cJSON_AddObjectToObject(extra, "scores");
+    if (!others) return TL_ENOMEM;
+    for (const cJSON *o = first->next; o; o = o->next)
+      if (o->string && (st = add_ref(others, o->string, obj_get(o, "value"))) != TL_OK) return st;
+  }
+  return TL_OK;
+}
+
 /* Maps one parsed sample (modified in place: attachments resolved) and emits it. */
 static tl_status do_sample(insp *in, cJSON *s, const char *entry, tl_err *err) {
   long line = ++in->rec;
@@ -248,13 +290,7 @@ static tl_status do_sample(insp *in, cJSON *s, const char *entry, tl_err *err) {
     st = TL_ENOMEM;
     goto done;
   }
-  const cJSON *choices = obj_get(s, "choices"), *target = obj_get(s, "target");
-  if (cJSON_IsArray(choices) && (st = add_ref(item, "choices", choices)) != TL_OK) goto done;
-  if (target && !cJSON_IsNull(target) && (st = add_ref(item, "answer", target)) != TL_OK) goto done;
-  const cJSON *md;
-  cJSON_ArrayForEach(md, as_obj(obj_get(s, "metadata"))) {
-    if (md->string && !obj_get(item, md->string) && (st = add_ref(item, md->string, md)) != TL_OK) goto done;
-  }
+  if ((st = item_fields(s, item)) != TL_OK) goto done;
 
   const cJSON *error = obj_get(s, "error");
   int errored = error && !cJSON_IsNull(error);
@@ -286,31 +322,7 @@ static tl_status do_sample(insp *in, cJSON *s, const char *entry, tl_err *err) {
   r.prompt = prompt;
   r.item = item;
 
-  const cJSON *scores = obj_get(s, "scores");
-  const cJSON *first = cJSON_IsObject(scores) ? scores->child : NULL;
-  if (first && first->string) {
-    const cJSON *val = obj_get(first, "value");
-    r.verdict_metric = first->string;
-    r.has_verdict = score_number(val, &r.verdict);
-    if (!r.has_verdict && val && (st = add_ref(extra, "score_value", val)) != TL_OK) goto done;
-    r.extracted = str_get(first, "answer");
-    const char *expl = str_get(first, "explanation");
-    if (expl && (!response || strcmp(expl, response) != 0) && !cJSON_AddStringToObject(extra, "explanation", expl)) {
-      st = TL_ENOMEM;
-      goto done;
-    }
-    const cJSON *smd = obj_get(first, "metadata");
-    if (cJSON_IsObject(smd) && smd->child && (st = add_ref(extra, "score_metadata", smd)) != TL_OK) goto done;
-    if (first->next) {
-      cJSON *others = cJSON_AddObjectToObject(extra, "scores");
-      if (!others) {
-        st = TL_ENOMEM;
-        goto done;
-      }
-      for (const cJSON *o = first->next; o; o = o->next)
-        if (o->string && (st = add_ref(others, o->string, obj_get(o, "value"))) != TL_OK) goto done;
-    }
-  }
+  if ((st = add_scores(s, &r, extra)) != TL_OK) goto done;
   r.extra = extra->child ? extra : NULL;
   st = in->emit(in->ctx, &r, err);
   if (st == TL_OK) in->emitted++;

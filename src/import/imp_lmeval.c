@@ -299,6 +299,168 @@ tl_status tl_lme_finish(tl_lme_state *s, const char *path, tl_inlog *log, tl_err
   return TL_OK;
 }
 
+/* The item id of sample o: the dataset's own (doc.id, doc.question_id, or the question_id of a
+ * VQA task's metric object when lmms-eval 0.4 dropped the doc), else docid; idbuf[64] holds a
+ * numeric one. */
+static const char *sample_id(const cJSON *o, const cJSON *doc, const char *docid, char idbuf[64]) {
+  const cJSON *did = cJSON_IsObject(doc) ? cJSON_GetObjectItemCaseSensitive(doc, "id") : NULL;
+  if (!did && cJSON_IsObject(doc)) did = cJSON_GetObjectItemCaseSensitive(doc, "question_id");
+  /* lmms-eval 0.4 drops the doc; a VQA task's metric object (its "submission") still names the
+   * question: the id VQA's annotations key it by */
+  for (const cJSON *m = o->child; !did && m; m = m->next)
+    if (cJSON_IsObject(m) && strcmp(m->string, "doc") != 0 && strcmp(m->string, "arguments") != 0)
+      did = cJSON_GetObjectItemCaseSensitive(m, "question_id");
+  if (cJSON_IsString(did) && did->valuestring[0]) return did->valuestring;
+  if (tl_json_is_int(did, -9007199254740992.0, 9007199254740992.0)) {
+    snprintf(idbuf, 64, "%.0f", did->valuedouble);
+    return idbuf;
+  }
+  return docid;
+}
+
+/* The prompt of sample o (the first request's arg_0, else "input") and, in choices, every
+ * request's arg_1 (the choice texts of log-likelihood requests). */
+static const char *sample_prompt(const cJSON *o, cJSON *choices) {
+  const char *prompt = NULL;
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(o, "arguments");
+  for (const cJSON *a = cJSON_IsObject(args) ? args->child : NULL; a; a = a->next) {
+    const cJSON *a0 = cJSON_GetObjectItemCaseSensitive(a, "arg_0"), *a1 = cJSON_GetObjectItemCaseSensitive(a, "arg_1");
+    if (!prompt && cJSON_IsString(a0)) prompt = a0->valuestring;
+    if (cJSON_IsString(a1)) cJSON_AddItemToArray(choices, cJSON_CreateString(a1->valuestring));
+  }
+  const cJSON *in = cJSON_GetObjectItemCaseSensitive(o, "input");
+  if (!prompt && cJSON_IsString(in)) prompt = in->valuestring;
+  return prompt;
+}
+
+/* Fills extra with the sample's doc_id, filter, what the task's other filters made of it (once
+ * noted), target and its metrics (when more than the verdict); *vname and *verdict: the
+ * harness's verdict (verdict_of), vname NULL when none. */
+static void sample_extra(tl_lme_state *s, const cJSON *o, const char *task, const char *docid, const char *filter,
+                         cJSON *extra, const char **vname, double *verdict) {
+  const cJSON *target = cJSON_GetObjectItemCaseSensitive(o, "target");
+  cJSON *mets = cJSON_CreateObject();
+  *verdict = 0;
+  *vname = verdict_of(o, verdict);
+  for (const cJSON *m = o->child; m; m = m->next)
+    if (!is_known(m->string)) cJSON_AddItemToObject(mets, m->string, cJSON_Duplicate(m, 1));
+  cJSON_AddStringToObject(extra, "doc_id", docid);
+  cJSON_AddStringToObject(extra, "filter", filter);
+  if (s->noted) { /* what the task's other filters made of this doc */
+    char *key = doc_key(task, docid);
+    size_t oi;
+    if (key && tl_strmap_get(&s->odocs, key, &oi)) {
+      cJSON_AddItemToObject(extra, "filters", cJSON_Duplicate(s->others[oi], 1));
+      s->oused[oi] = 1;
+    }
+    free(key);
+  }
+  if (target) cJSON_AddItemToObject(extra, "target", cJSON_Duplicate(target, 1));
+  if (cJSON_GetArraySize(mets) > 1 || (cJSON_GetArraySize(mets) == 1 && !*vname)) {
+    cJSON_AddItemToObject(extra, "metrics", mets);
+    mets = NULL;
+  }
+  cJSON_Delete(mets);
+}
+
+/* Whether the sample's replies are log-likelihoods: then *lls and *grs (new arrays, the
+ * caller's) hold them and their is_greedy flags (from resps, else filtered_resps). */
+static int sample_loglik(const cJSON *resps, const cJSON *fresps, cJSON **lls, cJSON **grs) {
+  *lls = cJSON_CreateArray();
+  *grs = cJSON_CreateArray();
+  int is_ll = resps ? loglik_list(resps, 1, *lls, *grs) : 0;
+  if (!is_ll && !resps) is_ll = loglik_list(fresps, 0, *lls, *grs);
+  if (!is_ll && resps) { /* resps of another shape: maybe filtered_resps is a loglik list */
+    cJSON_Delete(*lls);
+    cJSON_Delete(*grs);
+    *lls = cJSON_CreateArray();
+    *grs = cJSON_CreateArray();
+    if (cJSON_IsArray(resps) && cJSON_IsArray(resps->child) && cJSON_IsArray(resps->child->child))
+      is_ll = loglik_list(fresps, 0, *lls, *grs);
+  }
+  return is_ll;
+}
+
+/* The item of the sample (the doc, else {} when there is a target; NULL when neither), with
+ * "id", "answer" (the target) and, for log-likelihood requests, "choices" added when absent. */
+static cJSON *sample_item(const cJSON *doc, const cJSON *target, const char *id, int is_ll, const cJSON *choices) {
+  cJSON *item = NULL;
+  if (cJSON_IsObject(doc)) item = cJSON_Duplicate(doc, 1);
+  else if (target) item = cJSON_CreateObject();
+  if (item) {
+    if (!cJSON_GetObjectItemCaseSensitive(item, "id")) cJSON_AddStringToObject(item, "id", id);
+    if (target && !cJSON_GetObjectItemCaseSensitive(item, "answer"))
+      cJSON_AddItemToObject(item, "answer", cJSON_Duplicate(target, 1));
+    if (is_ll && cJSON_GetArraySize(choices) && !cJSON_GetObjectItemCaseSensitive(item, "choices"))
+      cJSON_AddItemToObject(item, "choices", cJSON_Duplicate(choices, 1));
+  }
+  return item;
+}
+
+/* Emits r for a log-likelihood sample: response = the text of the most likely choice (else its
+ * index), extracted = that index; *lls, *grs and (when it names every choice) *choices move
+ * into extra and are set NULL. */
+static tl_status emit_loglik(tl_imp_rec *r, cJSON *extra, cJSON **lls, cJSON **grs, cJSON **choices,
+                             tl_imp_emit emit, void *ctx, tl_err *err) {
+  const int n = cJSON_GetArraySize(*lls);
+  int best = 0;
+  for (int i = 1; i < n; i++)
+    if (cJSON_GetArrayItem(*lls, i)->valuedouble > cJSON_GetArrayItem(*lls, best)->valuedouble) best = i;
+  char ex[32];
+  snprintf(ex, sizeof ex, "%d", best);
+  cJSON_AddItemToObject(extra, "loglik", *lls);
+  cJSON_AddItemToObject(extra, "is_greedy", *grs);
+  *lls = *grs = NULL;
+  if (cJSON_GetArraySize(*choices) == n) {
+    cJSON_AddItemToObject(extra, "choices", *choices);
+    r->response = cJSON_GetArrayItem(*choices, best)->valuestring;
+    *choices = NULL;
+  } else {
+    r->response = ex; /* no choice texts saved (lmms-eval 0.4 drops "arguments"): the index */
+  }
+  r->extracted = ex;
+  r->seed = 0;
+  return emit(ctx, r, err);
+}
+
+/* Emits r once per repeat of a generation sample (seed = the repeat's index; the harness's
+ * verdict, extraction and the item on the first only); a reply that is not text is reported. */
+static tl_status emit_generations(tl_imp_rec *r, cJSON *extra, const cJSON *resps, const cJSON *fresps,
+                                  const char *docid, const char *path, tl_inlog *log, tl_imp_emit emit, void *ctx,
+                                  tl_err *err) {
+  char msg[400];
+  tl_status st = TL_OK;
+  /* the raw texts: resps[0] = [text, ...repeats]; lmms-eval unwraps single lists */
+  const cJSON *reps = resps ? resps : fresps;
+  if (cJSON_IsArray(reps) && cJSON_IsArray(reps->child)) reps = reps->child;
+  const cJSON *fl = first_leaf(fresps);
+  r->extracted = cJSON_IsString(fl) ? fl->valuestring : NULL;
+  int nrep = cJSON_IsArray(reps) ? cJSON_GetArraySize(reps) : 1;
+  if (!resps && cJSON_IsArray(reps)) nrep = 1; /* filtered_resps: one per request, not repeats */
+  if (nrep == 0 || (!cJSON_IsArray(reps) && !cJSON_IsString(reps) && !cJSON_IsNull(reps))) {
+    snprintf(msg, sizeof msg, "doc %s: '%s' holds no text", docid, resps ? "resps" : "filtered_resps");
+    st = bad(log, TL_IN_BAD_FIELD, path, r->line, r->where, err, msg);
+  }
+  if (nrep > 1) cJSON_AddNumberToObject(extra, "repeats", nrep);
+  for (int k = 0; k < nrep && !st; k++) {
+    const cJSON *t = cJSON_IsArray(reps) ? cJSON_GetArrayItem(reps, k) : reps;
+    if (!cJSON_IsString(t) && !cJSON_IsNull(t)) {
+      snprintf(msg, sizeof msg, "doc %s: response %d is not a string", docid, k);
+      st = bad(log, TL_IN_BAD_FIELD, path, r->line, r->where, err, msg);
+      break;
+    }
+    r->response = cJSON_IsString(t) ? t->valuestring : NULL;
+    r->seed = k;
+    if (k > 0) { /* the harness's verdict is on the doc (its filter over every repeat) */
+      r->has_verdict = 0;
+      r->extracted = NULL;
+      r->item = NULL;
+    }
+    st = emit(ctx, r, err);
+  }
+  return st;
+}
+
 tl_status tl_lme_sample(tl_lme_state *s, const cJSON *o, const char *path, const char *where, long line,
                         const char *task, const char *model, tl_inlog *log, tl_imp_emit emit, void *ctx,
                         tl_err *err) {
@@ -324,79 +486,16 @@ tl_status tl_lme_sample(tl_lme_state *s, const cJSON *o, const char *path, const
   if (!resps && !fresps) return bad(log, TL_IN_MISSING_FIELD, path, line, where, err, "no 'resps' nor 'filtered_resps'");
   const cJSON *doc = cJSON_GetObjectItemCaseSensitive(o, "doc");
   const cJSON *target = cJSON_GetObjectItemCaseSensitive(o, "target");
-  const cJSON *args = cJSON_GetObjectItemCaseSensitive(o, "arguments");
-  /* the item id: the dataset's own */
   char idbuf[64];
-  const char *id = docid;
-  const cJSON *did = cJSON_IsObject(doc) ? cJSON_GetObjectItemCaseSensitive(doc, "id") : NULL;
-  if (!did && cJSON_IsObject(doc)) did = cJSON_GetObjectItemCaseSensitive(doc, "question_id");
-  /* lmms-eval 0.4 drops the doc; a VQA task's metric object (its "submission") still names the
-   * question: the id VQA's annotations key it by */
-  for (const cJSON *m = o->child; !did && m; m = m->next)
-    if (cJSON_IsObject(m) && strcmp(m->string, "doc") != 0 && strcmp(m->string, "arguments") != 0)
-      did = cJSON_GetObjectItemCaseSensitive(m, "question_id");
-  if (cJSON_IsString(did) && did->valuestring[0]) id = did->valuestring;
-  else if (tl_json_is_int(did, -9007199254740992.0, 9007199254740992.0)) {
-    snprintf(idbuf, sizeof idbuf, "%.0f", did->valuedouble);
-    id = idbuf;
-  }
-  /* the prompt and, for log-likelihood requests, the choice texts */
-  const char *prompt = NULL;
+  const char *id = sample_id(o, doc, docid, idbuf);
   cJSON *choices = cJSON_CreateArray();
-  int nargs = 0;
-  for (const cJSON *a = cJSON_IsObject(args) ? args->child : NULL; a; a = a->next, nargs++) {
-    const cJSON *a0 = cJSON_GetObjectItemCaseSensitive(a, "arg_0"), *a1 = cJSON_GetObjectItemCaseSensitive(a, "arg_1");
-    if (!prompt && cJSON_IsString(a0)) prompt = a0->valuestring;
-    if (cJSON_IsString(a1)) cJSON_AddItemToArray(choices, cJSON_CreateString(a1->valuestring));
-  }
-  const cJSON *in = cJSON_GetObjectItemCaseSensitive(o, "input");
-  if (!prompt && cJSON_IsString(in)) prompt = in->valuestring;
-  /* the harness's verdict: the first metric named in "metrics" that the line holds as a number;
-   * else the first other numeric member */
-  cJSON *extra = cJSON_CreateObject(), *mets = cJSON_CreateObject();
-  double verdict = 0;
-  const char *vname = verdict_of(o, &verdict);
-  for (const cJSON *m = o->child; m; m = m->next)
-    if (!is_known(m->string)) cJSON_AddItemToObject(mets, m->string, cJSON_Duplicate(m, 1));
-  cJSON_AddStringToObject(extra, "doc_id", docid);
-  cJSON_AddStringToObject(extra, "filter", filter);
-  if (s->noted) { /* what the task's other filters made of this doc */
-    char *key = doc_key(task, docid);
-    size_t oi;
-    if (key && tl_strmap_get(&s->odocs, key, &oi)) {
-      cJSON_AddItemToObject(extra, "filters", cJSON_Duplicate(s->others[oi], 1));
-      s->oused[oi] = 1;
-    }
-    free(key);
-  }
-  if (target) cJSON_AddItemToObject(extra, "target", cJSON_Duplicate(target, 1));
-  if (cJSON_GetArraySize(mets) > 1 || (cJSON_GetArraySize(mets) == 1 && !vname)) {
-    cJSON_AddItemToObject(extra, "metrics", mets);
-    mets = NULL;
-  }
-  cJSON_Delete(mets);
-  /* log-likelihood or generation */
-  cJSON *lls = cJSON_CreateArray(), *grs = cJSON_CreateArray();
-  int is_ll = resps ? loglik_list(resps, 1, lls, grs) : 0;
-  if (!is_ll && !resps) is_ll = loglik_list(fresps, 0, lls, grs);
-  if (!is_ll && resps) { /* resps of another shape: maybe filtered_resps is a loglik list */
-    cJSON_Delete(lls);
-    cJSON_Delete(grs);
-    lls = cJSON_CreateArray();
-    grs = cJSON_CreateArray();
-    if (cJSON_IsArray(resps) && cJSON_IsArray(resps->child) && cJSON_IsArray(resps->child->child))
-      is_ll = loglik_list(fresps, 0, lls, grs);
-  }
-  cJSON *item = NULL;
-  if (cJSON_IsObject(doc)) item = cJSON_Duplicate(doc, 1);
-  else if (target) item = cJSON_CreateObject();
-  if (item) {
-    if (!cJSON_GetObjectItemCaseSensitive(item, "id")) cJSON_AddStringToObject(item, "id", id);
-    if (target && !cJSON_GetObjectItemCaseSensitive(item, "answer"))
-      cJSON_AddItemToObject(item, "answer", cJSON_Duplicate(target, 1));
-    if (is_ll && cJSON_GetArraySize(choices) && !cJSON_GetObjectItemCaseSensitive(item, "choices"))
-      cJSON_AddItemToObject(item, "choices", cJSON_Duplicate(choices, 1));
-  }
+  const char *prompt = sample_prompt(o, choices);
+  cJSON *extra = cJSON_CreateObject(), *lls, *grs;
+  double verdict;
+  const char *vname;
+  sample_extra(s, o, task, docid, filter, extra, &vname, &verdict);
+  int is_ll = sample_loglik(resps, fresps, &lls, &grs);
+  cJSON *item = sample_item(doc, target, id, is_ll, choices);
   tl_imp_rec r;
   memset(&r, 0, sizeof r);
   r.where = where;
@@ -411,57 +510,8 @@ tl_status tl_lme_sample(tl_lme_state *s, const cJSON *o, const char *path, const
   r.verdict = verdict;
   r.has_verdict = vname != NULL;
   r.extra = extra;
-  tl_status st = TL_OK;
-  if (is_ll) {
-    const int n = cJSON_GetArraySize(lls);
-    int best = 0;
-    for (int i = 1; i < n; i++)
-      if (cJSON_GetArrayItem(lls, i)->valuedouble > cJSON_GetArrayItem(lls, best)->valuedouble) best = i;
-    char ex[32];
-    snprintf(ex, sizeof ex, "%d", best);
-    cJSON_AddItemToObject(extra, "loglik", lls);
-    cJSON_AddItemToObject(extra, "is_greedy", grs);
-    lls = grs = NULL;
-    if (cJSON_GetArraySize(choices) == n) {
-      cJSON_AddItemToObject(extra, "choices", choices);
-      r.response = cJSON_GetArrayItem(choices, best)->valuestring;
-      choices = NULL;
-    } else {
-      r.response = ex; /* no choice texts saved (lmms-eval 0.4 drops "arguments"): the index */
-    }
-    r.extracted = ex;
-    r.seed = 0;
-    st = emit(ctx, &r, err);
-  } else {
-    /* the raw texts: resps[0] = [text, ...repeats]; lmms-eval unwraps single lists */
-    const cJSON *reps = resps ? resps : fresps;
-    if (cJSON_IsArray(reps) && cJSON_IsArray(reps->child)) reps = reps->child;
-    const cJSON *fl = first_leaf(fresps);
-    r.extracted = cJSON_IsString(fl) ? fl->valuestring : NULL;
-    int nrep = cJSON_IsArray(reps) ? cJSON_GetArraySize(reps) : 1;
-    if (!resps && cJSON_IsArray(reps)) nrep = 1; /* filtered_resps: one per request, not repeats */
-    if (nrep == 0 || (!cJSON_IsArray(reps) && !cJSON_IsString(reps) && !cJSON_IsNull(reps))) {
-      snprintf(msg, sizeof msg, "doc %s: '%s' holds no text", docid, resps ? "resps" : "filtered_resps");
-      st = bad(log, TL_IN_BAD_FIELD, path, line, where, err, msg);
-    }
-    if (nrep > 1) cJSON_AddNumberToObject(extra, "repeats", nrep);
-    for (int k = 0; k < nrep && !st; k++) {
-      const cJSON *t = cJSON_IsArray(reps) ? cJSON_GetArrayItem(reps, k) : reps;
-      if (!cJSON_IsString(t) && !cJSON_IsNull(t)) {
-        snprintf(msg, sizeof msg, "doc %s: response %d is not a string", docid, k);
-        st = bad(log, TL_IN_BAD_FIELD, path, line, where, err, msg);
-        break;
-      }
-      r.response = cJSON_IsString(t) ? t->valuestring : NULL;
-      r.seed = k;
-      if (k > 0) { /* the harness's verdict is on the doc (its filter over every repeat) */
-        r.has_verdict = 0;
-        r.extracted = NULL;
-        r.item = NULL;
-      }
-      st = emit(ctx, &r, err);
-    }
-  }
+  tl_status st = is_ll ? emit_loglik(&r, extra, &lls, &grs, &choices, emit, ctx, err)
+                       : emit_generations(&r, extra, resps, fresps, docid, path, log, emit, ctx, err);
   cJSON_Delete(lls);
   cJSON_Delete(grs);
   cJSON_Delete(choices);

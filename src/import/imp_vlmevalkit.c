@@ -273,10 +273,84 @@ static tl_status nan_to_null(const tl_buf *in, tl_buf *out) {
   return st;
 }
 
-/* Reads a json table into t (cells as text, "" for null; rows numbered from 1). A row that is
- * not an object is reported and left out. */
-static tl_status read_json_table(const char *path, tl_inlog *log, tl_tabin *t, tl_err *err) {
-  memset(t, 0, sizeof *t);
+/* The rows of a records table ([{"index": 0, ...}, ...]) into t; a row that is not an object is
+ * reported and left out (TL_EINPUT, err set, under --strict-input). */
+static tl_status records_rows(const cJSON *root, const char *path, tl_inlog *log, tl_tabin *t, size_t *cap,
+                              tl_err *err) {
+  tl_status st = TL_OK;
+  const cJSON *row;
+  long k = 0;
+  cJSON_ArrayForEach(row, root) {
+    k++;
+    if (!cJSON_IsObject(row)) {
+      if (tl_inlog_report(log, TL_IN_BAD_FIELD, path, k, "row %ld is not an object", k) == TL_EINPUT)
+        return tl_err_set(err, TL_EINPUT, "%s: row %ld is not an object (strict input)", path, k);
+      continue;
+    }
+    if ((st = add_row(t, cap, k))) return st;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, row) if ((st = set_cell(t, t->nrows - 1, v->string, v))) return st;
+  }
+  return TL_OK;
+}
+
+/* The rows of an orient="split" table ({"columns": [...], "data": [[...], ...]}) into t; a row
+ * that is not a list of as many cells as columns is reported and left out (as records_rows). */
+static tl_status split_rows(const cJSON *cols, const cJSON *data, const char *path, tl_inlog *log, tl_tabin *t,
+                            size_t *cap, tl_err *err) {
+  tl_status st = TL_OK;
+  const cJSON *row;
+  long k = 0;
+  int nc = cJSON_GetArraySize(cols);
+  cJSON_ArrayForEach(row, data) {
+    k++;
+    if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != nc) {
+      if (tl_inlog_report(log, TL_IN_BAD_FIELD, path, k, "row %ld is not a list of %d cells", k, nc) == TL_EINPUT)
+        return tl_err_set(err, TL_EINPUT, "%s: row %ld is not a list of %d cells (strict input)", path, k, nc);
+      continue;
+    }
+    if ((st = add_row(t, cap, k))) return st;
+    for (int c = 0; c < nc && !st; c++) {
+      const cJSON *name = cJSON_GetArrayItem(cols, c);
+      if (cJSON_IsString(name)) st = set_cell(t, t->nrows - 1, name->valuestring, cJSON_GetArrayItem(row, c));
+    }
+    if (st) return st;
+  }
+  return TL_OK;
+}
+
+/* The rows of a {column: [values]} table into t; every column must be a list as long as the
+ * first (else TL_EINPUT, err set, nothing read). */
+static tl_status column_rows(const cJSON *root, const char *path, tl_tabin *t, size_t *cap, tl_err *err) {
+  tl_status st = TL_OK;
+  int nr = cJSON_GetArraySize(root->child);
+  const cJSON *col;
+  cJSON_ArrayForEach(col, root) if (!cJSON_IsArray(col) || cJSON_GetArraySize(col) != nr) {
+    return tl_err_set(err, TL_EINPUT, "%s: a JSON object of columns whose column '%s' is not a list of %d values", path,
+                      col->string, nr);
+  }
+  for (int r = 0; r < nr && !st; r++) {
+    if ((st = add_row(t, cap, r + 1))) break;
+    cJSON_ArrayForEach(col, root) if ((st = set_cell(t, (size_t)r, col->string, cJSON_GetArrayItem(col, r)))) break;
+  }
+  return st;
+}
+
+/* Every row of t made ncols cells long, the cells never set "". TL_ENOMEM only. */
+static tl_status fill_rows(tl_tabin *t) {
+  for (size_t r = 0; r < t->nrows; r++) {
+    char **row = realloc(t->cells[r], (size_t)(t->ncols ? t->ncols : 1) * sizeof *row);
+    if (!row) return TL_ENOMEM;
+    t->cells[r] = row;
+    for (int c = 0; c < t->ncols; c++)
+      if (!row[c] && !(row[c] = tl_strdup(""))) return TL_ENOMEM;
+  }
+  return TL_OK;
+}
+
+/* Parses the json file path (Python's NaN tokens read as null) into *root; a file that is not
+ * JSON is reported and refused (TL_EINPUT, err set). */
+static tl_status parse_json_file(const char *path, tl_inlog *log, cJSON **root, tl_err *err) {
   tl_buf raw, b;
   tl_buf_init(&raw);
   tl_buf_init(&b);
@@ -292,13 +366,23 @@ static tl_status read_json_table(const char *path, tl_inlog *log, tl_tabin *t, t
     return tl_err_set(err, TL_ENOMEM, "out of memory");
   }
   const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(b.data ? b.data : "", b.len, &end, 0);
+  *root = cJSON_ParseWithLengthOpts(b.data ? b.data : "", b.len, &end, 0);
   size_t at = end && b.data ? (size_t)(end - b.data) : 0;
   tl_buf_release(&b);
-  if (!root) {
+  if (!*root) {
     tl_inlog_report(log, TL_IN_MALFORMED_JSON, path, 0, "not JSON (stops at byte %zu)", at);
     return tl_err_set(err, TL_EINPUT, "%s: not a VLMEvalKit json table: the JSON stops at byte %zu", path, at);
   }
+  return TL_OK;
+}
+
+/* Reads a json table into t (cells as text, "" for null; rows numbered from 1): records,
+ * orient="split" or {column: [values]}. A row of the wrong shape is reported and left out. */
+static tl_status read_json_table(const char *path, tl_inlog *log, tl_tabin *t, tl_err *err) {
+  memset(t, 0, sizeof *t);
+  cJSON *root = NULL;
+  tl_status st = parse_json_file(path, log, &root, err);
+  if (st) return st;
   if (!(t->path = tl_strdup(path))) {
     cJSON_Delete(root);
     return tl_err_set(err, TL_ENOMEM, "out of memory");
@@ -306,77 +390,19 @@ static tl_status read_json_table(const char *path, tl_inlog *log, tl_tabin *t, t
   size_t cap = 0;
   const cJSON *cols = cJSON_GetObjectItemCaseSensitive(root, "columns");
   const cJSON *data = cJSON_GetObjectItemCaseSensitive(root, "data");
-  if (cJSON_IsArray(root)) { /* records: [{"index": 0, ...}, ...] */
-    const cJSON *row;
-    long k = 0;
-    cJSON_ArrayForEach(row, root) {
-      k++;
-      if (!cJSON_IsObject(row)) {
-        if (tl_inlog_report(log, TL_IN_BAD_FIELD, path, k, "row %ld is not an object", k) == TL_EINPUT) {
-          st = tl_err_set(err, TL_EINPUT, "%s: row %ld is not an object (strict input)", path, k);
-          break;
-        }
-        continue;
-      }
-      if ((st = add_row(t, &cap, k))) break;
-      const cJSON *v;
-      cJSON_ArrayForEach(v, row) if ((st = set_cell(t, t->nrows - 1, v->string, v))) break;
-      if (st) break;
-    }
-  } else if (cJSON_IsObject(root) && cJSON_IsArray(cols) && cJSON_IsArray(data)) { /* orient split */
-    const cJSON *row;
-    long k = 0;
-    int nc = cJSON_GetArraySize(cols);
-    cJSON_ArrayForEach(row, data) {
-      k++;
-      if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != nc) {
-        if (tl_inlog_report(log, TL_IN_BAD_FIELD, path, k, "row %ld is not a list of %d cells", k, nc) ==
-            TL_EINPUT) {
-          st = tl_err_set(err, TL_EINPUT, "%s: row %ld is not a list of %d cells (strict input)", path, k, nc);
-          break;
-        }
-        continue;
-      }
-      if ((st = add_row(t, &cap, k))) break;
-      for (int c = 0; c < nc && !st; c++) {
-        const cJSON *name = cJSON_GetArrayItem(cols, c);
-        if (cJSON_IsString(name)) st = set_cell(t, t->nrows - 1, name->valuestring, cJSON_GetArrayItem(row, c));
-      }
-      if (st) break;
-    }
-  } else if (cJSON_IsObject(root) && root->child && cJSON_IsArray(root->child)) { /* {col: [values]} */
-    int nr = cJSON_GetArraySize(root->child);
-    const cJSON *col;
-    cJSON_ArrayForEach(col, root) if (!cJSON_IsArray(col) || cJSON_GetArraySize(col) != nr) {
-      cJSON_Delete(root);
-      tl_tabin_release(t);
-      return tl_err_set(err, TL_EINPUT, "%s: a JSON object of columns whose column '%s' is not a list of %d values", path,
-                        col->string, nr);
-    }
-    for (int r = 0; r < nr && !st; r++) {
-      if ((st = add_row(t, &cap, r + 1))) break;
-      cJSON_ArrayForEach(col, root) if ((st = set_cell(t, (size_t)r, col->string, cJSON_GetArrayItem(col, r)))) break;
-    }
-  } else {
-    cJSON_Delete(root);
-    tl_tabin_release(t);
-    return tl_err_set(err, TL_EINPUT,
-                      "%s: not a VLMEvalKit json table (a list of row objects, {\"columns\", \"data\"}, or {column: "
-                      "[values]})",
-                      path);
-  }
+  if (cJSON_IsArray(root))
+    st = records_rows(root, path, log, t, &cap, err);
+  else if (cJSON_IsObject(root) && cJSON_IsArray(cols) && cJSON_IsArray(data))
+    st = split_rows(cols, data, path, log, t, &cap, err);
+  else if (cJSON_IsObject(root) && root->child && cJSON_IsArray(root->child))
+    st = column_rows(root, path, t, &cap, err);
+  else
+    st = tl_err_set(err, TL_EINPUT,
+                    "%s: not a VLMEvalKit json table (a list of row objects, {\"columns\", \"data\"}, or {column: "
+                    "[values]})",
+                    path);
   cJSON_Delete(root);
-  /* cells never set are "" */
-  for (size_t r = 0; !st && r < t->nrows; r++) {
-    char **row = realloc(t->cells[r], (size_t)(t->ncols ? t->ncols : 1) * sizeof *row);
-    if (!row) {
-      st = TL_ENOMEM;
-      break;
-    }
-    t->cells[r] = row;
-    for (int c = 0; c < t->ncols && !st; c++)
-      if (!row[c] && !(row[c] = tl_strdup(""))) st = TL_ENOMEM;
-  }
+  if (!st) st = fill_rows(t);
   if (st) {
     if (st == TL_ENOMEM) tl_err_set(err, st, "out of memory");
     /* rows past a failure may hold NULL cells: tl_tabin_release frees NULL safely */

@@ -88,6 +88,82 @@ static tl_status find_eocd(const tl_zip *z, uint64_t *at, unsigned char rec[22],
   return tl_err_set(err, TL_EINPUT, "'%s': no end of central directory record: not a zip, or cut short", z->label);
 }
 
+/* ZIP64: when a locator lies right before the EOCD (at *eocd_at), the entry count, directory
+ * size and offset from the ZIP64 end record it points at, and *eocd_at moved to that record (the
+ * directory ends before it); nothing changed when there is no locator. */
+static tl_status read_zip64_end(const tl_zip *z, uint64_t *eocd_at, uint64_t *count, uint64_t *cd_size,
+                                uint64_t *cd_off, tl_err *err) {
+  if (*eocd_at < 20) return TL_OK;
+  unsigned char loc[20] = {0};
+  tl_status st = read_at(z, *eocd_at - 20, loc, 20, "the ZIP64 locator", err);
+  if (st != TL_OK || le32(loc) != SIG_LOC64) return st;
+  uint64_t rec_off = le64(loc + 8);
+  unsigned char r64[56] = {0};
+  if ((st = read_at(z, rec_off, r64, 56, "the ZIP64 end record", err)) != TL_OK) return st;
+  if (le32(r64) != SIG_EOCD64 || rec_off + 56 > *eocd_at - 20)
+    return tl_err_set(err, TL_EINPUT, "'%s': the ZIP64 locator points at no ZIP64 end record (offset %llu)", z->label,
+                      (unsigned long long)rec_off);
+  if (le32(r64 + 16) != 0 || le32(r64 + 20) != 0 || le64(r64 + 24) != le64(r64 + 32))
+    return tl_err_set(err, TL_EINPUT, "'%s': a multi-part (spanned) zip: not supported", z->label);
+  *count = le64(r64 + 32);
+  *cd_size = le64(r64 + 40);
+  *cd_off = le64(r64 + 48);
+  *eocd_at = rec_off;
+  return TL_OK;
+}
+
+/* Central directory entry i (of count) at cd[*p] into z->e[z->n] (z->n counted once its name is
+ * set, so tl_zip_close frees it), its ZIP64 extra field applied; *p moved past it. A damaged
+ * entry: TL_EINPUT, err set. */
+static tl_status read_entry(tl_zip *z, const unsigned char *cd, uint64_t cd_size, uint64_t cd_off, uint64_t *p,
+                            uint64_t i, uint64_t count, tl_err *err) {
+  if (cd_size - *p < 46 || le32(cd + *p) != SIG_CENTRAL)
+    return tl_err_set(err, TL_EINPUT, "'%s': central directory entry %llu of %llu is damaged (no header at %llu)",
+                      z->label, (unsigned long long)i + 1, (unsigned long long)count,
+                      (unsigned long long)(cd_off + *p));
+  const unsigned char *h = cd + *p;
+  uint16_t nlen = le16(h + 28), xlen = le16(h + 30), clen = le16(h + 32);
+  if (cd_size - *p - 46 < (uint64_t)nlen + xlen + clen)
+    return tl_err_set(err, TL_EINPUT, "'%s': central directory entry %llu runs past the directory", z->label,
+                      (unsigned long long)i + 1);
+  tl_zip_entry *e = &z->e[z->n];
+  e->flags = le16(h + 8);
+  e->method = le16(h + 10);
+  e->crc = le32(h + 16);
+  e->csize = le32(h + 20);
+  e->usize = le32(h + 24);
+  e->local = le32(h + 42);
+  if (memchr(h + 46, 0, nlen))
+    return tl_err_set(err, TL_EINPUT, "'%s': central directory entry %llu has a NUL byte in its name", z->label,
+                      (unsigned long long)i + 1);
+  e->name = malloc((size_t)nlen + 1);
+  if (!e->name) return TL_ENOMEM;
+  memcpy(e->name, h + 46, nlen);
+  e->name[nlen] = '\0';
+  z->n++;
+  /* ZIP64 extra: the overflowed fields, in order usize, csize, offset */
+  const unsigned char *x = h + 46 + nlen, *xend = x + xlen;
+  int need_u = e->usize == 0xFFFFFFFFu, need_c = e->csize == 0xFFFFFFFFu, need_o = e->local == 0xFFFFFFFFu;
+  while (xend - x >= 4 && (need_u || need_c || need_o)) {
+    uint16_t id = le16(x), len = le16(x + 2);
+    if (len > xend - x - 4) break;
+    if (id == 0x0001) {
+      const unsigned char *v = x + 4, *vend = v + len;
+      if (need_u && vend - v >= 8) e->usize = le64(v), v += 8, need_u = 0;
+      if (need_c && vend - v >= 8) e->csize = le64(v), v += 8, need_c = 0;
+      if (need_o && vend - v >= 8) e->local = le64(v), v += 8, need_o = 0;
+      break;
+    }
+    x += 4 + len;
+  }
+  if (need_u || need_c || need_o)
+    return tl_err_set(err, TL_EINPUT,
+                      "'%s': entry '%s': sizes or offset marked ZIP64 but no ZIP64 extra field holds them", z->label,
+                      e->name);
+  *p += 46 + (uint64_t)nlen + xlen + clen;
+  return TL_OK;
+}
+
 /* Reads the directory (z->size, z->fd or z->mem set). */
 static tl_status read_directory(tl_zip *z, tl_err *err) {
   unsigned char eocd[22] = {0};
@@ -97,25 +173,7 @@ static tl_status read_directory(tl_zip *z, tl_err *err) {
   uint64_t count = le16(eocd + 10), cd_size = le32(eocd + 12), cd_off = le32(eocd + 16);
   if (le16(eocd + 4) != 0 || le16(eocd + 6) != 0 || le16(eocd + 8) != le16(eocd + 10))
     return tl_err_set(err, TL_EINPUT, "'%s': a multi-part (spanned) zip: not supported", z->label);
-  /* ZIP64: a locator right before the EOCD */
-  if (eocd_at >= 20) {
-    unsigned char loc[20] = {0};
-    if ((st = read_at(z, eocd_at - 20, loc, 20, "the ZIP64 locator", err)) != TL_OK) return st;
-    if (le32(loc) == SIG_LOC64) {
-      uint64_t rec_off = le64(loc + 8);
-      unsigned char r64[56] = {0};
-      if ((st = read_at(z, rec_off, r64, 56, "the ZIP64 end record", err)) != TL_OK) return st;
-      if (le32(r64) != SIG_EOCD64 || rec_off + 56 > eocd_at - 20)
-        return tl_err_set(err, TL_EINPUT, "'%s': the ZIP64 locator points at no ZIP64 end record (offset %llu)",
-                          z->label, (unsigned long long)rec_off);
-      if (le32(r64 + 16) != 0 || le32(r64 + 20) != 0 || le64(r64 + 24) != le64(r64 + 32))
-        return tl_err_set(err, TL_EINPUT, "'%s': a multi-part (spanned) zip: not supported", z->label);
-      count = le64(r64 + 32);
-      cd_size = le64(r64 + 40);
-      cd_off = le64(r64 + 48);
-      eocd_at = rec_off; /* the directory ends before the ZIP64 record */
-    }
-  }
+  if ((st = read_zip64_end(z, &eocd_at, &count, &cd_size, &cd_off, err)) != TL_OK) return st;
   if (cd_off > eocd_at || cd_size > eocd_at - cd_off)
     return tl_err_set(err, TL_EINPUT,
                       "'%s': the central directory (%llu bytes at %llu) does not fit before its end record: "
@@ -137,62 +195,7 @@ static tl_status read_directory(tl_zip *z, tl_err *err) {
     return TL_ENOMEM;
   }
   uint64_t p = 0;
-  for (uint64_t i = 0; i < count; i++) {
-    if (cd_size - p < 46 || le32(cd + p) != SIG_CENTRAL) {
-      st = tl_err_set(err, TL_EINPUT, "'%s': central directory entry %llu of %llu is damaged (no header at %llu)",
-                      z->label, (unsigned long long)i + 1, (unsigned long long)count,
-                      (unsigned long long)(cd_off + p));
-      break;
-    }
-    const unsigned char *h = cd + p;
-    uint16_t nlen = le16(h + 28), xlen = le16(h + 30), clen = le16(h + 32);
-    if (cd_size - p - 46 < (uint64_t)nlen + xlen + clen) {
-      st = tl_err_set(err, TL_EINPUT, "'%s': central directory entry %llu runs past the directory", z->label,
-                      (unsigned long long)i + 1);
-      break;
-    }
-    tl_zip_entry *e = &z->e[z->n];
-    e->flags = le16(h + 8);
-    e->method = le16(h + 10);
-    e->crc = le32(h + 16);
-    e->csize = le32(h + 20);
-    e->usize = le32(h + 24);
-    e->local = le32(h + 42);
-    if (memchr(h + 46, 0, nlen)) {
-      st = tl_err_set(err, TL_EINPUT, "'%s': central directory entry %llu has a NUL byte in its name", z->label,
-                      (unsigned long long)i + 1);
-      break;
-    }
-    e->name = malloc((size_t)nlen + 1);
-    if (!e->name) {
-      st = TL_ENOMEM;
-      break;
-    }
-    memcpy(e->name, h + 46, nlen);
-    e->name[nlen] = '\0';
-    z->n++;
-    /* ZIP64 extra: the overflowed fields, in order usize, csize, offset */
-    const unsigned char *x = h + 46 + nlen, *xend = x + xlen;
-    int need_u = e->usize == 0xFFFFFFFFu, need_c = e->csize == 0xFFFFFFFFu, need_o = e->local == 0xFFFFFFFFu;
-    while (xend - x >= 4 && (need_u || need_c || need_o)) {
-      uint16_t id = le16(x), len = le16(x + 2);
-      if (len > xend - x - 4) break;
-      if (id == 0x0001) {
-        const unsigned char *v = x + 4, *vend = v + len;
-        if (need_u && vend - v >= 8) e->usize = le64(v), v += 8, need_u = 0;
-        if (need_c && vend - v >= 8) e->csize = le64(v), v += 8, need_c = 0;
-        if (need_o && vend - v >= 8) e->local = le64(v), v += 8, need_o = 0;
-        break;
-      }
-      x += 4 + len;
-    }
-    if (need_u || need_c || need_o) {
-      st = tl_err_set(err, TL_EINPUT, "'%s': entry '%s': sizes or offset marked ZIP64 but no ZIP64 extra field holds them",
-                      z->label, e->name);
-      break;
-    }
-    p += 46 + (uint64_t)nlen + xlen + clen;
-  }
+  for (uint64_t i = 0; i < count && st == TL_OK; i++) st = read_entry(z, cd, cd_size, cd_off, &p, i, count, err);
   free(cd);
   return st;
 }
@@ -239,6 +242,43 @@ const tl_zip_entry *tl_zip_find(const tl_zip *z, const char *name) {
 
 #define ENTRY_ERR(...) tl_err_set(err, TL_EINPUT, __VA_ARGS__)
 
+/* Decompresses entry e's data in[csize] into res[usize] (stored, deflate or zstd), *got the bytes
+ * written; data that is damaged or expands past usize: TL_EINPUT, err set. */
+static tl_status decompress(const tl_zip *z, const tl_zip_entry *e, const unsigned char *in, unsigned char *res,
+                            size_t *got, tl_err *err) {
+  const char *L = z->label, *N = e->name;
+  if (e->method == 0) {
+    memcpy(res, in, (size_t)e->usize);
+    *got = (size_t)e->usize;
+    return TL_OK;
+  }
+  if (e->method == 8) {
+    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+    if (!d) return TL_ENOMEM;
+    enum libdeflate_result r = libdeflate_deflate_decompress(d, in, (size_t)e->csize, res, (size_t)e->usize, got);
+    libdeflate_free_decompressor(d);
+    if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+      return ENTRY_ERR("'%s': entry '%s' inflates past its declared %llu bytes: refused (a zip bomb or a lying header)",
+                       L, N, (unsigned long long)e->usize);
+    if (r != LIBDEFLATE_SUCCESS) return ENTRY_ERR("'%s': entry '%s': its deflate data is damaged", L, N);
+    return TL_OK;
+  }
+  unsigned long long fcs = ZSTD_getFrameContentSize(in, (size_t)e->csize);
+  if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != ZSTD_CONTENTSIZE_ERROR && fcs > e->usize)
+    return ENTRY_ERR("'%s': entry '%s': its zstd frame holds %llu bytes, past its declared %llu: refused (a zip bomb "
+                     "or a lying header)",
+                     L, N, fcs, (unsigned long long)e->usize);
+  size_t r = ZSTD_decompress(res, (size_t)e->usize, in, (size_t)e->csize);
+  if (ZSTD_isError(r)) {
+    if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
+      return ENTRY_ERR("'%s': entry '%s' expands past its declared %llu bytes: refused (a zip bomb or a lying header)",
+                       L, N, (unsigned long long)e->usize);
+    return ENTRY_ERR("'%s': entry '%s': its zstd data is damaged (%s)", L, N, ZSTD_getErrorName(r));
+  }
+  *got = r;
+  return TL_OK;
+}
+
 tl_status tl_zip_read(const tl_zip *z, const tl_zip_entry *e, uint64_t max, unsigned char **out, size_t *n,
                       tl_err *err) {
   *out = NULL;
@@ -279,45 +319,7 @@ tl_status tl_zip_read(const tl_zip *z, const tl_zip_entry *e, uint64_t max, unsi
   }
   if ((st = read_at(z, data, in, (size_t)e->csize, "entry data", err)) != TL_OK) goto fail;
   size_t got = 0;
-  if (e->method == 0) {
-    memcpy(res, in, (size_t)e->usize);
-    got = (size_t)e->usize;
-  } else if (e->method == 8) {
-    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
-    if (!d) {
-      st = TL_ENOMEM;
-      goto fail;
-    }
-    enum libdeflate_result r = libdeflate_deflate_decompress(d, in, (size_t)e->csize, res, (size_t)e->usize, &got);
-    libdeflate_free_decompressor(d);
-    if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
-      st = ENTRY_ERR("'%s': entry '%s' inflates past its declared %llu bytes: refused (a zip bomb or a lying header)",
-                     L, N, (unsigned long long)e->usize);
-      goto fail;
-    }
-    if (r != LIBDEFLATE_SUCCESS) {
-      st = ENTRY_ERR("'%s': entry '%s': its deflate data is damaged", L, N);
-      goto fail;
-    }
-  } else {
-    unsigned long long fcs = ZSTD_getFrameContentSize(in, (size_t)e->csize);
-    if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != ZSTD_CONTENTSIZE_ERROR && fcs > e->usize) {
-      st = ENTRY_ERR("'%s': entry '%s': its zstd frame holds %llu bytes, past its declared %llu: refused (a zip bomb or "
-                     "a lying header)",
-                     L, N, fcs, (unsigned long long)e->usize);
-      goto fail;
-    }
-    size_t r = ZSTD_decompress(res, (size_t)e->usize, in, (size_t)e->csize);
-    if (ZSTD_isError(r)) {
-      if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
-        st = ENTRY_ERR("'%s': entry '%s' expands past its declared %llu bytes: refused (a zip bomb or a lying header)", L,
-                       N, (unsigned long long)e->usize);
-      else
-        st = ENTRY_ERR("'%s': entry '%s': its zstd data is damaged (%s)", L, N, ZSTD_getErrorName(r));
-      goto fail;
-    }
-    got = r;
-  }
+  if ((st = decompress(z, e, in, res, &got, err)) != TL_OK) goto fail;
   if (got != e->usize) {
     st = ENTRY_ERR("'%s': entry '%s' holds %zu bytes, not the %llu its header declares", L, N, got,
                    (unsigned long long)e->usize);

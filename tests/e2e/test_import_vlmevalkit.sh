@@ -5,12 +5,30 @@
 # loads them and its parsers score the answers (ids: the row's own SpatialEval id, else
 # <task>.<mode>.vlmevalkit-<index>.<qid>); the row that names no SpatialEval task is reported by
 # the import with file, line and index, and its generic item and answer by the run. An xlsx is
-# refused with the conversion. Skipped (77) while `tally import` is absent.
+# refused with the conversion. A VQA table (no A..D) is re-scored by the VQA module in one
+# `tally run`. Skipped (77) while `tally import` is absent.
 . "$(dirname "$0")/common.sh"
 "$TALLY_BIN" import --list > "$WORK/formats.txt" 2>&1 || { echo "skipped: no tally import"; exit 77; }
 grep -q '^vlmevalkit ' "$WORK/formats.txt" || { echo "skipped: tally import has no vlmevalkit reader"; exit 77; }
-command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
 F="$TALLY_SRC/tests/fixtures/import/vlmevalkit"
+# A VQA table (demo-vlm/T20250301-101010/demo-vlm_DemoVQA.tsv: index, question, answer, category,
+# prediction; no A..D) re-scored by the VQA module in one `tally run`: the job names the table as
+# {"format": "vlmevalkit", "path", "id_prefix": "<dataset>:"} (VLMEvalKit keeps no dataset in the
+# row, and its index is the question id of DemoVQA_items.jsonl); every answer matches, the VQA
+# accuracy is the one of the 6 predictions, and the audit says a predictions table has no verdict.
+cat > "$WORK/vqa.json" <<JOB
+{"name": "vlmevalkit-vqa", "output": "$WORK/vqa.h5", "engines": {"model": {"type": "replay"}},
+ "benchmarks": [{"benchmark": "vqa", "dataset": "DemoVQA", "items": "$F/DemoVQA_items.jsonl",
+   "answers": {"format": "vlmevalkit", "path": "$F/demo-vlm/T20250301-101010/demo-vlm_DemoVQA.tsv",
+               "id_prefix": "DemoVQA:"}}]}
+JOB
+"$TALLY_BIN" run "$WORK/vqa.json" > "$WORK/vqa.out" 2> "$WORK/vqa.err" || { cat "$WORK/vqa.err"; fail "vqa: the run failed"; }
+grep -q "6 lines, 6 matched, 0 rejected" "$WORK/vqa.err" || { cat "$WORK/vqa.err"; fail "vqa: not every answer matched"; }
+grep -Eq "^demo-vlm +all +6 +6 +0 +0 +0 +0\.667 " "$WORK/vqa.out" || { cat "$WORK/vqa.out"; fail "vqa: not 0.667 over 6"; }
+grep -qF "audit vqa: the imported answers (vlmevalkit) carry no per-item verdict of the harness: nothing to compare" \
+  "$WORK/vqa.out" || { cat "$WORK/vqa.out"; fail "vqa: no audit line"; }
+echo "vqa: a VLMEvalKit VQA table re-scored in one run"
+command -v mpirun >/dev/null || { echo "skipped: no mpirun (the VQA part passed)"; exit 77; }
 "$TALLY_BIN" import "$F/GPT4o/GPT4o_SpatialEval.tsv" -o "$WORK/a.jsonl" --items "$WORK/items.jsonl" 2> "$WORK/imp.err" ||
   { cat "$WORK/imp.err"; fail "the import failed"; }
 grep -q "GPT4o_SpatialEval.tsv:5: row 4 (index '3'): SpatialEval row: cannot tell its SpatialEval item" "$WORK/imp.err" ||
