@@ -1064,7 +1064,9 @@ static tl_status vqa_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit 
     for (int k = 0; !st && k < 3; k++) {
       r->res[k].status = TL_PS_OK;
       r->res[k].value = v3[k];
-      r->res[k].correct = k == M_EM ? q.exact : 0;
+      /* "correct": a 0/1 reading of each mode, what 0/1 comparisons (the harness audit) use:
+       * exact match itself; a graded mode at half credit or more (metric_hi's rule) */
+      r->res[k].correct = k == M_EM ? q.exact : 2 * v3[k] >= MODE_SCALE[k];
       r->res[k].rule = k == M_VQA ? (q.normalized ? "normalized" : "raw") : k == M_SOFT ? (q.soft_cut ? "cut" : "soft")
                                                                          : "exact";
       st = set_answer(&r->res[k], pred);
@@ -1083,6 +1085,7 @@ static tl_status vqa_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit 
       p->status = lr.status;
       p->rule = lr.rule;
       if (lr.status == TL_PS_OK) p->value = lr.rating - 1;
+      if (lr.status == TL_PS_OK) p->correct = 2 * p->value >= MODE_SCALE[M_LAVE]; /* (as above) */
       if ((st = set_answer(p, lr.answer))) return tl_err_set(err, st, "out of memory");
     }
   }
