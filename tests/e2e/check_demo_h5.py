@@ -36,7 +36,7 @@ for t in ["/items/spatialeval", "/metrics/spatialeval/strict", "/metrics/spatial
     assert t in tables, (t, tables)
 
 # Short-string columns are fixed-length strings, except one that would be mostly padding
-# (h5_parallel.c is_fixed): the demo's answer_legacy is 42 bytes at most and 5 on average, so
+# (h5p_ds.c h5p_is_fixed): the demo's answer_legacy is 42 bytes at most and 5 on average, so
 # it is a text column (bytes + offsets); status_strict (18 at most, 3 on average) stays fixed.
 import h5py  # noqa: E402
 with h5py.File(path, "r") as f:

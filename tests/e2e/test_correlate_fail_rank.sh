@@ -2,8 +2,8 @@
 # The collective error contract in `tally correlate` (docs/ARCHITECTURE.md "Failures"): a failure
 # on one rank ends every rank, with the lowest failing rank's message printed once (by rank 0)
 # and exit 1 on every rank; no rank is left waiting in a collective. The failure is injected with
-# TALLY_TEST_CORR_FAIL=R (correlate.c: rank R's allocation of its resample block fails), on rank
-# 1 and on rank 0 of 2 ranks, and a write failure on rank 1 (TALLY_TEST_H5_FAIL=1, h5_parallel.c);
+# TALLY_TEST_CORR_FAIL=R (correlate_compute.c: rank R's allocation of its resample block fails), on rank
+# 1 and on rank 0 of 2 ranks, and a write failure on rank 1 (TALLY_TEST_H5_FAIL=1, h5p_ds.c);
 # each rank's exit code and stderr are kept apart by a wrapper.
 . "$(dirname "$0")/common.sh"
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
@@ -38,7 +38,7 @@ want="tally correlate: rank 1, group '?': out of memory"
 run2 0
 want="tally correlate: rank 0, group 'dataset=d0': out of memory"
 [ "$(cat "$WORK/err.0")" = "$want" ] || { cat "$WORK/err.0"; fail "rank 0's stderr is not: $want"; }
-# a write failure on rank 1 (h5_parallel.c's TALLY_TEST_H5_FAIL): the writer's agreed message
+# a write failure on rank 1 (h5p_ds.c's TALLY_TEST_H5_FAIL): the writer's agreed message
 run2 1 TALLY_TEST_H5_FAIL
 grep -q "^tally: rank 1: HDF5: cannot write dataset '/stats/correlate/summary/group' of '.*o.h5.part'" "$WORK/err.0" &&
   [ "$(wc -l < "$WORK/err.0")" = 1 ] || { cat "$WORK/err.0"; fail "write failure on rank 1: not the one agreed message"; }

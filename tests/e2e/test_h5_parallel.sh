@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The parallel HDF5 writer (src/par/h5_parallel.c), driven by build/tests/mpi/h5_parallel_check
+# The parallel HDF5 writer (src/par/h5p_*.c), driven by build/tests/mpi/h5_parallel_check
 # (tests/mpi/h5_parallel_check.c) under mpirun:
 # - 1, 2 and 4 ranks (uneven splits, a rank with no rows, slices in reverse rank order) give the
 #   same datasets and attributes (h5diff), and the same dataset properties, chunk sizes and

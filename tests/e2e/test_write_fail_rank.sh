@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The collective error contract in `tally run`'s table write: a write failure on rank 1 (injected
-# with TALLY_TEST_H5_FAIL=1, h5_parallel.c: rank 1's dataset writes report a failure after the
+# with TALLY_TEST_H5_FAIL=1, h5p_ds.c: rank 1's dataset writes report a failure after the
 # collective transfer, as a full disk makes them) ends every rank with exit 1
 # and the writer's agreed message ("rank 1: HDF5: cannot write dataset ...") printed once; no
 # output, partial file or lock is left and the journal is kept, so --resume finishes with 0

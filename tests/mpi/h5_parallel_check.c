@@ -1,4 +1,4 @@
-/* h5_parallel_check.c - drives the parallel HDF5 writer (src/par/h5_parallel.c) under mpirun;
+/* h5_parallel_check.c - drives the parallel HDF5 writer (src/par/h5p_*.c) under mpirun;
  * tests/e2e/test_h5_parallel.sh runs it on 1, 2 and 4 ranks and checks the files.
  *
  *   mpirun -n N h5_parallel_check OUT.h5 [--rows R] [--serial REF.h5] [--mismatch] [--overlap]

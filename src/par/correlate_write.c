@@ -1,0 +1,305 @@
+/* correlate_write.c - `tally correlate`: what rank 0 prints (table or JSON) and the output
+ * tables (correlate_int.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "correlate_int.h"
+#include "tally/str.h"
+
+/* A resampling p-value: "<1/B" when none of the B draws was as extreme ("-" when not run). */
+static void fmt_p(char *buf, size_t n, double p, uint64_t B) {
+  if (isnan(p)) snprintf(buf, n, "-");
+  else if (p == 0 && B > 0) snprintf(buf, n, "<%.4f", 1.0 / (double)B);
+  else snprintf(buf, n, "%.4f", p);
+}
+
+static void print_table(const tl_corr_opts *o, const corr_data *d) {
+  FILE *f = o->outf;
+  int K = d->M * d->nstats, npairs = d->M * (d->M - 1) / 2;
+  const char *meth = o->method == TL_CI_BCA ? "BCa" : "percentile";
+  for (int k = 0; k < d->ngroups; k++) {
+    const group *g = &d->g[k];
+    fprintf(f, "%s%s: n = %u items", k ? "\n" : "", g->key, g->n);
+    if (g->excluded) fprintf(f, " (%lld rows excluded: non-numeric or undefined cells)", (long long)g->excluded);
+    fprintf(f, ", B = %llu resamples%s, seed %llu, %.0f%% %s CIs\n", (unsigned long long)d->B,
+            d->indices ? " (--indices)" : "", (unsigned long long)o->seed, 100 * o->ci, meth);
+    fprintf(f, "  %-18s %-10s %9s  %-21s %8s %9s\n", "metric", "statistic", "estimate", "CI", "SE", "undefined");
+    for (int q = 0; q < K; q++) {
+      const tl_boot_summary *p = &g->per[q];
+      char ci[64];
+      snprintf(ci, sizeof ci, "[%.4f, %.4f]", p->ci_lo, p->ci_hi);
+      fprintf(f, "  %-18s %-10s %9.4f  %-21s %8.4f %9lld\n", d->names[q / d->nstats],
+              tl_stat_name(d->stats[q % d->nstats]), p->estimate, ci, p->se, (long long)p->n_undefined);
+    }
+    if (npairs) {
+      fprintf(f, "  comparisons (paired bootstrap of the difference a - b; p_boot is the recommended test)\n");
+      fprintf(f, "  %-14s %-14s %-10s %8s  %-21s %8s %8s %8s%s\n", "a", "b", "statistic", "delta", "CI",
+              "p_boot", "p_willi", "p_perm", o->ttest_compat ? "  p_ttest(COMPAT)" : "");
+      for (int q = 0; q < d->nstats * npairs; q++) {
+        const tl_boot_compare *c = &g->cmp[q];
+        char ci[64];
+        snprintf(ci, sizeof ci, "[%.4f, %.4f]", c->diff.ci_lo, c->diff.ci_hi);
+        char pb[32], pw[32], pp[32];
+        fmt_p(pb, sizeof pb, c->p_boot, d->B);
+        fmt_p(pw, sizeof pw, c->p_williams, 0);
+        fmt_p(pp, sizeof pp, c->p_permutation, d->B);
+        fprintf(f, "  %-14s %-14s %-10s %8.4f  %-21s %8s %8s %8s", d->names[c->a], d->names[c->b],
+                tl_stat_name(d->stats[q / npairs]), c->diff.estimate, ci, pb, pw, pp);
+        if (o->ttest_compat) fprintf(f, "  %.3g", c->p_ttest_compat);
+        fprintf(f, "\n");
+      }
+      if (o->ttest_compat)
+        fprintf(f, "  COMPAT p_ttest: paper-style t-test on the two bootstrap vectors; its p-value shrinks as B grows\n"
+                   "  (it tests the resampling, not the metrics): do not use it as evidence.\n");
+    }
+  }
+  /* the layout of the LAVE paper's table: one row per metric, one column per group, each
+   * statistic x 100 (the estimates above) */
+  int wd = 8;
+  for (int k = 0; k < d->ngroups; k++)
+    if ((int)strlen(d->g[k].key) > wd) wd = (int)strlen(d->g[k].key) > 40 ? 40 : (int)strlen(d->g[k].key);
+  if (d->ngroups > 1)
+    for (int st = 0; st < d->nstats; st++) {
+      fprintf(f, "\n%s x 100, by group:\n  %-18s", tl_stat_name(d->stats[st]), "metric");
+      for (int k = 0; k < d->ngroups; k++) fprintf(f, " %*.*s", wd, wd, d->g[k].key);
+      fprintf(f, "\n");
+      for (int m = 0; m < d->M; m++) {
+        fprintf(f, "  %-18s", d->names[m]);
+        for (int k = 0; k < d->ngroups; k++) {
+          double v = d->g[k].per ? d->g[k].per[m * d->nstats + st].estimate : NAN;
+          if (isnan(v)) fprintf(f, " %*s", wd, "-");
+          else fprintf(f, " %*.2f", wd, 100 * v);
+        }
+        fprintf(f, "\n");
+      }
+    }
+}
+
+static void print_json(const tl_corr_opts *o, const corr_data *d) {
+  int K = d->M * d->nstats, npairs = d->M * (d->M - 1) / 2;
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddNumberToObject(root, "resamples", (double)d->B);
+  cJSON_AddNumberToObject(root, "seed", (double)o->seed);
+  cJSON_AddNumberToObject(root, "ci", o->ci);
+  cJSON_AddStringToObject(root, "method", o->method == TL_CI_BCA ? "bca" : "percentile");
+  cJSON_AddBoolToObject(root, "indices", d->indices != NULL);
+  cJSON *gs = cJSON_AddArrayToObject(root, "groups");
+#define NUM(obj, name, v) (isfinite(v) ? cJSON_AddNumberToObject(obj, name, v) : cJSON_AddNullToObject(obj, name))
+  for (int k = 0; k < d->ngroups; k++) {
+    const group *g = &d->g[k];
+    cJSON *jg = cJSON_CreateObject();
+    cJSON_AddStringToObject(jg, "group", g->key);
+    cJSON_AddNumberToObject(jg, "n", g->n);
+    cJSON_AddNumberToObject(jg, "excluded_rows", (double)g->excluded);
+    cJSON *ms = cJSON_AddArrayToObject(jg, "metrics");
+    for (int q = 0; q < K; q++) {
+      const tl_boot_summary *p = &g->per[q];
+      cJSON *m = cJSON_CreateObject();
+      cJSON_AddStringToObject(m, "metric", d->names[q / d->nstats]);
+      cJSON_AddStringToObject(m, "statistic", tl_stat_name(d->stats[q % d->nstats]));
+      NUM(m, "estimate", p->estimate); NUM(m, "boot_mean", p->boot_mean); NUM(m, "se", p->se);
+      NUM(m, "ci_lo", p->ci_lo); NUM(m, "ci_hi", p->ci_hi);
+      cJSON_AddNumberToObject(m, "n_defined", (double)p->n_defined);
+      cJSON_AddNumberToObject(m, "n_undefined", (double)p->n_undefined);
+      cJSON_AddItemToArray(ms, m);
+    }
+    cJSON *cs = cJSON_AddArrayToObject(jg, "comparisons");
+    for (int q = 0; q < d->nstats * npairs; q++) {
+      const tl_boot_compare *c = &g->cmp[q];
+      cJSON *m = cJSON_CreateObject();
+      cJSON_AddStringToObject(m, "a", d->names[c->a]);
+      cJSON_AddStringToObject(m, "b", d->names[c->b]);
+      cJSON_AddStringToObject(m, "statistic", tl_stat_name(d->stats[q / npairs]));
+      NUM(m, "delta", c->diff.estimate); NUM(m, "ci_lo", c->diff.ci_lo); NUM(m, "ci_hi", c->diff.ci_hi);
+      NUM(m, "p_boot", c->p_boot); NUM(m, "p_williams", c->p_williams); NUM(m, "p_permutation", c->p_permutation);
+      if (o->ttest_compat) { NUM(m, "p_ttest_compat", c->p_ttest_compat); NUM(m, "t_ttest_compat", c->t_ttest_compat); }
+      cJSON_AddItemToArray(cs, m);
+    }
+    cJSON_AddItemToArray(gs, jg);
+  }
+#undef NUM
+  char *s = cJSON_Print(root);
+  fprintf(o->outf, "%s\n", s);
+  free(s);
+  cJSON_Delete(root);
+}
+
+/* ---- the output tables (rank 0 builds them; every rank takes part in the writes) ---- */
+
+#define ADDCOL(t, n, ty, doc) if (tl_table_add_col((t), (n), (ty), (doc)) < 0) return TL_ENOMEM
+/* Rank 0: the summary table, one row per (group, metric, statistic). TL_ENOMEM when out of
+ * memory. */
+static tl_status build_summary(const corr_data *d, tl_table *sum) {
+  const int K = d->M * d->nstats;
+  ADDCOL(sum, "group", TL_COL_STR, "group key (col=value,...) or all");
+  ADDCOL(sum, "metric", TL_COL_STR, "metric column");
+  ADDCOL(sum, "statistic", TL_COL_STR, "spearman | kendall_b");
+  ADDCOL(sum, "n", TL_COL_I64, "items in the group");
+  ADDCOL(sum, "estimate", TL_COL_F64, "statistic on the full data");
+  ADDCOL(sum, "boot_mean", TL_COL_F64, "mean of the defined resample values");
+  ADDCOL(sum, "se", TL_COL_F64, "bootstrap standard error (ddof=1)");
+  ADDCOL(sum, "ci_lo", TL_COL_F64, "lower CI bound");
+  ADDCOL(sum, "ci_hi", TL_COL_F64, "upper CI bound");
+  ADDCOL(sum, "n_defined", TL_COL_I64, "resamples with a defined value");
+  ADDCOL(sum, "n_undefined", TL_COL_I64, "resamples excluded (undefined statistic)");
+  for (int k = 0; k < d->ngroups; k++) {
+    const group *g = &d->g[k];
+    for (int q = 0; q < K; q++) {
+      const tl_boot_summary *p = &g->per[q];
+      size_t r = tl_table_add_row(sum);
+      if (r == (size_t)-1) return TL_ENOMEM;
+      if (tl_table_set_str(sum, r, 0, g->key) || tl_table_set_str(sum, r, 1, d->names[q / d->nstats]) ||
+          tl_table_set_str(sum, r, 2, tl_stat_name(d->stats[q % d->nstats])))
+        return TL_ENOMEM;
+      tl_table_set_i64(sum, r, 3, g->n);
+      double v[] = {p->estimate, p->boot_mean, p->se, p->ci_lo, p->ci_hi};
+      for (int i = 0; i < 5; i++) tl_table_set_f64(sum, r, 4 + i, v[i]);
+      tl_table_set_i64(sum, r, 9, p->n_defined);
+      tl_table_set_i64(sum, r, 10, p->n_undefined);
+    }
+  }
+  return TL_OK;
+}
+
+/* Rank 0: the compare table, one row per (group, statistic, metric pair). */
+static tl_status build_compare(const corr_data *d, tl_table *cmp) {
+  const int npairs = d->M * (d->M - 1) / 2;
+  ADDCOL(cmp, "group", TL_COL_STR, "group key");
+  ADDCOL(cmp, "statistic", TL_COL_STR, "spearman | kendall_b");
+  ADDCOL(cmp, "a", TL_COL_STR, "first metric");
+  ADDCOL(cmp, "b", TL_COL_STR, "second metric");
+  ADDCOL(cmp, "delta", TL_COL_F64, "stat(a) - stat(b) on the full data");
+  ADDCOL(cmp, "ci_lo", TL_COL_F64, "lower CI bound of the paired difference");
+  ADDCOL(cmp, "ci_hi", TL_COL_F64, "upper CI bound of the paired difference");
+  ADDCOL(cmp, "p_boot", TL_COL_F64, "paired bootstrap p-value (recommended)");
+  ADDCOL(cmp, "p_williams", TL_COL_F64, "Williams' test (spearman only)");
+  ADDCOL(cmp, "p_permutation", TL_COL_F64, "paired permutation test");
+  ADDCOL(cmp, "p_ttest_compat", TL_COL_F64, "COMPAT: t-test on bootstrap vectors; shrinks with B, not evidence");
+  for (int k = 0; k < d->ngroups; k++) {
+    const group *g = &d->g[k];
+    for (int q = 0; q < d->nstats * npairs; q++) {
+      const tl_boot_compare *c = &g->cmp[q];
+      size_t r = tl_table_add_row(cmp);
+      if (r == (size_t)-1) return TL_ENOMEM;
+      if (tl_table_set_str(cmp, r, 0, g->key) || tl_table_set_str(cmp, r, 1, tl_stat_name(d->stats[q / npairs])) ||
+          tl_table_set_str(cmp, r, 2, d->names[c->a]) || tl_table_set_str(cmp, r, 3, d->names[c->b]))
+        return TL_ENOMEM;
+      double v[] = {c->diff.estimate, c->diff.ci_lo, c->diff.ci_hi, c->p_boot, c->p_williams,
+                    c->p_permutation, c->p_ttest_compat};
+      for (int i = 0; i < 7; i++) tl_table_set_f64(cmp, r, 4 + i, v[i]);
+    }
+  }
+  return TL_OK;
+}
+
+/* Rank 0: the resamples table, one row per (group, resample), one column per value. */
+static tl_status build_resamples(const corr_data *d, tl_table *res) {
+  const int K = d->M * d->nstats;
+  ADDCOL(res, "group", TL_COL_STR, "group key");
+  ADDCOL(res, "resample", TL_COL_I64, "resample index r");
+  for (int q = 0; q < K; q++) {
+    char nm[256];
+    snprintf(nm, sizeof nm, "%s/%s", d->names[q / d->nstats], tl_stat_name(d->stats[q % d->nstats]));
+    for (char *c = nm; *c; c++) if (*c == '/') *c = ':';
+    ADDCOL(res, nm, TL_COL_F64, "value on the resample (NaN = undefined)");
+  }
+  for (int k = 0; k < d->ngroups; k++) {
+    const group *g = &d->g[k];
+    for (uint64_t b = 0; b < d->B; b++) {
+      size_t r = tl_table_add_row(res);
+      if (r == (size_t)-1 || tl_table_set_str(res, r, 0, g->key)) return TL_ENOMEM;
+      tl_table_set_i64(res, r, 1, (int64_t)b);
+      for (int q = 0; q < K; q++) tl_table_set_f64(res, r, 2 + q, g->vals[b * (uint64_t)K + (uint64_t)q]);
+    }
+  }
+  return TL_OK;
+}
+
+/* Rank 0: the params table, one row: how the study was run. */
+static tl_status build_params(const tl_corr_opts *o, const corr_data *d, tl_table *par) {
+  ADDCOL(par, "input", TL_COL_STR, "the data table");
+  ADDCOL(par, "human", TL_COL_STR, "human score column");
+  ADDCOL(par, "metrics", TL_COL_STR, "metric columns, comma-separated");
+  ADDCOL(par, "group_by", TL_COL_STR, "grouping columns, comma-separated");
+  ADDCOL(par, "resamples", TL_COL_I64, "B");
+  ADDCOL(par, "seed", TL_COL_I64, "Philox key");
+  ADDCOL(par, "ci_level", TL_COL_F64, "confidence level");
+  ADDCOL(par, "ci_method", TL_COL_STR, "percentile | bca");
+  ADDCOL(par, "permutation", TL_COL_I64, "1 when the permutation test ran (B permutations)");
+  ADDCOL(par, "resampling", TL_COL_STR, "how resamples were drawn");
+  size_t r = tl_table_add_row(par);
+  if (r == (size_t)-1) return TL_ENOMEM;
+  if (tl_table_set_str(par, r, 0, o->input) || tl_table_set_str(par, r, 1, o->human) ||
+      tl_table_set_str(par, r, 2, o->metrics) || tl_table_set_str(par, r, 3, o->group_by ? o->group_by : "") ||
+      tl_table_set_str(par, r, 7, o->method == TL_CI_BCA ? "bca" : "percentile") ||
+      tl_table_set_str(par, r, 9, d->indices ? "explicit index matrix (--indices)"
+                                             : "Philox4x32-10 keyed by (seed, resample)"))
+    return TL_ENOMEM;
+  tl_table_set_i64(par, r, 4, (int64_t)d->B);
+  tl_table_set_i64(par, r, 5, (int64_t)o->seed);
+  tl_table_set_f64(par, r, 6, o->ci);
+  tl_table_set_i64(par, r, 8, o->permutation);
+  return TL_OK;
+}
+#undef ADDCOL
+
+/* Collective over c and w's communicator. Writes the study's tables under `prefix` (e.g.
+ * "/stats/correlate"): summary, compare, resamples (every resample value) and params (one row:
+ * how the study was run). Rank 0 builds them; the ranks agree on that (over c) before the
+ * first write, then every rank takes part in each write (the writer agrees on its failures).
+ * Nothing here depends on the rank count or the device (those go to the log), so the datasets
+ * are byte-identical however the study ran. Returns the agreed status, its message in err. */
+tl_status corr_write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w,
+                            const char *prefix, int rank, MPI_Comm c, tl_err *err) {
+  static const char *const NAME[4] = {"summary", "compare", "resamples", "params"};
+  tl_table *t[4] = {NULL, NULL, NULL, NULL};
+  tl_status st = TL_OK;
+  if (rank == 0) {
+    for (int i = 0; i < 4 && st == TL_OK; i++) {
+      char path[512];
+      snprintf(path, sizeof path, "%s/%s", prefix, NAME[i]);
+      if (!(t[i] = tl_table_new(path))) st = TL_ENOMEM;
+    }
+    if (st == TL_OK) st = build_summary(d, t[0]);
+    if (st == TL_OK) st = build_compare(d, t[1]);
+    if (st == TL_OK) st = build_resamples(d, t[2]);
+    if (st == TL_OK) st = build_params(o, d, t[3]);
+    if (st != TL_OK) tl_err_set(err, st, "out of memory building the output tables");
+  }
+  st = tl_agree(st, err, c);
+  for (int i = 0; i < 4 && st == TL_OK; i++) st = w->vt->write_table(w, rank ? NULL : t[i], err);
+  for (int i = 0; i < 4; i++) tl_table_free(t[i]);
+  return st;
+}
+
+/* Step: how the study ran (CUDA ranks, the slowest rank's seconds) reduced to rank 0, which
+ * prints the study (table or JSON) and its log lines. Agreed. */
+tl_status corr_study_report(study *s, const tl_inlog *log, tl_err *err) {
+  const tl_corr_opts *o = s->o;
+  const corr_data *d = &s->d;
+  int gpu_ranks = 0, my_gpu = s->gpu_groups > 0;
+  double t_max = 0, t_sum_max = 0;
+  tl_status st = tl_reduce(&my_gpu, &gpu_ranks, 1, MPI_INT, MPI_SUM, 0, s->c, err);
+  corr_keep(&st, tl_reduce(&s->t_res, &t_max, 1, MPI_DOUBLE, MPI_MAX, 0, s->c, err));
+  corr_keep(&st, tl_reduce(&s->t_sum, &t_sum_max, 1, MPI_DOUBLE, MPI_MAX, 0, s->c, err));
+  if ((st = tl_agree(st, err, s->c)) != TL_OK) {
+    if (s->rank == 0) fprintf(o->log, "%s: %s\n", LABEL(o), err->msg);
+    return st;
+  }
+  if (s->rank == 0) {
+    char devices[128];
+    snprintf(devices, sizeof devices, "%d rank(s), %d using CUDA", s->nranks, gpu_ranks);
+    if (o->json) print_json(o, d);
+    else print_table(o, d);
+    if (!o->quiet)
+      fprintf(o->log, "%s: %d group(s), %llu resamples x %d values in %.3f s; "
+              "%s%s in %.3f s; on %s\n", LABEL(o), d->ngroups, (unsigned long long)d->B, s->K, t_max,
+              o->permutation ? "permutation test" : "no permutation test",
+              o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices);
+    if (log->total) fprintf(o->log, "%s: %ld bad input cell(s) reported; those rows were excluded\n", LABEL(o), log->total);
+  }
+  return TL_OK;
+}
