@@ -294,6 +294,7 @@ static tl_table *mcq_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
     COL(t, "prompt_variant", TL_COL_STR, "default");
     COL(t, "gold", TL_COL_STR, "the correct choice's letter");
     COL(t, "n_choices", TL_COL_I64, "the item's choices");
+    COL(t, "question", TL_COL_TEXT, "the item's question (as its items file gives it)");
     COL(t, "response", TL_COL_TEXT, "raw answer (empty when missing); a log-likelihood answer: the marker "
                                     "tally-loglik in U+27E6/U+27E7 brackets, then its logliks as a JSON array");
     COL(t, "has_response", TL_COL_I64, "1 when an answer was obtained");
@@ -326,6 +327,7 @@ static tl_table *mcq_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
     tl_table_ref_str(t, row, k++, VARIANTS[0]);
     tl_table_ref_str(t, row, k++, it->gold_letter);
     tl_table_set_i64(t, row, k++, it->n);
+    tl_table_ref_str(t, row, k++, it->question);
     tl_table_ref_str(t, row, k++, r->text[0]);
     tl_table_set_i64(t, row, k++, r->text[0] != NULL);
     tl_table_ref_str(t, row, k++, r->source[0]);
