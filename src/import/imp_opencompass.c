@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 
 #include "tally/import.h"
+#include "imp_util.h"
 #include "tally/str.h"
 
 #define JUDGED "_judged-by--"
@@ -468,43 +469,6 @@ static tl_status one_record(oc_read *r, const char *key, const cJSON *v, long li
   return st;
 }
 
-/* cJSON cannot read Python's NaN / Infinity / -Infinity, which json.dump writes for a float
- * that is not finite: such a token outside strings becomes null in a copy of the text (written
- * here: cJSON has no option for it). */
-static tl_status nan_to_null(const tl_buf *in, tl_buf *out) {
-  static const char *const tok[] = {"-Infinity", "Infinity", "NaN"};
-  int in_str = 0;
-  size_t i = 0, from = 0;
-  tl_status st = TL_OK;
-  while (i < in->len && !st) {
-    char c = in->data[i];
-    if (in_str) {
-      if (c == '\\') i++;
-      else if (c == '"') in_str = 0;
-      i++;
-      continue;
-    }
-    if (c == '"') {
-      in_str = 1;
-      i++;
-      continue;
-    }
-    size_t m = 0;
-    for (int t = 0; t < 3 && !m; t++) {
-      size_t l = strlen(tok[t]);
-      if (i + l <= in->len && memcmp(in->data + i, tok[t], l) == 0) m = l;
-    }
-    if (!m) {
-      i++;
-      continue;
-    }
-    if (!(st = tl_buf_append(out, in->data + from, i - from))) st = tl_buf_puts(out, "null");
-    i += m;
-    from = i;
-  }
-  if (!st) st = tl_buf_append(out, in->data + from, in->len - from);
-  return st;
-}
 
 static tl_status read_file(oc_read *r, long *nrec) {
   tl_buf b;
@@ -516,7 +480,7 @@ static tl_status read_file(oc_read *r, long *nrec) {
   }
   tl_buf j;
   tl_buf_init(&j);
-  if (nan_to_null(&b, &j)) {
+  if (tl_imp_nan_to_null(&b, &j)) {
     tl_buf_release(&b);
     tl_buf_release(&j);
     return tl_err_set(r->err, TL_ENOMEM, "out of memory");

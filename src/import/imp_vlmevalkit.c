@@ -31,6 +31,7 @@
 
 #include "spatialeval.h"
 #include "tally/import.h"
+#include "imp_util.h"
 #include "tally/str.h"
 #include "tally/tabin.h"
 
@@ -235,43 +236,6 @@ static tl_status set_cell(tl_tabin *t, size_t r, const char *name, const cJSON *
   return TL_OK;
 }
 
-/* cJSON cannot read Python's NaN / Infinity / -Infinity, which json.dump writes for a float that
- * is not finite (pandas' missing cells): each such token outside strings becomes null, in a copy
- * of the text (written here: cJSON has no option for it). */
-static tl_status nan_to_null(const tl_buf *in, tl_buf *out) {
-  static const char *const tok[] = {"-Infinity", "Infinity", "NaN"};
-  int in_str = 0;
-  size_t i = 0, from = 0;
-  tl_status st = TL_OK;
-  while (i < in->len && !st) {
-    char c = in->data[i];
-    if (in_str) {
-      if (c == '\\') i++;
-      else if (c == '"') in_str = 0;
-      i++;
-      continue;
-    }
-    if (c == '"') {
-      in_str = 1;
-      i++;
-      continue;
-    }
-    size_t m = 0;
-    for (int k = 0; k < 3 && !m; k++) {
-      size_t l = strlen(tok[k]);
-      if (i + l <= in->len && memcmp(in->data + i, tok[k], l) == 0) m = l;
-    }
-    if (!m) {
-      i++;
-      continue;
-    }
-    if (!(st = tl_buf_append(out, in->data + from, i - from))) st = tl_buf_puts(out, "null");
-    i += m;
-    from = i;
-  }
-  if (!st) st = tl_buf_append(out, in->data + from, in->len - from);
-  return st;
-}
 
 /* The rows of a records table ([{"index": 0, ...}, ...]) into t; a row that is not an object is
  * reported and left out (TL_EINPUT, err set, under --strict-input). */
@@ -359,7 +323,7 @@ static tl_status parse_json_file(const char *path, tl_inlog *log, cJSON **root, 
     tl_buf_release(&raw);
     return st;
   }
-  st = nan_to_null(&raw, &b);
+  st = tl_imp_nan_to_null(&raw, &b);
   tl_buf_release(&raw);
   if (st) {
     tl_buf_release(&b);
