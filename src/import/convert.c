@@ -121,7 +121,15 @@ static tl_status on_rec(void *ctx, const tl_imp_rec *rec, tl_err *err) {
   st |= put_str(o, "model", model);
   if (!cJSON_AddNumberToObject(o, "seed", rec->seed < 0 ? 0 : rec->seed)) st = TL_ENOMEM;
   if (rec->turn_id >= 1 && !cJSON_AddNumberToObject(o, "turn_id", rec->turn_id)) st = TL_ENOMEM;
-  st |= put_str(o, "response", rec->response);
+  /* a log-likelihood answer (lm-eval's multiple choice): the numbers, which the multiple-choice
+   * module scores itself (acc, acc_norm), instead of a response text */
+  const cJSON *ll = rec->extra ? cJSON_GetObjectItemCaseSensitive(rec->extra, "loglik") : NULL;
+  if (cJSON_IsArray(ll) && cJSON_GetArraySize(ll) > 0) {
+    cJSON *l2 = cJSON_Duplicate(ll, 1);
+    if (!l2 || !cJSON_AddItemToObject(o, "loglik", l2)) cJSON_Delete(l2), st = TL_ENOMEM;
+  } else {
+    st |= put_str(o, "response", rec->response);
+  }
   if (rec->prompt) st |= put_str(o, "prompt", rec->prompt);
   st |= put_str(h, "format", c->imp->name);
   st |= put_str(h, "task", rec->task);

@@ -382,7 +382,10 @@ static int sample_loglik(const cJSON *resps, const cJSON *fresps, cJSON **lls, c
 }
 
 /* The item of the sample (the doc, else {} when there is a target; NULL when neither), with
- * "id", "answer" (the target) and, for log-likelihood requests, "choices" added when absent. */
+ * "id", "answer" (the target) and, for log-likelihood requests, "choices" added when absent.
+ * Choices in the Hugging Face datasets' object form ({"text": [...], "label": [...]}, ARC's) are
+ * given as the generic modules read them: "choices" the texts, the object kept as
+ * "choices_hf". */
 static cJSON *sample_item(const cJSON *doc, const cJSON *target, const char *id, int is_ll, const cJSON *choices) {
   cJSON *item = NULL;
   if (cJSON_IsObject(doc)) item = cJSON_Duplicate(doc, 1);
@@ -393,6 +396,14 @@ static cJSON *sample_item(const cJSON *doc, const cJSON *target, const char *id,
       cJSON_AddItemToObject(item, "answer", cJSON_Duplicate(target, 1));
     if (is_ll && cJSON_GetArraySize(choices) && !cJSON_GetObjectItemCaseSensitive(item, "choices"))
       cJSON_AddItemToObject(item, "choices", cJSON_Duplicate(choices, 1));
+    cJSON *hf = cJSON_GetObjectItemCaseSensitive(item, "choices");
+    const cJSON *text = cJSON_IsObject(hf) ? cJSON_GetObjectItemCaseSensitive(hf, "text") : NULL;
+    if (cJSON_IsArray(text)) {
+      cJSON *texts = cJSON_Duplicate(text, 1);
+      cJSON_DetachItemViaPointer(item, hf);
+      cJSON_AddItemToObject(item, "choices_hf", hf);
+      if (texts) cJSON_AddItemToObject(item, "choices", texts);
+    }
   }
   return item;
 }

@@ -7,6 +7,8 @@
 #     "submission", the dataset prefix from the entry's "id_prefix") against the demo's VQA
 #     items: lmms-eval said every answer is right; tally's exact_match finds 4 are not;
 #     the same audit on 2 ranks;
+#  1b. lm-eval log-likelihood samples (ARC-like docs with Hugging Face choices) re-scored by the
+#     multiple-choice module from the saved log-likelihoods, against lm-eval's own acc;
 #  2. the real inspect_ai ARC-Easy log (../shared/data/harness-outputs), items and answers from the
 #     same file, scored by the generic multiple-choice module: inspect's C/I verdicts against
 #     tally's strict letter extraction; the real HELM MMLU run folder the same way (exit 77
@@ -54,6 +56,17 @@ if command -v mpirun > /dev/null; then
   h5diff "$W/vqa.h5" "$W/vqa2.h5" /audit > /dev/null || fail "1: /audit differs between 1 and 2 ranks"
 fi
 echo "1: lmms-eval VQA re-scored and audited in one run"
+
+# ---- 1b. lm-eval log-likelihood multiple choice (an embedded-samples results file) ----
+cat > "$W/ll.json" <<JOB
+{"name": "ll", "output": "$W/ll.h5", "engines": {"model": {"type": "replay"}},
+ "benchmarks": [{"benchmark": "mcq",
+   "answers": {"format": "lm-eval", "path": "$TALLY_SRC/tests/fixtures/import/lm-eval/results_embedded_loglik.json"}}]}
+JOB
+"$T" run "$W/ll.json" > "$W/ll.out" 2> "$W/ll.err" || { cat "$W/ll.err"; fail "1b: the lm-eval log-likelihood run failed"; }
+want="audit mcq: model 'toy-ll': lm-eval acc 0.667, tally strict 0.667 over 3 units: 0 flips up, 0 down"
+grep -qF "$want" "$W/ll.out" || { cat "$W/ll.out" "$W/ll.err"; fail "1b: no audit line '$want'"; }
+echo "1b: lm-eval's saved log-likelihoods re-scored (the items from its docs, HF choices) and audited"
 
 # ---- 2. the real inspect_ai and HELM outputs ----
 S="$TALLY_SHARED_DATA/harness-outputs"

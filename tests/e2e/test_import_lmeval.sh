@@ -40,8 +40,11 @@ grep -q "Consider a map" "$W/dup_items.jsonl" || fail "the first item kept"
 # log-likelihood samples embedded in a results file
 "$T" import "$FX/lm-eval/results_embedded_loglik.json" > "$W/ll.jsonl" 2> "$W/err" || fail "loglik"
 said "3 answers, 3 items, 3 harness verdicts; 0 records not mapped" "$W/err"
-grep -q '"response":" a dog".*"loglik":\[-4.5,-2.25,-3,-6\].*"choices":\[" a cat"," a dog"," a bird"," a fish"\]' "$W/ll.jsonl" \
+# a log-likelihood answer line carries the numbers (the multiple-choice module scores them), not a
+# response; extra keeps them with the choices and the most likely one's index
+grep -q '"loglik":\[-4.5,-2.25,-3,-6\].*"extracted":"1".*"choices":\[" a cat"," a dog"," a bird"," a fish"\]' "$W/ll.jsonl" \
   || fail "loglik and choices in extra"
+grep -q '"response"' "$W/ll.jsonl" && fail "a log-likelihood line with a response (the mcq module would not score its numbers)"
 # lmms-eval: 0.4 lines (one cut short: named), the 2024-09 lines, the older logs file
 "$T" import "$FX/lmms-eval/20250801_101010_samples_vqav2_val_lite.jsonl" > "$W/m.jsonl" 2> "$W/err" || fail "lmms 0.4"
 said "20250801_101010_samples_vqav2_val_lite.jsonl:4: malformed JSON" "$W/err"
