@@ -6,7 +6,8 @@
  * <benchmark> and in the summary ("lm-eval 0.100, tally strict 0.300: 2 items flip up, 0 down").
  *
  * The verdicts are read on every rank, once, at setup (run_audit_load: the answer files again,
- * only the "harness" members); each rank counts the units it finishes (run_audit_note, from the
+ * only the "harness" members; a file whose first line has none - tally's own answers - is left
+ * after that line, so a run without imports pays one line per file); each rank counts the units it finishes (run_audit_note, from the
  * pipeline's done callback), and the counts are reduced to rank 0 after the tables are written
  * (run_audit_write, collective). tally's side is the benchmark's mode named as the harness's
  * metric when it has one (VQA's exact_match against lmms-eval's), else its primary mode;
@@ -85,9 +86,17 @@ static tl_status load_bench(bench_run *r, size_t b, tl_err *err) {
     cJSON *o = NULL;
     tl_jl_result jr;
     tl_err e = {{0}};
+    int first = 1;
     while (!st && (jr = tl_jsonl_next(&in, &o, &e)) != TL_JL_EOF && jr != TL_JL_IOERR) {
       if (jr != TL_JL_RECORD) continue; /* (a bad line: the replay engine reports it) */
       const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "harness");
+      if (first && !cJSON_IsObject(h)) { /* tally's own answers (a converted file has it on every
+                                            line): not read further, so a plain run pays one line */
+        cJSON_Delete(o);
+        o = NULL;
+        break;
+      }
+      first = 0;
       if (cJSON_IsObject(h)) {
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(h, "format");
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(h, "verdict");
