@@ -192,14 +192,12 @@ static tl_status ph_score(bench_ctx *c, tl_err *err) {
   int sig = (int)g_stop, maxsig = 0;
   if (MPI_Allreduce(&sig, &maxsig, 1, MPI_INT, MPI_MAX, c->comm) != MPI_SUCCESS && !st)
     st = tl_err_set(err, TL_EMPI, "MPI_Allreduce failed");
-  if (st == TL_EINTR && r->merging) {
+  if (st == TL_EINTR && r->merging)
     tl_err_set(err, st, "interrupted by signal %d: nothing was written; run the merge again", maxsig);
-    c->hint = "";
-  } else if (st == TL_EINTR) {
+  else if (st == TL_EINTR)
     tl_err_set(err, st, "interrupted by signal %d: finished units are in '%s'; run again with --resume", maxsig, c->jdir);
-    c->hint = "";
-  }
   st = tl_agree(st, err, c->comm);
+  if (st == TL_EINTR) c->hint = ""; /* (the message says what to do; whichever rank was signalled) */
   /* Scoring is over: from here on a signal ends the process at once (the journal is complete,
    * so --resume redoes only the writing and the studies, with no engine call). */
   run_restore_signals();
