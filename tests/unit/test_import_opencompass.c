@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
+#include "import_util.h"
 #include "tally/import.h"
 #include "tally/inlog.h"
 
@@ -15,51 +16,12 @@
 #define PRED FIX "predictions/qwen2-7b/"
 #define JUDGED FIX "results/qwen2-7b_judged-by--gpt-4o/mtbench101.json"
 
-typedef struct {
-  char *where, *task, *id, *model, *response, *prompt, *item, *extra, *metric;
-  int seed, turn_id, stage, has_verdict;
-  double verdict;
-  long line;
-} rec_t;
+/* the records a reader emits, kept (import_util.h) */
+typedef iu_rec rec_t;
+typedef iu_recs recs_t;
+#define collect iu_emit
+#define recs_free iu_free
 
-typedef struct {
-  rec_t v[64];
-  int n;
-} recs_t;
-
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
-
-static tl_status collect(void *ctx, const tl_imp_rec *r, tl_err *err) {
-  (void)err;
-  recs_t *rs = ctx;
-  assert_true(rs->n < 64);
-  rec_t *o = &rs->v[rs->n++];
-  o->where = dup_or_null(r->where);
-  o->task = dup_or_null(r->task);
-  o->id = dup_or_null(r->id);
-  o->model = dup_or_null(r->model);
-  o->response = dup_or_null(r->response);
-  o->prompt = dup_or_null(r->prompt);
-  o->item = r->item ? cJSON_PrintUnformatted(r->item) : NULL;
-  o->extra = r->extra ? cJSON_PrintUnformatted(r->extra) : NULL;
-  o->metric = dup_or_null(r->verdict_metric);
-  o->seed = r->seed;
-  o->turn_id = r->turn_id;
-  o->stage = r->stage;
-  o->has_verdict = r->has_verdict;
-  o->verdict = r->verdict;
-  o->line = r->line;
-  return TL_OK;
-}
-
-static void recs_free(recs_t *rs) {
-  for (int i = 0; i < rs->n; i++) {
-    rec_t *o = &rs->v[i];
-    free(o->where), free(o->task), free(o->id), free(o->model), free(o->response);
-    free(o->prompt), free(o->item), free(o->extra), free(o->metric);
-  }
-  rs->n = 0;
-}
 
 /* Reads path with the opencompass reader; *echo (malloc'd) gets what the input log echoed. */
 static tl_status read_oc(const char *path, recs_t *rs, int strict, char **echo, long *problems, tl_err *err) {
@@ -115,21 +77,21 @@ static void test_mtbench_predictions(void **state) {
   static const char *const ids[] = {"1", "1", "1", "923", "1208", "1208"};
   static const int turns[] = {1, 2, 3, 2, 2, 3};
   for (int i = 0; i < 6; i++) {
-    assert_string_equal(rs.v[i].id, ids[i]);
-    assert_int_equal(rs.v[i].turn_id, turns[i]);
-    assert_int_equal(rs.v[i].stage, 0);
-    assert_int_equal(rs.v[i].seed, -1);
-    assert_string_equal(rs.v[i].model, "qwen2-7b");
-    assert_string_equal(rs.v[i].task, "mtbench101");
-    assert_int_equal(rs.v[i].has_verdict, 0);
-    assert_null(rs.v[i].item); /* the module's items come from the benchmark file */
-    assert_int_equal(rs.v[i].line, i + 1);
-    assert_true(contains(rs.v[i].prompt, "\"role\":\"HUMAN\""));
+    assert_string_equal(rs.r[i].id, ids[i]);
+    assert_int_equal(rs.r[i].turn_id, turns[i]);
+    assert_int_equal(rs.r[i].stage, 0);
+    assert_int_equal(rs.r[i].seed, -1);
+    assert_string_equal(rs.r[i].model, "qwen2-7b");
+    assert_string_equal(rs.r[i].task, "mtbench101");
+    assert_int_equal(rs.r[i].has_verdict, 0);
+    assert_null(rs.r[i].item); /* the module's items come from the benchmark file */
+    assert_int_equal(rs.r[i].line, i + 1);
+    assert_true(contains(rs.r[i].prompt, "\"role\":\"HUMAN\""));
   }
-  assert_string_equal(rs.v[0].response, "A is the tallest.");
-  assert_string_equal(rs.v[2].response, "<think>D > A and E > D.</think>E is still the tallest.");
-  assert_true(contains(rs.v[3].extra, "\"task\":\"SA\""));
-  assert_true(contains(rs.v[4].where, "mtbench101.json: key '4'"));
+  assert_string_equal(rs.r[0].response, "A is the tallest.");
+  assert_string_equal(rs.r[2].response, "<think>D > A and E > D.</think>E is still the tallest.");
+  assert_true(contains(rs.r[3].extra, "\"task\":\"SA\""));
+  assert_true(contains(rs.r[4].where, "mtbench101.json: key '4'"));
   recs_free(&rs);
 }
 
@@ -143,25 +105,25 @@ static void test_mtbench_judged(void **state) {
   assert_int_equal(read_oc(JUDGED, &j, 0, NULL, NULL, &err), TL_OK);
   assert_int_equal(j.n, a.n);
   for (int i = 0; i < j.n; i++) {
-    assert_string_equal(j.v[i].id, a.v[i].id);
-    assert_int_equal(j.v[i].turn_id, a.v[i].turn_id);
-    assert_int_equal(j.v[i].stage, 1);
-    assert_string_equal(j.v[i].model, "qwen2-7b");
-    assert_true(contains(j.v[i].extra, "\"judge\":\"gpt-4o\""));
-    assert_int_equal(j.v[i].has_verdict, 0); /* OpenCompass saves no parsed rating per detail */
-    assert_true(contains(j.v[i].where, "details '"));
+    assert_string_equal(j.r[i].id, a.r[i].id);
+    assert_int_equal(j.r[i].turn_id, a.r[i].turn_id);
+    assert_int_equal(j.r[i].stage, 1);
+    assert_string_equal(j.r[i].model, "qwen2-7b");
+    assert_true(contains(j.r[i].extra, "\"judge\":\"gpt-4o\""));
+    assert_int_equal(j.r[i].has_verdict, 0); /* OpenCompass saves no parsed rating per detail */
+    assert_true(contains(j.r[i].where, "details '"));
   }
-  assert_string_equal(j.v[1].response, "Correct reasoning [3]. Rating: [[8]]");
-  assert_string_equal(j.v[5].response, "No rating given here.");
+  assert_string_equal(j.r[1].response, "Correct reasoning [3]. Rating: [[8]]");
+  assert_string_equal(j.r[5].response, "No rating given here.");
   recs_free(&a);
   recs_free(&j);
   /* a detail with OpenCompass's own parsed score: the harness's verdict */
   assert_int_equal(read_oc(FIX "scored/results/m1_judged-by--j1/mtbench101.json", &j, 0, NULL, NULL, &err), TL_OK);
   assert_int_equal(j.n, 1);
-  assert_int_equal(j.v[0].has_verdict, 1);
-  assert_true(j.v[0].verdict == 6.0);
-  assert_string_equal(j.v[0].metric, "rating");
-  assert_string_equal(j.v[0].model, "m1");
+  assert_int_equal(j.r[0].has_verdict, 1);
+  assert_true(j.r[0].verdict == 6.0);
+  assert_string_equal(j.r[0].metric, "rating");
+  assert_string_equal(j.r[0].model, "m1");
   recs_free(&j);
 }
 
@@ -179,28 +141,28 @@ static void test_split(void **state) {
   for (int i = 0; i < 4; i++) {
     char id[8];
     snprintf(id, sizeof id, "%d", i);
-    assert_string_equal(rs.v[i].id, id);
-    assert_string_equal(rs.v[i].task, "gsm8k");
-    assert_int_equal(rs.v[i].turn_id, -1);
+    assert_string_equal(rs.r[i].id, id);
+    assert_string_equal(rs.r[i].task, "gsm8k");
+    assert_int_equal(rs.r[i].turn_id, -1);
   }
-  assert_true(contains(rs.v[0].item, "\"id\":\"0\""));
-  assert_true(contains(rs.v[0].item, "\"answer\":\"18\""));
-  assert_null(rs.v[1].item); /* gold 0: absent */
-  assert_string_equal(rs.v[1].response, "0");
-  assert_true(contains(rs.v[2].item, "\"id\":\"2\""));
-  assert_true(contains(rs.v[2].where, "gsm8k_1.json"));
-  assert_null(rs.v[3].response);
-  assert_true(contains(rs.v[3].item, "\"question\":\"Question: A house costs 80000"));
-  assert_true(contains(rs.v[3].item, "\"answer\":\"70000\""));
-  assert_true(contains(rs.v[3].prompt, "\"role\":\"SYSTEM\""));
+  assert_true(contains(rs.r[0].item, "\"id\":\"0\""));
+  assert_true(contains(rs.r[0].item, "\"answer\":\"18\""));
+  assert_null(rs.r[1].item); /* gold 0: absent */
+  assert_string_equal(rs.r[1].response, "0");
+  assert_true(contains(rs.r[2].item, "\"id\":\"2\""));
+  assert_true(contains(rs.r[2].where, "gsm8k_1.json"));
+  assert_null(rs.r[3].response);
+  assert_true(contains(rs.r[3].item, "\"question\":\"Question: A house costs 80000"));
+  assert_true(contains(rs.r[3].item, "\"answer\":\"70000\""));
+  assert_true(contains(rs.r[3].prompt, "\"role\":\"SYSTEM\""));
   recs_free(&rs);
   /* the folder: datasets in name order, splits in number order */
   assert_int_equal(read_oc(FIX "predictions/qwen2-7b", &rs, 0, NULL, NULL, &err), TL_OK);
   assert_int_equal(rs.n, 10);
-  assert_string_equal(rs.v[3].id, "3");
-  assert_string_equal(rs.v[3].task, "gsm8k");
-  assert_string_equal(rs.v[4].task, "mtbench101");
-  assert_string_equal(rs.v[9].id, "1208");
+  assert_string_equal(rs.r[3].id, "3");
+  assert_string_equal(rs.r[3].task, "gsm8k");
+  assert_string_equal(rs.r[4].task, "mtbench101");
+  assert_string_equal(rs.r[9].id, "1208");
   recs_free(&rs);
 }
 
@@ -214,10 +176,10 @@ static void test_bad_records(void **state) {
   const char *path = FIX "bad/predictions/m1/mtbench101.json";
   assert_int_equal(read_oc(path, &rs, 0, &echo, &problems, &err), TL_OK);
   assert_int_equal(rs.n, 2);
-  assert_string_equal(rs.v[0].id, "1");
-  assert_string_equal(rs.v[1].id, "17"); /* "0017": the dialogue id as the data writes it */
-  assert_int_equal(rs.v[1].turn_id, 2);
-  assert_string_equal(rs.v[1].model, "m1");
+  assert_string_equal(rs.r[0].id, "1");
+  assert_string_equal(rs.r[1].id, "17"); /* "0017": the dialogue id as the data writes it */
+  assert_int_equal(rs.r[1].turn_id, 2);
+  assert_string_equal(rs.r[1].model, "m1");
   assert_int_equal(problems, 4);
   assert_true(contains(echo, "mtbench101.json:2: key 'x1': not a decimal string"));
   assert_true(contains(echo, "mtbench101.json:3: key '2': no 'prediction'"));
@@ -250,14 +212,14 @@ static void test_real_ids(void **state) {
     char key[24];
     snprintf(key, sizeof key, "%d", id->valueint);
     for (int i = 0; i < rs.n; i++) {
-      if (strcmp(rs.v[i].id, key)) continue;
+      if (strcmp(rs.r[i].id, key)) continue;
       found++;
       int turns = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(obj, "history"));
-      assert_true(rs.v[i].turn_id >= 1 && rs.v[i].turn_id <= turns);
+      assert_true(rs.r[i].turn_id >= 1 && rs.r[i].turn_id <= turns);
       const char *task = cJSON_GetObjectItemCaseSensitive(obj, "task")->valuestring;
       char want[32];
       snprintf(want, sizeof want, "\"task\":\"%s\"", task);
-      assert_true(contains(rs.v[i].extra, want));
+      assert_true(contains(rs.r[i].extra, want));
     }
     cJSON_Delete(obj);
   }

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
+#include "import_util.h"
 #include "tally/import.h"
 #include "tally/inlog.h"
 
@@ -16,51 +17,12 @@
 #define XLSX FIX "Qwen2-VL-7B/Qwen2-VL-7B_MMBench_DEV_EN.xlsx"
 #define SE FIX "GPT4o/GPT4o_SpatialEval.tsv"
 
-typedef struct {
-  char *where, *task, *id, *model, *response, *prompt, *item, *extra, *metric;
-  int seed, turn_id, stage, has_verdict;
-  double verdict;
-  long line;
-} rec_t;
+/* the records a reader emits, kept (import_util.h) */
+typedef iu_rec rec_t;
+typedef iu_recs recs_t;
+#define collect iu_emit
+#define recs_free iu_free
 
-typedef struct {
-  rec_t v[64];
-  int n;
-} recs_t;
-
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
-
-static tl_status collect(void *ctx, const tl_imp_rec *r, tl_err *err) {
-  (void)err;
-  recs_t *rs = ctx;
-  assert_true(rs->n < 64);
-  rec_t *o = &rs->v[rs->n++];
-  o->where = dup_or_null(r->where);
-  o->task = dup_or_null(r->task);
-  o->id = dup_or_null(r->id);
-  o->model = dup_or_null(r->model);
-  o->response = dup_or_null(r->response);
-  o->prompt = dup_or_null(r->prompt);
-  o->item = r->item ? cJSON_PrintUnformatted(r->item) : NULL;
-  o->extra = r->extra ? cJSON_PrintUnformatted(r->extra) : NULL;
-  o->metric = dup_or_null(r->verdict_metric);
-  o->seed = r->seed;
-  o->turn_id = r->turn_id;
-  o->stage = r->stage;
-  o->has_verdict = r->has_verdict;
-  o->verdict = r->verdict;
-  o->line = r->line;
-  return TL_OK;
-}
-
-static void recs_free(recs_t *rs) {
-  for (int i = 0; i < rs->n; i++) {
-    rec_t *o = &rs->v[i];
-    free(o->where), free(o->task), free(o->id), free(o->model), free(o->response);
-    free(o->prompt), free(o->item), free(o->extra), free(o->metric);
-  }
-  rs->n = 0;
-}
 
 /* Reads path with the vlmevalkit reader; *echo (malloc'd) gets what the input log echoed. */
 static tl_status read_with(const char *path, recs_t *rs, int strict, char **echo, long *problems, tl_err *err) {
@@ -116,23 +78,23 @@ static void test_tsv(void **state) {
   assert_int_equal(problems, 1);
   assert_true(contains(echo, "Qwen2-VL-7B_MMBench_DEV_EN.tsv:4: row 3 (index ''): empty index"));
   for (int i = 0; i < 3; i++) {
-    assert_string_equal(rs.v[i].model, "Qwen2-VL-7B");
-    assert_string_equal(rs.v[i].task, "MMBench_DEV_EN");
-    assert_int_equal(rs.v[i].stage, 0);
-    assert_int_equal(rs.v[i].seed, -1);
-    assert_int_equal(rs.v[i].has_verdict, 0);
+    assert_string_equal(rs.r[i].model, "Qwen2-VL-7B");
+    assert_string_equal(rs.r[i].task, "MMBench_DEV_EN");
+    assert_int_equal(rs.r[i].stage, 0);
+    assert_int_equal(rs.r[i].seed, -1);
+    assert_int_equal(rs.r[i].has_verdict, 0);
   }
-  assert_string_equal(rs.v[0].id, "0");
-  assert_string_equal(rs.v[0].item,
+  assert_string_equal(rs.r[0].id, "0");
+  assert_string_equal(rs.r[0].item,
                       "{\"id\":\"0\",\"question\":\"What color is the bus?\",\"choices\":[\"red\",\"blue\",\"green\","
                       "\"yellow\"],\"answer\":\"A\",\"category\":\"attribute_recognition\",\"l2-category\":"
                       "\"finegrained_perception\",\"split\":\"dev\"}");
-  assert_string_equal(rs.v[1].response, "The answer is B. whale");
-  assert_true(contains(rs.v[1].item, "\"choices\":[\"frog\",\"whale\",\"trout\"]")); /* D empty: 3 options */
-  assert_true(contains(rs.v[1].item, "\"hint\":\"Look at the picture.\""));
-  assert_string_equal(rs.v[2].id, "3");
-  assert_string_equal(rs.v[2].response, "Failed to obtain answer via API.");
-  assert_int_equal(rs.v[2].line, 5); /* the table's line */
+  assert_string_equal(rs.r[1].response, "The answer is B. whale");
+  assert_true(contains(rs.r[1].item, "\"choices\":[\"frog\",\"whale\",\"trout\"]")); /* D empty: 3 options */
+  assert_true(contains(rs.r[1].item, "\"hint\":\"Look at the picture.\""));
+  assert_string_equal(rs.r[2].id, "3");
+  assert_string_equal(rs.r[2].response, "Failed to obtain answer via API.");
+  assert_int_equal(rs.r[2].line, 5); /* the table's line */
   free(echo);
   recs_free(&rs);
 }
@@ -147,16 +109,16 @@ static void test_result(void **state) {
   long problems = 0;
   assert_int_equal(read_with(MMB_RESULT, &rs, 0, &echo, &problems, &err), TL_OK);
   assert_int_equal(rs.n, 4);
-  assert_string_equal(rs.v[0].task, "MMBench_DEV_EN");
-  assert_string_equal(rs.v[0].model, "Qwen2-VL-7B");
-  assert_true(contains(rs.v[0].extra, "\"judge\":\"exact_matching\""));
-  assert_true(contains(rs.v[0].extra, "\"log\":\"Match Found\""));
-  assert_int_equal(rs.v[0].has_verdict, 1);
-  assert_true(rs.v[0].verdict == 1.0);
-  assert_string_equal(rs.v[0].metric, "hit");
-  assert_int_equal(rs.v[2].has_verdict, 0);
-  assert_int_equal(rs.v[3].has_verdict, 1);
-  assert_true(rs.v[3].verdict == 0.0);
+  assert_string_equal(rs.r[0].task, "MMBench_DEV_EN");
+  assert_string_equal(rs.r[0].model, "Qwen2-VL-7B");
+  assert_true(contains(rs.r[0].extra, "\"judge\":\"exact_matching\""));
+  assert_true(contains(rs.r[0].extra, "\"log\":\"Match Found\""));
+  assert_int_equal(rs.r[0].has_verdict, 1);
+  assert_true(rs.r[0].verdict == 1.0);
+  assert_string_equal(rs.r[0].metric, "hit");
+  assert_int_equal(rs.r[2].has_verdict, 0);
+  assert_int_equal(rs.r[3].has_verdict, 1);
+  assert_true(rs.r[3].verdict == 0.0);
   assert_int_equal(problems, 1);
   assert_true(contains(echo, "row 3 (index '3'): hit 'maybe' is not 1 or 0"));
   free(echo);
@@ -173,15 +135,15 @@ static void test_csv(void **state) {
   assert_int_equal(read_with(FIX "llava_v1.5_7b/llava_v1.5_7b_AI2D_TEST.csv", &rs, 0, NULL, &problems, &err), TL_OK);
   assert_int_equal(problems, 0);
   assert_int_equal(rs.n, 2);
-  assert_string_equal(rs.v[0].model, "llava_v1.5_7b");
-  assert_string_equal(rs.v[0].task, "AI2D_TEST");
-  assert_string_equal(rs.v[0].id, "10");
-  assert_string_equal(rs.v[0].response, "Reasoning:\nthe bottom one is longer.\nAnswer: C");
-  assert_true(contains(rs.v[0].item, "\"question\":\"Which\\nline is \\\"longest\\\"?\""));
-  assert_true(contains(rs.v[0].extra, "\"thinking\":\"compare, then answer\""));
-  assert_string_equal(rs.v[1].id, "11");
-  assert_int_equal(rs.v[1].line, 6); /* after a record over 4 lines */
-  assert_true(contains(rs.v[1].item, "\"choices\":[\"yes\",\"no\"]"));
+  assert_string_equal(rs.r[0].model, "llava_v1.5_7b");
+  assert_string_equal(rs.r[0].task, "AI2D_TEST");
+  assert_string_equal(rs.r[0].id, "10");
+  assert_string_equal(rs.r[0].response, "Reasoning:\nthe bottom one is longer.\nAnswer: C");
+  assert_true(contains(rs.r[0].item, "\"question\":\"Which\\nline is \\\"longest\\\"?\""));
+  assert_true(contains(rs.r[0].extra, "\"thinking\":\"compare, then answer\""));
+  assert_string_equal(rs.r[1].id, "11");
+  assert_int_equal(rs.r[1].line, 6); /* after a record over 4 lines */
+  assert_true(contains(rs.r[1].item, "\"choices\":[\"yes\",\"no\"]"));
   recs_free(&rs);
 }
 
@@ -194,19 +156,19 @@ static void test_json(void **state) {
   assert_int_equal(read_with(FIX "InternVL2-8B/InternVL2-8B_MMStar.json", &rs, 0, NULL, &problems, &err), TL_OK);
   assert_int_equal(problems, 0);
   assert_int_equal(rs.n, 2);
-  assert_string_equal(rs.v[0].id, "100");
-  assert_string_equal(rs.v[0].model, "InternVL2-8B");
-  assert_string_equal(rs.v[0].task, "MMStar");
-  assert_false(contains(rs.v[0].item, "\"hint\"")); /* NaN: absent */
-  assert_true(contains(rs.v[0].item, "\"choices\":[\"a cat\",\"a dog\",\"a cow\"]"));
-  assert_true(contains(rs.v[1].item, "\"choices\":[\"3\",\"4\"]"));
-  assert_true(contains(rs.v[1].item, "\"hint\":\"Small dots.\""));
+  assert_string_equal(rs.r[0].id, "100");
+  assert_string_equal(rs.r[0].model, "InternVL2-8B");
+  assert_string_equal(rs.r[0].task, "MMStar");
+  assert_false(contains(rs.r[0].item, "\"hint\"")); /* NaN: absent */
+  assert_true(contains(rs.r[0].item, "\"choices\":[\"a cat\",\"a dog\",\"a cow\"]"));
+  assert_true(contains(rs.r[1].item, "\"choices\":[\"3\",\"4\"]"));
+  assert_true(contains(rs.r[1].item, "\"hint\":\"Small dots.\""));
   recs_free(&rs);
   assert_int_equal(read_with(FIX "InternVL2-8B/InternVL2-8B_SEEDBench_IMG.json", &rs, 0, NULL, NULL, &err), TL_OK);
   assert_int_equal(rs.n, 2);
-  assert_string_equal(rs.v[1].id, "8");
-  assert_string_equal(rs.v[1].response, "B");
-  assert_true(contains(rs.v[1].item, "\"answer\":\"B\""));
+  assert_string_equal(rs.r[1].id, "8");
+  assert_string_equal(rs.r[1].response, "B");
+  assert_true(contains(rs.r[1].item, "\"answer\":\"B\""));
   recs_free(&rs);
 }
 
@@ -239,10 +201,10 @@ static void test_spatialeval(void **state) {
   static const char *const oracle[] = {"1", "Yes", "car"};
   static const int nopt[] = {4, 2, 4};
   for (int i = 0; i < 3; i++) {
-    assert_string_equal(rs.v[i].id, ids[i]);
-    assert_string_equal(rs.v[i].task, "SpatialEval");
-    assert_string_equal(rs.v[i].model, "GPT4o");
-    cJSON *j = cJSON_Parse(rs.v[i].item);
+    assert_string_equal(rs.r[i].id, ids[i]);
+    assert_string_equal(rs.r[i].task, "SpatialEval");
+    assert_string_equal(rs.r[i].model, "GPT4o");
+    cJSON *j = cJSON_Parse(rs.r[i].item);
     assert_non_null(j);
     tl_se_item it;
     if (tl_se_item_from_json(j, &it, &err) != TL_OK) fail_msg("item %d: %s", i, err.msg);
@@ -253,10 +215,10 @@ static void test_spatialeval(void **state) {
     tl_se_item_release(&it);
     cJSON_Delete(j);
   }
-  assert_true(contains(rs.v[0].item, "\"vlmevalkit_index\":\"0\""));
-  assert_true(contains(rs.v[0].item, "Available options:\\nA. 2\\nB. 1\\nC. 3\\nD. 0.\""));
-  assert_string_equal(rs.v[3].id, "3");
-  assert_true(contains(rs.v[3].item, "\"choices\":[\"north\",\"south\"]"));
+  assert_true(contains(rs.r[0].item, "\"vlmevalkit_index\":\"0\""));
+  assert_true(contains(rs.r[0].item, "Available options:\\nA. 2\\nB. 1\\nC. 3\\nD. 0.\""));
+  assert_string_equal(rs.r[3].id, "3");
+  assert_true(contains(rs.r[3].item, "\"choices\":[\"north\",\"south\"]"));
   assert_int_equal(problems, 1);
   assert_true(contains(echo, "GPT4o_SpatialEval.tsv:5: row 4 (index '3'): SpatialEval row: cannot tell its SpatialEval item"));
   free(echo);
