@@ -163,46 +163,6 @@ tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_e
   return st ? st : gather_cfgs(r, comm, err);
 }
 
-/* tally merge: a record of unit (b, local u) from input c->input, which another input already
- * gave. Returns 1 to store the record (the caller goes on), 0 to drop it. */
-int run_merge_overlap(resume_ctx *c, size_t b, size_t i, const tl_journal_rec *rec) {
-  const uint32_t in1 = (uint32_t)c->input + 1;
-  uint32_t *fr = &c->from[b][i];
-  if (!*fr) {
-    *fr = in1;
-    return 1;
-  }
-  if (*fr == in1) return 1;
-  const tl_unit_key *k = &rec->key;
-  const int s = k->stage;
-  tl_row *row = &c->part[b][i];
-  int differ = 0;
-  if (c->overlap == TL_OVERLAP_IDENTICAL && (c->mask[b][i] & (1u << s))) {
-    const char *t = row->text[s];
-    differ = (t == NULL) != (rec->text == NULL) || (t && strcmp(t, rec->text) != 0) ||
-             (row->error[s] != NULL) != (rec->failed != 0);
-  }
-  if (!c->ovl[b][i] || differ) {
-    if (!c->ovl[b][i]) c->overlaps++;
-    if (differ) c->conflicts++;
-    if (!c->example.len || (differ && c->conflicts == 1)) {
-      tl_buf_reset(&c->example);
-      tl_buf_printf(&c->example, "'%s' and '%s' both hold %s item '%s' (model '%s', variant '%s', seed %d, sub %d)%s",
-                    c->inputs[*fr - 1].name, c->inputs[c->input].name, k->bench, k->id, k->model, k->variant, k->seed,
-                    k->sub, differ ? ", with different replies" : "");
-    }
-    c->ovl[b][i] = 1;
-  }
-  switch (c->overlap) {
-  case TL_OVERLAP_LAST: /* the later input replaces the unit's records */
-    if (c->mask[b][i]) tl_row_release(row);
-    c->mask[b][i] = 0;
-    *fr = in1;
-    return 1;
-  case TL_OVERLAP_IDENTICAL: return !(c->mask[b][i] & (1u << s)); /* a stage the first lacked */
-  default: return 0; /* first: kept; error: counted, reported after reading */
-  }
-}
 
 
 

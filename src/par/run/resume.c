@@ -1,45 +1,6 @@
 /* resume.c - restoring units from the journals of earlier attempts (and of a merge's inputs); this attempt's journal. */
 #include "run.h"
 
-tl_status run_on_journal_rec(void *vctx, const tl_journal_rec *rec) {
-  resume_ctx *c = vctx;
-  bench_run *r = c->r;
-  const tl_unit_key *k = &rec->key;
-  int b = run_bench_index(r, k->bench);
-  if (b < 0 || k->stage < 0 || k->stage >= r->rbs[b].nstages) return TL_OK; /* not of this job */
-  const tl_run_bench *rb = &r->rbs[b];
-  tl_buf kb;
-  tl_buf_init(&kb);
-  tl_buf_printf(&kb, "%s\x1f%d\x1f%d", k->model, tl_bench_variant(rb->vt, k->variant), k->seed);
-  size_t cfg, item;
-  int known = kb.data && tl_strmap_get(&c->cfg_of[b], kb.data, &cfg) && rb->vt->item_find(rb->b, k->id, &item) &&
-              item < rb->vt->n_items(rb->b) && k->sub < rb->vt->n_subs(rb->b, item);
-  tl_buf_release(&kb);
-  if (!known) return TL_OK; /* not a unit of this job any more: ignored */
-  if (rec->failed && !c->merge) return TL_OK; /* the engine gave up on it: asked again (a merge keeps
-                                                   the failure: the unit stays engine_error) */
-  tl_unit x = {(uint32_t)cfg, (uint32_t)item, k->sub};
-  uint64_t u = tl_rb_index(rb, &x);
-  c->done[rb->base + u] = 1;
-  if (u < c->lo[b] || u >= c->hi[b]) return TL_OK; /* another rank's block: it restores this one */
-  size_t i = (size_t)(u - c->lo[b]);
-  if (c->merge && !run_merge_overlap(c, (size_t)b, i, rec)) return TL_OK;
-  if (c->mask[b][i] & (1u << k->stage)) return TL_OK; /* recorded twice (redone after a kill): first kept */
-  tl_row *row = &c->part[b][i];
-  if (!c->mask[b][i]) tl_row_init(row);
-  int s = k->stage;
-  row->text[s] = rec->text ? tl_strdup(rec->text) : NULL;
-  row->prompt[s] = rec->prompt ? tl_strdup(rec->prompt) : NULL;
-  row->source[s] = rec->source ? tl_strdup(rec->source) : NULL;
-  row->meta[s] = rec->meta ? cJSON_PrintUnformatted(rec->meta) : NULL;
-  row->error[s] = rec->failed ? tl_strdup(rec->error ? rec->error : "the engine gave up") : NULL;
-  if ((rec->text && !row->text[s]) || (rec->prompt && !row->prompt[s]) || (rec->source && !row->source[s]) ||
-      (rec->meta && !row->meta[s]) || (rec->failed && !row->error[s]))
-    return TL_ENOMEM;
-  c->mask[b][i] |= (uint8_t)(1u << s);
-  return TL_OK;
-}
-
 static void resume_ctx_release(resume_ctx *c, size_t nb) {
   for (size_t b = 0; b < nb; b++) {
     if (c->part && c->part[b])

@@ -287,7 +287,6 @@ tl_status run_fate_check(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_e
 /* merge.c */
 /* Collective (agreed status). */
 tl_status run_merge_exchange(const tl_run_opts *o, bench_run *r, resume_ctx *c, MPI_Comm comm, long *nf, long *nrec, long *nskip, tl_err *err);
-int run_merge_overlap(resume_ctx *c, size_t b, size_t i, const tl_journal_rec *rec);
 tl_status run_merge_scan(const tl_run_opts *o, bench_run *r, MPI_Comm comm, tl_err *err);
 
 /* output.c */
@@ -300,8 +299,10 @@ void run_provenance_end(provenance_job *p);
 /* Collective (agreed status). */
 tl_status run_provenance_write(const tl_run_opts *o, const tl_job *job, provenance_job *p, tl_writer *w, MPI_Comm comm, tl_err *err);
 
-/* resume.c */
+/* restore.c */
 tl_status run_on_journal_rec(void *vctx, const tl_journal_rec *rec);
+
+/* resume.c */
 /* Collective (agreed status). */
 tl_status run_open_attempt(bench_run *r, tl_journal *jn, const char *jdir, const char *jhash, MPI_Comm comm, tl_err *err);
 /* Collective (agreed status). */
