@@ -148,6 +148,10 @@ static int import_convert(const import_opts *x, const tl_importer *imp, tl_out_s
     fprintf(stderr, "%s: %s (%s): %ld answers, ", CMD, x->path, imp->name, n.answers);
     if (n.judgments) fprintf(stderr, "%ld judgments, ", n.judgments);
     fprintf(stderr, "%ld items, %ld harness verdicts; %ld records not mapped\n", n.items, n.verdicts, log.total);
+    if (n.records == 0) { /* a conversion of nothing is no success */
+      fprintf(stderr, "%s: nothing in '%s' could be converted: nothing written\n", CMD, x->path);
+      rc = TL_EXIT_BAD_INPUT;
+    }
   }
   tl_inlog_release(&log);
   return rc;

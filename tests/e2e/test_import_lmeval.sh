@@ -95,6 +95,12 @@ sed 's/"format": "lm-eval"/"format": "lm-evil"/' "$W/lm.json" > "$W/bad.json"
 said "unknown format 'lm-evil' (known: lm-eval, lmms-eval, inspect, helm, opencompass, vlmevalkit)" "$W/err"
 "$T" slurm "$W/lm.json" > /dev/null 2> "$W/err"; [ $? = 2 ] || fail "slurm: 2"
 said 'is converted by `tally run` only' "$W/err"
+# a file with no sample converts nothing: said, exit 3, nothing written
+: > "$W/samples_empty_2025-01-01T00-00-00.jsonl"
+rc=0; "$T" import "$W/samples_empty_2025-01-01T00-00-00.jsonl" --format lm-eval -o "$W/empty.jsonl" 2> "$W/err" || rc=$?
+[ "$rc" = 3 ] || { cat "$W/err"; fail "an empty file: exit $rc, expected 3"; }
+said "nothing in '$W/samples_empty_2025-01-01T00-00-00.jsonl' could be converted" "$W/err"
+[ ! -e "$W/empty.jsonl" ] || fail "an empty conversion wrote its output"
 
 # the real lm-eval pair: every record mapped (the results file names a second task whose samples
 # file is absent: said, counted)
