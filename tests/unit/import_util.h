@@ -68,6 +68,30 @@ static inline tl_status iu_read(const char *fmt, const char *path, int strict, i
   return imp->read(path, log, iu_emit, c, err);
 }
 
+/* Reads path with the importer named fmt into c (emptied first) through an input log of its own
+ * (strict as asked) that echoes into a buffer: *echo (malloc'd; NULL: dropped) gets what the log
+ * echoed, *problems (when non-NULL) how many problems it logged. Returns the reader's status. */
+static inline tl_status iu_read_echo(const char *fmt, const char *path, iu_recs *c, int strict, char **echo,
+                                     long *problems, tl_err *err) {
+  const tl_importer *imp = tl_importer_find(fmt);
+  assert_non_null(imp);
+  size_t len = 0;
+  char *buf = NULL;
+  FILE *mem = open_memstream(&buf, &len);
+  assert_non_null(mem);
+  tl_inlog log;
+  assert_int_equal(tl_inlog_init(&log, mem, strict), TL_OK);
+  memset(c, 0, sizeof *c);
+  tl_status st = imp->read(path, &log, iu_emit, c, err);
+  tl_inlog_flush(&log);
+  if (problems) *problems = log.total;
+  tl_inlog_release(&log);
+  fclose(mem);
+  if (echo) *echo = buf;
+  else free(buf);
+  return st;
+}
+
 /* The number of logged problems whose message holds every one of the strings a, b (b NULL:
  * only a). */
 static inline int iu_logged(const tl_inlog *l, const char *a, const char *b) {

@@ -24,25 +24,9 @@ typedef iu_recs recs_t;
 #define recs_free iu_free
 
 
-/* Reads path with the vlmevalkit reader; *echo (malloc'd) gets what the input log echoed. */
+/* Reads path with the vlmevalkit reader (import_util.h). */
 static tl_status read_with(const char *path, recs_t *rs, int strict, char **echo, long *problems, tl_err *err) {
-  const tl_importer *imp = tl_importer_find("vlmevalkit");
-  assert_non_null(imp);
-  size_t len = 0;
-  char *buf = NULL;
-  FILE *mem = open_memstream(&buf, &len);
-  assert_non_null(mem);
-  tl_inlog log;
-  assert_int_equal(tl_inlog_init(&log, mem, strict), TL_OK);
-  memset(rs, 0, sizeof *rs);
-  tl_status st = imp->read(path, &log, collect, rs, err);
-  tl_inlog_flush(&log);
-  if (problems) *problems = log.total;
-  tl_inlog_release(&log);
-  fclose(mem);
-  if (echo) *echo = buf;
-  else free(buf);
-  return st;
+  return iu_read_echo("vlmevalkit", path, rs, strict, echo, problems, err);
 }
 
 
