@@ -45,11 +45,13 @@ static void rm_tmp(const char *dir) {
 }
 
 /* Converts the job's foreign inputs into the folder tmp (made by the caller) and writes the
- * rewritten job there as *jobp (when anything was converted; *after its text). echo: messages
- * (NULL: silent, the ranks other than 0). Returns an exit code. */
+ * rewritten job there as *jobp (when anything was converted; *after its text, *written the job
+ * as the user wrote it, compact: NULL when written is NULL). echo: messages (NULL: silent, the
+ * ranks other than 0). Returns an exit code. */
 static int convert_job(const tl_run_opts *o, const char *tmp, const char *jdir, FILE *echo, char **jobp,
-                       char **after) {
+                       char **after, char **written) {
   *jobp = *after = NULL;
+  if (written) *written = NULL;
   tl_buf text;
   tl_buf_init(&text);
   tl_err err = {{0}};
@@ -85,6 +87,10 @@ static int convert_job(const tl_run_opts *o, const char *tmp, const char *jdir, 
     }
     *after = a;
     a = NULL;
+    if (written) {
+      *written = before;
+      before = NULL;
+    }
   }
   free(a);
   free(before);
@@ -107,10 +113,11 @@ static void bcast_str(char **s, int rank, MPI_Comm comm) {
  * converts the same way, and checks it wrote the same job (with a TMPDIR that the nodes share,
  * rank 0's files are found there and used). The job is then run with job_dir = the job's own
  * folder. *own: this rank made a folder and removes it after the run. */
-static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp, char **jdir, int *own) {
+static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp, char **jdir, int *own,
+                         char **written) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  *tmp = *jobp = *jdir = NULL;
+  *tmp = *jobp = *jdir = *written = NULL;
   *own = 0;
   const char *slash = strrchr(o->job_path, '/');
   *jdir = slash ? tl_strndup(o->job_path, (size_t)(slash - o->job_path + (slash == o->job_path))) : tl_strdup(".");
@@ -128,7 +135,7 @@ static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp,
       rc = TL_EXIT_FAIL;
     } else {
       *own = 1;
-      rc = convert_job(o, *tmp, *jdir, o->log, jobp, &after);
+      rc = convert_job(o, *tmp, *jdir, o->log, jobp, &after, written);
     }
     if (!*jobp && *own) { /* nothing converted (or failed): no folder kept */
       rm_tmp(*tmp);
@@ -139,6 +146,7 @@ static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp,
   bcast_str(&after, rank, comm);
   bcast_str(jobp, rank, comm);
   bcast_str(tmp, rank, comm);
+  bcast_str(written, rank, comm);
   if (rc || !after) {
     free(after);
     return rc;
@@ -162,7 +170,7 @@ static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp,
     } else {
       *own = 1;
       char *jp2 = NULL, *a2 = NULL;
-      bad = convert_job(o, *tmp, *jdir, NULL, &jp2, &a2) != TL_EXIT_OK || !a2 || strcmp(a2, after) != 0;
+      bad = convert_job(o, *tmp, *jdir, NULL, &jp2, &a2, NULL) != TL_EXIT_OK || !a2 || strcmp(a2, after) != 0;
       free(jp2);
       free(a2);
     }
@@ -176,13 +184,14 @@ static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp,
 
 static int run_mpi(void *ctx, MPI_Comm comm) {
   tl_run_opts o = *(const tl_run_opts *)ctx;
-  char *tmp = NULL, *jobp = NULL, *jdir = NULL;
+  char *tmp = NULL, *jobp = NULL, *jdir = NULL, *written = NULL;
   int own = 0;
-  int rc = import_inputs(&o, comm, &tmp, &jobp, &jdir, &own);
+  int rc = import_inputs(&o, comm, &tmp, &jobp, &jdir, &own, &written);
   if (rc == TL_EXIT_OK) {
     if (jobp) {
       o.job_path = jobp;
       o.job_dir = jdir;
+      o.job_as_written = written; /* the journal names this job, not the folder's copy */
     }
     rc = tl_run_job(&o, comm);
   }
@@ -191,6 +200,7 @@ static int run_mpi(void *ctx, MPI_Comm comm) {
   free(tmp);
   free(jobp);
   free(jdir);
+  free(written);
   return rc;
 }
 

@@ -28,6 +28,12 @@ enum { TL_OVERLAP_ERROR = 0, TL_OVERLAP_FIRST, TL_OVERLAP_LAST, TL_OVERLAP_IDENT
 
 typedef struct {
   const char *job_path;
+  const char *job_as_written; /* when job_path is tally run's copy of the job with its foreign
+                               inputs converted (tally/import.h): the job as the user wrote it.
+                               The journal's job hash is taken from it (the copy names a fresh
+                               folder each time, so --resume would find "another job"), and it
+                               is stored as the root attribute job_as_written. NULL: job_path
+                               is the user's */
   const char *job_dir;      /* relative paths of the job resolve here, not in the job file's
                                folder (merge: the inputs' job folder), or NULL */
   const tl_merge_input *merge; /* tally merge: every stage of every unit comes from these

@@ -284,7 +284,7 @@ tl_status run_benchmarks(const tl_run_opts *o, const tl_job *job, tl_writer *w, 
   c.nranks = tl_comm_size(comm);
   c.jdir = tl_journal_dir(output);
   c.hint = "";
-  tl_journal_job_hash(job->json, c.jhash);
+  tl_journal_job_hash(o->job_as_written ? o->job_as_written : job->json, c.jhash);
   c.r.jn = &c.jn;
   tl_status st = tl_agree(c.jdir ? TL_OK : tl_err_set(err, TL_ENOMEM, "out of memory"), err, comm);
   for (size_t i = 0; !st && i < sizeof phases / sizeof *phases; i++) st = tl_agree(phases[i].run(&c, err), err, comm);

@@ -200,6 +200,7 @@ tl_status run_open_output(const tl_run_opts *o, const tl_job *job, const char *o
   char h5v[32];
   snprintf(h5v, sizeof h5v, "%u.%u.%u", maj, min, rel);
   st = w->vt->attr_str(w, "job", job->json, err);
+  if (!st && o->job_as_written) st = w->vt->attr_str(w, "job_as_written", o->job_as_written, err);
   if (!st) st = w->vt->attr_str(w, "job_name", job->name, err);
   if (!st) st = w->vt->attr_str(w, "tally_version", TALLY_VERSION, err);
   if (!st) st = w->vt->attr_str(w, "tally_commit", TALLY_GIT_COMMIT, err);
