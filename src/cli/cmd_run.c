@@ -49,9 +49,10 @@ static void rm_tmp(const char *dir) {
  * as the user wrote it, compact: NULL when written is NULL). echo: messages (NULL: silent, the
  * ranks other than 0). Returns an exit code. */
 static int convert_job(const tl_run_opts *o, const char *tmp, const char *jdir, FILE *echo, char **jobp,
-                       char **after, char **written) {
+                       char **after, char **written, tl_table **problems) {
   *jobp = *after = NULL;
   if (written) *written = NULL;
+  if (problems) *problems = NULL;
   tl_buf text;
   tl_buf_init(&text);
   tl_err err = {{0}};
@@ -65,6 +66,10 @@ static int convert_job(const tl_run_opts *o, const char *tmp, const char *jdir, 
   if (before && tl_inlog_init(&in, echo, o->strict_input) == TL_OK) {
     tl_status st = tl_import_job(job, jdir, tmp, &in, echo && !o->quiet ? echo : NULL, &err);
     tl_inlog_flush(&in);
+    if (problems && in.table && in.table->nrows) { /* kept for the run's /input_problems */
+      *problems = in.table;
+      in.table = NULL;
+    }
     tl_inlog_release(&in);
     if (st) {
       if (echo) fprintf(echo, "tally run: %s\n", err.msg[0] ? err.msg : tl_strerror(st));
@@ -114,7 +119,7 @@ static void bcast_str(char **s, int rank, MPI_Comm comm) {
  * rank 0's files are found there and used). The job is then run with job_dir = the job's own
  * folder. *own: this rank made a folder and removes it after the run. */
 static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp, char **jdir, int *own,
-                         char **written) {
+                         char **written, tl_table **problems) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   *tmp = *jobp = *jdir = *written = NULL;
@@ -135,7 +140,7 @@ static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp,
       rc = TL_EXIT_FAIL;
     } else {
       *own = 1;
-      rc = convert_job(o, *tmp, *jdir, o->log, jobp, &after, written);
+      rc = convert_job(o, *tmp, *jdir, o->log, jobp, &after, written, problems);
     }
     if (!*jobp && *own) { /* nothing converted (or failed): no folder kept */
       rm_tmp(*tmp);
@@ -170,7 +175,7 @@ static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp,
     } else {
       *own = 1;
       char *jp2 = NULL, *a2 = NULL;
-      bad = convert_job(o, *tmp, *jdir, NULL, &jp2, &a2, NULL) != TL_EXIT_OK || !a2 || strcmp(a2, after) != 0;
+      bad = convert_job(o, *tmp, *jdir, NULL, &jp2, &a2, NULL, NULL) != TL_EXIT_OK || !a2 || strcmp(a2, after) != 0;
       free(jp2);
       free(a2);
     }
@@ -185,13 +190,15 @@ static int import_inputs(tl_run_opts *o, MPI_Comm comm, char **tmp, char **jobp,
 static int run_mpi(void *ctx, MPI_Comm comm) {
   tl_run_opts o = *(const tl_run_opts *)ctx;
   char *tmp = NULL, *jobp = NULL, *jdir = NULL, *written = NULL;
+  tl_table *problems = NULL; /* rank 0: what the conversion reported */
   int own = 0;
-  int rc = import_inputs(&o, comm, &tmp, &jobp, &jdir, &own, &written);
+  int rc = import_inputs(&o, comm, &tmp, &jobp, &jdir, &own, &written, &problems);
   if (rc == TL_EXIT_OK) {
     if (jobp) {
       o.job_path = jobp;
       o.job_dir = jdir;
       o.job_as_written = written; /* the journal names this job, not the folder's copy */
+      o.import_problems = problems;
     }
     rc = tl_run_job(&o, comm);
   }
@@ -201,6 +208,7 @@ static int run_mpi(void *ctx, MPI_Comm comm) {
   free(jobp);
   free(jdir);
   free(written);
+  tl_table_free(problems);
   return rc;
 }
 

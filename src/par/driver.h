@@ -13,6 +13,7 @@
 #include <mpi.h>
 #include <stdio.h>
 
+#include "tally/table.h"
 #include "tally/exit.h" /* TL_EXIT_*: the exit codes tl_run_job returns */
 
 
@@ -34,6 +35,10 @@ typedef struct {
                                folder each time, so --resume would find "another job"), and it
                                is stored as the root attribute job_as_written. NULL: job_path
                                is the user's */
+  const tl_table *import_problems; /* rank 0, with job_as_written: the problems the
+                               conversion reported (already echoed; the input log's table
+                               layout: kind, file, line, message), added to /input_problems and
+                               its counts; borrowed. NULL: none */
   const char *job_dir;      /* relative paths of the job resolve here, not in the job file's
                                folder (merge: the inputs' job folder), or NULL */
   const tl_merge_input *merge; /* tally merge: every stage of every unit comes from these

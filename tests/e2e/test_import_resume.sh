@@ -5,7 +5,8 @@
 # simulated engine latency per answer) is stopped by SIGTERM midway (exit 4, journal kept);
 # --resume finishes it taking the journaled units (engine calls + resumed = units), on 2 ranks
 # when mpirun is present; /items equal an uninterrupted run's; the root attribute
-# job_as_written holds the job file's own text.
+# job_as_written holds the job file's own text; the bad record of the foreign file (a line cut
+# short) is in /input_problems, naming the file and line, like a bad line of tally's own inputs.
 . "$(dirname "$0")/common.sh"
 need_python
 T="$TALLY_BIN"
@@ -21,6 +22,7 @@ with open(w + "/20250801_101010_samples_vqav2_demo.jsonl", "w") as f:
         f.write(json.dumps({"doc_id": i, "target": "x", "filtered_resps": a["response"], "input": "Q?",
                             "doc_hash": "0" * 64, "exact_match": 1.0,
                             "submission": {"question_id": qid, "answer": a["response"]}}) + "\n")
+    f.write('{"doc_id": 99, "target": "cut short\n')  # a bad record: reported, counted, kept
 json.dump({"results": {}, "model_name": "demo-vlm-a", "config": {"model_args": "pretrained=demo-vlm-a"}},
           open(w + "/20250801_101010_results.json", "w"))
 PY
@@ -60,6 +62,11 @@ assert calls + resumed == units, "a finished unit was asked again (or one was lo
 w = a["job_as_written"]
 w = w.decode() if isinstance(w, bytes) else w
 assert json.loads(w) == json.load(open(sys.argv[2])), "job_as_written is not the job file"
+p = f["/input_problems"]
+files = [x.decode() for x in p["file"][()]]
+lines = list(p["line"][()])
+print("input problems:", list(zip(files, lines)))
+assert len(files) == 1 and files[0].endswith("samples_vqav2_demo.jsonl") and lines[0] == 31, (files, lines)
 PY
 h5diff "$W/ref.h5" "$W/out.h5" /items > /dev/null || fail "/items differ from the uninterrupted run's"
 echo "ok: an importing job stopped midway resumes from its journal"

@@ -51,11 +51,35 @@ typedef struct {
   const char *hint;          /* appended to a failure's message (the same on every rank) */
 } bench_ctx;
 
+/* Rank 0: the problems `tally run` found converting a foreign input (driver.h import_problems,
+ * rows kind, file, line, message) into the run's input log, unechoed (they were said). */
+static tl_status run_add_problems(tl_inlog *log, const tl_table *t) {
+  const int ck = tl_table_col(t, "kind"), cf = tl_table_col(t, "file"), cl = tl_table_col(t, "line"),
+            cm = tl_table_col(t, "message");
+  if (ck < 0 || cf < 0 || cl < 0 || cm < 0) return TL_OK;
+  FILE *echo = log->echo;
+  log->echo = NULL;
+  tl_status st = TL_OK;
+  for (size_t i = 0; !st && i < t->nrows; i++) {
+    int k = 0;
+    while (k < TL_IN__NKINDS && strcmp(tl_in_kind_name((tl_in_kind)k), t->cols[ck].v.s[i]) != 0) k++;
+    if (k == TL_IN__NKINDS) k = TL_IN_BAD_FIELD;
+    st = tl_inlog_report(log, (tl_in_kind)k, t->cols[cf].v.s[i], (long)t->cols[cl].v.i[i], "%s",
+                         t->cols[cm].v.s[i]);
+    if (st == TL_EINPUT) st = TL_OK; /* strict: the conversion already stopped on the first */
+  }
+  tl_inlog_flush(log); /* (nothing held: nothing echoed) */
+  log->echo = echo;
+  return st;
+}
+
 static tl_status ph_setup(bench_ctx *c, tl_err *err) {
   bench_run *r = &c->r;
   if (tl_inlog_init(&c->log, c->rank == 0 ? c->o->log : NULL, c->o->strict_input) != TL_OK)
     return tl_err_set(err, TL_ENOMEM, "out of memory");
   c->log_ok = 1;
+  if (c->rank == 0 && c->o->import_problems && run_add_problems(&c->log, c->o->import_problems))
+    return tl_err_set(err, TL_ENOMEM, "out of memory");
   tl_status st = run_bench_setup(c->o, r, c->job, c->rank, c->nranks, c->comm, &c->log, err);
   r->jn = &c->jn;
   if (!st && !(r->pipe = tl_pipe_new(r->rbs, r->nb, run_on_submit, run_on_unit_done, r)))
