@@ -1,9 +1,11 @@
 /* comm.c - collectives over an MPI communicator or over TL_SOLO (see comm.h). */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "comm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static size_t solo_size(MPI_Datatype t) {
   if (t == MPI_CHAR) return 1;
@@ -70,6 +72,40 @@ tl_status tl_barrier(MPI_Comm c, tl_err *err) {
   return TL_MPI(err, MPI_Barrier(c));
 }
 
+/* Sleeps *us microseconds and doubles it up to TL_IDLE_MAX_US. */
+static void idle_nap(long *us) {
+  struct timespec ts = {0, *us * 1000L};
+  nanosleep(&ts, NULL);
+  *us = *us * 2 > TL_IDLE_MAX_US ? TL_IDLE_MAX_US : *us * 2;
+}
+
+tl_status tl_wait_idle(MPI_Request *rq, MPI_Status *status, tl_err *err) {
+  long us = 5;
+  for (;;) {
+    int done = 0;
+    tl_status st = TL_MPI(err, MPI_Test(rq, &done, status));
+    if (st || done) return st;
+    idle_nap(&us);
+  }
+}
+
+tl_status tl_probe_idle(int src, int tag, MPI_Comm c, MPI_Status *status, tl_err *err) {
+  long us = 5;
+  for (;;) {
+    int flag = 0;
+    tl_status st = TL_MPI(err, MPI_Iprobe(src, tag, c, &flag, status));
+    if (st || flag) return st;
+    idle_nap(&us);
+  }
+}
+
+tl_status tl_barrier_idle(MPI_Comm c, tl_err *err) {
+  if (c == TL_SOLO) return TL_OK;
+  MPI_Request rq;
+  tl_status st = TL_MPI(err, MPI_Ibarrier(c, &rq));
+  return st ? st : tl_wait_idle(&rq, MPI_STATUS_IGNORE, err);
+}
+
 tl_status tl_mpi_check(int rc, const char *call, tl_err *err) {
   if (rc == MPI_SUCCESS) return TL_OK;
   char why[MPI_MAX_ERROR_STRING + 1] = "";
@@ -88,7 +124,7 @@ tl_status tl_agree(tl_status st, tl_err *err, MPI_Comm c) {
   MPI_Comm_size(c, &size);
   int who = st != TL_OK ? rank : size, first = size;
   tl_err local = {{0}};
-  if (TL_MPI(&local, MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, c))) {
+  if (tl_barrier_idle(c, &local) || TL_MPI(&local, MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, c))) {
     if (err) *err = local;
     return TL_EMPI;
   }

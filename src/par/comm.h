@@ -37,11 +37,26 @@ tl_status tl_allgather(const void *send, int count, MPI_Datatype t, void *recv, 
                        tl_err *err);
 tl_status tl_barrier(MPI_Comm c, tl_err *err);
 
+/* ---- waiting without a spinning core ----
+ * Open MPI's blocking calls poll at 100% of a core while they wait, so two ranks that wait on
+ * each other for much of a run would cost up to twice the CPU of one (and steal the core a
+ * busy rank of the same node needs). These waits test, then sleep between tests, the sleep
+ * growing from 5 us to TL_IDLE_MAX_US: the latency they add is at most that bound, and a wait
+ * that ends at once costs one test. */
+#define TL_IDLE_MAX_US 200
+/* Waits for rq (MPI_Test, then sleeps) and fills *status (may be MPI_STATUS_IGNORE). */
+tl_status tl_wait_idle(MPI_Request *rq, MPI_Status *status, tl_err *err);
+/* MPI_Probe(src, tag, c) the same way. */
+tl_status tl_probe_idle(int src, int tag, MPI_Comm c, MPI_Status *status, tl_err *err);
+/* Collective: MPI_Ibarrier waited for by tl_wait_idle (no-op over TL_SOLO). */
+tl_status tl_barrier_idle(MPI_Comm c, tl_err *err);
+
 /* ---- the collective error contract (docs/ARCHITECTURE.md "Failures") ----
  * Every phase of a collective command ends in tl_agree before the next collective: a rank that
  * failed still calls it, so no rank waits in a collective for one that has given up. */
 
-/* Collective. Makes a per-rank outcome common: TL_OK on every rank when every rank passed
+/* Collective. Ranks arrive at different times (one is still scoring); they meet first in
+ * tl_barrier_idle, so the early ones sleep instead of spinning. Makes a per-rank outcome common: TL_OK on every rank when every rank passed
  * TL_OK; otherwise every rank gets the status of the lowest failing rank, and that rank's
  * message in err->msg (pass a buffer on every rank). When the lowest failing rank is not 0 and
  * its message does not name it, "rank N: " is put in front, so rank 0 can print it once. An

@@ -292,7 +292,7 @@ static tl_status deal(sched *s, int *interrupted, tl_err *err) {
       s->pg->failed += cs->failed_report - x0;
     } else if (active > 0 && !remote_stop) { /* nothing of our own left: wait for the next request */
       MPI_Status ms;
-      st = TL_MPI(err, MPI_Probe(MPI_ANY_SOURCE, TAG_REQ, s->comm, &ms));
+      st = tl_probe_idle(MPI_ANY_SOURCE, TAG_REQ, s->comm, &ms, err);
     } else {
       break;
     }
@@ -304,7 +304,8 @@ static tl_status deal(sched *s, int *interrupted, tl_err *err) {
   while (active > 0 && !s2) {
     int64_t delta[3];
     MPI_Status ms;
-    s2 = TL_MPI(&e2, MPI_Recv(delta, 3, MPI_INT64_T, MPI_ANY_SOURCE, TAG_REQ, s->comm, &ms));
+    s2 = tl_probe_idle(MPI_ANY_SOURCE, TAG_REQ, s->comm, &ms, &e2);
+    if (!s2) s2 = TL_MPI(&e2, MPI_Recv(delta, 3, MPI_INT64_T, ms.MPI_SOURCE, TAG_REQ, s->comm, &ms));
     s->pg->done += s2 ? 0 : (uint64_t)delta[0];
     uint64_t as[2] = {0, 0};
     if (!s2) s2 = TL_MPI(&e2, MPI_Send(as, 2, MPI_UINT64_T, ms.MPI_SOURCE, TAG_ASSIGN, s->comm));
@@ -329,7 +330,9 @@ static tl_status work(sched *s, int *interrupted, tl_err *err) {
     uint64_t as[2] = {0, 0};
     tl_err e2 = {{0}};
     mpi = TL_MPI(&e2, MPI_Send(delta, 3, MPI_INT64_T, 0, TAG_REQ, s->comm));
-    if (!mpi) mpi = TL_MPI(&e2, MPI_Recv(as, 2, MPI_UINT64_T, 0, TAG_ASSIGN, s->comm, MPI_STATUS_IGNORE));
+    MPI_Request rq;
+    if (!mpi) mpi = TL_MPI(&e2, MPI_Irecv(as, 2, MPI_UINT64_T, 0, TAG_ASSIGN, s->comm, &rq));
+    if (!mpi) mpi = tl_wait_idle(&rq, MPI_STATUS_IGNORE, &e2); /* rank 0 answers between its own steps */
     s->sched_s += run_now_s() - t0;
     if (mpi) {
       if (!st) st = mpi, *err = e2;
