@@ -8,8 +8,8 @@ PKGS=(
   build-essential cmake pkg-config git
   clang libclang-rt-14-dev llvm
   libcjson-dev libpcre2-dev libcmocka-dev libcurl4-openssl-dev libssl-dev librandom123-dev
-  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libdeflate-dev zlib1g-dev libzstd-dev
-  python3 python3-h5py python3-numpy python3-scipy python3-pandas python3-mpmath
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libdeflate-dev zlib1g-dev libzstd-dev libxml2-dev
+  python3 python3-h5py python3-numpy python3-scipy python3-pandas python3-mpmath python3-sklearn
   slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
 )
 

@@ -8,7 +8,7 @@
  * RFC 4180 table reader, tabin.c), json (VLMEvalKit's dump writes a table as a list of row
  * objects, to_dict('records'); its loader also takes pandas' {"columns", "data"} and
  * {column: [values]} forms, read here too; Python's NaN tokens are read as null), and xlsx, the
- * default, refused with the conversion to run: Debian 12 has no xlsx library.
+ * default (its first worksheet, xlsx.h: the zip reader and libxml2).
  *
  * Model and dataset come from the file name. Model names and dataset names both hold
  * underscores (llava_v1.5_7b, MMBench_DEV_EN), so the model is the folder's name when the file
@@ -34,6 +34,7 @@
 #include "imp_util.h"
 #include "tally/str.h"
 #include "tally/tabin.h"
+#include "xlsx.h"
 
 static int ends_with(const char *s, const char *suf) {
   size_t a = strlen(s), b = strlen(suf);
@@ -641,13 +642,6 @@ static tl_status one_row(vk_read *r, size_t row, tl_imp_emit emit, void *ctx) {
 }
 
 static tl_status vk_read_path(const char *path, tl_inlog *log, tl_imp_emit emit, void *ctx, tl_err *err) {
-  if (ends_with(path, ".xlsx"))
-    return tl_err_set(err, TL_EINPUT,
-                      "'%s' is an xlsx workbook (VLMEvalKit's default PRED_FORMAT), which tally does not read: "
-                      "Debian 12 has no xlsx library. Convert it to csv first, keeping the name: "
-                      "`xlsx2csv '%s' > '%.*s.csv'` (Debian package xlsx2csv) or "
-                      "`libreoffice --headless --convert-to csv '%s'`; or run VLMEvalKit with PRED_FORMAT=tsv",
-                      path, path, (int)(strlen(path) - 5), path, path);
   vk_name nm;
   if (parse_name(path, &nm)) {
     name_release(&nm);
@@ -657,7 +651,8 @@ static tl_status vk_read_path(const char *path, tl_inlog *log, tl_imp_emit emit,
   tl_status st;
   if (ends_with(path, ".csv") || ends_with(path, ".tsv")) st = tl_tabin_read(path, 0, log, &t, err);
   else if (ends_with(path, ".json")) st = read_json_table(path, log, &t, err);
-  else st = tl_err_set(err, TL_EINPUT, "'%s': not a VLMEvalKit table (.tsv, .csv, .json; .xlsx converted)", path);
+  else if (ends_with(path, ".xlsx")) st = tl_xlsx_read(path, &t, err);
+  else st = tl_err_set(err, TL_EINPUT, "'%s': not a VLMEvalKit table (.xlsx, .tsv, .csv, .json)", path);
   if (st) {
     name_release(&nm);
     return st;
@@ -689,7 +684,7 @@ static tl_status vk_read_path(const char *path, tl_inlog *log, tl_imp_emit emit,
 
 const tl_importer tl_imp_vlmevalkit = {
     .name = "vlmevalkit",
-    .describe = "VLMEvalKit prediction tables <model>_<dataset>.tsv/.csv/.json (xlsx: convert first) and "
+    .describe = "VLMEvalKit prediction tables <model>_<dataset>.xlsx/.tsv/.csv/.json and "
                 "<...>_<judge>_result tables (hit)",
     .detect = vk_detect,
     .read = vk_read_path,

@@ -4,8 +4,8 @@
 # docs/IMPORT.md "VLMEvalKit"): the items are SpatialEval's own schema, so the SpatialEval module
 # loads them and its parsers score the answers (ids: the row's own SpatialEval id, else
 # <task>.<mode>.vlmevalkit-<index>.<qid>); the row that names no SpatialEval task is reported by
-# the import with file, line and index, and its generic item and answer by the run. An xlsx is
-# refused with the conversion. A VQA table (no A..D) is re-scored by the VQA module in one
+# the import with file, line and index, and its generic item and answer by the run. An xlsx
+# workbook gives the answers of the same table as csv; one cut short is refused. A VQA table (no A..D) is re-scored by the VQA module in one
 # `tally run`. Skipped (77) while `tally import` is absent.
 . "$(dirname "$0")/common.sh"
 "$TALLY_BIN" import --list > "$WORK/formats.txt" 2>&1 || { echo "skipped: no tally import"; exit 77; }
@@ -45,9 +45,14 @@ mpirun -n 1 --oversubscribe "$TALLY_BIN" run "$WORK/job.json" --quiet > "$WORK/r
 grep -q "^spatialeval: 3 items (vqa 2, vtqa 1)" "$WORK/run.txt" || { cat "$WORK/run.txt"; fail "not the 3 SpatialEval items"; }
 grep -Eq "^GPT4o +reason +all +all +1 +3 +3 +0 +0 +0 +1\.000" "$WORK/run.txt" || { cat "$WORK/run.txt"; fail "not 3 of 3 under strict"; }
 grep -q "items.jsonl:4: item missing field 'text'" "$WORK/run.err" || { cat "$WORK/run.err"; fail "the generic item is not reported by the run"; }
-# xlsx: refused (exit 3), naming the conversion
+# xlsx: the workbook of the AI2D csv's rows (make_xlsx.py) gives the csv's answers; one cut short
+# is refused (exit 3), naming the file
+"$TALLY_BIN" import "$F/llava_v1.5_7b/T20250102-090000/llava_v1.5_7b_AI2D_TEST.xlsx" 2> /dev/null |
+  sed 's/"where":"[^"]*"//' > "$WORK/x.jsonl" || fail "xlsx: the import failed"
+"$TALLY_BIN" import "$F/llava_v1.5_7b/llava_v1.5_7b_AI2D_TEST.csv" 2> /dev/null | sed 's/"where":"[^"]*"//' > "$WORK/c.jsonl"
+[ -s "$WORK/x.jsonl" ] && cmp -s "$WORK/x.jsonl" "$WORK/c.jsonl" || { diff "$WORK/x.jsonl" "$WORK/c.jsonl"; fail "xlsx: not the csv's answers"; }
 rc=0
 "$TALLY_BIN" import "$F/Qwen2-VL-7B/Qwen2-VL-7B_MMBench_DEV_EN.xlsx" > /dev/null 2> "$WORK/x.err" || rc=$?
-[ "$rc" = 3 ] || { cat "$WORK/x.err"; fail "xlsx: exit $rc, want 3"; }
-grep -q "xlsx2csv" "$WORK/x.err" || { cat "$WORK/x.err"; fail "xlsx: no conversion named"; }
+[ "$rc" = 3 ] || { cat "$WORK/x.err"; fail "xlsx cut short: exit $rc, want 3"; }
+grep -q "MMBench_DEV_EN.xlsx': no end of central directory record" "$WORK/x.err" || { cat "$WORK/x.err"; fail "xlsx cut short: not named"; }
 echo "ok: VLMEvalKit SpatialEval import"

@@ -2,7 +2,7 @@
  * registry and an emit callback, on the fixtures in tests/fixtures/import/vlmevalkit/: a tsv
  * (QUOTE_ALL, under <model>/<eval_id>/) with a row without index, its exact-matching result table
  * (hit, log; a hit that is not 1/0), a csv with quoted fields over several lines, json tables
- * (records with NaN; pandas' split form), an xlsx (refused with the conversion) and a SpatialEval
+ * (records with NaN; pandas' split form), an xlsx (read; one cut short, refused) and a SpatialEval
  * table whose items SpatialEval's loader reads. */
 #define _GNU_SOURCE
 #include "testutil.h"
@@ -14,7 +14,8 @@
 #define FIX TALLY_SOURCE_DIR "/tests/fixtures/import/vlmevalkit/"
 #define MMB FIX "Qwen2-VL-7B/T20250101-120000/Qwen2-VL-7B_MMBench_DEV_EN.tsv"
 #define MMB_RESULT FIX "Qwen2-VL-7B/T20250101-120000/Qwen2-VL-7B_MMBench_DEV_EN_exact_matching_result.tsv"
-#define XLSX FIX "Qwen2-VL-7B/Qwen2-VL-7B_MMBench_DEV_EN.xlsx"
+#define XLSX FIX "Qwen2-VL-7B/Qwen2-VL-7B_MMBench_DEV_EN.xlsx" /* cut short: not a zip */
+#define XLSX_OK FIX "llava_v1.5_7b/T20250102-090000/llava_v1.5_7b_AI2D_TEST.xlsx" /* make_xlsx.py */
 #define SE FIX "GPT4o/GPT4o_SpatialEval.tsv"
 
 /* the records a reader emits, kept (import_util.h) */
@@ -156,17 +157,34 @@ static void test_json(void **state) {
   recs_free(&rs);
 }
 
-/* xlsx: refused, with the conversion to run. */
-static void test_xlsx_refused(void **state) {
+/* xlsx (xlsx.h): the workbook make_xlsx.py writes holds the rows of the AI2D csv (shared and
+ * inline strings, rich-text runs with a phonetic guide, numeric cells, a cell without a
+ * reference, cells never written, the first sheet named through its relationship): the same
+ * answers and items as the csv, plus column L the header leaves unnamed ("column_L", holding the
+ * _x000D_ escape decoded). A file that is not a zip (cut short) is refused naming it. */
+static void test_xlsx(void **state) {
   (void)state;
-  recs_t rs;
+  recs_t rx, rc;
   tl_err err = {0};
-  assert_int_equal(read_with(XLSX, &rs, 0, NULL, NULL, &err), TL_EINPUT);
-  assert_int_equal(rs.n, 0);
-  assert_true(contains(err.msg, "Qwen2-VL-7B_MMBench_DEV_EN.xlsx' is an xlsx workbook"));
-  assert_true(contains(err.msg, "xlsx2csv"));
-  assert_true(contains(err.msg, "Qwen2-VL-7B_MMBench_DEV_EN.csv'"));
-  assert_true(contains(err.msg, "PRED_FORMAT=tsv"));
+  assert_int_equal(read_with(XLSX_OK, &rx, 0, NULL, NULL, &err), TL_OK);
+  assert_int_equal(read_with(FIX "llava_v1.5_7b/llava_v1.5_7b_AI2D_TEST.csv", &rc, 0, NULL, NULL, &err), TL_OK);
+  assert_int_equal(rx.n, 2);
+  assert_int_equal(rc.n, 2);
+  for (size_t i = 0; i < 2; i++) {
+    assert_string_equal(rx.r[i].id, rc.r[i].id);
+    assert_string_equal(rx.r[i].model, "llava_v1.5_7b");
+    assert_string_equal(rx.r[i].response, rc.r[i].response);
+  }
+  assert_string_equal(rx.r[0].item, rc.r[0].item);
+  assert_true(contains(rx.r[1].item, "\"question\":\"Is it day?\""));
+  assert_true(contains(rx.r[1].item, "\"choices\":[\"yes\",\"no\"]"));
+  assert_true(contains(rx.r[1].item, "\"column_L\":\"\\r\""));
+  assert_false(contains(rx.r[1].item, "PHONETIC"));
+  recs_free(&rx);
+  recs_free(&rc);
+  assert_int_equal(read_with(XLSX, &rx, 0, NULL, NULL, &err), TL_EINPUT);
+  assert_int_equal(rx.n, 0);
+  assert_true(contains(err.msg, "Qwen2-VL-7B_MMBench_DEV_EN.xlsx': no end of central directory record"));
 }
 
 /* SpatialEval: items in SpatialEval's schema, which its loader (tl_se_item_from_json) reads:
@@ -214,7 +232,7 @@ int main(int argc, char **argv) {
   (void)argv;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_registry_detect), cmocka_unit_test(test_tsv),  cmocka_unit_test(test_result),
-      cmocka_unit_test(test_csv),             cmocka_unit_test(test_json), cmocka_unit_test(test_xlsx_refused),
+      cmocka_unit_test(test_csv),             cmocka_unit_test(test_json), cmocka_unit_test(test_xlsx),
       cmocka_unit_test(test_spatialeval),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
