@@ -325,7 +325,7 @@ void tl_mtb_stab_print(const tl_mtb_stab_ctx *x, tl_table *const *tables, int n,
     fprintf(out, "\njudge stability over %d samples (%s parser; seeds pooled): turns with >= 2 rated samples, the "
                  "share whose rating changes, spread (max - min) mean and max, mean per-turn SD (ddof 1)\n",
             x->nsamples, mode_name(x, 0));
-    int wm = 5;
+    int wm = 20; /* as wide as the agreement lines above it, or the longest model */
     for (size_t r = 0; r < s->nrows; r++)
       if ((int)strlen(s->cols[SC_MODEL].v.s[r]) > wm) wm = (int)strlen(s->cols[SC_MODEL].v.s[r]);
     for (size_t r = 0; r < s->nrows; r++) {
