@@ -137,7 +137,8 @@ static void test_stability_table(void **state) {
     assert_true(fabs(f64(t, r, "share_changed") - W[r].share) < 1e-12);
     assert_true(fabs(f64(t, r, "mean_spread") - W[r].mspread) < 1e-12);
     assert_true(fabs(f64(t, r, "max_spread") - W[r].xspread) < 1e-12);
-    if (fabs(f64(t, r, "mean_sd") - W[r].msd) > 1e-9) fail_msg("row %zu: mean_sd %.12f, want %.12f", r, f64(t, r, "mean_sd"), W[r].msd);
+    if (fabs(f64(t, r, "mean_sd") - W[r].msd) > 1e-9)
+      fail_msg("row %zu: mean_sd %.12f, want %.12f", r, f64(t, r, "mean_sd"), W[r].msd);
   }
   assert_string_equal(t->cols[1].v.s[3], "A");
   assert_string_equal(t->cols[1].v.s[4], "B");
@@ -222,8 +223,39 @@ static void test_swap_table(void **state) {
   for (int k = 0; k < 4; k++) free(blk[k]);
 }
 
+/* The replies the swap tests are built on, through the four parsers (thousandths). The brief's
+ * example "Rating: [[7]] ... e.g. [[10]]" is read alike by FastChat (first [[x]]: 7) and the
+ * primary (last labelled rating: 7); JudgeArena's last valid [[n]] gives 10. */
+static void test_parsers_read(void **state) {
+  (void)state;
+  static const struct {
+    const char *text;
+    int64_t want[TL_MTB_RATE__COUNT]; /* strict, opencompass, fastchat, judgearena */
+  } C[] = {
+      {"For example [[10]] is a perfect answer. Rating: [[4]]", {4000, 10000, 10000, 4000}},
+      {"Rating: [[7]]. A perfect answer would get e.g. [[10]].", {7000, 7000, 7000, 10000}},
+      {"Rating: [[7]]", {7000, 7000, 7000, 7000}},
+  };
+  for (int m = 0; m < TL_MTB_RATE__COUNT; m++) {
+    tl_err err;
+    tl_mtb_rater *r = tl_mtb_rater_new((tl_mtb_rate_mode)m, &err);
+    assert_non_null(r);
+    for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
+      tl_parsed p;
+      tl_parsed_init(&p);
+      assert_int_equal(tl_mtb_rate(r, C[i].text, &p), TL_OK);
+      if (p.status != TL_PS_OK || p.value != C[i].want[m])
+        fail_msg("%s reads '%s' as %s %lld, want %lld", tl_mtb_rate_mode_name((tl_mtb_rate_mode)m), C[i].text,
+                 tl_pstatus_name(p.status), (long long)p.value, (long long)C[i].want[m]);
+      tl_parsed_release(&p);
+    }
+    tl_mtb_rater_free(r);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_add), cmocka_unit_test(test_ranks),
-                                     cmocka_unit_test(test_stability_table), cmocka_unit_test(test_swap_table)};
+                                     cmocka_unit_test(test_stability_table), cmocka_unit_test(test_swap_table),
+                                     cmocka_unit_test(test_parsers_read)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

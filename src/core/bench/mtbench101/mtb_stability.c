@@ -62,7 +62,9 @@ void tl_mtb_stab_ranks(const double *s, size_t m, int *rank) {
   }
 }
 
-static const char *mode_name(const tl_mtb_stab_ctx *x, int k) { return tl_mtb_rate_mode_name((tl_mtb_rate_mode)x->modes[k]); }
+static const char *mode_name(const tl_mtb_stab_ctx *x, int k) {
+  return tl_mtb_rate_mode_name((tl_mtb_rate_mode)x->modes[k]);
+}
 
 /* ---- judge stability ---- */
 
@@ -81,7 +83,8 @@ static const tl_col_spec STAB_COLS[] = {
     {"mean_sd", TL_COL_F64,
      "mean over the compared turns of the standard deviation (ddof 1) of their rated samples (summed in units of "
      "1e-9); NaN when none, or when a turn's SD exceeds 1e9"},
-    {"n_partly_rated", TL_COL_I64, "turns with a rating in some samples and none in others (not in the compared share)"},
+    {"n_partly_rated", TL_COL_I64,
+     "turns with a rating in some samples and none in others (not in the compared share)"},
 };
 enum { SC_PARSER, SC_MODEL, SC_VAR, SC_SEED, SC_K, SC_TURNS, SC_CMP, SC_CHG, SC_SHARE, SC_MSPR, SC_XSPR, SC_SD, SC_PART,
        SC__N };
@@ -90,7 +93,8 @@ enum { SC_PARSER, SC_MODEL, SC_VAR, SC_SEED, SC_K, SC_TURNS, SC_CMP, SC_CHG, SC_
 static tl_status stab_row(const tl_mtb_stab_ctx *x, tl_table *t, int k, const char *model, int64_t seed,
                           const int64_t *st, int64_t negmax) {
   size_t r = tl_table_add_row(t);
-  if (r == (size_t)-1 || tl_table_set_str(t, r, SC_PARSER, mode_name(x, k)) || tl_table_set_str(t, r, SC_MODEL, model) ||
+  if (r == (size_t)-1 || tl_table_set_str(t, r, SC_PARSER, mode_name(x, k)) ||
+      tl_table_set_str(t, r, SC_MODEL, model) ||
       tl_table_set_str(t, r, SC_VAR, x->variant))
     return TL_ENOMEM;
   const int64_t c = st[TL_MTB_ST_COMPARED];
@@ -210,7 +214,7 @@ static void swap_dialogues(const tl_mtb_stab_ctx *x, int64_t *const *acc, size_t
       cnt[1] += ha != hb || (ha && a != b);
       if (ha && hb) {
         cnt[2]++;
-        const int64_t d = a > b ? a - b : b - a; /* |a - b|: both are ratings below INT64_MAX / 8 */
+        const int64_t d = a > b ? a - b : b - a; /* |a - b| cannot overflow: ratings are >= 0 (digits) */
         if (d > mx) mx = d;
       }
     }
