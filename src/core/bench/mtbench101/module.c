@@ -41,6 +41,7 @@
 #include "mtb_data.h"
 #include "mtb_prompt.h"
 #include "mtb_rating.h"
+#include "mtb_stability.h"
 #include "tally/bench.h"
 #include "tally/boot.h"
 #include "tally/stats.h"
@@ -669,11 +670,17 @@ enum { X_NOANS, X__N };
 static size_t x_off(const tl_bench *b, size_t ncfgs) { return ncfgs * b->n * 2 + ncfgs * TL_PS__COUNT; }
 static size_t ag_off(const tl_bench *b, size_t ncfgs) { return x_off(b, ncfgs) + ncfgs * X__N; }
 static size_t ag_len(const tl_bench *b) { return b->nsamples > 1 ? AG__N + NLEV * NLEV : 0; }
-static size_t sum_len(const tl_bench *b, size_t ncfgs) { return ag_off(b, ncfgs) + ncfgs * ag_len(b); }
+static size_t st_off(const tl_bench *b, size_t ncfgs) { return ag_off(b, ncfgs) + ncfgs * ag_len(b); }
+static size_t sum_len(const tl_bench *b, size_t ncfgs) { return st_off(b, ncfgs) + ncfgs * tl_mtb_stab_sum_len(b->nsamples); }
+/* The judge-stability report's view of the layout (mtb_stability.h): its counters after the
+ * agreement part of each SUM block, its negated max spreads after the dialogues of each MIN block. */
+static tl_mtb_stab_ctx stab_ctx(const tl_bench *b, size_t ncfgs) {
+  return (tl_mtb_stab_ctx){b->nmodes, b->modes, b->nsamples, rscale(b), b->n, b->d, st_off(b, ncfgs), ncfgs * b->n, VARIANTS[0]};
+}
 
 static int mtb_acc_layout(const tl_bench *b, size_t ncfgs, tl_acc_block *out) {
   for (int k = 0; k < b->nmodes; k++) {
-    out[2 * k] = (tl_acc_block){ncfgs * b->n, TL_ACC_MIN, INT64_MAX};
+    out[2 * k] = (tl_acc_block){ncfgs * b->n + ncfgs * tl_mtb_stab_min_len(b->nsamples), TL_ACC_MIN, INT64_MAX};
     out[2 * k + 1] = (tl_acc_block){sum_len(b, ncfgs), TL_ACC_SUM, 0};
   }
   return 2 * b->nmodes;
@@ -731,6 +738,9 @@ static void mtb_acc_add(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, con
     if (!r->text[0] && p->status != TL_PS_ENGINE_ERROR) sum[x_off(b, ncfgs) + (size_t)u->cfg * X__N + X_NOANS]++;
     if (b->nsamples > 1 && r->nextra == b->nmodes * b->nsamples)
       agree_add(b, &r->extra[k * b->nsamples], sum + ag_off(b, ncfgs) + (size_t)u->cfg * ag_len(b));
+    if (b->nsamples > 1 && r->nextra == b->nmodes * b->nsamples)
+      tl_mtb_stab_add(&r->extra[k * b->nsamples], b->nsamples, sum + st_off(b, ncfgs) + (size_t)u->cfg * TL_MTB_ST__N,
+                      &acc[2 * k][ncfgs * b->n + u->cfg]);
   }
 }
 
@@ -1457,7 +1467,13 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   }
   *out = t;
   *nout = b->nsamples > 1 ? T__N : T__N - 1;
-  return TL_OK;
+  const tl_mtb_stab_ctx sx = stab_ctx(b, ncfgs); /* judge_stability, parser_swap: appended */
+  if (!tl_mtb_stab_tables(&sx, cfgs, ncfgs, acc, out, nout)) return TL_OK;
+  for (int i = 0; i < *nout; i++) tl_table_free((*out)[i]);
+  free(*out);
+  *out = NULL;
+  *nout = 0;
+  return TL_ENOMEM;
 }
 
 static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint64_t units, tl_table *const *tables,
@@ -1573,7 +1589,7 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
               (long long)a->cols[3].v.i[r], a->cols[6].v.f[r], a->cols[7].v.f[r], (long long)a->cols[5].v.i[r],
               (long long)a->cols[4].v.i[r]);
   }
-  if (n == T__N && tables[T_AGREE]) {
+  if (b->nsamples > 1 && n >= T__N && tables[T_AGREE]) {
     const tl_table *g = tables[T_AGREE];
     fprintf(out, "\njudge self-agreement over %d samples (%s parser; seeds pooled): exact agreement, mean range, "
                  "Krippendorff's alpha (ordinal)\n",
@@ -1586,6 +1602,8 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
               g->cols[AC_RANGE].v.f[r], g->cols[AC_ALPHA].v.f[r], (long long)g->cols[AC_SNO].v.i[r]);
     }
   }
+  const tl_mtb_stab_ctx sx = stab_ctx(b, ncfgs);
+  tl_mtb_stab_print(&sx, tables, n, out);
 }
 
 const tl_bench_vt tl_bench_mtbench101 = {
