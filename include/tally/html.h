@@ -42,8 +42,9 @@ tl_status tl_html_section_end(tl_buf *out, tl_err *err);
 /* <p>text</p> */
 tl_status tl_html_para(tl_buf *out, const char *text, tl_err *err);
 
-/* <figure>svg<figcaption>caption</figcaption></figure>; svg: one chart from tl_svg_*
- * (checked to start with "<svg " and end with "</svg>\n"); caption may be NULL. */
+/* <figure>svg<figcaption>caption</figcaption></figure>; svg: one chart from tl_svg_*, written
+ * as it is (checked only to start as those charts start and to end with "</svg>\n": a check of
+ * form, not a sanitizer); caption may be NULL. */
 tl_status tl_html_figure(tl_buf *out, const char *svg, const char *caption, tl_err *err);
 
 /* A table: <table id class="sortable"?><caption>caption</caption><thead> with <th

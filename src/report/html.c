@@ -155,8 +155,10 @@ tl_status tl_html_para(tl_buf *out, const char *text, tl_err *err) {
 }
 
 tl_status tl_html_figure(tl_buf *out, const char *svg, const char *caption, tl_err *err) {
+  /* a check of form, not a sanitizer: the text must start as tl_svg_* charts start */
+  static const char head[] = "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" ";
   size_t n = svg ? strlen(svg) : 0;
-  if (n < 12 || strncmp(svg, "<svg ", 5) != 0 || strcmp(svg + n - 7, "</svg>\n") != 0)
+  if (n < sizeof head + 7 || strncmp(svg, head, sizeof head - 1) != 0 || strcmp(svg + n - 7, "</svg>\n") != 0)
     return tl_err_set(err, TL_EINPUT, "html: a figure takes one chart written by tl_svg_*");
   hw w = {out, TL_OK, out->len};
   hw_puts(&w, "<figure>\n");
