@@ -23,7 +23,9 @@
 # in a second run (--screenshot, --window-size the page's measured height, at most 16384 px).
 #
 # Environment: CHROMIUM (the browser binary; default: the first of chromium, chromium-browser,
-# google-chrome on PATH); CHROMIUM_TIMEOUT (seconds per browser run, default 90). As root the
+# google-chrome on PATH); CHROMIUM_TIMEOUT (seconds per browser run, default 90);
+# CHROMIUM_CHECK_DOM (a file: the rendered DOM, as --dump-dom printed it, is copied there, for
+# tests that read what the page's script did - tests/e2e/test_html_chromium.sh). As root the
 # browser needs --no-sandbox (added when id -u is 0). A fresh --user-data-dir under a temporary
 # folder, removed at exit, keeps runs independent of each other and of any user profile.
 set -euo pipefail
@@ -94,6 +96,7 @@ if ! timeout "$limit" "$browser" "${flags[@]}" --virtual-time-budget=5000 --wind
   echo "chromium-check: chromium failed or timed out (${limit}s) loading '$page'" >&2
   exit 1
 fi
+[ -z "${CHROMIUM_CHECK_DOM:-}" ] || cp "$tmp/dom.html" "$CHROMIUM_CHECK_DOM"
 attr() { sed -n "s/.*<html[^>]* $1=\"\([^\"]*\)\".*/\1/p" "$tmp/dom.html" | head -1; }
 if [ "$(attr data-tlcheck-done)" != "1" ]; then
   tail -20 "$tmp/log1" >&2

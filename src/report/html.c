@@ -20,7 +20,7 @@ static const char CSS[] =
     "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.9em}\n"
     "caption{text-align:left;font-weight:bold;padding:.3em 0}\n"
     "th,td{border:1px solid #bbb;padding:.2em .5em;vertical-align:top}\n"
-    "thead th{background:#eee}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "tbody th{text-align:left}thead th{background:#eee}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}\n"
     "th button{font:inherit;font-weight:bold;background:none;border:0;padding:0;cursor:pointer}\n"
     "th[aria-sort=ascending] button::after{content:' \\25B2'}\n"
     "th[aria-sort=descending] button::after{content:' \\25BC'}\n"
