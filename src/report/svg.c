@@ -226,24 +226,32 @@ void sv_line(sv_w *w, double x1, double y1, double x2, double y2, const char *ex
   sv_printf(w, "\" stroke=\"#000\"%s/>\n", extra);
 }
 
+void sv_tputs(sv_w *w, tl_buf *t, const char *s) {
+  if (w->st == TL_OK) w->st = tl_buf_puts(t, s);
+}
+
+void sv_tnum(sv_w *w, tl_buf *t, double v) {
+  if (w->st == TL_OK) w->st = tl_svg_num(t, v);
+}
+
 /* Sets t (a scratch buffer) to "est [lo, hi]", "n/a" (est NaN) or "est (CI n/a)". */
-void sv_value_text(tl_buf *t, double est, const double *lo, const double *hi, size_t i) {
+void sv_value_text(sv_w *w, tl_buf *t, double est, const double *lo, const double *hi, size_t i) {
   tl_buf_reset(t);
   if (isnan(est)) {
-    tl_buf_puts(t, "n/a");
+    sv_tputs(w, t, "n/a");
     return;
   }
-  tl_svg_num(t, est);
+  sv_tnum(w, t, est);
   if (!lo || !hi) return;
   if (isnan(lo[i]) || isnan(hi[i])) {
-    tl_buf_puts(t, " (CI n/a)");
+    sv_tputs(w, t, " (CI n/a)");
     return;
   }
-  tl_buf_puts(t, " [");
-  tl_svg_num(t, lo[i]);
-  tl_buf_puts(t, ", ");
-  tl_svg_num(t, hi[i]);
-  tl_buf_puts(t, "]");
+  sv_tputs(w, t, " [");
+  sv_tnum(w, t, lo[i]);
+  sv_tputs(w, t, ", ");
+  sv_tnum(w, t, hi[i]);
+  sv_tputs(w, t, "]");
 }
 
 /* The value axis from data: range over the finite values of a, b, c (each [n], may be NULL)
@@ -288,7 +296,7 @@ void sv_axis_draw(sv_w *w, const sv_axis *ax, int along_x, double at, double g0,
     if (fabs(v) < ax->step * 1e-9) v = 0.0;
     double p = sv_map(ax, v);
     tl_buf_reset(&t);
-    tl_svg_num(&t, v);
+    sv_tnum(w, &t, v);
     const char *grid = v == 0.0 ? " stroke-width=\"1\"" : " stroke-opacity=\"0.15\"";
     if (along_x) {
       sv_line(w, p, g0, p, g1, grid);

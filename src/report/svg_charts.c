@@ -23,15 +23,15 @@ static void pat_ref(char *t, size_t n, const char *id, size_t s) {
 }
 
 /* The hover/screen-reader text of one mark: "group / series: value". */
-static void mark_title(tl_buf *t, const char *group, const char *series, const tl_buf *val) {
+static void mark_title(sv_w *w, tl_buf *t, const char *group, const char *series, const tl_buf *val) {
   tl_buf_reset(t);
-  tl_buf_puts(t, group ? group : "");
+  sv_tputs(w, t, group ? group : "");
   if (series) {
-    tl_buf_puts(t, " / ");
-    tl_buf_puts(t, series);
+    sv_tputs(w, t, " / ");
+    sv_tputs(w, t, series);
   }
-  tl_buf_puts(t, ": ");
-  tl_buf_puts(t, val->data);
+  sv_tputs(w, t, ": ");
+  sv_tputs(w, t, val->data);
 }
 
 static tl_status check_bars(const tl_svg_bars *c, tl_err *err) {
@@ -53,13 +53,13 @@ static void hbar_row(sv_w *w, const tl_svg_bars *c, const sv_axis *ax, size_t i,
   pat_ref(fill, sizeof fill, c->frame.id, s);
   double est = c->est[i], x0 = sv_map(ax, 0.0), right = x0;
   sv_text(w, label_x, y + 14, "start", "", label);
-  sv_value_text(val, est, c->lo, c->hi, i);
+  sv_value_text(w, val, est, c->lo, c->hi, i);
   if (isnan(est)) { /* the labelled gap */
     sv_text(w, x0 + 4, y + 14, "start", " font-style=\"italic\"", "n/a (missing)");
     return;
   }
   double x1 = sv_map(ax, est);
-  mark_title(tt, c->groups[i / c->nseries], c->nseries > 1 ? c->series[s] : NULL, val);
+  mark_title(w, tt, c->groups[i / c->nseries], c->nseries > 1 ? c->series[s] : NULL, val);
   sv_rect(w, x0, y + 3, x1 - x0, BAR_H, fill, tt->data);
   right = dmax(right, x1);
   if (c->lo && isfinite(c->lo[i]) && isfinite(c->hi[i])) {
@@ -128,10 +128,10 @@ static void vbar(sv_w *w, const tl_svg_bars *c, const sv_axis *ax, size_t i, dou
   char fill[96];
   pat_ref(fill, sizeof fill, c->frame.id, s);
   double est = c->est[i], y0 = sv_map(ax, 0.0), top = y0;
-  sv_value_text(val, est, c->lo, c->hi, i);
+  sv_value_text(w, val, est, c->lo, c->hi, i);
   if (!isnan(est)) {
     double y1 = sv_map(ax, est);
-    mark_title(tt, c->groups[i / c->nseries], c->nseries > 1 ? c->series[s] : NULL, val);
+    mark_title(w, tt, c->groups[i / c->nseries], c->nseries > 1 ? c->series[s] : NULL, val);
     sv_rect(w, x, y1, bw, y0 - y1, fill, tt->data);
     top = y1 < top ? y1 : top;
     if (c->lo && isfinite(c->lo[i]) && isfinite(c->hi[i])) {
@@ -141,7 +141,7 @@ static void vbar(sv_w *w, const tl_svg_bars *c, const sv_axis *ax, size_t i, dou
       top = b < top ? b : top;
     }
     tl_buf_reset(val);
-    tl_svg_num(val, est);
+    sv_tnum(w, val, est);
   }
   sv_puts(w, "<text transform=\"translate(");
   sv_xy(w, x + bw / 2 + 4);
@@ -174,8 +174,8 @@ static void bars_v(sv_w *w, const tl_svg_bars *c) {
     if (!isnan(e) && c->lo && isfinite(c->lo[i]) && isfinite(c->hi[i]))
       d = fmin(d, fmin(sv_map(&ax, c->lo[i]), sv_map(&ax, c->hi[i])));
     tl_buf_reset(&t);
-    if (isnan(e)) tl_buf_puts(&t, "n/a (missing)");
-    else tl_svg_num(&t, e);
+    if (isnan(e)) sv_tputs(w, &t, "n/a (missing)");
+    else sv_tnum(w, &t, e);
     room = dmax(room, sv_text_w(t.data) + 10 - d);
   }
   tl_buf_release(&t);
@@ -250,7 +250,7 @@ tl_status tl_svg_forest_write(tl_buf *out, const tl_svg_forest *c, tl_err *err) 
   for (size_t i = 0; i < c->n; i++) {
     double y = top + (double)i * ROW_H, cy = y + 10, right = xr;
     sv_text(&w, 8, y + 14, "start", "", c->labels[i]);
-    sv_value_text(&val, c->est[i], c->lo, c->hi, i);
+    sv_value_text(&w, &val, c->est[i], c->lo, c->hi, i);
     if (isnan(c->est[i])) {
       sv_text(&w, xr + 4, y + 14, "start", " font-style=\"italic\"", "n/a (missing)");
       continue;
@@ -283,19 +283,19 @@ static void heat_cell(sv_w *w, const tl_svg_heatmap *c, size_t r, size_t k, doub
                       double ch, double vmax, tl_buf *t) {
   double v = c->counts[r * c->ncols + k];
   tl_buf_reset(t);
-  tl_buf_puts(t, c->rows[r]);
-  tl_buf_puts(t, " / ");
-  tl_buf_puts(t, c->cols[k]);
-  tl_buf_puts(t, ": ");
+  sv_tputs(w, t, c->rows[r]);
+  sv_tputs(w, t, " / ");
+  sv_tputs(w, t, c->cols[k]);
+  sv_tputs(w, t, ": ");
   if (isnan(v)) {
-    tl_buf_puts(t, "n/a");
+    sv_tputs(w, t, "n/a");
     char gap[96];
     snprintf(gap, sizeof gap, "url(#%s-gap)", c->frame.id);
     sv_rect(w, x, y, cw, ch, gap, t->data);
     sv_text(w, x + cw / 2, y + ch / 2 + 4, "middle", " font-style=\"italic\"", "n/a");
     return;
   }
-  tl_svg_num(t, v);
+  sv_tnum(w, t, v);
   /* shade: white to #08306b in proportion to v / vmax (the count is written too) */
   double f = vmax > 0 && v > 0 ? v / vmax : 0.0;
   if (f > 1) f = 1;
@@ -304,7 +304,7 @@ static void heat_cell(sv_w *w, const tl_svg_heatmap *c, size_t r, size_t k, doub
            (int)lround(255 + f * (48 - 255)), (int)lround(255 + f * (107 - 255)));
   sv_rect(w, x, y, cw, ch, fill, t->data);
   tl_buf_reset(t);
-  tl_svg_num(t, v);
+  sv_tnum(w, t, v);
   sv_text(w, x + cw / 2, y + ch / 2 + 4, "middle", f > 0.55 ? " fill=\"#fff\"" : "", t->data);
 }
 
@@ -352,6 +352,7 @@ tl_status tl_svg_heatmap_write(tl_buf *out, const tl_svg_heatmap *c, tl_err *err
 static void strip_row(sv_w *w, const tl_svg_strip *c, const sv_axis *ax, size_t s, double y, tl_buf *t) {
   size_t k = 0, nan = 0;
   double sum = 0, right = ax->p0;
+  char num[64];
   sv_text(w, 8, y + 14, "start", "", c->series[s]);
   for (size_t i = c->off[s]; i < c->off[s + 1]; i++) {
     double v = c->vals[i];
@@ -369,7 +370,7 @@ static void strip_row(sv_w *w, const tl_svg_strip *c, const sv_axis *ax, size_t 
     sv_xy(w, y + 10 + (double)((int)((i - c->off[s]) % 5) - 2) * 2.5);
     sv_puts(w, "\" r=\"3.5\" fill=\"none\" stroke=\"#000\"><title>");
     tl_buf_reset(t);
-    tl_svg_num(t, v);
+    sv_tnum(w, t, v);
     sv_esc(w, c->series[s]);
     sv_printf(w, " #%zu: ", i - c->off[s] + 1);
     sv_esc(w, t->data);
@@ -377,16 +378,18 @@ static void strip_row(sv_w *w, const tl_svg_strip *c, const sv_axis *ax, size_t 
   }
   tl_buf_reset(t);
   if (k == 0) {
-    tl_buf_puts(t, "n/a (no value");
+    sv_tputs(w, t, "n/a (no value");
   } else {
     double m = sum / (double)k, x = sv_map(ax, m);
     sv_line(w, x, y + 2, x, y + 18, " stroke-width=\"2.5\"");
-    tl_buf_puts(t, "mean ");
-    tl_svg_num(t, m);
-    tl_buf_printf(t, " (n=%zu", k);
+    sv_tputs(w, t, "mean ");
+    sv_tnum(w, t, m);
+    snprintf(num, sizeof num, " (n=%zu", k);
+    sv_tputs(w, t, num);
   }
-  if (nan) tl_buf_printf(t, ", %zu n/a", nan);
-  tl_buf_puts(t, ")");
+  snprintf(num, sizeof num, ", %zu n/a", nan);
+  if (nan) sv_tputs(w, t, num);
+  sv_tputs(w, t, ")");
   sv_text(w, right + 8, y + 14, "start", k ? "" : " font-style=\"italic\"", t->data);
 }
 

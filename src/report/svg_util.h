@@ -37,7 +37,10 @@ tl_status sv_check_frame(const tl_svg_frame *f, tl_err *err);
 void sv_open(sv_w *w, const tl_svg_frame *f, double width, double height);
 void sv_text(sv_w *w, double x, double y, const char *anchor, const char *extra, const char *s);
 void sv_line(sv_w *w, double x1, double y1, double x2, double y2, const char *extra);
-void sv_value_text(tl_buf *t, double est, const double *lo, const double *hi, size_t i);
+/* appends to a scratch buffer t (hover titles, value texts); the first failure is kept in w->st */
+void sv_tputs(sv_w *w, tl_buf *t, const char *s);
+void sv_tnum(sv_w *w, tl_buf *t, double v);
+void sv_value_text(sv_w *w, tl_buf *t, double est, const double *lo, const double *hi, size_t i);
 void sv_axis_fit(sv_axis *ax, const double *a, const double *b, const double *c, size_t n, double with,
                  double fmin, double fmax);
 double sv_map(const sv_axis *ax, double v);
