@@ -26,8 +26,10 @@
 # google-chrome on PATH); CHROMIUM_TIMEOUT (seconds per browser run, default 90);
 # CHROMIUM_CHECK_DOM (a file: the rendered DOM, as --dump-dom printed it, is copied there, for
 # tests that read what the page's script did - tests/e2e/test_html_chromium.sh). As root the
-# browser needs --no-sandbox (added when id -u is 0). A fresh --user-data-dir under a temporary
-# folder, removed at exit, keeps runs independent of each other and of any user profile.
+# browser needs --no-sandbox (added when id -u is 0); a user without a usable sandbox (no user
+# namespaces in a container) gets it after a first run that fails saying so. A fresh
+# --user-data-dir under a temporary folder, removed at exit, keeps runs independent of each
+# other and of any user profile.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -90,8 +92,23 @@ if ! awk -v probe="$tmp/probe.html" 'BEGIN{done=0} {print} !done && tolower($0) 
   exit 1
 fi
 
-if ! timeout "$limit" "$browser" "${flags[@]}" --virtual-time-budget=5000 --window-size=1280,1024 \
-     --dump-dom "file://$copy" > "$tmp/dom.html" 2> "$tmp/log1"; then
+# A non-root user where the kernel gives no user namespaces (many containers) has no usable
+# sandbox: Chromium then stops at once saying so; the run is tried again without it.
+browse() { # LOG ARGS...: the browser with the flags, stdout to the caller
+  local log="$1"
+  shift
+  timeout "$limit" "$browser" "${flags[@]}" "$@" 2> "$log" && return 0
+  local rc=$?
+  if [[ " ${flags[*]} " != *" --no-sandbox "* ]] && grep -qi "sandbox" "$log"; then
+    echo "chromium-check: no usable sandbox for this user: running with --no-sandbox" >&2
+    flags+=(--no-sandbox)
+    timeout "$limit" "$browser" "${flags[@]}" "$@" 2> "$log"
+    return $?
+  fi
+  return $rc
+}
+if ! browse "$tmp/log1" --virtual-time-budget=5000 --window-size=1280,1024 \
+     --dump-dom "file://$copy" > "$tmp/dom.html"; then
   tail -20 "$tmp/log1" >&2
   echo "chromium-check: chromium failed or timed out (${limit}s) loading '$page'" >&2
   exit 1
@@ -126,9 +143,9 @@ h="${height:-2000}"
 [ "$h" -ge 200 ] 2>/dev/null || h=2000
 [ "$h" -le 16384 ] || h=16384
 rm -f "$png"
-if ! timeout "$limit" "$browser" "${flags[@]}" --virtual-time-budget=2000 --window-size="1280,$h" \
+if ! browse "$tmp/log2" --virtual-time-budget=2000 --window-size="1280,$h" \
      --screenshot="$(cd "$(dirname "$png")" && pwd)/$(basename "$png")" "file://$dir/$(basename "$page")" \
-     > "$tmp/log2" 2>&1; then
+     >> "$tmp/log2"; then
   tail -20 "$tmp/log2" >&2
   echo "chromium-check: the screenshot run failed" >&2
   exit 1
