@@ -85,6 +85,7 @@ PROBE
 # relative paths resolve as they would for the original)
 dir="$(cd "$(dirname "$page")" && pwd)"
 copy="$dir/.tlcheck.$$.$(basename "$page")"
+[ -w "$dir" ] || copy="$tmp/$(basename "$page")" # a read-only folder: the copy in the temp one
 trap 'rm -rf "$tmp" "$copy"' EXIT
 if ! awk -v probe="$tmp/probe.html" 'BEGIN{done=0} {print} !done && tolower($0) ~ /<head[ >]/ {
        while ((getline l < probe) > 0) print l; done=1 } END{exit done?0:1}' "$page" > "$copy"; then
