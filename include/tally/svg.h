@@ -43,7 +43,8 @@ typedef struct {
  * caller names each series, e.g. "gpt-4o / cot"). est, lo, hi: [ngroups * nseries], group-major
  * (est[g * nseries + s]); lo and hi may be NULL (no whiskers). horizontal: 1 = bars grow to the
  * right, one row per bar (long labels fit); 0 = vertical bars. The value axis always holds 0;
- * axis_min < axis_max fixes the axis instead (e.g. 0..1 for accuracies, -1..1 for r). */
+ * axis_min < axis_max fixes the axis instead (e.g. 0..1 for accuracies, -1..1 for r), unless a
+ * value or CI bound lies outside it: then the axis is widened (nice ends) to hold them all. */
 typedef struct {
   tl_svg_frame frame;
   int horizontal;

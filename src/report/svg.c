@@ -255,7 +255,8 @@ void sv_value_text(sv_w *w, tl_buf *t, double est, const double *lo, const doubl
 }
 
 /* The value axis from data: range over the finite values of a, b, c (each [n], may be NULL)
- * and `with` (NaN = nothing); fixed when fmin < fmax. */
+ * and `with` (NaN = nothing); fixed to [fmin, fmax] when fmin < fmax and the data lie inside,
+ * else nice ends around both the data and [fmin, fmax]. */
 void sv_axis_fit(sv_axis *ax, const double *a, const double *b, const double *c, size_t n, double with,
                  double fmin, double fmax) {
   double lo = with, hi = with;
@@ -267,18 +268,22 @@ void sv_axis_fit(sv_axis *ax, const double *a, const double *b, const double *c,
         if (isnan(hi) || arr[k][i] > hi) hi = arr[k][i];
       }
   if (isnan(lo)) lo = hi = 0.0; /* nothing finite: an axis around 0 */
-  if (fmin < fmax) {
+  if (fmin < fmax && lo >= fmin && hi <= fmax) {
     double a0, a1;
     tl_svg_nice_ticks(fmin, fmax, 6, &a0, &a1, &ax->step);
     ax->min = fmin;
     ax->max = fmax;
-  } else {
+  } else { /* from the data, and the fixed range too when data leave it: no value is hidden */
+    if (fmin < fmax) {
+      lo = lo < fmin ? lo : fmin;
+      hi = hi > fmax ? hi : fmax;
+    }
     tl_svg_nice_ticks(lo, hi, 6, &ax->min, &ax->max, &ax->step);
   }
 }
 
 double sv_map(const sv_axis *ax, double v) {
-  if (v < ax->min) v = ax->min; /* a fixed axis clips; the value text still says the value */
+  if (v < ax->min) v = ax->min; /* +-inf only: the axis holds every finite value */
   if (v > ax->max) v = ax->max;
   return ax->p0 + (v - ax->min) / (ax->max - ax->min) * (ax->p1 - ax->p0);
 }
