@@ -11,6 +11,9 @@ PKGS=(
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libdeflate-dev zlib1g-dev libzstd-dev libxml2-dev
   python3 python3-h5py python3-numpy python3-scipy python3-pandas python3-mpmath python3-sklearn
   slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
+  # the HTML report's test in a browser (tools/chromium-check.sh, tests/e2e/test_html_chromium.sh):
+  # headless Chromium, and a font for its screenshots
+  chromium fonts-dejavu-core
 )
 
 missing=()
