@@ -29,6 +29,8 @@
  * the phase's collectives (a failed rank 0 deals no work but answers every worker). */
 #include "run.h"
 
+#include <sys/stat.h>
+
 /* The benchmarks part's state, shared by its phases. */
 typedef struct {
   const tl_run_opts *o;
@@ -278,8 +280,20 @@ static tl_status ph_write(bench_ctx *c, tl_err *err) {
   return st;
 }
 
+/* This rank's scratch bytes: its journal of this attempt and its spilled rows. */
+static uint64_t scratch_bytes(const bench_ctx *c) {
+  uint64_t n = c->r.sp.spill_pos;
+  struct stat sb;
+  if (c->jn.fp) fflush(c->jn.fp);
+  if (c->jn.path && stat(c->jn.path, &sb) == 0) n += (uint64_t)sb.st_size;
+  return n;
+}
+
 static tl_status ph_fate(bench_ctx *c, tl_err *err) {
   tl_status st = run_fate_check(c->o, &c->r, c->comm, err); /* (agreed) */
+  uint64_t mine = scratch_bytes(c), all = mine;
+  if (!st) st = tl_agree(tl_allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, c->comm, err), err, c->comm);
+  c->rcnt->scratch_bytes = all;
   c->rcnt->load_s = c->t_loaded - c->t_start;
   c->rcnt->score_s = c->t_scored - c->t_loaded;
   c->rcnt->write_s = run_now_s() - c->t_scored;

@@ -163,10 +163,12 @@ static tl_status report_done(job_ctx *c, tl_err *err) {
   }
   if (c->job.n_benches > 0 && !o->quiet)
     fprintf(o->log, "tally: %llu units, %llu from the journal, %llu engine calls, %d rank%s; load %.3f s, score %.3f s, "
-                    "gather+write %.3f s; %llu chunks, scheduling messages %.2f us/unit\n",
+                    "gather+write %.3f s; %llu chunks, scheduling messages %.2f us/unit; scratch %.1f MiB (journal "
+                    "and spilled rows), %.0f bytes/unit\n",
             (unsigned long long)n->units, (unsigned long long)n->resumed[0], (unsigned long long)n->calls[0],
             c->nranks, c->nranks == 1 ? "" : "s", n->load_s, n->score_s, n->write_s, (unsigned long long)n->chunks,
-            n->calls[0] ? 1e6 * n->sched_s / (double)n->calls[0] : 0.0);
+            n->calls[0] ? 1e6 * n->sched_s / (double)n->calls[0] : 0.0, (double)n->scratch_bytes / 1048576.0,
+            n->units ? (double)n->scratch_bytes / (double)n->units : 0.0);
   if (c->job.n_benches > 0 && !o->quiet && n->nstages > 1)
     fprintf(o->log, "tally: judge stage: %llu calls, %llu from the journal, %llu skipped (nothing to judge)\n",
             (unsigned long long)n->judge_calls, (unsigned long long)n->judge_resumed, (unsigned long long)n->judge_skips);

@@ -237,6 +237,7 @@ typedef struct {
   int nstages;                 /* the most stages of any benchmark */
   double load_s, score_s, write_s, sched_s;
   uint64_t chunks;
+  uint64_t scratch_bytes;      /* this attempt's journal and spill bytes, summed over the ranks */
 } run_counts;
 
 /* The SHA-256 of every input file, computed on rank 0 by a thread of its own while the inputs
