@@ -376,11 +376,14 @@ tl_status corr_study_report(study *s, const tl_inlog *log, tl_err *err) {
     snprintf(devices, sizeof devices, "%d rank(s), %d using CUDA", s->nranks, gpu_ranks);
     if (o->json) print_json(o, d);
     else print_table(o, d);
+    int clustered = 0; /* groups resampling clusters: the CPU path (the CUDA kernels draw items) */
+    for (int k = 0; k < d->ngroups; k++) clustered += d->g[k].cl != NULL;
     if (!o->quiet)
       fprintf(o->log, "%s: %d group(s), %llu resamples x %d values in %.3f s; "
-              "%s%s in %.3f s; on %s\n", LABEL(o), d->ngroups, (unsigned long long)d->B, s->K, t_max,
+              "%s%s in %.3f s; on %s%s\n", LABEL(o), d->ngroups, (unsigned long long)d->B, s->K, t_max,
               o->permutation ? "permutation test" : "no permutation test",
-              o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices);
+              o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices,
+              clustered ? "; clusters resampled on the CPU (the CUDA kernels draw items)" : "");
     if (log->total) fprintf(o->log, "%s: %ld bad input cell(s) reported; those rows were excluded\n", LABEL(o), log->total);
   }
   return TL_OK;

@@ -111,6 +111,19 @@ static void test_duplicated_rows(void **state) {
     assert_true(fabs(pa[k].ci_lo - pb[k].ci_lo) < 1e-9 && fabs(pa[k].ci_hi - pb[k].ci_hi) < 1e-9);
   }
   for (int q = 0; q < NCMP; q++) assert_true(fabs(ca[q].p_permutation - cb[q].p_permutation) < 1e-12);
+  /* the permutation test swaps whole clusters: with two close metrics (|delta| moderate, so the
+   * counts are neither 0 nor B) the duplicated data's counts are the original's integers */
+  for (uint32_t i = 0; i < n; i++) m[i] = h[i] + 0.8 * m[n + i] - 0.8 * h[i] + 0.4 * (double)(i % 5);
+  for (uint32_t i = 0; i < 2 * n; i++) m2[i] = m[i < n ? i : 2 * n - 1 - i];
+  tl_study_free(a);
+  tl_study_free(b);
+  a = new_study(n, h, m, mp1, B, NULL, 0);
+  b = new_study(2 * n, h2, m2, mp2, B, cl, n);
+  int64_t pa1[NCMP], pb1[NCMP];
+  assert_int_equal(tl_study_perm_counts(a, 0, B, pa1), TL_OK);
+  assert_int_equal(tl_study_perm_counts(b, 0, B, pb1), TL_OK);
+  assert_true(pa1[2] > 0 && pa1[2] < (int64_t)B); /* metrics 0 vs 2, spearman: a count to compare */
+  assert_memory_equal(pa1, pb1, sizeof pa1);
   /* and the clusters matter: the same rows as independent items give narrower intervals */
   tl_study *c = new_study(2 * n, h2, m2, mp1, B, NULL, 0);
   double *vc = malloc(B * K * sizeof *vc);
