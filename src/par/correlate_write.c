@@ -66,8 +66,8 @@ static void print_table(const tl_corr_opts *o, const corr_data *d) {
     fprintf(f, "%s%s: n = %u items", k ? "\n" : "", g->key, g->n);
     if (g->excluded) fprintf(f, " (%lld rows excluded: non-numeric or undefined cells)", (long long)g->excluded);
     if (g->cl)
-      fprintf(f, ", B = %llu resamples of %u %s (clusters by '%s'), seed %llu, %.0f%% %s CIs\n",
-              (unsigned long long)d->B, g->ncl, o->cluster_auto ? "questions" : "clusters", o->cluster,
+      fprintf(f, ", B = %llu resamples of %u %s '%s'), seed %llu, %.0f%% %s CIs\n",
+              (unsigned long long)d->B, g->ncl, o->cluster_auto ? "questions (clusters by" : "clusters (by", o->cluster,
               (unsigned long long)o->seed, 100 * o->ci, meth);
     else
       fprintf(f, ", B = %llu resamples%s, seed %llu, %.0f%% %s CIs\n", (unsigned long long)d->B,

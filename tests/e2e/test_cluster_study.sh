@@ -67,7 +67,7 @@ for n in 1 2 4; do
     --cluster q --system model --resamples 300 --seed 9 --ci 0.9 --method percentile --out "$WORK/s$n.h5" > "$WORK/s$n.txt" 2> "$WORK/se$n.txt" ||
     { cat "$WORK/se$n.txt"; fail "correlate on $n ranks failed"; }
 done
-grep -q "B = 300 resamples of 40 clusters (clusters by 'q')" "$WORK/s1.txt" || { cat "$WORK/s1.txt"; fail "no cluster header"; }
+grep -q "B = 300 resamples of 40 clusters (by 'q')" "$WORK/s1.txt" || { cat "$WORK/s1.txt"; fail "no cluster header"; }
 grep -q "system level (model means, 5 systems)" "$WORK/s1.txt" || fail "no 5-system table"
 ! grep -q "note:" "$WORK/s1.txt" || fail "a note with 5 systems"
 (cd "$TALLY_SRC" && "$PY" "$CHECK" study "$WORK/s1.h5" correlate 9 0.9) || fail "correlate --cluster differs from the reference"
