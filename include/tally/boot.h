@@ -96,6 +96,16 @@ typedef struct {
   uint64_t seed;
   uint64_t B;                 /* resamples */
   const uint32_t *indices;    /* optional explicit index matrix [B][n] (--indices), else Philox */
+  /* Optional cluster resampling (docs/STATISTICS.md, "Cluster bootstrap"): cluster[i] in
+   * [0, nclusters) is item i's cluster (e.g. its question when each question has one row per
+   * model); NULL = items resampled independently (the default, unchanged). With clusters,
+   * resample r draws m = nclusters cluster indices with tl_boot_counts(seed, r, m) and item i's
+   * weight is the count of its cluster; BCa's acceleration comes from the leave-one-cluster-out
+   * jackknife (m values); the permutation test swaps per cluster (one coin per cluster, Philox
+   * stream 1, every row of a cluster swapped together). Not with `indices`. The weighted sample
+   * is at most TL_BOOT_MAX_N rows: m times the largest cluster must not exceed it. */
+  const uint32_t *cluster;    /* [n], borrowed; or NULL */
+  uint32_t nclusters;         /* m (with cluster) */
 } tl_study_in;
 
 /* Prepared study (dense ranks and pairs built once; read-only afterwards, shareable). */
@@ -110,6 +120,11 @@ tl_status tl_study_resamples(const tl_study *s, uint64_t r0, uint64_t r1, double
 
 /* The full-data values: out[K] (same layout). */
 void tl_study_full(const tl_study *s, double *out);
+
+/* The resampling units of the study: its clusters (m) when it resamples clusters, else its n
+ * items. 1 when the study resamples clusters (tl_study_in.cluster given). */
+uint32_t tl_study_units(const tl_study *s);
+int tl_study_clustered(const tl_study *s);
 
 typedef enum { TL_CI_PERCENTILE = 0, TL_CI_BCA = 1 } tl_ci_method;
 
@@ -158,6 +173,40 @@ tl_status tl_study_summarize_with(const tl_study *s, const double *vals, double 
                                   tl_ci_method method, const double *jack_cells,
                                   const int64_t *perm_counts, tl_boot_summary *per,
                                   tl_boot_compare *cmp);
+
+/* ---- system-level agreement (src/core/stats/boot_system.c) ----
+ * Per system (a model: the study's system column) the mean of each metric and of the human score
+ * over the system's rows; Spearman and Kendall's tau-b of the metric means against the human
+ * means over the systems, with a bootstrap over clusters (questions): resample r draws m clusters
+ * with tl_boot_counts(seed, r, m) (the study engine's draws), a row weighs its cluster's count,
+ * and a system's mean is its weighted mean (sum w x / sum w, summed in row order). A system with
+ * no row in a resample is left out of that resample's correlation; with fewer than 2 systems the
+ * statistic is NaN (a correlation over 2 systems is +-1 or NaN). Every value is a pure function
+ * of (input, r). */
+typedef struct {
+  uint32_t n;                  /* rows */
+  const double *human;         /* [n] */
+  int nmetrics;
+  const double *const *metric; /* [nmetrics][n] */
+  const uint32_t *system;      /* [n] in [0, nsystems) */
+  uint32_t nsystems;
+  const uint32_t *cluster;     /* [n] in [0, nclusters), or NULL: rows resampled (m = n) */
+  uint32_t nclusters;
+  int nstats;
+  tl_stat stats[TL_STAT__N];
+  uint64_t seed, B;
+} tl_sys_in;
+
+/* The means (full data): means[(k + 1) * nsystems + s] for metric k, means[s] for the human
+ * score (NaN for a system with no row). TL_EINPUT for an id out of range. */
+tl_status tl_sys_means(const tl_sys_in *in, double *means /* OUT [(nmetrics + 1) * nsystems] */);
+/* Values of the full data (r = none: every row weight 1) into full[K], and of resamples
+ * [r0, r1) into out[(r - r0) * K + k], K = nmetrics * nstats, k = metric * nstats + stat. */
+tl_status tl_sys_values(const tl_sys_in *in, double *full /* OUT [K] or NULL */, uint64_t r0, uint64_t r1,
+                        double *out /* OUT [(r1 - r0) K] or NULL */);
+/* Percentile summaries of vals[B * K] (K entries into per), estimates from full[K]. */
+tl_status tl_sys_summarize(const tl_sys_in *in, const double *full, const double *vals, double level,
+                           tl_boot_summary *per /* OUT [K] */);
 
 /* Sorts v[0..n) ascending (no NaN), stably: values that compare equal (-0.0 and +0.0 too) keep
  * their order, the order glibc's qsort (a merge sort) gives with a (a > b) - (a < b)

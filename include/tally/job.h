@@ -114,6 +114,10 @@ typedef struct {
   int method;        /* 0 percentile, 1 bca (default) */
   int permutation;   /* default 0 */
   int stats_mask;    /* bit 0 spearman, bit 1 kendall_b; default both */
+  char *cluster;     /* "cluster": the column whose rows are resampled together, "none", or NULL
+                        (default: with `from`, the item id when a question has several rows) */
+  char *system;      /* "system": the system-level table's column, "none", or NULL (default:
+                        with `from`, "model" when the table has it and it is not a group_by) */
 } tl_job_study;
 
 typedef struct {

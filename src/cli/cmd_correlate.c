@@ -12,7 +12,8 @@
 #include "usage.h"
 
 enum { O_INPUT = 1, O_HUMAN, O_METRICS, O_GROUP, O_RESAMPLES, O_SEED, O_CI, O_INDICES, O_OUT, O_METHOD,
-       O_STATS, O_DEVICE, O_JSON, O_TTEST, O_PERM, O_STRICT, O_QUIET, O_BREAK, O_FORCE, O_HELP };
+       O_STATS, O_DEVICE, O_JSON, O_TTEST, O_PERM, O_STRICT, O_QUIET, O_BREAK, O_FORCE, O_HELP,
+       O_CLUSTER, O_SYSTEM };
 const struct option tl_opts_correlate[] = {
     {"input", required_argument, NULL, O_INPUT},         {"human", required_argument, NULL, O_HUMAN},
     {"metrics", required_argument, NULL, O_METRICS},     {"group-by", required_argument, NULL, O_GROUP},
@@ -24,7 +25,8 @@ const struct option tl_opts_correlate[] = {
     {"ttest-compat", no_argument, NULL, O_TTEST},        {"permutation", no_argument, NULL, O_PERM},
     {"strict-input", no_argument, NULL, O_STRICT},       {"quiet", no_argument, NULL, O_QUIET},
     {"break-lock", no_argument, NULL, O_BREAK},          {"force", no_argument, NULL, O_FORCE},
-    {"help", no_argument, NULL, O_HELP},                 {NULL, 0, NULL, 0}};
+    {"help", no_argument, NULL, O_HELP},                 {"cluster", required_argument, NULL, O_CLUSTER},
+    {"system", required_argument, NULL, O_SYSTEM},       {NULL, 0, NULL, 0}};
 
 static int corr_mpi(void *ctx, MPI_Comm comm) { return tl_correlate_run((const tl_corr_opts *)ctx, comm); }
 
@@ -80,6 +82,8 @@ int tl_cmd_correlate(int argc, char **argv) {
     case O_QUIET: o.quiet = 1; break;
     case O_BREAK: o.break_lock = 1; break;
     case O_FORCE: o.force = 1; break;
+    case O_CLUSTER: o.cluster = strcmp(optarg, "none") == 0 ? NULL : optarg; break; /* "none": items */
+    case O_SYSTEM: o.system = optarg; break;
     case 'h':
     case O_HELP: return tl_usage_help(CMD, tl_usage_correlate);
     default: return tl_usage_bad_option(CMD, c, argv, tl_usage_correlate);
@@ -95,8 +99,14 @@ int tl_cmd_correlate(int argc, char **argv) {
   }
   if (tl_opt_nonempty(CMD, "--input", o.input) || tl_opt_nonempty(CMD, "--human", o.human) ||
       tl_opt_names(CMD, "--metrics", o.metrics) || (o.group_by && tl_opt_names(CMD, "--group-by", o.group_by)) ||
-      (o.indices && tl_opt_nonempty(CMD, "--indices", o.indices)))
+      (o.indices && tl_opt_nonempty(CMD, "--indices", o.indices)) ||
+      (o.cluster && tl_opt_nonempty(CMD, "--cluster", o.cluster)) ||
+      (o.system && tl_opt_nonempty(CMD, "--system", o.system)))
     return TL_EXIT_USAGE;
+  if (o.cluster && o.indices) {
+    fprintf(stderr, "%s: --cluster and --indices do not go together (the matrix gives the resamples)\n", CMD);
+    return TL_EXIT_USAGE;
+  }
   if (o.out && !o.out[0]) {
     fprintf(stderr, "%s: --output needs a file path\n", CMD);
     return TL_EXIT_USAGE;

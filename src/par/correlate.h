@@ -42,6 +42,16 @@ typedef struct {
   int force;              /* --force: replace an existing `out` file */
   FILE *outf, *log;
   const char *label;      /* message prefix; NULL = "tally correlate" */
+  /* cluster bootstrap (docs/STATISTICS.md "Cluster bootstrap"): the column whose equal values
+   * form one cluster (a question), or NULL: items resampled. cluster_auto: resample clusters
+   * only in the groups where some value of the column has several rows, and items where the
+   * column is missing (the default of a study over a run's own columns) */
+  const char *cluster;
+  int cluster_auto;
+  /* system-level agreement (docs/STATISTICS.md "System-level agreement"): the column naming the
+   * system (model) of each row, or NULL: none. system_auto: no table when the column is absent */
+  const char *system;
+  int system_auto;
 } tl_corr_opts;
 
 /* `tally correlate`: one study; writes o->out (when set) with the tables under

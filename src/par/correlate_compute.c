@@ -16,7 +16,8 @@ static tl_status compute_block(const tl_study_in *in, const tl_study *s, uint64_
                                double *out, int device, int *used_gpu, FILE *log, tl_err *err) {
   *used_gpu = 0;
 #ifdef TALLY_HAVE_CUDA
-  if (device != 1 && !in->indices && tl_cuda_devices() > 0) {
+  /* the kernels draw items: a cluster study runs on the CPU (said in the study's log line) */
+  if (device != 1 && !in->indices && !in->cluster && tl_cuda_devices() > 0) {
     tl_dense hy, *hx = calloc((size_t)in->nmetrics, sizeof *hx);
     tl_pair *pr = calloc((size_t)in->nmetrics, sizeof *pr);
     const uint32_t **xl = calloc((size_t)in->nmetrics, sizeof *xl), **ord = calloc((size_t)in->nmetrics, sizeof *ord);
@@ -42,6 +43,8 @@ static tl_status compute_block(const tl_study_in *in, const tl_study *s, uint64_
     if (device == 2) return TL_ENGINE;
   }
 #endif
+  if (device == 2 && in->cluster)
+    return tl_err_set(err, TL_ENGINE, "--device cuda: the CUDA kernels resample items, not clusters (use --device cpu or --cluster none)");
   if (device == 2) return tl_err_set(err, TL_ENGINE, "--device cuda: no usable CUDA device in this build/machine");
   (void)log;
   return tl_study_resamples(s, r0, r1, out);
@@ -160,14 +163,21 @@ static tl_status study_names(study *s, tl_err *err) {
   return tl_agree(st, err, s->c);
 }
 
-/* Step: group k's rows (n, human[n], metric[M][n], and the --indices matrix) from rank 0 to
- * every rank. Two agreements: after the sizes and the buffers, after the data. */
+/* Step: group k's rows (n, human[n], metric[M][n], the cluster ids and the --indices matrix)
+ * from rank 0 to every rank (the system ids stay on rank 0, which alone uses them). Two
+ * agreements: after the sizes and the buffers, after the data. */
 static tl_status group_receive(study *s, group *g, tl_err *err) {
   corr_data *d = &s->d;
-  tl_status st = tl_bcast(&g->n, 1, MPI_UINT32_T, 0, s->c, err);
+  uint32_t hdr[2] = {g->n, g->ncl};
+  tl_status st = tl_bcast(hdr, 2, MPI_UINT32_T, 0, s->c, err);
   if (st == TL_OK && s->rank) {
-    g->human = malloc((g->n ? g->n : 1) * sizeof(double));
-    g->metric = malloc((size_t)d->M * (g->n ? g->n : 1) * sizeof(double));
+    g->n = hdr[0];
+    g->ncl = hdr[1];
+    const size_t n = g->n ? g->n : 1;
+    g->human = malloc(n * sizeof(double));
+    /* the block's layout as rank 0's (correlate_int.h): metric [M][n], then cl [n] */
+    g->metric = malloc((size_t)d->M * n * sizeof(double) + n * sizeof(uint32_t));
+    if (g->metric && g->ncl) g->cl = (uint32_t *)(g->metric + (size_t)d->M * n);
     if (s->has_indices) d->indices = malloc((d->B * g->n > 0 ? d->B * g->n : 1) * sizeof *d->indices);
     if (!g->human || !g->metric || (s->has_indices && !d->indices))
       st = group_fail(s, g, tl_err_set(err, TL_ENOMEM, "out of memory"), err);
@@ -175,6 +185,7 @@ static tl_status group_receive(study *s, group *g, tl_err *err) {
   if ((st = tl_agree(st, err, s->c)) != TL_OK) return st;
   st = tl_bcast(g->human, (int)g->n, MPI_DOUBLE, 0, s->c, err);
   corr_keep(&st, tl_bcast(g->metric, (int)((size_t)d->M * g->n), MPI_DOUBLE, 0, s->c, err));
+  if (g->ncl) corr_keep(&st, tl_bcast(g->cl, (int)g->n, MPI_UINT32_T, 0, s->c, err));
   if (s->has_indices) /* --indices: small studies only */
     corr_keep(&st, tl_bcast(d->indices, (int)(d->B * g->n), MPI_UINT32_T, 0, s->c, err));
   return tl_agree(st, err, s->c);
@@ -191,7 +202,7 @@ static tl_status group_compute(study *s, group *g, group_work *gw, tl_err *err) 
   for (int m = 0; m < d->M && st == TL_OK; m++) gw->mp[m] = g->metric + (size_t)m * g->n;
   gw->in = (tl_study_in){g->n, g->human, d->M, gw->mp, (const char *const *)d->names, d->nstats,
                          {d->stats[0], d->nstats > 1 ? d->stats[1] : TL_STAT_SPEARMAN}, s->o->seed, B,
-                         s->has_indices ? d->indices : NULL};
+                         s->has_indices ? d->indices : NULL, g->cl, g->ncl};
   if (st == TL_OK) st = tl_study_new(&gw->in, &gw->s, err);
   gw->r0 = B * (uint64_t)s->rank / nr;
   gw->r1 = B * (uint64_t)(s->rank + 1) / nr;
@@ -251,8 +262,25 @@ static tl_status group_tests(study *s, group *g, group_work *gw, tl_err *err) {
   return st;
 }
 
+/* Rank 0: the group's system-level agreement (tl_sys_*: per-system means, Spearman and Kendall
+ * over the systems, bootstrap over the group's clusters, or its rows when it has none) into
+ * g->per[K .. 2K). Cheap (B x rows x metrics), so rank 0 computes all of it: each value is a
+ * pure function of (group, r), the same on any rank count. */
+static tl_status group_system(study *s, group *g, const group_work *gw, tl_err *err) {
+  const corr_data *d = &s->d;
+  tl_sys_in si = {g->n, g->human, d->M, gw->mp, g->sys, g->nsys, g->cl, g->ncl, d->nstats,
+                  {d->stats[0], d->nstats > 1 ? d->stats[1] : TL_STAT_SPEARMAN}, s->o->seed, d->B};
+  double *full = malloc((size_t)s->K * sizeof *full);
+  double *vals = malloc((d->B ? d->B : 1) * (size_t)s->K * sizeof *vals);
+  tl_status st = full && vals ? tl_sys_values(&si, full, 0, d->B, vals) : TL_ENOMEM;
+  if (st == TL_OK) st = tl_sys_summarize(&si, full, vals, s->o->ci, g->per + s->K);
+  free(full);
+  free(vals);
+  return st == TL_OK ? TL_OK : tl_err_set(err, st, "system-level agreement failed (%s)", tl_strerror(st));
+}
+
 /* Step: the permutation counts summed and the jackknife values gathered to rank 0, which
- * summarizes the group (g->per, g->cmp). Agreed. */
+ * summarizes the group (g->per, g->cmp) and its system-level agreement. Agreed. */
 static tl_status group_summarize(study *s, group *g, group_work *gw, tl_err *err) {
   const corr_data *d = &s->d;
   const tl_corr_opts *o = s->o;
@@ -269,12 +297,13 @@ static tl_status group_summarize(study *s, group *g, group_work *gw, tl_err *err
                               gw->cnt, gw->dsp, 0, s->c, err));
   }
   if (st == TL_OK && s->rank == 0) {
-    g->per = calloc((size_t)s->K, sizeof *g->per);
+    g->per = calloc((size_t)s->K * 2, sizeof *g->per); /* [K] items, then [K] system-level */
     g->cmp = calloc((size_t)(d->nstats * s->npairs + 1), sizeof *g->cmp);
     if (!g->per || !g->cmp || !g->vals ||
         tl_study_summarize_with(gw->s, g->vals, o->ci, (tl_ci_method)o->method, gw->jack,
                                 gw->P ? gw->pc_all : NULL, g->per, g->cmp))
       st = tl_err_set(err, TL_ENOMEM, "summarizing failed (out of memory?)");
+    if (st == TL_OK && g->sys) st = group_system(s, g, gw, err);
   }
   st = tl_agree(st, err, s->c);
   if (st != TL_OK && s->rank == 0) fprintf(o->log, "%s: group '%s': %s\n", LABEL(o), g->key, err->msg);

@@ -37,6 +37,14 @@ typedef struct {
   tl_boot_compare *cmp;  /* [ncmp] */
   double *vals;    /* [B][K] */
   int64_t excluded;/* rows dropped for non-numeric cells */
+  /* Cluster and system ids: pointers INTO g->metric's block (allocated with it, freed with it:
+   * [M][n] doubles, then cl [n], then sys [n], then the system names), not owned on their own. */
+  uint32_t *cl;    /* [n] cluster of each row in [0, ncl) (first-seen order), or NULL: items */
+  uint32_t ncl;    /* clusters (0 with cl NULL) */
+  uint32_t *sys;   /* rank 0: [n] system of each row in [0, nsys) (first-seen order), or NULL */
+  uint32_t nsys;
+  const char *sysnames; /* rank 0: nsys NUL-terminated names, in id order */
+  /* system-level results (rank 0, with sys): per[K .. 2K) of the same g->per block */
 } group;
 
 typedef struct {

@@ -144,6 +144,8 @@ typedef struct {
   double *num;           /* [(M + 1) * nrows]: column c (0 = human) at c * nrows */
   unsigned char *ok;     /* [(M + 1) * nrows]: 1 where num holds a number */
   unsigned char *rowok;  /* [nrows]: every cell of the row is a number */
+  int ccol, scol;        /* the cluster and system columns, or -1 */
+  uint32_t *rowgroup;    /* [nrows]: each row's group (until the groups are sorted) */
 } loader;
 
 static void loader_release(loader *L) {
@@ -154,6 +156,7 @@ static void loader_release(loader *L) {
   free(L->num);
   free(L->ok);
   free(L->rowok);
+  free(L->rowgroup);
   if (L->have_t) tl_tabin_release(&L->t);
 }
 
@@ -183,6 +186,15 @@ static tl_status load_oom(const tl_corr_opts *o) {
   return TL_ENOMEM;
 }
 
+/* The cluster or system column `name` (NULL: none) into *col (-1 when none): 1 when it is
+ * missing and was named (reported), 0 otherwise ("auto": a default that may be absent). */
+static int load_id_column(loader *L, const char *name, int is_auto, const char *what, int *col) {
+  *col = name ? tl_tabin_col(&L->t, name) : -1;
+  if (!name || *col >= 0 || is_auto) return 0;
+  fprintf(L->o->log, "%s: %s has no column '%s' (the %s column)\n", LABEL(L->o), L->o->input, name, what);
+  return 1;
+}
+
 /* Step 2: the named columns (d->names, gb) and their indices; every missing one is reported,
  * with the columns present. */
 static tl_status load_columns(loader *L) {
@@ -205,6 +217,8 @@ static tl_status load_columns(loader *L) {
     L->gcol[k] = tl_tabin_col(t, L->gb[k]);
     if (L->gcol[k] < 0) { fprintf(o->log, "%s: %s has no column '%s' (in --group-by)\n", LABEL(o), o->input, L->gb[k]); missing = 1; }
   }
+  missing |= load_id_column(L, o->cluster, o->cluster_auto, "--cluster", &L->ccol);
+  missing |= load_id_column(L, o->system, o->system_auto, "--system", &L->scol);
   if (!missing) return TL_OK;
   fprintf(o->log, "%s: columns present: ", LABEL(o));
   for (int c = 0; c < t->ncols; c++) fprintf(o->log, "%s%s", c ? ", " : "", t->colnames[c]);
@@ -272,6 +286,64 @@ static tl_status load_keys(loader *L, uint32_t *rowgroup, size_t **gcount) {
   return st == TL_OK ? TL_OK : load_oom(L->o);
 }
 
+/* Dense ids (first-seen order within group g) of column col's cells of g's usable rows into
+ * ids[g->n]; *nid distinct values, their names appended NUL-terminated to names (when not
+ * NULL). TL_ENOMEM when out of memory. */
+static tl_status group_ids(const loader *L, int gix, int col, uint32_t *ids, uint32_t *nid, tl_buf *names) {
+  tl_strmap map;
+  tl_strmap_init(&map);
+  tl_status st = TL_OK;
+  uint32_t pos = 0;
+  *nid = 0;
+  for (size_t r = 0; r < L->t.nrows && st == TL_OK; r++) {
+    if (!L->rowok[r] || L->rowgroup[r] != (uint32_t)gix) continue;
+    const char *v = L->t.cells[r][col];
+    bool ins = false;
+    size_t id = 0;
+    st = tl_strmap_put(&map, v, *nid, &ins, &id);
+    if (st == TL_OK && ins) {
+      id = (*nid)++;
+      if (names) st = tl_buf_append(names, v, strlen(v) + 1);
+    }
+    ids[pos++] = (uint32_t)id;
+  }
+  tl_strmap_release(&map);
+  return st;
+}
+
+/* Step 4b: each group's cluster ids (cl, ncl) and system ids (sys, nsys, sysnames), into the
+ * tail of the group's metric block (correlate_int.h). With cluster_auto, a group in which no
+ * cluster has two rows keeps item resampling (cl NULL). */
+static tl_status load_ids(loader *L) {
+  corr_data *d = L->d;
+  tl_status st = TL_OK;
+  for (int k = 0; k < d->ngroups && st == TL_OK && (L->ccol >= 0 || L->scol >= 0); k++) {
+    group *g = &d->g[k];
+    const size_t n = g->n ? g->n : 1, head = (size_t)d->M * n * sizeof(double);
+    tl_buf names;
+    tl_buf_init(&names);
+    uint32_t *ids = malloc(2 * n * sizeof *ids);
+    if (!ids) st = TL_ENOMEM;
+    if (st == TL_OK && L->ccol >= 0) st = group_ids(L, k, L->ccol, ids, &g->ncl, NULL);
+    if (st == TL_OK && L->scol >= 0) st = group_ids(L, k, L->scol, ids + n, &g->nsys, &names);
+    if (st == TL_OK && L->o->cluster_auto && g->ncl == g->n) g->ncl = 0; /* one row per cluster */
+    char *blk = st == TL_OK ? realloc(g->metric, head + 2 * n * sizeof *ids + names.len + 1) : NULL;
+    if (blk) {
+      g->metric = (double *)blk;
+      memcpy(blk + head, ids, 2 * n * sizeof *ids);
+      memcpy(blk + head + 2 * n * sizeof *ids, names.data ? names.data : "", names.len);
+      g->cl = g->ncl ? (uint32_t *)(blk + head) : NULL;
+      g->sys = L->scol >= 0 ? (uint32_t *)(blk + head) + n : NULL;
+      g->sysnames = blk + head + 2 * n * sizeof *ids;
+    } else if (st == TL_OK) {
+      st = TL_ENOMEM;
+    }
+    free(ids);
+    tl_buf_release(&names);
+  }
+  return st == TL_OK ? TL_OK : load_oom(L->o);
+}
+
 /* Step 4: the groups: keys, then each group's usable rows in file order (human[n], metric
  * [M][n]); a group whose rows were all excluded is reported and skipped, not fatal for the
  * others. */
@@ -279,7 +351,7 @@ static tl_status load_groups(loader *L) {
   corr_data *d = L->d;
   const size_t nrows = L->t.nrows;
   size_t *gcount = NULL;
-  uint32_t *rowgroup = malloc((nrows ? nrows : 1) * sizeof *rowgroup);
+  uint32_t *rowgroup = L->rowgroup = malloc((nrows ? nrows : 1) * sizeof *rowgroup);
   tl_status st = rowgroup ? load_keys(L, rowgroup, &gcount) : load_oom(L->o);
   for (int k = 0; k < d->ngroups && st == TL_OK; k++) {
     group *g = &d->g[k];
@@ -295,8 +367,8 @@ static tl_status load_groups(loader *L) {
     for (int m = 0; m < d->M; m++) g->metric[(size_t)m * cap + g->n] = L->num[(size_t)(m + 1) * nrows + r];
     g->n++;
   }
-  free(rowgroup);
   free(gcount);
+  if (st == TL_OK) st = load_ids(L);
   if (st != TL_OK) return st;
   for (int k = 0; k < d->ngroups;) {
     if (d->g[k].n > 0) { k++; continue; }

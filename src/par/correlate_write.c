@@ -16,6 +16,47 @@ static void fmt_p(char *buf, size_t n, double p, uint64_t B) {
   else snprintf(buf, n, "%.4f", p);
 }
 
+/* Group g's system-level table (g->per[K .. 2K)): the per-system means, then the statistics
+ * over the systems; a note when fewer than 3 systems make a correlation (+-1 or NaN). */
+static void print_system(const tl_corr_opts *o, const corr_data *d, const group *g) {
+  FILE *f = o->outf;
+  const int K = d->M * d->nstats;
+  fprintf(f, "  system level (%s means, %u systems): B = %llu resamples of %u %s, %.0f%% percentile CIs\n",
+          o->system, g->nsys, (unsigned long long)d->B, g->cl ? g->ncl : g->n,
+          g->cl ? (o->cluster_auto ? "questions (clusters)" : "clusters") : "rows", 100 * o->ci);
+  double *mean = malloc((size_t)(d->M + 1) * (g->nsys ? g->nsys : 1) * sizeof *mean);
+  const double *const *mp = NULL;
+  const double **cols = malloc((size_t)d->M * sizeof *cols);
+  for (int m = 0; cols && m < d->M; m++) cols[m] = g->metric + (size_t)m * g->n;
+  mp = (const double *const *)cols;
+  tl_sys_in si = {g->n, g->human, d->M, mp, g->sys, g->nsys, g->cl, g->ncl, d->nstats,
+                  {d->stats[0], d->nstats > 1 ? d->stats[1] : TL_STAT_SPEARMAN}, o->seed, d->B};
+  if (mean && cols && tl_sys_means(&si, mean) == TL_OK) {
+    fprintf(f, "  %-24s %9s", o->system, "human");
+    for (int m = 0; m < d->M; m++) fprintf(f, " %14.14s", d->names[m]);
+    fprintf(f, "\n");
+    const char *nm = g->sysnames;
+    for (uint32_t q = 0; q < g->nsys; q++, nm += strlen(nm) + 1) {
+      fprintf(f, "  %-24s %9.4f", nm, mean[q]);
+      for (int m = 0; m < d->M; m++) fprintf(f, " %14.4f", mean[(size_t)(m + 1) * g->nsys + q]);
+      fprintf(f, "\n");
+    }
+  }
+  free(mean);
+  free(cols);
+  fprintf(f, "  %-18s %-10s %9s  %-21s %8s %9s\n", "metric", "statistic", "estimate", "CI", "SE", "undefined");
+  for (int q = 0; q < K; q++) {
+    const tl_boot_summary *p = &g->per[K + q];
+    char ci[64];
+    snprintf(ci, sizeof ci, "[%.4f, %.4f]", p->ci_lo, p->ci_hi);
+    fprintf(f, "  %-18s %-10s %9.4f  %-21s %8.4f %9lld\n", d->names[q / d->nstats],
+            tl_stat_name(d->stats[q % d->nstats]), p->estimate, ci, p->se, (long long)p->n_undefined);
+  }
+  if (g->nsys < 3)
+    fprintf(f, "  note: %u system(s): a correlation over fewer than 3 systems is +-1 or undefined (NaN); "
+               "it says nothing about agreement\n", g->nsys);
+}
+
 static void print_table(const tl_corr_opts *o, const corr_data *d) {
   FILE *f = o->outf;
   int K = d->M * d->nstats, npairs = d->M * (d->M - 1) / 2;
@@ -24,8 +65,13 @@ static void print_table(const tl_corr_opts *o, const corr_data *d) {
     const group *g = &d->g[k];
     fprintf(f, "%s%s: n = %u items", k ? "\n" : "", g->key, g->n);
     if (g->excluded) fprintf(f, " (%lld rows excluded: non-numeric or undefined cells)", (long long)g->excluded);
-    fprintf(f, ", B = %llu resamples%s, seed %llu, %.0f%% %s CIs\n", (unsigned long long)d->B,
-            d->indices ? " (--indices)" : "", (unsigned long long)o->seed, 100 * o->ci, meth);
+    if (g->cl)
+      fprintf(f, ", B = %llu resamples of %u %s '%s'), seed %llu, %.0f%% %s CIs\n",
+              (unsigned long long)d->B, g->ncl, o->cluster_auto ? "questions (clusters by" : "clusters (by", o->cluster,
+              (unsigned long long)o->seed, 100 * o->ci, meth);
+    else
+      fprintf(f, ", B = %llu resamples%s, seed %llu, %.0f%% %s CIs\n", (unsigned long long)d->B,
+              d->indices ? " (--indices)" : "", (unsigned long long)o->seed, 100 * o->ci, meth);
     fprintf(f, "  %-18s %-10s %9s  %-21s %8s %9s\n", "metric", "statistic", "estimate", "CI", "SE", "undefined");
     for (int q = 0; q < K; q++) {
       const tl_boot_summary *p = &g->per[q];
@@ -55,6 +101,7 @@ static void print_table(const tl_corr_opts *o, const corr_data *d) {
         fprintf(f, "  COMPAT p_ttest: paper-style t-test on the two bootstrap vectors; its p-value shrinks as B grows\n"
                    "  (it tests the resampling, not the metrics): do not use it as evidence.\n");
     }
+    if (g->sys) print_system(o, d, g);
   }
   /* the layout of the LAVE paper's table: one row per metric, one column per group, each
    * statistic x 100 (the estimates above) */
@@ -86,6 +133,7 @@ static void print_json(const tl_corr_opts *o, const corr_data *d) {
   cJSON_AddNumberToObject(root, "ci", o->ci);
   cJSON_AddStringToObject(root, "method", o->method == TL_CI_BCA ? "bca" : "percentile");
   cJSON_AddBoolToObject(root, "indices", d->indices != NULL);
+  if (o->cluster) cJSON_AddStringToObject(root, "cluster", o->cluster);
   cJSON *gs = cJSON_AddArrayToObject(root, "groups");
 #define NUM(obj, name, v) (isfinite(v) ? cJSON_AddNumberToObject(obj, name, v) : cJSON_AddNullToObject(obj, name))
   for (int k = 0; k < d->ngroups; k++) {
@@ -94,6 +142,7 @@ static void print_json(const tl_corr_opts *o, const corr_data *d) {
     cJSON_AddStringToObject(jg, "group", g->key);
     cJSON_AddNumberToObject(jg, "n", g->n);
     cJSON_AddNumberToObject(jg, "excluded_rows", (double)g->excluded);
+    if (g->cl) cJSON_AddNumberToObject(jg, "clusters", g->ncl);
     cJSON *ms = cJSON_AddArrayToObject(jg, "metrics");
     for (int q = 0; q < K; q++) {
       const tl_boot_summary *p = &g->per[q];
@@ -118,6 +167,21 @@ static void print_json(const tl_corr_opts *o, const corr_data *d) {
       if (o->ttest_compat) { NUM(m, "p_ttest_compat", c->p_ttest_compat); NUM(m, "t_ttest_compat", c->t_ttest_compat); }
       cJSON_AddItemToArray(cs, m);
     }
+    if (g->sys) {
+      cJSON *sy = cJSON_AddObjectToObject(jg, "system_level");
+      cJSON_AddStringToObject(sy, "system", o->system);
+      cJSON_AddNumberToObject(sy, "systems", g->nsys);
+      cJSON *sm = cJSON_AddArrayToObject(sy, "metrics");
+      for (int q = 0; q < K; q++) {
+        const tl_boot_summary *p = &g->per[K + q];
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "metric", d->names[q / d->nstats]);
+        cJSON_AddStringToObject(m, "statistic", tl_stat_name(d->stats[q % d->nstats]));
+        NUM(m, "estimate", p->estimate); NUM(m, "se", p->se); NUM(m, "ci_lo", p->ci_lo); NUM(m, "ci_hi", p->ci_hi);
+        cJSON_AddNumberToObject(m, "n_undefined", (double)p->n_undefined);
+        cJSON_AddItemToArray(sm, m);
+      }
+    }
     cJSON_AddItemToArray(gs, jg);
   }
 #undef NUM
@@ -132,12 +196,12 @@ static void print_json(const tl_corr_opts *o, const corr_data *d) {
 #define ADDCOL(t, n, ty, doc) if (tl_table_add_col((t), (n), (ty), (doc)) < 0) return TL_ENOMEM
 /* Rank 0: the summary table, one row per (group, metric, statistic). TL_ENOMEM when out of
  * memory. */
-static tl_status build_summary(const corr_data *d, tl_table *sum) {
+static tl_status build_summary(const corr_data *d, tl_table *sum, int sys) {
   const int K = d->M * d->nstats;
   ADDCOL(sum, "group", TL_COL_STR, "group key (col=value,...) or all");
   ADDCOL(sum, "metric", TL_COL_STR, "metric column");
   ADDCOL(sum, "statistic", TL_COL_STR, "spearman | kendall_b");
-  ADDCOL(sum, "n", TL_COL_I64, "items in the group");
+  ADDCOL(sum, "n", TL_COL_I64, sys ? "systems in the group" : "items in the group");
   ADDCOL(sum, "estimate", TL_COL_F64, "statistic on the full data");
   ADDCOL(sum, "boot_mean", TL_COL_F64, "mean of the defined resample values");
   ADDCOL(sum, "se", TL_COL_F64, "bootstrap standard error (ddof=1)");
@@ -147,14 +211,14 @@ static tl_status build_summary(const corr_data *d, tl_table *sum) {
   ADDCOL(sum, "n_undefined", TL_COL_I64, "resamples excluded (undefined statistic)");
   for (int k = 0; k < d->ngroups; k++) {
     const group *g = &d->g[k];
-    for (int q = 0; q < K; q++) {
-      const tl_boot_summary *p = &g->per[q];
+    for (int q = 0; q < K && (!sys || g->sys); q++) {
+      const tl_boot_summary *p = &g->per[sys ? K + q : q];
       size_t r = tl_table_add_row(sum);
       if (r == (size_t)-1) return TL_ENOMEM;
       if (tl_table_set_str(sum, r, 0, g->key) || tl_table_set_str(sum, r, 1, d->names[q / d->nstats]) ||
           tl_table_set_str(sum, r, 2, tl_stat_name(d->stats[q % d->nstats])))
         return TL_ENOMEM;
-      tl_table_set_i64(sum, r, 3, g->n);
+      tl_table_set_i64(sum, r, 3, sys ? g->nsys : g->n);
       double v[] = {p->estimate, p->boot_mean, p->se, p->ci_lo, p->ci_hi};
       for (int i = 0; i < 5; i++) tl_table_set_f64(sum, r, 4 + i, v[i]);
       tl_table_set_i64(sum, r, 9, p->n_defined);
@@ -220,6 +284,12 @@ static tl_status build_resamples(const corr_data *d, tl_table *res) {
 
 /* Rank 0: the params table, one row: how the study was run. */
 static tl_status build_params(const tl_corr_opts *o, const corr_data *d, tl_table *par) {
+  uint64_t clustered = 0; /* clusters over the groups */
+  int sys = 0;
+  for (int k = 0; k < d->ngroups; k++) {
+    clustered += d->g[k].cl ? d->g[k].ncl : 0;
+    sys |= d->g[k].sys != NULL;
+  }
   ADDCOL(par, "input", TL_COL_STR, "the data table");
   ADDCOL(par, "human", TL_COL_STR, "human score column");
   ADDCOL(par, "metrics", TL_COL_STR, "metric columns, comma-separated");
@@ -230,14 +300,21 @@ static tl_status build_params(const tl_corr_opts *o, const corr_data *d, tl_tabl
   ADDCOL(par, "ci_method", TL_COL_STR, "percentile | bca");
   ADDCOL(par, "permutation", TL_COL_I64, "1 when the permutation test ran (B permutations)");
   ADDCOL(par, "resampling", TL_COL_STR, "how resamples were drawn");
+  ADDCOL(par, "cluster", TL_COL_STR, "the cluster column (questions), or empty: items resampled");
+  ADDCOL(par, "clusters", TL_COL_I64, "clusters resampled, summed over the groups (0: items resampled)");
+  ADDCOL(par, "system", TL_COL_STR, "the system column of the system-level table, or empty");
   size_t r = tl_table_add_row(par);
   if (r == (size_t)-1) return TL_ENOMEM;
   if (tl_table_set_str(par, r, 0, o->input) || tl_table_set_str(par, r, 1, o->human) ||
       tl_table_set_str(par, r, 2, o->metrics) || tl_table_set_str(par, r, 3, o->group_by ? o->group_by : "") ||
       tl_table_set_str(par, r, 7, o->method == TL_CI_BCA ? "bca" : "percentile") ||
       tl_table_set_str(par, r, 9, d->indices ? "explicit index matrix (--indices)"
-                                             : "Philox4x32-10 keyed by (seed, resample)"))
+                                  : clustered ? "Philox4x32-10 keyed by (seed, resample), clusters drawn"
+                                              : "Philox4x32-10 keyed by (seed, resample)") ||
+      tl_table_set_str(par, r, 10, clustered ? o->cluster : "") ||
+      tl_table_set_str(par, r, 12, sys ? o->system : ""))
     return TL_ENOMEM;
+  tl_table_set_i64(par, r, 11, (int64_t)clustered);
   tl_table_set_i64(par, r, 4, (int64_t)d->B);
   tl_table_set_i64(par, r, 5, (int64_t)o->seed);
   tl_table_set_f64(par, r, 6, o->ci);
@@ -254,24 +331,29 @@ static tl_status build_params(const tl_corr_opts *o, const corr_data *d, tl_tabl
  * are byte-identical however the study ran. Returns the agreed status, its message in err. */
 tl_status corr_write_tables(const tl_corr_opts *o, const corr_data *d, tl_writer *w,
                             const char *prefix, int rank, MPI_Comm c, tl_err *err) {
-  static const char *const NAME[4] = {"summary", "compare", "resamples", "params"};
-  tl_table *t[4] = {NULL, NULL, NULL, NULL};
+  static const char *const NAME[5] = {"summary", "compare", "resamples", "params", "system/summary"};
+  tl_table *t[5] = {NULL, NULL, NULL, NULL, NULL};
   tl_status st = TL_OK;
+  int nt = 4; /* the system-level table when a group has one (rank 0 decides; agreed below) */
+  for (int k = 0; rank == 0 && k < d->ngroups; k++)
+    if (d->g[k].sys) nt = 5;
   if (rank == 0) {
-    for (int i = 0; i < 4 && st == TL_OK; i++) {
+    for (int i = 0; i < nt && st == TL_OK; i++) {
       char path[512];
       snprintf(path, sizeof path, "%s/%s", prefix, NAME[i]);
       if (!(t[i] = tl_table_new(path))) st = TL_ENOMEM;
     }
-    if (st == TL_OK) st = build_summary(d, t[0]);
+    if (st == TL_OK) st = build_summary(d, t[0], 0);
+    if (st == TL_OK && nt == 5) st = build_summary(d, t[4], 1);
     if (st == TL_OK) st = build_compare(d, t[1]);
     if (st == TL_OK) st = build_resamples(d, t[2]);
     if (st == TL_OK) st = build_params(o, d, t[3]);
     if (st != TL_OK) tl_err_set(err, st, "out of memory building the output tables");
   }
   st = tl_agree(st, err, c);
-  for (int i = 0; i < 4 && st == TL_OK; i++) st = w->vt->write_table(w, rank ? NULL : t[i], err);
-  for (int i = 0; i < 4; i++) tl_table_free(t[i]);
+  if (st == TL_OK) st = tl_agree(tl_bcast(&nt, 1, MPI_INT, 0, c, err), err, c);
+  for (int i = 0; i < nt && st == TL_OK; i++) st = w->vt->write_table(w, rank ? NULL : t[i], err);
+  for (int i = 0; i < 5; i++) tl_table_free(t[i]);
   return st;
 }
 
@@ -294,11 +376,14 @@ tl_status corr_study_report(study *s, const tl_inlog *log, tl_err *err) {
     snprintf(devices, sizeof devices, "%d rank(s), %d using CUDA", s->nranks, gpu_ranks);
     if (o->json) print_json(o, d);
     else print_table(o, d);
+    int clustered = 0; /* groups resampling clusters: the CPU path (the CUDA kernels draw items) */
+    for (int k = 0; k < d->ngroups; k++) clustered += d->g[k].cl != NULL;
     if (!o->quiet)
       fprintf(o->log, "%s: %d group(s), %llu resamples x %d values in %.3f s; "
-              "%s%s in %.3f s; on %s\n", LABEL(o), d->ngroups, (unsigned long long)d->B, s->K, t_max,
+              "%s%s in %.3f s; on %s%s\n", LABEL(o), d->ngroups, (unsigned long long)d->B, s->K, t_max,
               o->permutation ? "permutation test" : "no permutation test",
-              o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices);
+              o->method == TL_CI_BCA ? ", BCa jackknife" : "", t_sum_max, devices,
+              clustered ? "; clusters resampled on the CPU (the CUDA kernels draw items)" : "");
     if (log->total) fprintf(o->log, "%s: %ld bad input cell(s) reported; those rows were excluded\n", LABEL(o), log->total);
   }
   return TL_OK;

@@ -436,7 +436,8 @@ static void load_study(problems *p, const cJSON *o, int si, const char *dir, tl_
     return;
   }
   static const char *const KEYS[] = {"name", "input", "from", "join", "on", "human", "metrics", "group_by",
-                                     "resamples", "seed", "ci", "method", "permutation", "stats", NULL};
+                                     "resamples", "seed", "ci", "method", "permutation", "stats", "cluster",
+                                     "system", NULL};
   check_keys(p, o, where, KEYS);
   char w2[128];
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "name");
@@ -505,6 +506,12 @@ static void load_study(problems *p, const cJSON *o, int si, const char *dir, tl_
       else problem(p, where, "\"stats\" entries must be \"spearman\" or \"kendall\"");
     }
     if (!st->stats_mask) st->stats_mask = 3;
+  }
+  static const char *const IDKEYS[2] = {"cluster", "system"};
+  for (int q = 0; q < 2; q++) { /* a column name, or "none" */
+    v = cJSON_GetObjectItemCaseSensitive(o, IDKEYS[q]);
+    if (v && (!cJSON_IsString(v) || !*v->valuestring)) problem(p, where, "\"%s\" must be a column name or \"none\"", IDKEYS[q]);
+    else if (v) *(q ? &st->system : &st->cluster) = tl_strdup(v->valuestring);
   }
   job->n_studies++;
 }
@@ -934,7 +941,7 @@ void tl_job_release(tl_job *job) {
   free(job->benches);
   for (int i = 0; i < job->n_studies; i++) {
     tl_job_study *st = &job->studies[i];
-    free(st->name); free(st->input); free(st->human); free(st->metrics); free(st->group_by);
+    free(st->name); free(st->input); free(st->human); free(st->metrics); free(st->group_by); free(st->cluster); free(st->system);
     free(st->from); free(st->join); free(st->on);
   }
   free(job->studies);

@@ -859,6 +859,11 @@ struct tl_study {
   uint8_t *ypad;     /* [C8] human level of each cnt8 cell of a dist metric (0 elsewhere) */
   int ysrc;          /* the metric with the fewest cells: the human marginal is summed from it */
   int simd;          /* AVX2 paths (the CPU has AVX2); tl_study_set_simd turns them off */
+  /* cluster resampling (tl_study_in.cluster; NULL cl: items resampled) */
+  uint32_t *cl;      /* [n] cluster of each item, owned copy */
+  uint32_t mcl;      /* m clusters */
+  uint32_t *cstart;  /* [m + 1] start of cluster c's items in citem */
+  uint32_t *citem;   /* [n] items grouped by cluster, ascending within a cluster */
 };
 
 void tl_study_free(tl_study *s) {
@@ -879,6 +884,9 @@ void tl_study_free(tl_study *s) {
   free(s->jord);
   free(s->jrun);
   free(s->ypad);
+  free(s->cl);
+  free(s->cstart);
+  free(s->citem);
   free(s);
 }
 
@@ -1028,6 +1036,49 @@ done:
   return rc;
 }
 
+/* The cluster ids of a study: in [0, m), not with an index matrix, and the weighted sample of
+ * any resample (at most m draws of the largest cluster) within TL_BOOT_MAX_N rows. */
+static tl_status cluster_check(const tl_study_in *in, tl_err *err) {
+  if (in->indices) return tl_err_set(err, TL_EINPUT, "a study resamples clusters or follows an index matrix, not both");
+  const uint32_t m = in->nclusters;
+  if (m == 0) return tl_err_set(err, TL_EINPUT, "cluster resampling with no cluster");
+  uint32_t *size = calloc(m, sizeof *size);
+  if (!size) return tl_err_set(err, TL_ENOMEM, "out of memory (clusters)");
+  tl_status st = TL_OK;
+  uint32_t big = 0;
+  for (uint32_t i = 0; i < in->n && st == TL_OK; i++) {
+    if (in->cluster[i] >= m) st = tl_err_set(err, TL_EINPUT, "item %u has cluster %u, outside [0, %u)", i, in->cluster[i], m);
+    else if (++size[in->cluster[i]] > big) big = size[in->cluster[i]];
+  }
+  free(size);
+  if (st == TL_OK && (uint64_t)big * m > TL_BOOT_MAX_N)
+    st = tl_err_set(err, TL_EINPUT, "%u clusters with up to %u items each: a resample could hold more than %d rows",
+                    m, big, TL_BOOT_MAX_N);
+  return st;
+}
+
+/* The study's copy of the cluster ids and their items grouped by cluster (a counting sort). */
+static int cluster_index(tl_study *s, const tl_study_in *in) {
+  const uint32_t n = s->n, m = in->nclusters;
+  s->mcl = m;
+  s->cl = malloc((size_t)n * sizeof *s->cl);
+  s->cstart = calloc((size_t)m + 1, sizeof *s->cstart);
+  s->citem = malloc((size_t)n * sizeof *s->citem);
+  if (!s->cl || !s->cstart || !s->citem) return -1;
+  memcpy(s->cl, in->cluster, (size_t)n * sizeof *s->cl);
+  for (uint32_t i = 0; i < n; i++) s->cstart[s->cl[i] + 1]++;
+  for (uint32_t c = 0; c < m; c++) s->cstart[c + 1] += s->cstart[c];
+  uint32_t *fill = malloc(((size_t)m + 1) * sizeof *fill);
+  if (!fill) return -1;
+  memcpy(fill, s->cstart, ((size_t)m + 1) * sizeof *fill);
+  for (uint32_t i = 0; i < n; i++) s->citem[fill[s->cl[i]]++] = i;
+  free(fill);
+  return 0;
+}
+
+uint32_t tl_study_units(const tl_study *s) { return s->cl ? s->mcl : s->n; }
+int tl_study_clustered(const tl_study *s) { return s->cl != NULL; }
+
 tl_status tl_study_new(const tl_study_in *in, tl_study **out, tl_err *err) {
   *out = NULL;
   const uint32_t n = in->n;
@@ -1052,6 +1103,8 @@ tl_status tl_study_new(const tl_study_in *in, tl_study **out, tl_err *err) {
         return tl_err_set(err, TL_EINPUT, "'%s' has a non-finite value at item %u",
                           k < 0 ? "human" : (in->names && in->names[k] ? in->names[k] : "metric"), i);
   }
+  tl_status cst = in->cluster ? cluster_check(in, err) : TL_OK;
+  if (cst != TL_OK) return cst;
   if (in->indices)
     for (uint64_t q = 0; q < in->B * (uint64_t)n; q++)
       if (in->indices[q] >= n)
@@ -1091,6 +1144,7 @@ tl_status tl_study_new(const tl_study_in *in, tl_study **out, tl_err *err) {
     for (uint32_t i = 0; i < n; i++) z[i] = sd > 0 ? (x[i] - mean) / sd : 0.0;
   }
   if (study_layout(s) != 0) goto oom;
+  if (in->cluster && cluster_index(s, in) != 0) goto oom;
   *out = s;
   return TL_OK;
 oom:
@@ -1261,8 +1315,37 @@ static void study_eval(const tl_study *s, study_ws *w, uint64_t r, double *out) 
   }
 }
 
+/* Cluster resamples [r0, r1) (tl_study_in.cluster): resample r's cluster counts wc[m] from
+ * tl_boot_counts(seed, r, m) (the item path's draws, over clusters), item i weighs wc[cl[i]],
+ * and each metric's cell weights go through the general sweep (suff_from_cells). O(M (n +
+ * cells)) per resample: the item path's joint tables and uint8 counts assume weights that sum
+ * to n, which cluster weights do not. */
+static tl_status cluster_resamples(const tl_study *s, uint64_t r0, uint64_t r1, double *out) {
+  const uint32_t n = s->n;
+  const size_t K = (size_t)s->M * s->S;
+  int32_t *wc = malloc(((size_t)s->mcl + 1) * sizeof *wc), *cw = malloc(((size_t)s->maxcells + 1) * sizeof *cw);
+  cell_scratch sc;
+  int ok = wc && cw && scratch_init(&sc, s->h.nlevels) == 0;
+  for (uint64_t r = r0; ok && r < r1; r++) {
+    tl_boot_counts(s->seed, r, s->mcl, wc);
+    for (int k = 0; k < s->M; k++) {
+      const uint32_t *id = s->cellid + (size_t)k * n;
+      memset(cw, 0, (size_t)s->c[k].ncells * sizeof *cw);
+      for (uint32_t i = 0; i < n; i++) cw[id[i]] += wc[s->cl[i]];
+      tl_suff sf;
+      suff_from_cells(&s->c[k], cw, &sc, &sf);
+      for (int t = 0; t < s->S; t++) out[(r - r0) * K + (size_t)k * s->S + (size_t)t] = stat_of(s->st[t], &sf);
+    }
+  }
+  if (wc && cw) scratch_release(&sc);
+  free(wc);
+  free(cw);
+  return ok ? TL_OK : TL_ENOMEM;
+}
+
 tl_status tl_study_resamples(const tl_study *s, uint64_t r0, uint64_t r1, double *out) {
   if (r0 > r1 || r1 > s->B) return TL_EINPUT;
+  if (s->cl) return cluster_resamples(s, r0, r1, out);
   study_ws w;
   if (study_ws_init(s, &w) != 0) return TL_ENOMEM;
   const size_t K = (size_t)s->M * s->S;
@@ -1475,6 +1558,7 @@ static void summarize_one(double *v, size_t nd, uint64_t B, double estimate, con
  * values are the statistics with one item of that cell left out (every item of a cell shares
  * them). */
 size_t tl_study_jack_tasks(const tl_study *s) {
+  if (s->cl) return (size_t)s->M * s->mcl; /* (metric k, cluster c): k * m + c */
   size_t T = 0;
   for (int k = 0; k < s->M; k++) T += s->c[k].ncells;
   return T;
@@ -1604,7 +1688,33 @@ done:
 
 /* The jackknife task values of [t0, t1): per metric, the leave-one-out statistics of its cells
  * in closed form (jack_suff_closed) from the full data's cell sizes. */
+/* Leave-one-CLUSTER-out values of tasks [t0, t1) (task k * m + c: metric k without the items
+ * of cluster c): the full data's cell weights with cluster c's items taken out, one exact sweep
+ * per task (O(m (n + cells)) per metric in all; the closed form is for single items only). */
+static tl_status cluster_jack_values(const tl_study *s, size_t t0, size_t t1, double *cv) {
+  const int S = s->S;
+  int32_t *cw = malloc(((size_t)s->maxcells + 1) * sizeof *cw);
+  cell_scratch sc;
+  int ok = cw && scratch_init(&sc, s->h.nlevels) == 0;
+  int have = -1; /* the metric whose full weights cw holds */
+  for (size_t t = t0; ok && t < t1; t++) {
+    const int k = (int)(t / s->mcl);
+    const uint32_t c = (uint32_t)(t % s->mcl), *id = s->cellid + (size_t)k * s->n;
+    if (k != have) full_weights(s, k, cw);
+    have = k;
+    for (uint32_t q = s->cstart[c]; q < s->cstart[c + 1]; q++) cw[id[s->citem[q]]]--;
+    tl_suff sf;
+    suff_from_cells(&s->c[k], cw, &sc, &sf);
+    for (uint32_t q = s->cstart[c]; q < s->cstart[c + 1]; q++) cw[id[s->citem[q]]]++;
+    for (int u = 0; u < S; u++) cv[(t - t0) * (size_t)S + (size_t)u] = stat_of(s->st[u], &sf);
+  }
+  if (cw) scratch_release(&sc);
+  free(cw);
+  return ok ? TL_OK : TL_ENOMEM;
+}
+
 tl_status tl_study_jack_values(const tl_study *s, size_t t0, size_t t1, double *cv) {
+  if (s->cl) return cluster_jack_values(s, t0, t1, cv);
   const int S = s->S;
   int32_t *cw = malloc(((size_t)s->maxcells + 1) * sizeof *cw);
   tl_suff *sf = NULL;
@@ -1695,6 +1805,13 @@ int tl_boot_jack_suff(const uint32_t *xl, const uint32_t *yl, const int32_t *cw,
 static void jack_expand(const tl_study *s, const double *cv, double *jack) {
   const uint32_t n = s->n;
   const int S = s->S;
+  if (s->cl) { /* clusters: jack[(k*S + t) * m + c] (cluster c left out) */
+    for (int k = 0; k < s->M; k++)
+      for (int t = 0; t < S; t++)
+        for (uint32_t c = 0; c < s->mcl; c++)
+          jack[((size_t)k * S + t) * s->mcl + c] = cv[((size_t)k * s->mcl + c) * (size_t)S + (size_t)t];
+    return;
+  }
   size_t base = 0;
   for (int k = 0; k < s->M; k++) {
     const uint32_t *id = s->cellid + (size_t)k * n;
@@ -1796,14 +1913,14 @@ tl_status tl_study_perm_counts(const tl_study *s, uint64_t r0, uint64_t r1, int6
   const int M = s->M, S = s->S, P = M * (M - 1) / 2;
   const uint32_t n = s->n;
   perm_pair *pp = calloc((size_t)(P ? P : 1), sizeof *pp);
-  uint8_t *swap = malloc(n ? n : 1);
+  uint8_t *swap = malloc(n ? n : 1), *cswap = s->cl ? malloc((size_t)s->mcl + 1) : NULL;
   double *obs = malloc((size_t)(P ? P : 1) * S * sizeof *obs);
   uint32_t maxc = 0;
   int npp = 0, rc = -1;
   int32_t *cwa = NULL, *cwb = NULL;
   cell_scratch sc = {0};
   memset(cnt, 0, (size_t)P * S * sizeof *cnt);
-  if (!pp || !swap || !obs) goto done;
+  if (!pp || !swap || !obs || (s->cl && !cswap)) goto done;
   for (int a = 0; a < M; a++)
     for (int b = a + 1; b < M; b++) {
       if (perm_pair_init(s, a, b, &pp[npp]) != 0) goto done;
@@ -1816,7 +1933,12 @@ tl_status tl_study_perm_counts(const tl_study *s, uint64_t r0, uint64_t r1, int6
   for (int q = 0; q < P; q++) perm_delta(s, &pp[q], NULL, cwa, cwb, &sc, obs + (size_t)q * S);
   double d[TL_STAT__N];
   for (uint64_t r = r0; r < r1; r++) {
-    perm_swaps(s->seed, r, n, swap, s->simd);
+    if (s->cl) { /* one coin per cluster (its bits: perm_swaps over m), every row of it swapped */
+      perm_swaps(s->seed, r, s->mcl, cswap, s->simd);
+      for (uint32_t i = 0; i < n; i++) swap[i] = cswap[s->cl[i]];
+    } else {
+      perm_swaps(s->seed, r, n, swap, s->simd);
+    }
     for (int q = 0; q < P; q++) {
       perm_delta(s, &pp[q], swap, cwa, cwb, &sc, d);
       for (int t = 0; t < S; t++) cnt[(size_t)q * S + t] += fabs(d[t]) >= fabs(obs[(size_t)q * S + t]);
@@ -1829,6 +1951,7 @@ done:
   for (int q = 0; q < npp; q++) perm_pair_release(&pp[q]);
   free(pp);
   free(swap);
+  free(cswap);
   free(obs);
   free(cwa);
   free(cwb);
@@ -1867,14 +1990,15 @@ tl_status tl_study_summarize_with(const tl_study *s, const double *vals, double 
   if (!(level > 0 && level < 1) || (method != TL_CI_PERCENTILE && method != TL_CI_BCA))
     return TL_EINPUT;
   const int M = s->M, S = s->S, P = M * (M - 1) / 2;
-  const size_t K = (size_t)M * S, n = s->n;
+  /* n: the items (Williams' test); jn: the jackknife's units (items, or clusters) */
+  const size_t K = (size_t)M * S, n = s->n, jn = tl_study_units(s);
   const uint64_t B = s->B;
   tl_status st = TL_ENOMEM;
   double *full = malloc(K * sizeof *full);
   double *v = malloc((size_t)(B ? B : 1) * sizeof *v);
   double *va = malloc((size_t)(B ? B : 1) * sizeof *va), *vb = malloc((size_t)(B ? B : 1) * sizeof *vb);
-  double *jack = method == TL_CI_BCA ? malloc(K * n * sizeof *jack) : NULL;
-  double *jd = method == TL_CI_BCA ? malloc(n * sizeof *jd) : NULL;
+  double *jack = method == TL_CI_BCA ? malloc(K * jn * sizeof *jack) : NULL;
+  double *jd = method == TL_CI_BCA ? malloc(jn * sizeof *jd) : NULL;
   double *pperm = malloc((size_t)(P ? P : 1) * S * sizeof *pperm);
   int64_t *pc = malloc((size_t)(P ? P : 1) * S * sizeof *pc);
   double *cv = NULL;
@@ -1902,7 +2026,7 @@ tl_status tl_study_summarize_with(const tl_study *s, const double *vals, double 
     size_t nd = 0;
     for (uint64_t r = 0; r < B; r++)
       if (!isnan(vals[r * K + k])) v[nd++] = vals[r * K + k];
-    summarize_one(v, nd, B, full[k], jack ? jack + k * n : NULL, n, level, method, &per[k]);
+    summarize_one(v, nd, B, full[k], jack ? jack + k * jn : NULL, jn, level, method, &per[k]);
   }
 
   int q = 0;
@@ -1926,10 +2050,10 @@ tl_status tl_study_summarize_with(const tl_study *s, const double *vals, double 
           nd++;
         }
         if (jd)
-          for (size_t i = 0; i < n; i++) jd[i] = jack[ka * n + i] - jack[kb * n + i];
+          for (size_t i = 0; i < jn; i++) jd[i] = jack[ka * jn + i] - jack[kb * jn + i];
         c->p_boot = nd ? fmin(1.0, 2.0 * (double)(le < ge ? le : ge) / (double)nd) : NAN;
         c->p_ttest_compat = tl_ttest_rel_p(va, vb, nd, &c->t_ttest_compat);
-        summarize_one(v, nd, B, full[ka] - full[kb], jd, n, level, method, &c->diff);
+        summarize_one(v, nd, B, full[ka] - full[kb], jd, jn, level, method, &c->diff);
         c->p_williams = c->t_williams = NAN;
         if (s->st[t] == TL_STAT_SPEARMAN) {
           double r23 = metric_metric_rho(s, a, b);

@@ -49,6 +49,29 @@ static int study_table(const tl_run_opts *o, const tl_job_study *js, tl_tabin *l
   return rc;
 }
 
+/* 1 when `col` is one of the comma-joined names in list. */
+static int in_list(const char *list, const char *col) {
+  size_t n = strlen(col);
+  for (const char *p = list; p && *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && strncmp(p, col, n) == 0) return 1;
+    p = e ? e + 1 : NULL;
+  }
+  return 0;
+}
+
+/* The study's cluster and system columns (docs/JOBS.md): a named column, "none", or the
+ * defaults of a study over the run's own columns: clusters = the item id ("id") where a
+ * question has several rows (one per model), system = "model" unless it is a group_by column
+ * (one system per group says nothing); either default is skipped when the table lacks it. */
+static void study_ids(const tl_job_study *js, tl_corr_opts *co) {
+  if (js->cluster) co->cluster = strcmp(js->cluster, "none") ? js->cluster : NULL;
+  else if (js->from) co->cluster = "id", co->cluster_auto = 1;
+  if (js->system) co->system = strcmp(js->system, "none") ? js->system : NULL;
+  else if (js->from && !in_list(js->group_by, "model")) co->system = "model", co->system_auto = 1;
+}
+
 /* Collective. Runs one study of the job with the engine of `tally correlate`. stab: rank 0, the
  * gathered item columns when the study reads the run's own (taken). */
 int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm, tl_writer *w, tl_tabin *stab) {
@@ -68,6 +91,7 @@ int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm, tl_wr
   co.quiet = o->quiet;
   co.outf = o->out;
   co.log = o->log;
+  study_ids(js, &co);
   int rank;
   MPI_Comm_rank(comm, &rank);
   run_test_pause(rank, "study", o->log);

@@ -21,8 +21,9 @@ void run_collect_cells(window_ctx *c, const tl_table *t) {
 /* The item table columns study js needs (those of its columns the table has): in x. */
 static void study_columns(const tl_job_study *js, const tl_table *schema, struct study_cols *x) {
   x->ncols = 0;
-  const char *lists[4] = {js->metrics, js->human, js->group_by, js->on};
-  for (int l = 0; l < 4; l++) {
+  const char *lists[6] = {js->metrics, js->human, js->group_by, js->on,
+                          js->cluster ? js->cluster : "id", js->system ? js->system : "model"};
+  for (int l = 0; l < 6; l++) {
     const char *p = lists[l];
     while (p && *p) {
       const char *e = strchr(p, ',');
