@@ -114,6 +114,10 @@ typedef struct {
   int method;        /* 0 percentile, 1 bca (default) */
   int permutation;   /* default 0 */
   int stats_mask;    /* bit 0 spearman, bit 1 kendall_b; default both */
+  char *agreement;   /* "agreement": column lists, each comma-joined, the lists ';'-joined
+                        ("judge,human;h1,h2,h3"); NULL = no agreement table */
+  int agreement_scale; /* Krippendorff's alpha metric: 0 nominal (default), 1 ordinal, 2 interval */
+  char *agreement_cluster; /* column resampled as clusters in the agreement table, or NULL */
 } tl_job_study;
 
 typedef struct {
