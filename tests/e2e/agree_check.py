@@ -148,4 +148,28 @@ def check():
     print(f"agreement: {checked} pairs and the 3-rater alpha equal sklearn/numpy/scipy ({SCALE})")
 
 
-{"make": make, "check": check}[cmd]()
+def check_compare():
+    """p_holm / p_bh of the compare table = Holm / BH of p_boot over each (group, statistic)
+    family, by their published definitions (numpy); mde80 > 0 where delta has a spread."""
+    cmp = tally_h5.read_table(d + "/c.h5", "/stats/correlate/compare")
+    fams = 0
+    for _, f in cmp.groupby(["group", "statistic"]):
+        p = f.p_boot.to_numpy()
+        m = len(p)
+        o = np.argsort(p, kind="stable")
+        holm = np.empty(m)
+        holm[o] = np.minimum(1, np.maximum.accumulate((m - np.arange(m)) * p[o]))
+        bh = np.empty(m)
+        bh[o] = np.minimum(1, np.minimum.accumulate((m * p[o] / np.arange(1, m + 1))[::-1])[::-1])
+        for got, want, what in ((f.p_holm, holm, "p_holm"), (f.p_bh, bh, "p_bh")):
+            if not np.allclose(got.to_numpy(), want, rtol=0, atol=1e-15):
+                sys.exit(f"FAIL: {what}: tally {got.to_numpy()}, reference {want}")
+        if not (f.mde80 > 0).all():
+            sys.exit(f"FAIL: mde80 {f.mde80.to_numpy()}")
+        fams += 1
+    if fams < 2 or len(cmp) < 6:
+        sys.exit(f"FAIL: {fams} families, {len(cmp)} comparisons")
+    print(f"compare: Holm and BH of {len(cmp)} comparisons in {fams} families equal the definitions")
+
+
+{"make": make, "check": check, "check-compare": check_compare}[cmd]()

@@ -5,7 +5,8 @@
 # (nominal, ordinal, interval; two raters and three) and the Wilson/Jeffreys intervals equal
 # their formulas in numpy/scipy (agree_check.py); the agreement tables are byte-identical on 1
 # and 2 ranks (mpirun); --agreement-cluster runs and says so; an unknown column
-# is an error naming it; the usage errors exit 2.
+# is an error naming it; the usage errors exit 2. Also the comparison table's Holm and
+# Benjamini-Hochberg columns against their definitions (numpy).
 . "$(dirname "$0")/common.sh"
 need_python
 "$PY" -c "import sklearn, scipy" 2>/dev/null || { echo "skipped: $PY lacks sklearn/scipy (apt-get install python3-sklearn)"; exit 77; }
@@ -37,6 +38,11 @@ fi
 "$TALLY_BIN" correlate "${BASE[@]}" --agreement j3,h3 --agreement-cluster q > "$WORK/cl.txt" 2>&1 ||
   { cat "$WORK/cl.txt"; fail "--agreement-cluster failed"; }
 grep -q "clusters: the values of column 'q'" "$WORK/cl.txt" || fail "cluster resampling not stated"
+# the comparison table's Holm / BH adjusted p-values and the MDE (correlate_write.c)
+"$TALLY_BIN" correlate "${BASE[@]}" --metrics metric,j10,r1,hh --method percentile --out "$WORK/c.h5" > "$WORK/c.txt" 2>&1 ||
+  { cat "$WORK/c.txt"; fail "tally correlate with 4 metrics failed"; }
+grep -q "p_holm" "$WORK/c.txt" || fail "no p_holm column printed"
+"$PY" "$CHECK" check-compare "$WORK" "$TALLY_SRC/tools"
 # errors: an unknown column names it (exit 2, nothing written); usage errors exit 2
 set +e
 "$TALLY_BIN" correlate "${BASE[@]}" --agreement j3,nosuch > /dev/null 2> "$WORK/e1.txt"; rc=$?
