@@ -291,6 +291,7 @@ static void print_agreement(const ag_ctx *x) {
           SCALE[o->agreement_scale], (unsigned long long)o->resamples,
           o->agreement_cluster ? "clusters" : "items", (unsigned long long)o->seed, 100 * o->ci);
   if (o->agreement_cluster) fprintf(f, "  clusters: the values of column '%s'\n", o->agreement_cluster);
+  if (o->group_by) fprintf(f, "  over all rows: the grouping (%s) does not split the agreement table\n", o->group_by);
   for (int i = 0; i < x->np; i++) print_pair(f, &x->p[i]);
 }
 
