@@ -118,6 +118,10 @@ typedef struct {
                         (default: with `from`, the item id when a question has several rows) */
   char *system;      /* "system": the system-level table's column, "none", or NULL (default:
                         with `from`, "model" when the table has it and it is not a group_by) */
+  char *agreement;   /* "agreement": column lists, each comma-joined, the lists ';'-joined
+                        ("judge,human;h1,h2,h3"); NULL = no agreement table */
+  int agreement_scale; /* Krippendorff's alpha metric: 0 nominal (default), 1 ordinal, 2 interval */
+  char *agreement_cluster; /* column resampled as clusters in the agreement table, or NULL */
 } tl_job_study;
 
 typedef struct {

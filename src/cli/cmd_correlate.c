@@ -13,7 +13,7 @@
 
 enum { O_INPUT = 1, O_HUMAN, O_METRICS, O_GROUP, O_RESAMPLES, O_SEED, O_CI, O_INDICES, O_OUT, O_METHOD,
        O_STATS, O_DEVICE, O_JSON, O_TTEST, O_PERM, O_STRICT, O_QUIET, O_BREAK, O_FORCE, O_HELP,
-       O_CLUSTER, O_SYSTEM };
+       O_CLUSTER, O_SYSTEM, O_AGREE, O_AGREE_SCALE, O_AGREE_CLUSTER };
 const struct option tl_opts_correlate[] = {
     {"input", required_argument, NULL, O_INPUT},         {"human", required_argument, NULL, O_HUMAN},
     {"metrics", required_argument, NULL, O_METRICS},     {"group-by", required_argument, NULL, O_GROUP},
@@ -26,9 +26,48 @@ const struct option tl_opts_correlate[] = {
     {"strict-input", no_argument, NULL, O_STRICT},       {"quiet", no_argument, NULL, O_QUIET},
     {"break-lock", no_argument, NULL, O_BREAK},          {"force", no_argument, NULL, O_FORCE},
     {"help", no_argument, NULL, O_HELP},                 {"cluster", required_argument, NULL, O_CLUSTER},
-    {"system", required_argument, NULL, O_SYSTEM},       {NULL, 0, NULL, 0}};
+    {"system", required_argument, NULL, O_SYSTEM},       {"agreement", required_argument, NULL, O_AGREE},
+    {"agreement-scale", required_argument, NULL, O_AGREE_SCALE},
+    {"agreement-cluster", required_argument, NULL, O_AGREE_CLUSTER}, {NULL, 0, NULL, 0}};
 
 static int corr_mpi(void *ctx, MPI_Comm comm) { return tl_correlate_run((const tl_corr_opts *)ctx, comm); }
+
+/* --agreement A,B[,C...], repeatable: the lists joined with ';' into all[cap] (a fixed buffer:
+ * nothing to free on the many early returns). */
+static int add_agreement(const char *cmd, const char *list, char *all, size_t cap) {
+  if (tl_opt_names(cmd, "--agreement", list)) return -1;
+  size_t old = strlen(all);
+  if (old + strlen(list) + 2 > cap) {
+    fprintf(stderr, "%s: --agreement: the column lists are longer than %zu bytes in all\n", cmd, cap - 2);
+    return -1;
+  }
+  if (old) all[old++] = ';';
+  strcpy(all + old, list);
+  return 0;
+}
+
+/* After the options: the agreement columns are two or more per list. */
+static int check_agreement(const char *cmd, const tl_corr_opts *o) {
+  if (!o->agreement) {
+    if (o->agreement_cluster || o->agreement_scale)
+      fprintf(stderr, "%s: --agreement-scale and --agreement-cluster go with --agreement\n", cmd);
+    return o->agreement_cluster || o->agreement_scale ? -1 : 0;
+  }
+  for (const char *s = o->agreement; *s;) {
+    size_t len = strcspn(s, ";");
+    if (memchr(s, ',', len) == NULL) {
+      fprintf(stderr, "%s: --agreement needs two columns or more (A,B), got '%.*s'\n", cmd, (int)len, s);
+      return -1;
+    }
+    s += len + (s[len] == ';');
+  }
+  if (o->json) {
+    fprintf(stderr, "%s: --json does not include the agreement table yet: leave out --json, or read the "
+                    "table from --output (/stats/correlate/agreement)\n", cmd);
+    return -1;
+  }
+  return 0;
+}
 
 int tl_cmd_correlate(int argc, char **argv) {
   static const char *const CMD = "tally correlate";
@@ -43,6 +82,9 @@ int tl_cmd_correlate(int argc, char **argv) {
   static const char *const METHODS[] = {"percentile", "bca"};
   static const char *const STATS[] = {"spearman", "kendall"};
   static const char *const DEVICES[] = {"auto", "cpu", "cuda"};
+  static const char *const SCALES[] = {"nominal", "ordinal", "interval"};
+  static char agreement[4096];
+  agreement[0] = '\0';
   tl_opt_begin();
   int c, k;
   unsigned mask;
@@ -84,6 +126,18 @@ int tl_cmd_correlate(int argc, char **argv) {
     case O_FORCE: o.force = 1; break;
     case O_CLUSTER: o.cluster = strcmp(optarg, "none") == 0 ? NULL : optarg; break; /* "none": items */
     case O_SYSTEM: o.system = optarg; break;
+    case O_AGREE:
+      if (add_agreement(CMD, optarg, agreement, sizeof agreement)) return TL_EXIT_USAGE;
+      o.agreement = agreement;
+      break;
+    case O_AGREE_SCALE:
+      if ((k = tl_opt_choice(CMD, "--agreement-scale", optarg, SCALES, 3)) < 0) return TL_EXIT_USAGE;
+      o.agreement_scale = k;
+      break;
+    case O_AGREE_CLUSTER:
+      if (tl_opt_nonempty(CMD, "--agreement-cluster", optarg)) return TL_EXIT_USAGE;
+      o.agreement_cluster = optarg;
+      break;
     case 'h':
     case O_HELP: return tl_usage_help(CMD, tl_usage_correlate);
     default: return tl_usage_bad_option(CMD, c, argv, tl_usage_correlate);
@@ -111,5 +165,6 @@ int tl_cmd_correlate(int argc, char **argv) {
     fprintf(stderr, "%s: --output needs a file path\n", CMD);
     return TL_EXIT_USAGE;
   }
+  if (check_agreement(CMD, &o)) return TL_EXIT_USAGE;
   return tl_cli_solo_or_mpi(&argc, &argv, CMD, corr_mpi, &o);
 }

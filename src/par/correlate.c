@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "correlate_agree.h"
 #include "correlate_int.h"
 #include "driver.h"
 #include "outsafe.h"
@@ -44,6 +45,7 @@ static tl_status corr_study(const tl_corr_opts *o, MPI_Comm comm, tl_writer *w, 
   if (st == TL_OK) st = corr_study_share(&s, &log, &err);
   for (int k = 0; st == TL_OK && k < s.d.ngroups; k++) st = corr_study_group(&s, k, &err);
   if (st == TL_OK) st = corr_study_report(&s, &log, &err);
+  if (st == TL_OK) st = corr_agreement(o, s.c, s.rank, w, prefix); /* collective; agreed */
   if (st == TL_OK && w) {
     st = corr_write_tables(o, &s.d, w, prefix, s.rank, s.c, &err);
     if (st != TL_OK && s.rank == 0) fprintf(o->log, "tally: %s\n", err.msg);

@@ -52,6 +52,14 @@ typedef struct {
    * system (model) of each row, or NULL: none. system_auto: no table when the column is absent */
   const char *system;
   int system_auto;
+  /* the agreement table (correlate_agree.h): lists of rating columns, comma-separated, the
+   * lists ';'-separated ("judge,human;h1,h2,h3"): every pair of a list, and Krippendorff's
+   * alpha over all the columns of a list of three or more; NULL = none */
+  const char *agreement;
+  int agreement_scale;    /* alpha's metric: tl_kripp_metric (0 nominal, 1 ordinal, 2 interval) */
+  const char *agreement_cluster; /* column whose values are resampled as clusters (e.g. the
+                             question id when each question has one row per model); NULL =
+                             items resampled */
 } tl_corr_opts;
 
 /* `tally correlate`: one study; writes o->out (when set) with the tables under

@@ -7,7 +7,27 @@
 
 #include "comm.h"
 #include "correlate_int.h"
+#include "tally/agree.h"
 #include "tally/str.h"
+
+/* The multiple-comparison columns of a group's comparisons (tally/agree.h): p_boot adjusted by
+ * Holm and by Benjamini-Hochberg within each family = one statistic's metric pairs of one group
+ * (cmp[stat * npairs + pair]), and the minimum detectable difference at 80% power, two-sided
+ * alpha 0.05: (z_0.975 + z_0.8) * the bootstrap SE of delta (delta assumed normal with that SE).
+ * holm, bh, mde: [nstats * npairs]. */
+static tl_status adjust_group(const corr_data *d, const group *g, double *holm, double *bh, double *mde) {
+  const int npairs = d->M * (d->M - 1) / 2;
+  double *p = malloc(((size_t)npairs + 1) * sizeof *p);
+  if (!p) return TL_ENOMEM;
+  for (int st = 0; st < d->nstats; st++) {
+    for (int q = 0; q < npairs; q++) p[q] = g->cmp[st * npairs + q].p_boot;
+    tl_p_holm(p, (size_t)npairs, holm + st * npairs);
+    tl_p_bh(p, (size_t)npairs, bh + st * npairs);
+  }
+  for (int q = 0; q < d->nstats * npairs; q++) mde[q] = tl_mde_from_se(g->cmp[q].diff.se, 0.05, 0.8);
+  free(p);
+  return TL_OK;
+}
 
 /* A resampling p-value: "<1/B" when none of the B draws was as extreme ("-" when not run). */
 static void fmt_p(char *buf, size_t n, double p, uint64_t B) {
@@ -82,8 +102,11 @@ static void print_table(const tl_corr_opts *o, const corr_data *d) {
     }
     if (npairs) {
       fprintf(f, "  comparisons (paired bootstrap of the difference a - b; p_boot is the recommended test)\n");
-      fprintf(f, "  %-14s %-14s %-10s %8s  %-21s %8s %8s %8s%s\n", "a", "b", "statistic", "delta", "CI",
-              "p_boot", "p_willi", "p_perm", o->ttest_compat ? "  p_ttest(COMPAT)" : "");
+      fprintf(f, "  %-14s %-14s %-10s %8s  %-21s %8s %8s %8s %8s %8s %8s%s\n", "a", "b", "statistic", "delta", "CI",
+              "p_boot", "p_willi", "p_perm", "p_holm", "p_bh", "mde80", o->ttest_compat ? "  p_ttest(COMPAT)" : "");
+      size_t nq = (size_t)(d->nstats * npairs);
+      double *holm = malloc(3 * nq * sizeof *holm), *bh = holm + nq, *mde = bh + nq;
+      int adj = holm && adjust_group(d, g, holm, bh, mde) == TL_OK; /* else printed as '-' */
       for (int q = 0; q < d->nstats * npairs; q++) {
         const tl_boot_compare *c = &g->cmp[q];
         char ci[64];
@@ -92,11 +115,18 @@ static void print_table(const tl_corr_opts *o, const corr_data *d) {
         fmt_p(pb, sizeof pb, c->p_boot, d->B);
         fmt_p(pw, sizeof pw, c->p_williams, 0);
         fmt_p(pp, sizeof pp, c->p_permutation, d->B);
-        fprintf(f, "  %-14s %-14s %-10s %8.4f  %-21s %8s %8s %8s", d->names[c->a], d->names[c->b],
-                tl_stat_name(d->stats[q / npairs]), c->diff.estimate, ci, pb, pw, pp);
+        char ph[32], pq[32];
+        fmt_p(ph, sizeof ph, adj ? holm[q] : NAN, 0);
+        fmt_p(pq, sizeof pq, adj ? bh[q] : NAN, 0);
+        fprintf(f, "  %-14s %-14s %-10s %8.4f  %-21s %8s %8s %8s %8s %8s %8.4f", d->names[c->a], d->names[c->b],
+                tl_stat_name(d->stats[q / npairs]), c->diff.estimate, ci, pb, pw, pp, ph, pq, adj ? mde[q] : NAN);
         if (o->ttest_compat) fprintf(f, "  %.3g", c->p_ttest_compat);
         fprintf(f, "\n");
       }
+      free(holm);
+      fprintf(f, "  p_holm, p_bh: p_boot adjusted over this statistic's %d pair(s) (Holm; Benjamini-Hochberg);\n"
+                 "  an adjusted 0 comes from p_boot 0 (< 1/B): read it as < m/B; mde80: the smallest |delta|\n"
+                 "  detected with 80%% power at alpha 0.05, (z_0.975 + z_0.8) x SE (delta taken as normal)\n", npairs);
       if (o->ttest_compat)
         fprintf(f, "  COMPAT p_ttest: paper-style t-test on the two bootstrap vectors; its p-value shrinks as B grows\n"
                    "  (it tests the resampling, not the metrics): do not use it as evidence.\n");
@@ -135,6 +165,8 @@ static void print_json(const tl_corr_opts *o, const corr_data *d) {
   cJSON_AddBoolToObject(root, "indices", d->indices != NULL);
   if (o->cluster) cJSON_AddStringToObject(root, "cluster", o->cluster);
   cJSON *gs = cJSON_AddArrayToObject(root, "groups");
+  size_t nq = (size_t)(d->nstats * npairs);
+  double *adj = malloc(3 * (nq + 1) * sizeof *adj), *holm = adj, *bh = adj + nq + 1, *mde = bh + nq + 1;
 #define NUM(obj, name, v) (isfinite(v) ? cJSON_AddNumberToObject(obj, name, v) : cJSON_AddNullToObject(obj, name))
   for (int k = 0; k < d->ngroups; k++) {
     const group *g = &d->g[k];
@@ -156,6 +188,7 @@ static void print_json(const tl_corr_opts *o, const corr_data *d) {
       cJSON_AddItemToArray(ms, m);
     }
     cJSON *cs = cJSON_AddArrayToObject(jg, "comparisons");
+    int have = adj && adjust_group(d, g, holm, bh, mde) == TL_OK; /* else null */
     for (int q = 0; q < d->nstats * npairs; q++) {
       const tl_boot_compare *c = &g->cmp[q];
       cJSON *m = cJSON_CreateObject();
@@ -165,6 +198,7 @@ static void print_json(const tl_corr_opts *o, const corr_data *d) {
       NUM(m, "delta", c->diff.estimate); NUM(m, "ci_lo", c->diff.ci_lo); NUM(m, "ci_hi", c->diff.ci_hi);
       NUM(m, "p_boot", c->p_boot); NUM(m, "p_williams", c->p_williams); NUM(m, "p_permutation", c->p_permutation);
       if (o->ttest_compat) { NUM(m, "p_ttest_compat", c->p_ttest_compat); NUM(m, "t_ttest_compat", c->t_ttest_compat); }
+      NUM(m, "p_holm", have ? holm[q] : NAN); NUM(m, "p_bh", have ? bh[q] : NAN); NUM(m, "mde80", have ? mde[q] : NAN);
       cJSON_AddItemToArray(cs, m);
     }
     if (g->sys) {
@@ -185,6 +219,7 @@ static void print_json(const tl_corr_opts *o, const corr_data *d) {
     cJSON_AddItemToArray(gs, jg);
   }
 #undef NUM
+  free(adj);
   char *s = cJSON_Print(root);
   fprintf(o->outf, "%s\n", s);
   free(s);
@@ -242,20 +277,33 @@ static tl_status build_compare(const corr_data *d, tl_table *cmp) {
   ADDCOL(cmp, "p_williams", TL_COL_F64, "Williams' test (spearman only)");
   ADDCOL(cmp, "p_permutation", TL_COL_F64, "paired permutation test");
   ADDCOL(cmp, "p_ttest_compat", TL_COL_F64, "COMPAT: t-test on bootstrap vectors; shrinks with B, not evidence");
+  ADDCOL(cmp, "p_holm", TL_COL_F64, "p_boot, Holm-adjusted over the group's pairs of this statistic");
+  ADDCOL(cmp, "p_bh", TL_COL_F64, "p_boot, Benjamini-Hochberg-adjusted over the group's pairs of this statistic");
+  ADDCOL(cmp, "mde80", TL_COL_F64, "minimum detectable |delta|, 80% power, alpha 0.05: 2.8016 x bootstrap SE");
+  double *adj = malloc(3 * ((size_t)d->nstats * (size_t)npairs + 1) * sizeof *adj);
+  if (!adj) return TL_ENOMEM;
+  double *holm = adj, *bh = adj + d->nstats * npairs + 1, *mde = bh + d->nstats * npairs + 1;
   for (int k = 0; k < d->ngroups; k++) {
     const group *g = &d->g[k];
+    if (adjust_group(d, g, holm, bh, mde) != TL_OK) {
+      free(adj);
+      return TL_ENOMEM;
+    }
     for (int q = 0; q < d->nstats * npairs; q++) {
       const tl_boot_compare *c = &g->cmp[q];
       size_t r = tl_table_add_row(cmp);
-      if (r == (size_t)-1) return TL_ENOMEM;
-      if (tl_table_set_str(cmp, r, 0, g->key) || tl_table_set_str(cmp, r, 1, tl_stat_name(d->stats[q / npairs])) ||
-          tl_table_set_str(cmp, r, 2, d->names[c->a]) || tl_table_set_str(cmp, r, 3, d->names[c->b]))
+      if (r == (size_t)-1 || tl_table_set_str(cmp, r, 0, g->key) ||
+          tl_table_set_str(cmp, r, 1, tl_stat_name(d->stats[q / npairs])) ||
+          tl_table_set_str(cmp, r, 2, d->names[c->a]) || tl_table_set_str(cmp, r, 3, d->names[c->b])) {
+        free(adj);
         return TL_ENOMEM;
+      }
       double v[] = {c->diff.estimate, c->diff.ci_lo, c->diff.ci_hi, c->p_boot, c->p_williams,
-                    c->p_permutation, c->p_ttest_compat};
-      for (int i = 0; i < 7; i++) tl_table_set_f64(cmp, r, 4 + i, v[i]);
+                    c->p_permutation, c->p_ttest_compat, holm[q], bh[q], mde[q]};
+      for (int i = 0; i < 10; i++) tl_table_set_f64(cmp, r, 4 + (size_t)i, v[i]);
     }
   }
+  free(adj);
   return TL_OK;
 }
 

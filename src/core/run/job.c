@@ -422,6 +422,52 @@ static char *get_names(problems *p, const cJSON *v, const char *where, int requi
   return tl_buf_detach(&b);
 }
 
+/* A study's "agreement": [["judge", "human"], ["h1", "h2", "h3"]] -> "judge,human;h1,h2,h3" (each
+ * list two column names or more), with "agreement_scale" (nominal | ordinal | interval) and
+ * "agreement_cluster" (a column), which go with it. Whether the columns exist is checked when the
+ * study reads its table (an unknown one is an error naming it). */
+static void load_study_agreement(problems *p, const cJSON *o, const char *where, tl_job_study *st) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "agreement");
+  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "agreement_scale");
+  const cJSON *cl = cJSON_GetObjectItemCaseSensitive(o, "agreement_cluster");
+  if (!v) {
+    if (sc || cl) problem(p, where, "\"agreement_scale\" and \"agreement_cluster\" go with \"agreement\"");
+    return;
+  }
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0) {
+    problem(p, where, "\"agreement\" must be a non-empty list of column lists, e.g. [[\"judge\", \"human\"]]");
+    return;
+  }
+  tl_buf b;
+  tl_buf_init(&b);
+  const cJSON *e;
+  int i = 0;
+  cJSON_ArrayForEach(e, v) {
+    char w2[96];
+    snprintf(w2, sizeof w2, "%s.agreement[%d]", where, i++);
+    char *names = get_names(p, e, w2, 1);
+    if (names && !strchr(names, ','))
+      problem(p, w2, "needs two columns or more (the columns whose agreement is measured)");
+    else if (names)
+      tl_buf_printf(&b, "%s%s", b.len ? ";" : "", names);
+    free(names);
+  }
+  st->agreement = tl_buf_detach(&b);
+  static const char *const SCALES[] = {"nominal", "ordinal", "interval"};
+  st->agreement_scale = 0;
+  if (sc) {
+    int k = -1;
+    for (int j = 0; j < 3 && cJSON_IsString(sc); j++)
+      if (!strcmp(sc->valuestring, SCALES[j])) k = j;
+    if (k < 0) problem(p, where, "\"agreement_scale\" must be \"nominal\", \"ordinal\" or \"interval\"");
+    else st->agreement_scale = k;
+  }
+  if (cl && (!cJSON_IsString(cl) || !*cl->valuestring))
+    problem(p, where, "\"agreement_cluster\" must be a column name");
+  else if (cl)
+    st->agreement_cluster = tl_strdup(cl->valuestring);
+}
+
 static void load_study(problems *p, const cJSON *o, int si, const char *dir, tl_job *job) {
   char where[64];
   snprintf(where, sizeof where, "studies[%d]", si);
@@ -437,7 +483,7 @@ static void load_study(problems *p, const cJSON *o, int si, const char *dir, tl_
   }
   static const char *const KEYS[] = {"name", "input", "from", "join", "on", "human", "metrics", "group_by",
                                      "resamples", "seed", "ci", "method", "permutation", "stats", "cluster",
-                                     "system", NULL};
+                                     "system", "agreement", "agreement_scale", "agreement_cluster", NULL};
   check_keys(p, o, where, KEYS);
   char w2[128];
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "name");
@@ -513,6 +559,7 @@ static void load_study(problems *p, const cJSON *o, int si, const char *dir, tl_
     if (v && (!cJSON_IsString(v) || !*v->valuestring)) problem(p, where, "\"%s\" must be a column name or \"none\"", IDKEYS[q]);
     else if (v) *(q ? &st->system : &st->cluster) = tl_strdup(v->valuestring);
   }
+  load_study_agreement(p, o, where, st);
   job->n_studies++;
 }
 
@@ -942,7 +989,7 @@ void tl_job_release(tl_job *job) {
   for (int i = 0; i < job->n_studies; i++) {
     tl_job_study *st = &job->studies[i];
     free(st->name); free(st->input); free(st->human); free(st->metrics); free(st->group_by); free(st->cluster); free(st->system);
-    free(st->from); free(st->join); free(st->on);
+    free(st->from); free(st->join); free(st->on); free(st->agreement); free(st->agreement_cluster);
   }
   free(job->studies);
   free(job->path);

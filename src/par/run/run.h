@@ -216,7 +216,7 @@ typedef struct {
   struct study_cols {
     int study;        /* index in the job */
     int ncols;
-    int col[16];      /* item table columns: metrics, human, group_by and join columns found */
+    int col[64];      /* item table columns the study names (metrics, human, group_by, join, cluster, system, agreement) found */
     tl_buf cells;     /* this rank's rows in key order, each cell NUL-terminated */
   } *sc;
   tl_buf arena;       /* the window's spilled rows, read back; its strings are the table's cells */

@@ -87,11 +87,15 @@ int run_study(const tl_run_opts *o, const tl_job_study *js, MPI_Comm comm, tl_wr
   co.method = js->method ? TL_CI_BCA : TL_CI_PERCENTILE;
   co.stats_mask = js->stats_mask;
   co.permutation = js->permutation;
+  co.agreement = js->agreement;
+  co.agreement_scale = js->agreement_scale;
   co.strict_input = o->strict_input;
   co.quiet = o->quiet;
   co.outf = o->out;
   co.log = o->log;
   study_ids(js, &co);
+  /* the agreement table resamples the study's clusters unless it names its own */
+  co.agreement_cluster = js->agreement_cluster ? js->agreement_cluster : co.cluster;
   int rank;
   MPI_Comm_rank(comm, &rank);
   run_test_pause(rank, "study", o->log);

@@ -21,18 +21,19 @@ void run_collect_cells(window_ctx *c, const tl_table *t) {
 /* The item table columns study js needs (those of its columns the table has): in x. */
 static void study_columns(const tl_job_study *js, const tl_table *schema, struct study_cols *x) {
   x->ncols = 0;
-  const char *lists[6] = {js->metrics, js->human, js->group_by, js->on,
-                          js->cluster ? js->cluster : "id", js->system ? js->system : "model"};
-  for (int l = 0; l < 6; l++) {
+  const char *lists[8] = {js->metrics, js->human, js->group_by, js->on,
+                          js->cluster ? js->cluster : "id", js->system ? js->system : "model",
+                          js->agreement, js->agreement_cluster};
+  for (int l = 0; l < 8; l++) {
     const char *p = lists[l];
     while (p && *p) {
-      const char *e = strchr(p, ',');
+      const char *e = strpbrk(p, ",;"); /* (agreement: lists ';'-joined) */
       size_t n = e ? (size_t)(e - p) : strlen(p);
       char name[256];
       snprintf(name, sizeof name, "%.*s", (int)(n < 255 ? n : 255), p);
       int c = tl_table_col(schema, name), dup = 0;
       for (int j = 0; j < x->ncols; j++) dup |= x->col[j] == c;
-      if (c >= 0 && !dup && x->ncols < 16) x->col[x->ncols++] = c;
+      if (c >= 0 && !dup && x->ncols < 64) x->col[x->ncols++] = c;
       p = e ? e + 1 : NULL;
     }
   }
