@@ -105,6 +105,10 @@ tl_status tl_agree_alpha_coders(const double *votes, uint32_t n, uint32_t k, con
 /* Wilson score interval (Wilson 1927; Newcombe 1998 method 3; Brown, Cai & DasGupta 2001 eq. 4),
  * two-sided at `level`, without continuity correction. NaN both when n = 0. */
 void tl_wilson(int64_t k, int64_t n, double level, double *lo, double *hi);
+/* The same with a proportion p over n (not necessarily integer k = p n): an accuracy whose
+ * items' seeds are averaged (p = the mean, n = the items). Equals tl_wilson when p n is an
+ * integer. NaN both for n <= 0, p outside [0, 1] or a level outside (0, 1). */
+void tl_wilson_p(double p, double n, double level, double *lo, double *hi);
 /* Jeffreys interval (Brown, Cai & DasGupta 2001, section 4.1.2): the (1 - level) / 2 and
  * (1 + level) / 2 quantiles of Beta(k + 1/2, n - k + 1/2), with lo = 0 when k = 0 and hi = 1
  * when k = n. NaN both when n = 0. */

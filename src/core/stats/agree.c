@@ -307,6 +307,17 @@ void tl_wilson(int64_t k, int64_t n, double level, double *lo, double *hi) {
   *hi = k == n ? 1 : c + h;
 }
 
+void tl_wilson_p(double p, double n, double level, double *lo, double *hi) {
+  *lo = *hi = NAN;
+  if (!(n > 0) || !(p >= 0 && p <= 1) || !(level > 0 && level < 1)) return;
+  /* the same expression with k = p n (Brown, Cai & DasGupta 2001 eq. 4) */
+  double z = tl_norm_ppf((1 + level) / 2), z2 = z * z, k = p * n;
+  double c = (k + z2 / 2) / (n + z2);
+  double h = z * sqrt(n) / (n + z2) * sqrt(p * (1 - p) + z2 / (4 * n));
+  *lo = p == 0 ? 0 : c - h;
+  *hi = p == 1 ? 1 : c + h;
+}
+
 double tl_beta_ppf(double p, double a, double b) {
   if (!(p >= 0 && p <= 1) || !(a > 0) || !(b > 0)) return NAN;
   if (p == 0) return 0;

@@ -318,6 +318,21 @@ static void se_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint
     }
     fprintf(out, "\n");
   }
+  /* a bootstrap CI of zero width (accuracy 0 or 1 on every resample) says nothing: the Wilson
+   * interval over the items is printed for those rows */
+  int said = 0;
+  for (size_t row = 0; row < a0->nrows; row++) {
+    if (a0->cols[cq].v.i[row] != -1) continue;
+    for (int k = 0; k < nm; k++) {
+      const tl_table *a = tables[2 * k + 1];
+      if (isnan(F64(a, "ci_lo")) || F64(a, "ci_lo") != F64(a, "ci_hi") || tl_table_col(a, "wilson_lo") < 0) continue;
+      if (!said++) fprintf(out, "zero-width bootstrap CIs (every resample gives the same accuracy: 0 or 1, or very few items); 95%% Wilson interval over the items instead:\n");
+      fprintf(out, "  %s %s %s %s %s: %s [%s, %s]\n", a0->cols[cmod].v.s[row], a0->cols[cvar].v.s[row],
+              a0->cols[ctask].v.s[row], a0->cols[cmode].v.s[row], tl_se_mode_name(b->modes[k]),
+              num3(F64(a, "mean"), s1, sizeof s1), num3(F64(a, "wilson_lo"), s2, sizeof s2),
+              num3(F64(a, "wilson_hi"), s3, sizeof s3));
+    }
+  }
   /* the paper's layout: the primary parser's mean accuracy, a column per mode */
   int cols[TL_SE__NQMODES], nc = 0;
   for (int q = 0; q < TL_SE__NQMODES; q++)

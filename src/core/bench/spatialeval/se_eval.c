@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tally/agree.h"
 #include "tally/boot.h"
 #include "tally/job.h"
 #include "tally/jsonl.h"
@@ -387,8 +388,7 @@ static int emit_group(tabs *T, const tl_cfg *cfgs, size_t b0, size_t b1, const i
   tl_table_set_f64(a, row, c++, hi);
   tl_table_set_f64(a, row, c++, (double)tc / (double)tn);
   tl_table_set_f64(a, row, c++, k > 1 ? sd / sqrt((double)k) : NAN);
-  tl_table_set_f64(a, row, c++, NAN); /* ci_lo, ci_hi: tl_se_fill_ci */
-  tl_table_set_f64(a, row, c++, NAN);
+  for (int w = 0; w < 4; w++) tl_table_set_f64(a, row, c++, NAN); /* ci_lo, ci_hi, wilson_lo, wilson_hi: tl_se_fill_ci */
   return 0;
 }
 
@@ -440,6 +440,9 @@ tl_status tl_se_metric_tables(const int64_t *c, const tl_cfg *cfgs, size_t ncfgs
   COL(a, "ci_lo", TL_COL_F64, "95% bootstrap CI of the accuracy over the group's items, each item's seeds one "
                               "cluster (qid -1 rows; NaN for a question row or fewer than 2 items)");
   COL(a, "ci_hi", TL_COL_F64, "upper bound of that CI");
+  COL(a, "wilson_lo", TL_COL_F64, "95% Wilson score interval of the accuracy with n = the group's items (each item's "
+                                  "seeds averaged): not zero-width at 0 or 1, unlike any bootstrap (qid -1 rows)");
+  COL(a, "wilson_hi", TL_COL_F64, "upper bound of that interval");
   acc = malloc((ncfgs ? ncfgs : 1) * sizeof *acc);
   g = malloc((ncfgs ? ncfgs : 1) * GW * sizeof *g);
   if (!acc || !g) goto oom;
@@ -486,8 +489,9 @@ tl_status tl_se_fill_ci(tl_table *a, const tl_se_itemset *s, const int64_t *ic, 
                         int nmodes, int k, tl_cluster_draws *d) {
   const int cm = tl_table_col(a, "model"), cv = tl_table_col(a, "prompt_variant"), ct = tl_table_col(a, "task"),
             cq = tl_table_col(a, "mode"), cqid = tl_table_col(a, "qid"), clo = tl_table_col(a, "ci_lo"),
-            chi = tl_table_col(a, "ci_hi");
-  if (cm < 0 || cv < 0 || ct < 0 || cq < 0 || cqid < 0 || clo < 0 || chi < 0) return TL_EINTERNAL;
+            chi = tl_table_col(a, "ci_hi"), cwl = tl_table_col(a, "wilson_lo"), cwh = tl_table_col(a, "wilson_hi");
+  if (cm < 0 || cv < 0 || ct < 0 || cq < 0 || cqid < 0 || clo < 0 || chi < 0 || cwl < 0 || cwh < 0)
+    return TL_EINTERNAL;
   const size_t ni = s->n;
   int64_t *num = malloc((ni ? ni : 1) * 2 * sizeof *num);
   tl_status st = num ? TL_OK : TL_ENOMEM;
@@ -522,10 +526,15 @@ tl_status tl_se_fill_ci(tl_table *a, const tl_se_itemset *s, const int64_t *ic, 
       den[n] = (int64_t)(b1 - b0); /* every cfg of the block has a unit of every item */
       n++;
     }
-    double lo, hi;
+    double lo, hi, wl, wh;
     if ((st = tl_cluster_ci_drawn(d, num, den, n, CI_LEVEL, &lo, &hi))) break;
     tl_table_set_f64(a, row, clo, lo);
     tl_table_set_f64(a, row, chi, hi);
+    int64_t sn = 0, sd = 0; /* integers: exact, any order */
+    for (uint32_t i = 0; i < n; i++) sn += num[i], sd += den[i];
+    tl_wilson_p(sd ? (double)sn / (double)sd : NAN, (double)n, CI_LEVEL, &wl, &wh);
+    tl_table_set_f64(a, row, cwl, wl);
+    tl_table_set_f64(a, row, cwh, wh);
   }
   free(num);
   return st;
