@@ -3,10 +3,11 @@
  *
  * Text: every column as wide as its widest cell or header, counted in UTF-8 characters (code
  * points; a double-width character counts once), two spaces between columns: nothing is cut.
- * Markdown: GitHub pipe tables; ASCII punctuation that Markdown reads (\ ` * _ | < > [ ]) is
- * backslash-escaped, line breaks become spaces. LaTeX: a standalone article with booktabs tables;
- * every special character is escaped (\ & % $ # _ { } ~ ^ < > |). CSV: RFC 4180 (CRLF line ends,
- * a field with a comma, quote, CR or LF quoted, quotes doubled), one long table of every cell. */
+ * Markdown: GitHub pipe tables; ASCII punctuation that Markdown reads (\ ` * _ | < > [ ], and
+ * $ ~ for GitHub's math and strikethrough) is backslash-escaped, line breaks become spaces.
+ * LaTeX: a standalone article with booktabs tables; every special character is escaped
+ * (\ & % $ # _ { } ~ ^ < > |). CSV: RFC 4180 (CRLF line ends, a field with a comma, quote, CR
+ * or LF quoted, quotes doubled), one long table of every cell. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ static tl_status esc(tl_buf *b, const char *s, tl_report_fmt f) {
       st = tl_buf_puts(b, " ");
       continue;
     }
-    if (f == TL_FMT_MD && strchr("\\`*_|<>[]", ch)) st = tl_buf_printf(b, "\\%c", ch);
+    if (f == TL_FMT_MD && strchr("\\`*_|<>[]$~", ch)) st = tl_buf_printf(b, "\\%c", ch);
     else if (f == TL_FMT_LATEX && strchr("&%$#_{}", ch)) st = tl_buf_printf(b, "\\%c", ch);
     else if (f == TL_FMT_LATEX && ch == '\\') st = tl_buf_puts(b, "\\textbackslash{}");
     else if (f == TL_FMT_LATEX && ch == '~') st = tl_buf_puts(b, "\\textasciitilde{}");
