@@ -34,7 +34,7 @@ typedef enum {
   TL_RC_INT = 1,  /* a count */
   TL_RC_REAL = 2, /* a number, `digits` decimals */
   TL_RC_EST = 3,  /* an estimate with its CI: "0.512 [0.401, 0.620]" */
-  TL_RC_P = 4     /* a p-value: 3 significant digits, "<1e-16" below */
+  TL_RC_P = 4     /* a p-value: 3 significant digits, "<1e-16" for one above 0 and below it */
 } tl_rcol_kind;
 
 typedef enum { TL_AL_AUTO = 0, TL_AL_LEFT = 1, TL_AL_RIGHT = 2 } tl_ralign;

@@ -199,7 +199,10 @@ static void params_part(tl_doc *d, tl_section *s, const tl_table *p) {
     if (tl_col_is_str(k->type)) kv(d, t, k->name, k->v.s[0]);
     else {
       if (k->type == TL_COL_I64) snprintf(num, sizeof num, "%lld", (long long)k->v.i[0]);
-      else snprintf(num, sizeof num, "%.17g", k->v.f[0]);
+      else { /* the shortest that reads back exactly */
+        snprintf(num, sizeof num, "%.15g", k->v.f[0]);
+        if (strtod(num, NULL) != k->v.f[0]) snprintf(num, sizeof num, "%.17g", k->v.f[0]);
+      }
       kv(d, t, k->name, num);
     }
   }

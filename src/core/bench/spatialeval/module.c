@@ -385,6 +385,8 @@ static void se_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint
   fprintf(out, "\n");
 }
 
+tl_status tl_se_report(tl_table *const *tables, int n, struct tl_doc *doc); /* se_report.c */
+
 const tl_bench_vt tl_bench_spatialeval = {
     .name = "spatialeval",
     .nstages = 1,
@@ -412,4 +414,5 @@ const tl_bench_vt tl_bench_spatialeval = {
     .formats = tl_se_formats,
     .parsers = &tl_se_parser_set,
     .compare = &tl_se_compare,
+    .report = tl_se_report,
 };
