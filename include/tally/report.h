@@ -138,6 +138,13 @@ void tl_chart_point_add(tl_doc *d, tl_chart_series *s, const char *label, double
  * estimate, delta, Avg, mean; a double column named p, starting "p_" or ending "_p", "_pvalue",
  * "_p_value" is P. `title` NULL: the table's path. */
 tl_rtable *tl_doc_from_table(tl_doc *d, tl_section *s, const tl_table *t, const char *title);
+/* tl_doc_from_table limited to the rows whose string column `col` equals `val` (col NULL: every
+ * row), leaving out the columns named in `drop` (NULL-terminated; NULL: none). NULL when col is
+ * not a string column of t. */
+tl_rtable *tl_doc_from_table_where(tl_doc *d, tl_section *s, const tl_table *t, const char *title, const char *col,
+                                   const char *val, const char *const *drop);
+/* The table of `tables[0..n)` whose path is `path`, or NULL (for report hooks). */
+const tl_table *tl_report_find(tl_table *const *tables, int n, const char *path);
 
 /* ---- rendering ---- */
 typedef enum { TL_FMT_TEXT = 0, TL_FMT_MD = 1, TL_FMT_LATEX = 2, TL_FMT_CSV = 3, TL_FMT_JSON = 4 } tl_report_fmt;

@@ -60,10 +60,10 @@ static void run_facts(const char *path, tl_doc *d, tl_section *s) {
   }
   for (size_t i = 0; i < sizeof INT / sizeof *INT; i++) {
     int64_t v;
-    char num[32];
     if (tl_h5_read_attr_i64(path, INT[i], &v, &err)) continue;
-    snprintf(num, sizeof num, "%lld", (long long)v);
-    kv(d, t, INT[i], num);
+    size_t r = tl_rtable_row(d, t);
+    tl_cell_text(d, t, r, 0, INT[i]);
+    tl_cell_int(t, r, 1, v); /* a count: a number in JSON and CSV */
   }
 }
 

@@ -245,8 +245,22 @@ static int is_p(const char *n) {
   return !strcmp(n, "p") || !strncmp(n, "p_", 2) || ends(n, "_p") || ends(n, "_pvalue") || ends(n, "_p_value");
 }
 
+/* 1 when name is in the NULL-terminated list v (NULL: none). */
+static int listed(const char *const *v, const char *name) {
+  for (; v && *v; v++)
+    if (!strcmp(*v, name)) return 1;
+  return 0;
+}
+
 tl_rtable *tl_doc_from_table(tl_doc *d, tl_section *s, const tl_table *t, const char *title) {
+  return tl_doc_from_table_where(d, s, t, title, NULL, NULL, NULL);
+}
+
+tl_rtable *tl_doc_from_table_where(tl_doc *d, tl_section *s, const tl_table *t, const char *title, const char *where,
+                                   const char *val, const char *const *drop) {
   if (!d || !s || !t) return NULL;
+  int wc = where ? tl_table_col(t, where) : -1;
+  if (where && (wc < 0 || !tl_col_is_str(t->cols[wc].type))) return NULL;
   int n = t->ncols, k = 0;
   int *src = calloc((size_t)(n ? n : 1), 3 * sizeof *src); /* per kept column: value, lo, hi */
   char *used = calloc((size_t)(n ? n : 1), 1);
@@ -260,7 +274,7 @@ tl_rtable *tl_doc_from_table(tl_doc *d, tl_section *s, const tl_table *t, const 
     if (lo >= 0) used[lo] = used[hi] = 1;
   }
   for (int c = 0; c < n; c++) {
-    if (used[c]) continue;
+    if (used[c] || listed(drop, t->cols[c].name)) continue;
     int lo, hi;
     ci_of(t, c, &lo, &hi);
     const tl_col *col = &t->cols[c];
@@ -275,6 +289,7 @@ tl_rtable *tl_doc_from_table(tl_doc *d, tl_section *s, const tl_table *t, const 
   }
   r = tl_sec_table(d, s, title ? title : t->path, k, names, kinds);
   for (size_t row = 0; r && row < t->nrows; row++) {
+    if (wc >= 0 && strcmp(t->cols[wc].v.s[row], val)) continue;
     size_t i = tl_rtable_row(d, r);
     if (i == (size_t)-1) break;
     for (int j = 0; j < k; j++) {
@@ -290,4 +305,10 @@ done:
   if (!src || !used || !names || !kinds) d->oom = 1;
   free(src), free(used), free(names), free(kinds);
   return r;
+}
+
+const tl_table *tl_report_find(tl_table *const *tables, int n, const char *path) {
+  for (int i = 0; i < n; i++)
+    if (tables[i] && tables[i]->path && !strcmp(tables[i]->path, path)) return tables[i];
+  return NULL;
 }

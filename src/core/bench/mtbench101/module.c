@@ -1588,6 +1588,8 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
   }
 }
 
+tl_status tl_mtb_report(tl_table *const *tables, int n, struct tl_doc *doc); /* mtb_report.c */
+
 const tl_bench_vt tl_bench_mtbench101 = {
     .name = "mtbench101",
     .nstages = 2,
@@ -1616,4 +1618,5 @@ const tl_bench_vt tl_bench_mtbench101 = {
     .max_acc = 2 * NM_MAX,
     .parsers = &tl_mtb_parser_set,
     .compare = &tl_mtb_compare,
+    .report = tl_mtb_report,
 };
