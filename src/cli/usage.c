@@ -135,6 +135,8 @@ const char *tl_usage_compare_text(void) {
                   "  --seed S            resample r draws from Philox keyed by (S, r) (default 0)\n"
                   "  --ci LEVEL          confidence level (default 0.95)\n"
                   "  --examples K        items listed for each flip direction (default 3)\n"
+                  "  --json              the result as JSON on stdout (the report's schema, tally-report/1:\n"
+                  "                      docs/REPORT.md) instead of the text\n"
                   "  -h, --help          this text\n"
                   "defaults of each benchmark: metric, by, status\n");
   int w = 0; /* the name column: the longest name */
