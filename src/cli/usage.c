@@ -33,7 +33,7 @@ const char tl_usage_tally[] =
 
 const char tl_usage_run[] =
     "usage: tally run JOB.json [--output FILE.h5] [--resume] [--strict-input] [--quiet] [--keep-journal]\n"
-    "                          [--break-lock] [--force] [--cache DIR] [--dry-run[=FILE]] [--cell K]\n"
+    "                          [--break-lock] [--force] [--cache DIR] [--dry-run[=FILE]] [--cell K] [--json]\n"
     "  --output FILE   write here instead of the job's \"output\" (an HDF5 file: a regular file, never '-');\n"
     "                  --out FILE is the same\n"
     "  --force         replace the output when it exists (a finished run's; --resume needs no --force)\n"
@@ -52,6 +52,8 @@ const char tl_usage_run[] =
     "  --cell K        run only cell K of the job's sweep (every benchmark lists the same models and\n"
     "                  seeds; cell K = model K / n_seeds, seed K % n_seeds): one array task of\n"
     "                  `tally slurm --array`; `tally merge` joins the cells' outputs\n"
+    "  --json          instead of the text summary, the report of the output as JSON on stdout (the\n"
+    "                  document `tally report --format json` gives: docs/REPORT.md)\n"
     "  -h, --help      this text\n"
     "exit codes: 0 ok (bad input lines, if any, were reported and counted), 1 runtime failure,\n"
     "            2 usage or invalid job (nothing run), 3 bad input with --strict-input,\n"

@@ -4,8 +4,9 @@
 # in tests/golden/report/ (the build's commit, the HDF5 and libdeflate versions masked); the
 # report of demo.json written on 4 ranks equals the one written on 1; a file that is not a run
 # file of tally is refused with exit 3 naming it; -o never writes over the run file and writes
-# the same bytes as standard output; a bad --format is exit 2. The LaTeX compiles when
-# pdflatex is present.
+# the same bytes as standard output; a bad --format is exit 2; `tally run --json` prints the
+# same JSON as `tally report --format json` of its output, `tally compare --json` the schema with
+# its forest chart and the text's diff. The LaTeX compiles when pdflatex is present.
 #
 # TALLY_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing (then review the diff).
 source "$(dirname "$0")/common.sh"
@@ -93,6 +94,16 @@ rc=$?
 set -e
 [ $rc = 2 ] || fail "--format html: exit $rc, want 2"
 echo "refusals: exit 3 naming a file that is not a run file; exit 2 for -o over the input and an unknown format"
+
+# --json of run and compare: the report's schema; run's equals `tally report --format json`
+"$TALLY_BIN" run jobs/vqa-demo.json --out "$WORK/vj.h5" --quiet --json > "$WORK/run.json" 2> /dev/null || fail "run --json failed"
+"$TALLY_BIN" report "$WORK/vj.h5" --format json | cmp - "$WORK/run.json" || fail "run --json differs from report --format json"
+"$TALLY_BIN" compare "$WORK/demo.h5" --models toy-llm-b,toy-vlm-a --json > "$WORK/cmp.json" || fail "compare --json failed"
+grep -q '"schema":	"tally-report/1"' "$WORK/cmp.json" || fail "compare --json lacks the schema"
+grep -q '"kind":	"forest"' "$WORK/cmp.json" || fail "compare --json lacks its forest chart"
+"$TALLY_BIN" compare "$WORK/demo.h5" --models toy-llm-b,toy-vlm-a | grep '^all ' | awk '{print $5}' > "$WORK/diff.txt"
+grep -qe "\"value\":	$(sed 's/^+//; s/0*$//' "$WORK/diff.txt")" "$WORK/cmp.json" || fail "compare --json's diff differs from the text's ($(cat "$WORK/diff.txt"))"
+echo "run --json and compare --json give the report's JSON"
 
 # LaTeX compiles
 if command -v pdflatex > /dev/null; then
