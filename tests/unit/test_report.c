@@ -5,7 +5,9 @@
  *   - escaping, table-driven: each special character of Markdown, LaTeX and CSV in a cell;
  *   - a tl_table as a document table (tl_doc_from_table): column kinds, CI columns joined into
  *     estimates (X_lo/X_hi, X_ci_lo/X_ci_hi, bare ci_lo/ci_hi), p-values;
- *   - UTF-8 cells counted in characters, not bytes, for the text columns. */
+ *   - UTF-8 cells counted in characters, not bytes, for the text columns;
+ *   - the modules' report hooks: SpatialEval's layout on a small table (missing cells in its
+ *     task x mode matrix, NaN std), and each hook's TL_EINPUT without its tables. */
 #include <math.h>
 
 #include <cjson/cJSON.h>
@@ -239,10 +241,84 @@ static void test_from_table(void **state) {
   tl_table_free(t);
 }
 
+/* The modules' report hooks (se_report.c, mtb_report.c, vqa_report.c), declared here as their
+ * module.c files do. */
+tl_status tl_se_report(tl_table *const *tables, int n, struct tl_doc *doc);
+tl_status tl_mtb_report(tl_table *const *tables, int n, struct tl_doc *doc);
+tl_status tl_vqa_doc_report(tl_table *const *tables, int n, struct tl_doc *doc);
+
+/* SpatialEval's hook on a small across-seeds table: the accuracy table keeps the whole-task rows
+ * (qid -1) only, the matrix has a column per mode with a missing cell ("-") where a task lacks
+ * a mode and no row for "all", the chart one point per whole-task row. Without the table each
+ * hook says TL_EINPUT (the report then goes generic) and adds nothing. */
+static void test_hooks(void **state) {
+  (void)state;
+  tl_table *t = tl_table_new("/metrics/spatialeval/strict_across_seeds");
+  static const tl_col_spec SPEC[] = {
+      {"model", TL_COL_STR, NULL},  {"prompt_variant", TL_COL_STR, NULL}, {"task", TL_COL_STR, NULL},
+      {"mode", TL_COL_STR, NULL},   {"qid", TL_COL_I64, NULL},            {"n_seeds", TL_COL_I64, NULL},
+      {"n", TL_COL_I64, NULL},      {"answered", TL_COL_I64, NULL},       {"missing", TL_COL_I64, NULL},
+      {"unparsed", TL_COL_I64, NULL}, {"engine_error", TL_COL_I64, NULL}, {"mean", TL_COL_F64, NULL},
+      {"std", TL_COL_F64, NULL},    {"ci_lo", TL_COL_F64, NULL},          {"ci_hi", TL_COL_F64, NULL},
+  };
+  assert_int_equal(tl_table_add_cols(t, SPEC, (int)(sizeof SPEC / sizeof *SPEC)), 0);
+  static const struct {
+    const char *task, *mode;
+    int64_t qid;
+    double mean;
+  } ROWS[] = {{"spatialmap", "tqa", -1, 0.5}, {"spatialmap", "tqa", 0, 0.25}, {"spatialmap", "vqa", -1, 0.75},
+              {"spatialreal", "tqa", -1, 1.0}, {"all", "all", -1, 0.625}};
+  for (size_t i = 0; i < sizeof ROWS / sizeof *ROWS; i++) {
+    size_t r = tl_table_add_row(t);
+    tl_table_set_str(t, r, 0, "m"), tl_table_set_str(t, r, 1, "reason");
+    tl_table_set_str(t, r, 2, ROWS[i].task), tl_table_set_str(t, r, 3, ROWS[i].mode);
+    tl_table_set_i64(t, r, 4, ROWS[i].qid);
+    for (int c = 5; c <= 10; c++) tl_table_set_i64(t, r, c, c);
+    tl_table_set_f64(t, r, 11, ROWS[i].mean), tl_table_set_f64(t, r, 12, NAN);
+    tl_table_set_f64(t, r, 13, ROWS[i].mean - 0.125), tl_table_set_f64(t, r, 14, ROWS[i].mean + 0.125);
+  }
+  tl_doc *d = tl_doc_new("t");
+  assert_int_equal(tl_se_report(&t, 1, d), TL_OK);
+  assert_int_equal(d->nsec, 1);
+  const tl_section *s = &d->secs[0];
+  assert_int_equal(s->nblocks, 3); /* accuracy, matrix, chart (no audit table given) */
+  assert_int_equal(s->blocks[0].table->nrows, 4);
+  const tl_rtable *m = s->blocks[1].table;
+  assert_int_equal(m->ncols, 5); /* model, variant, task, tqa, vqa */
+  assert_int_equal(m->nrows, 2);
+  assert_int_equal(tl_rtable_cell((tl_rtable *)m, 1, 4)->tag, TL_CELL_MISSING); /* spatialreal has no vqa */
+  assert_true(tl_rtable_cell((tl_rtable *)m, 0, 4)->v == 0.75);
+  tl_buf b;
+  tl_buf_init(&b);
+  assert_int_equal(tl_rtable_render(m, TL_FMT_TEXT, &b), TL_OK);
+  assert_non_null(strstr(b.data, "m      reason   spatialreal  1.000      -\n"));
+  tl_buf_reset(&b);
+  assert_int_equal(tl_rtable_render(s->blocks[0].table, TL_FMT_TEXT, &b), TL_OK);
+  assert_non_null(strstr(b.data, "0.750 [0.625, 0.875]         nan\n")); /* the std of one seed: nan */
+  tl_buf_release(&b);
+  const tl_chart *c = s->blocks[2].chart;
+  assert_int_equal(c->kind, TL_CHART_BARS_CI);
+  assert_int_equal(c->nseries, 1);
+  assert_int_equal(c->series[0].n, 4);
+  assert_string_equal(c->series[0].pts[3].label, "all / all");
+  tl_doc_free(d);
+  tl_status (*const hooks[])(tl_table *const *, int, struct tl_doc *) = {tl_se_report, tl_mtb_report, tl_vqa_doc_report};
+  tl_table *other = tl_table_new("/metrics/x/y");
+  for (size_t i = 0; i < sizeof hooks / sizeof *hooks; i++) {
+    d = tl_doc_new("t");
+    assert_int_equal(hooks[i](&other, 1, d), TL_EINPUT);
+    assert_int_equal(d->nsec, 0);
+    tl_doc_free(d);
+  }
+  tl_table_free(other);
+  tl_table_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_text_md),  cmocka_unit_test(test_lines),      cmocka_unit_test(test_json),
       cmocka_unit_test(test_escaping), cmocka_unit_test(test_utf8_width), cmocka_unit_test(test_from_table),
+      cmocka_unit_test(test_hooks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
