@@ -165,14 +165,14 @@ static tl_status table_latex(const tl_rtable *t, tl_buf *b) {
   tl_status st = x ? tl_buf_puts(b, "\\begin{table}[htbp]\n\\centering\n\\small\n") : TL_ENOMEM;
   if (!st && t->title && *t->title) st = tl_buf_puts(b, "\\caption{"), st = st ? st : esc(b, t->title, TL_FMT_LATEX),
                                     st = st ? st : tl_buf_puts(b, "}\n");
-  if (!st) st = tl_buf_puts(b, "\\begin{tabular}{");
+  if (!st) st = tl_buf_puts(b, "\\tallyfit{\\begin{tabular}{");
   for (size_t c = 0; !st && c < nc; c++) st = tl_buf_puts(b, right_aligned(&t->cols[c]) ? "r" : "l");
   if (!st) st = tl_buf_puts(b, "}\n\\toprule\n");
   for (size_t r = 0; !st && r <= t->nrows; r++) {
     for (size_t c = 0; !st && c < nc; c++) st = tl_buf_printf(b, "%s%s", c ? " & " : "", x[r * nc + c]);
     if (!st) st = tl_buf_puts(b, r ? " \\\\\n" : " \\\\\n\\midrule\n");
   }
-  if (!st) st = tl_buf_puts(b, "\\bottomrule\n\\end{tabular}\n");
+  if (!st) st = tl_buf_puts(b, "\\bottomrule\n\\end{tabular}}\n");
   if (!st && t->note && *t->note) st = tl_buf_puts(b, "\\par\\footnotesize "), st = st ? st : esc(b, t->note, TL_FMT_LATEX),
                                   st = st ? st : tl_buf_puts(b, "\n");
   if (!st) st = tl_buf_puts(b, "\\end{table}\n\n");
@@ -265,9 +265,14 @@ tl_status tl_doc_render(const tl_doc *d, tl_report_fmt f, tl_buf *out) {
   tl_status st = TL_OK;
   if (f == TL_FMT_CSV) st = tl_buf_puts(out, "section,table,row,column,kind,value,lo,hi\r\n");
   if (f == TL_FMT_LATEX)
-    st = tl_buf_puts(out, "% tally report: each table below pastes into a paper that loads booktabs\n"
+    st = tl_buf_puts(out, "% tally report: each table below pastes into a paper that loads booktabs and graphicx\n"
+                          "% and defines \\tallyfit (below: a table wider than the line is scaled down to it)\n"
                           "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage[utf8]{inputenc}\n"
-                          "\\usepackage{booktabs}\n\\usepackage[margin=1.5cm,landscape]{geometry}\n");
+                          "\\usepackage{booktabs}\n\\usepackage{graphicx}\n"
+                          "\\usepackage[margin=1.5cm,landscape]{geometry}\n"
+                          "\\newsavebox{\\tallybox}\n"
+                          "\\newcommand{\\tallyfit}[1]{\\sbox{\\tallybox}{#1}\\ifdim\\wd\\tallybox>\\linewidth"
+                          "\\resizebox{\\linewidth}{!}{\\usebox{\\tallybox}}\\else\\usebox{\\tallybox}\\fi}\n");
   if (!st && f != TL_FMT_CSV) st = heading(out, d->title, 0, f);
   for (int i = 0; i < d->nsec && !st; i++) {
     const tl_section *s = &d->secs[i];

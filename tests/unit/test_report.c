@@ -88,14 +88,15 @@ static const struct {
   tl_report_fmt f;
   const char *line;
 } LINES[] = {
-    {TL_FMT_LATEX, "\\usepackage{booktabs}\n"},
+    {TL_FMT_LATEX, "\\usepackage{booktabs}\n\\usepackage{graphicx}\n"},
+    {TL_FMT_LATEX, "\\tallyfit{\\begin{tabular}{lrrrr}\n"},
     {TL_FMT_LATEX, "\\title{demo \\& \\textless{}report\\textgreater{}}\n"},
     {TL_FMT_LATEX, "\\section*{bench\\_1 \\textbar{} 50\\%}\n"},
     {TL_FMT_LATEX, "\\caption{t\\_1}\n"},
     {TL_FMT_LATEX, "\\begin{tabular}{lrrrr}\n\\toprule\nname & n & acc & est & p \\\\\n\\midrule\n"},
     {TL_FMT_LATEX,
      "soft\\_vqa\\_accuracy exact\\_match spearman & 1234567 & 0.5000 & 0.2500 [0.1250, 0.3750] & 0.0123 \\\\\n"},
-    {TL_FMT_LATEX, "a\\textbar{}b & - & nan & nan & \\textless{}1e-16 \\\\\n\\bottomrule\n\\end{tabular}\n"},
+    {TL_FMT_LATEX, "a\\textbar{}b & - & nan & nan & \\textless{}1e-16 \\\\\n\\bottomrule\n\\end{tabular}}\n"},
     {TL_FMT_LATEX, "\\end{document}\n"},
     {TL_FMT_CSV, "section,table,row,column,kind,value,lo,hi\r\n"},
     {TL_FMT_CSV, "bench_1 | 50%,t_1,1,name,text,soft_vqa_accuracy exact_match spearman,,\r\n"},
