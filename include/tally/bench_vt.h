@@ -139,6 +139,7 @@ typedef struct {
 } tl_compare_defaults;
 
 typedef struct tl_bench tl_bench;
+struct tl_doc; /* tally/report.h */
 
 typedef struct {
   const char *name;                  /* the job's "benchmark" value */
@@ -228,6 +229,13 @@ typedef struct {
   const tl_parser_set *parsers;
   /* What `tally compare` uses when the command line does not say (tl_compare_defaults). */
   const tl_compare_defaults *compare;
+  /* The benchmark's part of a report (`tally report`, tally/report.h), in the paper's layout,
+   * built from its tables alone: tables[0..n) are its /metrics/<name>/... and /audit/... tables
+   * as `tables` made them or as read back from a run file (path set, every column; string
+   * columns TL_COL_STR). Adds its section(s) to doc. TL_OK; TL_ENOMEM; TL_EINPUT when a table
+   * it needs is absent or lacks a column (the report then renders the tables generically).
+   * NULL: the report renders each table generically (tl_doc_from_table). */
+  tl_status (*report)(tl_table *const *tables, int n, struct tl_doc *doc);
 } tl_bench_vt;
 
 #endif

@@ -15,6 +15,16 @@ int tl_cmd_slurm(int argc, char **argv); /* `tally slurm JOB.json`: cmd_slurm.c 
 int tl_cmd_merge(int argc, char **argv); /* `tally merge A.h5 B.h5 -o M.h5`: cmd_merge.c */
 int tl_cmd_export(int argc, char **argv); /* `tally export RUN.h5 --format eee`: cmd_export.c */
 int tl_cmd_import(int argc, char **argv); /* `tally import FILE`: cmd_import.c */
+int tl_cmd_report(int argc, char **argv); /* `tally report RUN.h5 [--format F]`: cmd_report.c */
+
+/* The report of run file `path` (cmd_report.c, docs/REPORT.md): TL_EIO when it is not a readable
+ * output of tally (err names it), TL_EINPUT (a table cannot be read), TL_ENOMEM. *out: caller
+ * frees (tl_doc_free). One process, no MPI. */
+#include "tally/report.h"
+tl_status tl_report_file(const char *path, tl_doc **out, tl_err *err);
+/* Renders d in format f to outp (NULL or "-": standard output; a file: written whole or not at
+ * all, outsafe.h); an exit code, with the message printed after "cmd: " on failure. */
+int tl_report_print(const tl_doc *d, tl_report_fmt f, const char *outp, const char *cmd);
 
 /* Strict option values (each prints "CMD: OPT takes ..., not 'V'" on stderr and returns -1 when
  * the value is not wholly valid; the caller then exits 2). */

@@ -71,7 +71,7 @@ static int listed(const pair_t *pairs, const size_t *ex, int n, size_t it) {
 
 static int in_list(const char *v, const char *a, const char *b) { return !strcmp(v, a) ? 0 : !strcmp(v, b) ? 1 : -1; }
 
-enum { O_MODELS = 1, O_BENCH, O_METRIC, O_BY, O_STATUS, O_B, O_SEED, O_CI, O_EX, O_HELP };
+enum { O_MODELS = 1, O_BENCH, O_METRIC, O_BY, O_STATUS, O_B, O_SEED, O_CI, O_EX, O_JSON, O_HELP };
 const struct option tl_opts_compare[] = {{"models", required_argument, NULL, O_MODELS},
                                          {"benchmark", required_argument, NULL, O_BENCH},
                                          {"metric", required_argument, NULL, O_METRIC},
@@ -81,6 +81,7 @@ const struct option tl_opts_compare[] = {{"models", required_argument, NULL, O_M
                                          {"seed", required_argument, NULL, O_SEED},
                                          {"ci", required_argument, NULL, O_CI},
                                          {"examples", required_argument, NULL, O_EX},
+                                         {"json", no_argument, NULL, O_JSON},
                                          {"help", no_argument, NULL, O_HELP},
                                          {NULL, 0, NULL, 0}};
 
@@ -98,6 +99,7 @@ typedef struct {
   uint64_t B, seed;
   double level;
   int examples;
+  int json;              /* --json: the result as a report document (tally/report.h) in JSON */
   char ma[256], mb[256]; /* --models A,B */
   /* the table */
   char grp[300];                   /* "/items/BENCH" */
@@ -146,6 +148,7 @@ static int cmp_options(int argc, char **argv, compare_t *c) {
       if (tl_opt_u64(CMD, "--examples", optarg, 0, 16, &ex)) return TL_EXIT_USAGE;
       c->examples = (int)ex;
       break;
+    case O_JSON: c->json = 1; break;
     case 'h':
     case O_HELP: return tl_usage_help(CMD, tl_usage_compare_text());
     default: return tl_usage_bad_option(CMD, ch, argv, tl_usage_compare_text());
@@ -549,6 +552,74 @@ static int cmp_report(compare_t *c, int pol, int wg) {
   return rc;
 }
 
+/* --json: the comparison as a report document (docs/REPORT.md, schema tally-report/1) on
+ * standard output: a section "comparison" with the settings, each model's counts, per policy
+ * (dialogues: exclude, fail) a table of the groups (means, diff [CI], p_boot, the pairs each way,
+ * McNemar for a 0/1 metric) and a forest chart of the diffs. Returns the exit code. */
+static int cmp_json(compare_t *c) {
+  char title[700];
+  snprintf(title, sizeof title, "tally compare: %s vs %s", c->ma, c->mb);
+  tl_doc *d = tl_doc_new(title);
+  tl_section *s = tl_doc_section(d, "comparison");
+  static const char *const KV[] = {"key", "value"};
+  static const tl_rcol_kind KVK[] = {TL_RC_TEXT, TL_RC_TEXT};
+  tl_rtable *t = tl_sec_table(d, s, "settings", 2, KV, KVK);
+  const char *kv[][2] = {{"file", c->path}, {"table", c->grp}, {"metric", c->metric}, {"a", c->ma}, {"b", c->mb},
+                         {"by", c->c_by >= 0 ? c->by : ""}, {"unit", c->dlg ? "dialogue" : "item"}};
+  for (size_t i = 0; i < sizeof kv / sizeof *kv; i++) {
+    size_t r = tl_rtable_row(d, t);
+    tl_cell_text(d, t, r, 0, kv[i][0]), tl_cell_text(d, t, r, 1, kv[i][1]);
+  }
+  const char *kn[] = {"resamples", "seed", "ci"};
+  for (int i = 0; i < 3; i++) {
+    size_t r = tl_rtable_row(d, t);
+    tl_cell_text(d, t, r, 0, kn[i]);
+    if (i < 2) tl_cell_int(t, r, 1, (int64_t)(i ? c->seed : c->B));
+    else tl_cell_real(t, r, 1, c->level);
+  }
+  static const char *const CN[] = {"role", "model", "n", "answered", "missing", "engine_error", "unparsed"};
+  static const tl_rcol_kind CK[] = {TL_RC_TEXT, TL_RC_TEXT, TL_RC_INT, TL_RC_INT, TL_RC_INT, TL_RC_INT, TL_RC_INT};
+  t = tl_sec_table(d, s, c->dlg ? "judged turns per model" : "units per model", 7, CN, CK);
+  for (int m = 0; m < 2; m++) {
+    const counts_t *k = &c->cnt[m];
+    size_t r = tl_rtable_row(d, t);
+    tl_cell_text(d, t, r, 0, m ? "b" : "a"), tl_cell_text(d, t, r, 1, m ? c->mb : c->ma);
+    const int64_t v[] = {k->n, k->n - k->missing - k->engine_error, k->missing, k->engine_error, k->unparsed};
+    for (int j = 0; j < 5; j++) tl_cell_int(t, r, 2 + j, v[j]);
+  }
+  static const char *const GN[] = {"group", "n", "mean_a", "mean_b", "diff", "p_boot", "a_gt_b", "b_gt_a", "mcnemar_p"};
+  static const tl_rcol_kind GK[] = {TL_RC_TEXT, TL_RC_INT, TL_RC_REAL, TL_RC_REAL, TL_RC_EST,
+                                    TL_RC_P,    TL_RC_INT, TL_RC_INT,  TL_RC_P};
+  int rc = TL_EXIT_OK;
+  for (int pol = 0; !rc && pol < (c->dlg ? 2 : 1); pol++) {
+    int64_t unscored[2] = {0, 0}, have[2] = {0, 0};
+    cmp_fill(c, pol, unscored, have);
+    const char *pname = c->dlg ? (pol ? "policy fail" : "policy exclude") : "all units";
+    t = tl_sec_table(d, s, pname, c->binary ? 9 : 8, GN, GK);
+    tl_chart *ch = tl_sec_chart(d, s, TL_CHART_FOREST, pname, "group", "diff = mean A - mean B");
+    if (ch) ch->ref = 0;
+    for (size_t g = 0; g < c->ng; g++) {
+      const group_t *G = &c->groups[g];
+      tl_paired_res pr;
+      tl_status bs = G->n ? tl_paired_boot(G->a, G->b, G->n, c->B, c->seed, c->level, &pr) : TL_EINPUT;
+      if (bs == TL_ENOMEM) rc = TL_EXIT_FAIL;
+      size_t r = tl_rtable_row(d, t);
+      tl_cell_text(d, t, r, 0, G->name), tl_cell_int(t, r, 1, G->n);
+      if (bs) continue; /* no item both scored: the rest missing */
+      tl_cell_real(t, r, 2, pr.mean_a), tl_cell_real(t, r, 3, pr.mean_b);
+      tl_cell_est(t, r, 4, pr.diff, pr.ci_lo, pr.ci_hi), tl_cell_real(t, r, 5, pr.p_boot);
+      tl_cell_int(t, r, 6, G->flip_ab), tl_cell_int(t, r, 7, G->flip_ba);
+      if (c->binary) tl_cell_real(t, r, 8, tl_mcnemar_exact_p(G->flip_ab, G->flip_ba));
+      tl_chart_point_add(d, tl_chart_series_get(d, ch, pname), G->name, pr.diff, pr.ci_lo, pr.ci_hi);
+    }
+  }
+  if (!rc && tl_doc_ok(d)) rc = TL_EXIT_FAIL;
+  if (!rc) rc = tl_report_print(d, TL_FMT_JSON, NULL, CMD);
+  else fprintf(stderr, "%s: out of memory\n", CMD);
+  tl_doc_free(d);
+  return rc;
+}
+
 /* Frees what the steps made (any of them may be absent). */
 static void cmp_release(compare_t *c) {
   for (size_t g = 0; c->groups && g < c->ng; g++) {
@@ -584,6 +655,10 @@ int tl_cmd_compare(int argc, char **argv) {
   if (cmp_collect(&c)) {
     fprintf(stderr, "%s: out of memory\n", CMD);
     rc = TL_EXIT_FAIL;
+  } else if (c.json) {
+    rc = cmp_json(&c);
+    cmp_release(&c);
+    return rc;
   } else {
     cmp_print_head(&c);
   }

@@ -20,7 +20,7 @@
 #include "tally/str.h"
 #include "usage.h"
 
-enum { O_OUT = 1, O_STRICT, O_QUIET, O_RESUME, O_KEEP, O_BREAK, O_CACHE, O_DRY, O_CELL, O_FORCE, O_HELP };
+enum { O_OUT = 1, O_STRICT, O_QUIET, O_RESUME, O_KEEP, O_BREAK, O_CACHE, O_DRY, O_CELL, O_FORCE, O_JSON, O_HELP };
 const struct option tl_opts_run[] = {
     {"output", required_argument, NULL, O_OUT},    {"out", required_argument, NULL, O_OUT},
     {"strict-input", no_argument, NULL, O_STRICT}, {"quiet", no_argument, NULL, O_QUIET},
@@ -28,7 +28,35 @@ const struct option tl_opts_run[] = {
     {"break-lock", no_argument, NULL, O_BREAK},    {"cache", required_argument, NULL, O_CACHE},
     {"dry-run", optional_argument, NULL, O_DRY},   {"cell", required_argument, NULL, O_CELL},
     {"force", no_argument, NULL, O_FORCE},         {"help", no_argument, NULL, O_HELP},
-    {NULL, 0, NULL, 0}};
+    {"json", no_argument, NULL, O_JSON},           {NULL, 0, NULL, 0}};
+
+/* --json: the driver's text summary is caught in memory (rank 0 writes it to o.out) and, when the
+ * run succeeds, replaced by the report of the file it wrote (tally/report.h, JSON schema
+ * tally-report/1, the same document `tally report --format json` gives); the file is the one the
+ * summary's last line names ("wrote PATH", driver.c). */
+typedef struct {
+  int on;
+  char *text; /* the caught summary (open_memstream) */
+  size_t len;
+} run_json;
+static run_json g_json;
+
+/* Rank 0, after a successful run: the JSON report of the output on stdout. An exit code. */
+static int print_json(void) {
+  const char *w = NULL;
+  for (const char *p = g_json.text; p && (p = strstr(p, "wrote ")); p++)
+    if (p == g_json.text || p[-1] == '\n') w = p + 6;
+  if (!w) return fprintf(stderr, "tally run: --json: the run named no output file\n"), TL_EXIT_FAIL;
+  char *path = tl_strndup(w, strcspn(w, "\n"));
+  tl_doc *d = NULL;
+  tl_err err = {{0}};
+  tl_status st = path ? tl_report_file(path, &d, &err) : TL_ENOMEM;
+  int rc = st ? (fprintf(stderr, "tally run: --json: %s\n", err.msg[0] ? err.msg : tl_strerror(st)), TL_EXIT_FAIL)
+              : tl_report_print(d, TL_FMT_JSON, NULL, "tally run");
+  tl_doc_free(d);
+  free(path);
+  return rc;
+}
 
 /* Removes the import folder and the files in it (made by this process: no subfolders). */
 static void rm_tmp(const char *dir) {
@@ -202,6 +230,14 @@ static int run_mpi(void *ctx, MPI_Comm comm) {
     }
     rc = tl_run_job(&o, comm);
   }
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (g_json.on) {
+    fclose(o.out); /* the caught summary: g_json.text (only rank 0 writes one) */
+    if (rank == 0 && rc == TL_EXIT_OK) rc = print_json();
+    else if (rank == 0 && g_json.text) fputs(g_json.text, stdout); /* a failed run's lines, as without --json */
+    free(g_json.text);
+  }
   if (jobp) MPI_Barrier(comm); /* every rank done with the files before they go */
   if (own) rm_tmp(tmp);
   free(tmp);
@@ -229,6 +265,7 @@ int tl_cmd_run(int argc, char **argv) {
     case O_KEEP: o.keep_journal = 1; break;
     case O_BREAK: o.break_lock = 1; break;
     case O_FORCE: o.force = 1; break;
+    case O_JSON: g_json.on = 1; break;
     case O_CACHE: o.cache_dir = optarg; break;
     case O_CELL: {
       uint64_t k;
@@ -266,6 +303,14 @@ int tl_cmd_run(int argc, char **argv) {
   if (o.out_override && !o.out_override[0]) {
     fprintf(stderr, "tally run: --output needs a file path\n");
     return TL_EXIT_USAGE;
+  }
+  if (g_json.on && o.dry_run) {
+    fprintf(stderr, "tally run: --dry-run writes no output to report: --json needs a run\n");
+    return TL_EXIT_USAGE;
+  }
+  if (g_json.on && !(o.out = open_memstream(&g_json.text, &g_json.len))) {
+    fprintf(stderr, "tally run: out of memory\n");
+    return TL_EXIT_FAIL;
   }
   return tl_cli_with_mpi(&argc, &argv, "tally run", run_mpi, &o);
 }

@@ -24,6 +24,7 @@ const char tl_usage_tally[] =
     "  merge A.h5 B.h5 ... -o M.h5  one file from the runs of a sweep, re-scored from their journals\n"
     "  import FILE     another harness's saved outputs (lm-eval, ...) as tally's answer lines (--list: the formats)\n"
     "  export RUN.h5   a run's per-item results as Every Eval Ever instance lines (--format eee)\n"
+    "  report RUN.h5   the run's tables from its file: text, Markdown, LaTeX, CSV or JSON (--format)\n"
     "  version         print the version (also --version)\n"
     "  help            this text (also --help, -h)\n"
     "`tally <command> --help` for a command's options. A command's output file is given with\n"
@@ -32,7 +33,7 @@ const char tl_usage_tally[] =
 
 const char tl_usage_run[] =
     "usage: tally run JOB.json [--output FILE.h5] [--resume] [--strict-input] [--quiet] [--keep-journal]\n"
-    "                          [--break-lock] [--force] [--cache DIR] [--dry-run[=FILE]] [--cell K]\n"
+    "                          [--break-lock] [--force] [--cache DIR] [--dry-run[=FILE]] [--cell K] [--json]\n"
     "  --output FILE   write here instead of the job's \"output\" (an HDF5 file: a regular file, never '-');\n"
     "                  --out FILE is the same\n"
     "  --force         replace the output when it exists (a finished run's; --resume needs no --force)\n"
@@ -51,6 +52,8 @@ const char tl_usage_run[] =
     "  --cell K        run only cell K of the job's sweep (every benchmark lists the same models and\n"
     "                  seeds; cell K = model K / n_seeds, seed K % n_seeds): one array task of\n"
     "                  `tally slurm --array`; `tally merge` joins the cells' outputs\n"
+    "  --json          instead of the text summary, the report of the output as JSON on stdout (the\n"
+    "                  document `tally report --format json` gives: docs/REPORT.md)\n"
     "  -h, --help      this text\n"
     "exit codes: 0 ok (bad input lines, if any, were reported and counted), 1 runtime failure,\n"
     "            2 usage or invalid job (nothing run), 3 bad input with --strict-input,\n"
@@ -145,6 +148,8 @@ const char *tl_usage_compare_text(void) {
                   "  --seed S            resample r draws from Philox keyed by (S, r) (default 0)\n"
                   "  --ci LEVEL          confidence level (default 0.95)\n"
                   "  --examples K        items listed for each flip direction (default 3)\n"
+                  "  --json              the result as JSON on stdout (the report's schema, tally-report/1:\n"
+                  "                      docs/REPORT.md) instead of the text\n"
                   "  -h, --help          this text\n"
                   "defaults of each benchmark: metric, by, status\n");
   int w = 0; /* the name column: the longest name */
@@ -231,6 +236,19 @@ const char tl_usage_export[] =
     "The rule that fired is the extraction method (\"tally/MODE/RULE\"). Dialogue benchmarks (turns) are not\n"
     "exported. exit codes: 0 ok, 1 failure, 2 usage\n";
 
+const char tl_usage_report[] =
+    "usage: tally report RUN.h5 [--format text|md|latex|csv|json] [--output FILE]\n"
+    "  --format F       text (default: aligned columns, nothing cut), md (GitHub pipe tables), latex\n"
+    "                   (a standalone article of booktabs tables), csv (one long table of every cell:\n"
+    "                   section,table,row,column,kind,value,lo,hi), json (schema tally-report/1)\n"
+    "  -o, --output F   write here (default: standard output), whole or not at all, never over the\n"
+    "                   run file; --out F is the same\n"
+    "  -h, --help       this text\n"
+    "The report holds the run's provenance (job, commit, engines, inputs and their SHA-256, seeds), each\n"
+    "benchmark's metric and audit tables (the module's layout where it has one), and each study's\n"
+    "parameters, estimates and comparisons (docs/REPORT.md).\n"
+    "exit codes: 0 ok, 1 failure, 2 usage, 3 not a run file of tally (or one that cannot be read)\n";
+
 const char tl_usage_import[] =
     "usage: tally import FILE [--format NAME] [--model NAME] [--output ANSWERS.jsonl] [--judgments FILE]\n"
     "                    [--items FILE] [--id-prefix P] [--strict-input]\n"
@@ -261,6 +279,7 @@ const tl_cli_cmd tl_cli_cmds[] = {
     {"merge", tl_cmd_merge, tl_usage_merge, tl_opts_merge},
     {"import", tl_cmd_import, tl_usage_import, tl_opts_import},
     {"export", tl_cmd_export, tl_usage_export, tl_opts_export},
+    {"report", tl_cmd_report, tl_usage_report, tl_opts_report},
 };
 const int tl_n_cli_cmds = (int)(sizeof tl_cli_cmds / sizeof tl_cli_cmds[0]);
 

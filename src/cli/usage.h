@@ -32,6 +32,8 @@ extern const struct option tl_opts_score[];
 extern const struct option tl_opts_compare[];
 extern const struct option tl_opts_slurm[];
 extern const struct option tl_opts_merge[];
+extern const struct option tl_opts_report[];
+extern const char tl_usage_report[];
 extern const struct option tl_opts_export[];
 extern const char tl_usage_export[];
 extern const struct option tl_opts_import[];

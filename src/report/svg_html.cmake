@@ -1,16 +1,10 @@
-# svg_html.cmake - the SVG charts and the self-contained HTML page (issue 33): a library of its
-# own, tally_svg_html, pure C11 on core (no MPI, HDF5, curl or CUDA: built in TALLY_CORE_ONLY
-# builds too), kept apart from the rest of src/report so that the two lists merge without
-# conflict. Included by the top-level CMakeLists.txt right after tally_core. Sources:
-# src/report/svg.c (primitives), svg_charts.c (the chart kinds), html.c (the page).
-# Unit tests that include tally/svg.h or tally/html.h link it (tests/CMakeLists.txt).
-add_library(tally_svg_html STATIC
-  ${CMAKE_SOURCE_DIR}/src/report/svg.c
-  ${CMAKE_SOURCE_DIR}/src/report/svg_charts.c
-  ${CMAKE_SOURCE_DIR}/src/report/html.c)
-target_include_directories(tally_svg_html PRIVATE ${CMAKE_SOURCE_DIR}/src/report)
-target_link_libraries(tally_svg_html PUBLIC tally_core m)
-target_compile_options(tally_svg_html PRIVATE ${TALLY_WARN})
+# svg_html.cmake - the SVG charts and the self-contained HTML page (issue 33). Their sources
+# (src/report/svg.c: primitives, svg_charts.c: the chart kinds, html.c: the page) are compiled
+# into core's archive with the rest of src/report (the HTML renderer of a report draws its charts
+# with them); tally_svg_html is the name tests and tools link. Included by the top-level
+# CMakeLists.txt right after tally_core.
+add_library(tally_svg_html INTERFACE)
+target_link_libraries(tally_svg_html INTERFACE tally_core m)
 
 if(TALLY_TESTS)
   # tally-html-demo OUT.html: a page with every chart kind, a sortable table and a details

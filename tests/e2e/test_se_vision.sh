@@ -4,8 +4,9 @@
 #     of several lengths; relative to the items file's folder, or to the job's "images" folder,
 #     or absolute), every tqa request none: in dry runs, and in the requests the server logs;
 #  b. the summary prints the task x mode table with seeds, n, answered, missing, unparsed,
-#     engine_error and per parser the mean, std (ddof 1, "-" for one seed) and the 95% CI, and
-#     the primary parser's task x mode matrix;
+#     engine_error and per parser the mean [95% CI] and the std (ddof 1, "nan" for one seed:
+#     undefined, never 0), and the primary parser's task x mode matrix (the report's tables,
+#     se_report.c, rendered as text);
 #  c. /items/spatialeval has `mode`; every /metrics/spatialeval table is grouped by it;
 #  d. an image that cannot be read: the unit is engine_error (the reason in the item table),
 #     counted in the summary's row, in n with correct 0;
@@ -129,12 +130,12 @@ cmp -s "$S/s1.txt" "$S/s2.txt" || { diff "$S/s1.txt" "$S/s2.txt"; fail "the summ
 # b. the summary: the counts, the CIs, the task x mode matrix; the unreadable image's units
 #    (mazenav vqa, 2 seeds per model) are engine_error in their row
 cat "$S/r1.txt"
-hdr='^model +variant +task +mode +seeds +n +answered +missing +unparsed +engine_error +strict +std +95% CI +legacy +std +95% CI'
+hdr='^model +variant +task +mode +seeds +n +answered +missing +unparsed +engine_error +strict +strict std +legacy +legacy std$'
 grep -Eq "$hdr" "$S/r1.txt" || fail "no task x mode table with the counts and CI columns in the summary"
 for m in vlm-a vlm-b; do
-  grep -Eq "^$m +reason +mazenav +vqa +2 +2 +0 +0 +0 +2 +0\.000 +0\.000 +- " "$S/r1.txt" ||
+  grep -Eq "^$m +reason +mazenav +vqa +2 +2 +0 +0 +0 +2 +0\.000 +0\.000 " "$S/r1.txt" || # no CI: nothing scored
     fail "$m: the unreadable image's units are not engine_error in the mazenav vqa row"
-  grep -Eq "^$m +reason +spatialmap +vqa +2 +12 +12 +0 +[0-9]+ +0 +[01]\.[0-9]{3} +[01]\.[0-9]{3} +\[[01]\.[0-9]{3}, [01]\.[0-9]{3}\]" "$S/r1.txt" ||
+  grep -Eq "^$m +reason +spatialmap +vqa +2 +12 +12 +0 +[0-9]+ +0 +[01]\.[0-9]{3} \[[01]\.[0-9]{3}, [01]\.[0-9]{3}\] +[01]\.[0-9]{3} " "$S/r1.txt" ||
     fail "$m: no spatialmap vqa row with its CI"
   grep -Eq "^$m +reason +all +all +2 +28 +26 +0 +[0-9]+ +2 " "$S/r1.txt" || fail "$m: no overall row"
   grep -Eq "^$m +reason +mazenav +[01]\.[0-9]{3} +0\.000 +[01]\.[0-9]{3}$" "$S/r1.txt" || fail "$m: no mazenav tqa/vqa/vtqa matrix row"
@@ -198,9 +199,9 @@ JOB
 grep -q "bad input lines: 0" "$S/rep.txt" || { cat "$S/rep.txt" "$S/rep.err"; fail "the left-out modes' answers were reported"; }
 grep -q "spatialeval: 12 items (tqa 4, vqa 8) x 1 model/variant/seed configs = 12 units" "$S/rep.txt" ||
   { cat "$S/rep.txt"; fail "modes did not leave vtqa out"; }
-# one seed: the std is "-", never +/- 0.000
-grep -Eq "^m +reason +all +all +1 +12 +12 +0 +0 +0 +0\.917 +- +\[0\.[0-9]{3}, 1\.000\]$" "$S/rep.txt" ||
-  { cat "$S/rep.txt"; fail "no overall row of the replay run with '-' for the std of one seed"; }
+# one seed: the std is undefined, "nan", never +/- 0.000
+grep -Eq "^m +reason +all +all +1 +12 +12 +0 +0 +0 +0\.917 \[0\.[0-9]{3}, 1\.000\] +nan$" "$S/rep.txt" ||
+  { cat "$S/rep.txt"; fail "no overall row of the replay run with 'nan' for the std of one seed"; }
 for bad in '["tqa", "vqqa"]' '["vtqa", "vtqa"]' '[]' '"tqa"'; do
   sed "s/\"modes\": \[\"tqa\", \"vqa\"\]/\"modes\": $bad/" "$S/rep.json" > "$S/bad.json"
   set +e; "$TALLY_BIN" run "$S/bad.json" > "$S/bad.txt" 2>&1; rc=$?; set -e

@@ -1606,6 +1606,8 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
   tl_mtb_stab_print(&sx, tables, n, out);
 }
 
+tl_status tl_mtb_report(tl_table *const *tables, int n, struct tl_doc *doc); /* mtb_report.c */
+
 const tl_bench_vt tl_bench_mtbench101 = {
     .name = "mtbench101",
     .nstages = 2,
@@ -1634,4 +1636,5 @@ const tl_bench_vt tl_bench_mtbench101 = {
     .max_acc = 2 * NM_MAX,
     .parsers = &tl_mtb_parser_set,
     .compare = &tl_mtb_compare,
+    .report = tl_mtb_report,
 };

@@ -17,6 +17,7 @@
 #include "se_eval.h"
 #include "spatialeval.h"
 #include "tally/bench.h"
+#include "tally/report.h"
 
 static const char *const VARIANTS[] = {"reason", "letter", NULL}; /* = tl_se_prompt_kind order */
 static const char *const KEYS[] = {"items", "parsers", "prompt_variant", "modes", "images", "ci_resamples", "ci_seed",
@@ -249,21 +250,13 @@ static tl_status se_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, 
   return TL_OK;
 }
 
-/* "0.123", or "-" for NaN (one seed's std, a CI over fewer than 2 items). */
-static const char *num3(double v, char *buf, size_t n) {
-  if (isnan(v)) snprintf(buf, n, "-");
-  else snprintf(buf, n, "%.3f", v);
-  return buf;
-}
+tl_status tl_se_report(tl_table *const *tables, int n, struct tl_doc *doc); /* se_report.c */
 
-static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
-
-/* The summary: per model x variant x task x mode (the paper's layout), then the model's overall
- * row, from the across-seeds tables (qid -1 rows; every parser's table has the same rows in the
- * same order): seeds, n, answered, missing, unparsed (primary parser), engine_error, and per
- * parser the mean accuracy over seeds, its std (ddof 1) and the 95% CI. Then the primary
- * parser's accuracy as a task x mode matrix, the parser audit and the parse statuses. Columns
- * are as wide as their longest value: nothing is cut. */
+/* The summary: the run's counts, then the tables of the module's report (tl_se_report: per
+ * model x variant x task x mode and overall the seeds, counts and every parser's mean [95% CI]
+ * and std; the primary parser's task x mode matrix; the parser audit) rendered as text by the
+ * report's renderer (columns as wide as their contents: nothing is cut), then the parse
+ * statuses. */
 static void se_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint64_t units,
                        tl_table *const *tables, int n, int64_t *const *acc, FILE *out) {
   (void)cfgs;
@@ -282,116 +275,24 @@ static void se_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint
     for (int q = 0; q < TL_SE__NQMODES; q++)
       if (b->qmask & (1u << q)) fprintf(out, " %s", tl_se_qmode_name((tl_se_qmode)q));
   }
-  fprintf(out, "\n\naccuracy by task and mode = correct / n (a missing answer, an engine error or an answer the "
-               "parser cannot read scores 0);\nmean over seeds, std over seeds (ddof 1; - for one seed), 95%% CI: "
-               "bootstrap over items, each item's seeds together (B = %d); unparsed: the %s parser's\n",
-          b->ci_B, tl_se_mode_name(b->modes[0]));
-  const tl_table *a0 = tables[1];
-  const int cmod = tl_table_col(a0, "model"), cvar = tl_table_col(a0, "prompt_variant"),
-            ctask = tl_table_col(a0, "task"), cmode = tl_table_col(a0, "mode"), cq = tl_table_col(a0, "qid");
-  size_t wm = strlen("model"), wv = strlen("variant"), wt = strlen("spatialgrid"), wq = strlen("mode");
-  for (size_t row = 0; row < a0->nrows; row++) {
-    wm = max_sz(wm, strlen(a0->cols[cmod].v.s[row]));
-    wv = max_sz(wv, strlen(a0->cols[cvar].v.s[row]));
-    wt = max_sz(wt, strlen(a0->cols[ctask].v.s[row]));
-  }
-  const int Wm = (int)wm, Wv = (int)wv, Wt = (int)wt, Wq = (int)wq;
-  fprintf(out, "%-*s  %-*s  %-*s  %-*s %5s %6s %8s %7s %8s %12s", Wm, "model", Wv, "variant", Wt, "task", Wq, "mode",
-          "seeds", "n", "answered", "missing", "unparsed", "engine_error");
-  for (int k = 0; k < nm; k++) /* the last column unpadded: no trailing blanks */
-    fprintf(out, "  %6s %5s %-*s", tl_se_mode_name(b->modes[k]), "std", k + 1 < nm ? 14 : 0, "95% CI");
   fprintf(out, "\n");
-  char s1[32], s2[32], s3[32];
-  for (size_t row = 0; row < a0->nrows; row++) {
-    if (a0->cols[cq].v.i[row] != -1) continue;
-#define I64(t, name) ((long long)(t)->cols[tl_table_col((t), name)].v.i[row])
-#define F64(t, name) ((t)->cols[tl_table_col((t), name)].v.f[row])
-    fprintf(out, "%-*s  %-*s  %-*s  %-*s %5lld %6lld %8lld %7lld %8lld %12lld", Wm, a0->cols[cmod].v.s[row], Wv,
-            a0->cols[cvar].v.s[row], Wt, a0->cols[ctask].v.s[row], Wq, a0->cols[cmode].v.s[row], I64(a0, "n_seeds"),
-            I64(a0, "n"), I64(a0, "answered"), I64(a0, "missing"), I64(a0, "unparsed"), I64(a0, "engine_error"));
-    for (int k = 0; k < nm; k++) {
-      const tl_table *a = tables[2 * k + 1]; /* same groups, same order for every parser */
-      char ci[80];
-      if (isnan(F64(a, "ci_lo"))) snprintf(ci, sizeof ci, "-");
-      else snprintf(ci, sizeof ci, "[%s, %s]", num3(F64(a, "ci_lo"), s2, sizeof s2), num3(F64(a, "ci_hi"), s3, sizeof s3));
-      fprintf(out, "  %6.3f %5s %-*s", F64(a, "mean"), num3(F64(a, "std"), s1, sizeof s1), k + 1 < nm ? 14 : 0, ci);
+  /* the tables of the report (se_report.c), rendered as text: the summary and `tally report`
+   * are one code path */
+  struct tl_doc *doc = tl_doc_new("");
+  tl_status rs = doc ? tl_se_report(tables, n, doc) : TL_ENOMEM;
+  tl_buf tb;
+  tl_buf_init(&tb);
+  for (int k = 0; !rs && k < doc->nsec; k++)
+    for (int i = 0; !rs && i < doc->secs[k].nblocks; i++) {
+      const tl_block *bl = &doc->secs[k].blocks[i];
+      if (bl->kind != TL_BLOCK_TABLE) continue;
+      rs = tl_buf_puts(&tb, "\n");
+      if (!rs) rs = tl_rtable_render(bl->table, TL_FMT_TEXT, &tb);
     }
-    fprintf(out, "\n");
-  }
-  /* a bootstrap CI of zero width (accuracy 0 or 1 on every resample) says nothing: the Wilson
-   * interval over the items is printed for those rows */
-  int said = 0;
-  for (size_t row = 0; row < a0->nrows; row++) {
-    if (a0->cols[cq].v.i[row] != -1) continue;
-    for (int k = 0; k < nm; k++) {
-      const tl_table *a = tables[2 * k + 1];
-      if (isnan(F64(a, "ci_lo")) || F64(a, "ci_lo") != F64(a, "ci_hi") || tl_table_col(a, "wilson_lo") < 0) continue;
-      if (!said++) fprintf(out, "zero-width bootstrap CIs (every resample gives the same accuracy: 0 or 1, or very few items); 95%% Wilson interval over the items instead:\n");
-      fprintf(out, "  %s %s %s %s %s: %s [%s, %s]\n", a0->cols[cmod].v.s[row], a0->cols[cvar].v.s[row],
-              a0->cols[ctask].v.s[row], a0->cols[cmode].v.s[row], tl_se_mode_name(b->modes[k]),
-              num3(F64(a, "mean"), s1, sizeof s1), num3(F64(a, "wilson_lo"), s2, sizeof s2),
-              num3(F64(a, "wilson_hi"), s3, sizeof s3));
-    }
-  }
-  /* the paper's layout: the primary parser's mean accuracy, a column per mode */
-  int cols[TL_SE__NQMODES], nc = 0;
-  for (int q = 0; q < TL_SE__NQMODES; q++)
-    if (b->set.per_qmode[q]) cols[nc++] = q;
-  fprintf(out, "\n%s accuracy, task x mode (mean over seeds)\n", tl_se_mode_name(b->modes[0]));
-  fprintf(out, "%-*s  %-*s  %-*s", Wm, "model", Wv, "variant", Wt, "task");
-  for (int j = 0; j < nc; j++) fprintf(out, " %6s", tl_se_qmode_name((tl_se_qmode)cols[j]));
-  fprintf(out, "\n");
-  for (size_t row = 0; row < a0->nrows;) { /* rows of one (model, variant, task) are consecutive */
-    if (a0->cols[cq].v.i[row] != -1 || strcmp(a0->cols[ctask].v.s[row], "all") == 0) {
-      row++;
-      continue;
-    }
-    double v[TL_SE__NQMODES] = {NAN, NAN, NAN};
-    size_t r1 = row;
-    for (; r1 < a0->nrows && !strcmp(a0->cols[cmod].v.s[r1], a0->cols[cmod].v.s[row]) &&
-           !strcmp(a0->cols[cvar].v.s[r1], a0->cols[cvar].v.s[row]) &&
-           !strcmp(a0->cols[ctask].v.s[r1], a0->cols[ctask].v.s[row]);
-         r1++)
-      if (a0->cols[cq].v.i[r1] == -1) {
-        int q = tl_se_qmode_from_name(a0->cols[cmode].v.s[r1]);
-        if (q >= 0) v[q] = a0->cols[tl_table_col(a0, "mean")].v.f[r1];
-      }
-    fprintf(out, "%-*s  %-*s  %-*s", Wm, a0->cols[cmod].v.s[row], Wv, a0->cols[cvar].v.s[row], Wt,
-            a0->cols[ctask].v.s[row]);
-    for (int j = 0; j < nc; j++) fprintf(out, " %6s", num3(v[cols[j]], s1, sizeof s1));
-    fprintf(out, "\n");
-    row = r1;
-  }
-#undef I64
-#undef F64
-  const tl_table *audit = tables[2 * nm];
-  if (nm > 1) {
-    fprintf(out, "\nparser audit (all models, variants, seeds and modes; units with a reply): accuracy per parser; units each pair scores differently\n");
-    fprintf(out, "%-12s %6s", "task", "n");
-    for (int k = 0; k < nm; k++) fprintf(out, " %8s", tl_se_mode_name(b->modes[k]));
-    for (int x = 0; x < nm; x++)
-      for (int y = x + 1; y < nm; y++) {
-        char h[64];
-        snprintf(h, sizeof h, "%s|%s", tl_se_mode_name(b->modes[x]), tl_se_mode_name(b->modes[y]));
-        fprintf(out, " %14s", h);
-      }
-    fprintf(out, "\n");
-    for (size_t row = 0; row < audit->nrows; row++) {
-      fprintf(out, "%-12s %6lld", audit->cols[0].v.s[row], (long long)audit->cols[1].v.i[row]);
-      int c = 2;
-      for (int k = 0; k < nm; k++) fprintf(out, " %8.3f", audit->cols[c++].v.f[row]);
-      for (int x = 0; x < nm; x++)
-        for (int y = x + 1; y < nm; y++) {
-          char h[64];
-          snprintf(h, sizeof h, "%lld (%lld/%lld)", (long long)audit->cols[c].v.i[row],
-                   (long long)audit->cols[c + 1].v.i[row], (long long)audit->cols[c + 2].v.i[row]);
-          fprintf(out, " %14s", h);
-          c += 3;
-        }
-      fprintf(out, "\n");
-    }
-    fprintf(out, "(d (a/b): d units disagree; a correct only under the first parser, b only under the second)\n");
-  }
+  if (rs) fprintf(out, "\n(the summary's tables: %s; `tally report` prints them from the file)\n", tl_strerror(rs));
+  else fputs(tb.data, out);
+  tl_buf_release(&tb);
+  tl_doc_free(doc);
   int64_t st[TL_PS__COUNT];
   tl_se_status_totals(acc[0], ncfgs, nm, 0, st);
   fprintf(out, "\n%s parse statuses:", tl_se_mode_name(b->modes[0]));
@@ -427,4 +328,5 @@ const tl_bench_vt tl_bench_spatialeval = {
     .formats = tl_se_formats,
     .parsers = &tl_se_parser_set,
     .compare = &tl_se_compare,
+    .report = tl_se_report,
 };

@@ -1944,6 +1944,8 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
             (long long)(jt->cols[2].v.i[r] - jt->cols[6].v.i[r]), (long long)jt->cols[1].v.i[r]);
 }
 
+tl_status tl_vqa_doc_report(tl_table *const *tables, int n, struct tl_doc *doc); /* vqa_report.c */
+
 const tl_bench_vt tl_bench_vqa = {
     .name = "vqa",
     .nstages = 2,
@@ -1973,4 +1975,5 @@ const tl_bench_vt tl_bench_vqa = {
     .formats = tl_vqa_formats,
     .parsers = &tl_vqa_parser_set,
     .compare = &tl_vqa_compare,
+    .report = tl_vqa_doc_report,
 };
