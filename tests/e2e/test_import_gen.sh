@@ -8,7 +8,8 @@
 #     \frac{1}{2} (exact 0, strict 1: the one mismatch), doc 3 answers 0 to 90 (both 0, no
 #     substring match), doc 4 gives no final answer (strict: no_answer, counted);
 #  B. without the options, exact is lm-eval's default exact_match and the audit shows the two
-#     items lm-eval counted that the defaults do not (0 up, 2 down): the audit can disagree.
+#     items lm-eval counted that the defaults do not (0 up, 2 down): the audit can disagree;
+#  C. bad keys (a typo, an unknown mode, a bad pattern, a non-boolean) are named, nothing runs.
 . "$(dirname "$0")/common.sh"
 T="$TALLY_BIN"
 W="$WORK"
@@ -34,6 +35,17 @@ job b ''
 "$T" run "$W/b.json" > "$W/b.out" 2> "$W/b.err" || { cat "$W/b.err"; fail "B: the run failed"; }
 want="audit gen: model 'toy-gen': lm-eval exact_match 0.400, tally exact 0.000 over 5 units: 0 flips up, 2 down"
 grep -qF "$want" "$W/b.out" || { cat "$W/b.out"; fail "B: no audit line '$want'"; }
+# ---- C. a job's typo is an error naming the key, never an empty result ----
+job c '"regexes_to_ignore": ["(", 3], "ignore_case": "yes", "modes": ["exact", "fuzzy"], "typo_key": 1,'
+rc=0
+"$T" run "$W/c.json" > "$W/c.out" 2> "$W/c.err" || rc=$?
+[ "$rc" = 2 ] || { cat "$W/c.err"; fail "C: want exit 2, got $rc"; }
+for m in "unknown key 'typo_key'" "unknown mode fuzzy (want strict or exact)" "ignore_case: must be true or false" \
+         "regexes_to_ignore: element 0 must be a regular expression (Python re syntax): " \
+         "regexes_to_ignore: element 1 must be a regular expression"; do
+  grep -qF "$m" "$W/c.err" || { cat "$W/c.err"; fail "C: no '$m'"; }
+done
+[ ! -e "$W/c.h5" ] || fail "C: an output was written"
 # ---- the tables, item by item (when h5py is there) ----
 if "$PY" -c "import h5py" 2> /dev/null; then
   "$PY" - "$W/a.h5" <<'PY' || fail "A: the HDF5 tables"

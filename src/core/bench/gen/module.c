@@ -79,14 +79,16 @@ static int read_regexes(tl_job_ctx *c, const cJSON *e, const char *where, tl_ben
     return bad;
   }
   const cJSON *x;
+  int i = 0;
   cJSON_ArrayForEach(x, v) {
     tl_err er = {0};
     tl_rx *t = cJSON_IsString(x) ? tl_rx_compile(x->valuestring, 0, &er) : NULL;
     if (!t) {
-      PROBLEM(w2, "element %d must be a regular expression (Python re syntax)%s%s", b->n_rx, er.msg[0] ? ": " : "",
+      PROBLEM(w2, "element %d must be a regular expression (Python re syntax)%s%s", i++, er.msg[0] ? ": " : "",
               er.msg);
       continue;
     }
+    i++;
     tl_rx_free(t);
     if (!(b->rx[b->n_rx++] = tl_strdup(x->valuestring))) PROBLEM(w2, "out of memory");
   }
@@ -577,7 +579,7 @@ const tl_bench_vt tl_bench_gen = {
     .nstages = 1,
     .variants = VARIANTS,
     .keys = KEYS,
-    .max_modes = TL_MAX_MODES,
+    .max_modes = TL_GEN__NMODES,
     .max_acc = 3,
     .create = gen_create,
     .free = gen_free,
