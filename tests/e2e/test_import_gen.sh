@@ -30,6 +30,11 @@ grep -Eq '^all +exact +5 +0\.400 1 \(0/1\)$' "$W/a.out" || { cat "$W/a.out"; fai
 grep -q "^strict parse statuses: ok=4 no_answer=1$" "$W/a.out" || { cat "$W/a.out"; fail "A: strict statuses"; }
 want="audit gen: model 'toy-gen': lm-eval exact_match 0.400, tally exact 0.400 over 5 units: 0 flips up, 0 down; agree 1.000"
 grep -qF "$want" "$W/a.out" || { cat "$W/a.out"; fail "A: no audit line '$want'"; }
+# the per-item results as Every Eval Ever lines: strict's rule as the extraction method
+"$T" export "$W/a.h5" --format eee > "$W/a.eee" 2> "$W/a.eee.err" || { cat "$W/a.eee.err"; fail "A: export"; }
+[ "$(wc -l < "$W/a.eee")" = 5 ] || fail "A: export: want 5 lines"
+grep -q '"sample_id":"2".*"extraction_method":"tally/strict/boxed".*"is_correct":true' "$W/a.eee" ||
+  { cat "$W/a.eee"; fail "A: export: doc 2 under strict"; }
 # ---- B. lm-eval's defaults ----
 job b ''
 "$T" run "$W/b.json" > "$W/b.out" 2> "$W/b.err" || { cat "$W/b.err"; fail "B: the run failed"; }
