@@ -7,7 +7,8 @@
  * "question_id", else doc_id as text); a task written under several filters is read under the
  * FIRST filter met in the file (lm-eval writes all docs of one filter, then the next; the raw
  * response is the same text under each). A pre-pass notes what the other filters extracted and
- * scored, and the record of the chosen filter carries it (extra.filters). */
+ * scored, and the record of the chosen filter carries it (extra.filters). A generation sample's
+ * item has the target as its "answer" and a "question" (the gen module's items, docs/GEN.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
