@@ -9,6 +9,8 @@
 #     substring match), doc 4 gives no final answer (strict: no_answer, counted);
 #  B. without the options, exact is lm-eval's default exact_match and the audit shows the two
 #     items lm-eval counted that the defaults do not (0 up, 2 down): the audit can disagree;
+#  the reader's items: the target is the answer (doc 1's own answer "x = 2" kept as doc_answer),
+#  the question is the doc's problem, else the prompt (doc 4);
 #  C. bad keys (a typo, an unknown mode, a bad pattern, a non-boolean) are named, nothing runs.
 . "$(dirname "$0")/common.sh"
 T="$TALLY_BIN"
@@ -20,6 +22,19 @@ job() { # job NAME EXTRA_KEYS
   "answers": {"format": "lm-eval", "path": "$F"}, "items": {"format": "lm-eval", "path": "$F"}}]}
 JOB
 }
+# ---- the items the reader makes: the target as the answer, a question ----
+"$T" import "$F" --items "$W/items.jsonl" > /dev/null 2> "$W/imp.err" || { cat "$W/imp.err"; fail "import"; }
+grep -qF '"doc_answer":"x = 2","answer":"2"' "$W/items.jsonl" ||
+  { cat "$W/items.jsonl"; fail "doc 1: want the target 2 as the answer and the doc's own kept as doc_answer"; }
+if "$PY" -c 1 2> /dev/null; then
+  "$PY" - "$W/items.jsonl" <<'PY' || fail "the items"
+import json, sys
+it = {d["id"]: d for d in map(json.loads, open(sys.argv[1]))}
+assert it["1"]["answer"] == "2" and it["1"]["doc_answer"] == "x = 2", it["1"]
+assert it["0"]["question"] == "What is 2+3?" and "doc_answer" not in it["0"], it["0"]
+assert it["4"]["question"] == "Problem: What is 3+4?\n\nSolution:", it["4"]
+PY
+fi
 # ---- A. the task's options ----
 job a '"regexes_to_ignore": ["(?s).*answer is ", "\\.$"],'
 "$T" run "$W/a.json" > "$W/a.out" 2> "$W/a.err" || { cat "$W/a.err"; fail "A: the run failed"; }
