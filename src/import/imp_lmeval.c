@@ -7,7 +7,8 @@
  * "question_id", else doc_id as text); a task written under several filters is read under the
  * FIRST filter met in the file (lm-eval writes all docs of one filter, then the next; the raw
  * response is the same text under each). A pre-pass notes what the other filters extracted and
- * scored, and the record of the chosen filter carries it (extra.filters). */
+ * scored, and the record of the chosen filter carries it (extra.filters). A generation sample's
+ * item has the target as its "answer" and a "question" (the gen module's items, docs/GEN.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
@@ -381,17 +382,37 @@ static int sample_loglik(const cJSON *resps, const cJSON *fresps, cJSON **lls, c
   return is_ll;
 }
 
+/* The generation item's "answer" (the target; a doc's other answer kept as "doc_answer") and
+ * "question" (when absent: the doc's "problem", else the prompt). */
+static void gen_item(cJSON *item, const cJSON *target, const char *prompt) {
+  cJSON *ans = cJSON_GetObjectItemCaseSensitive(item, "answer");
+  if (ans && !cJSON_Compare(ans, target, 1) && !cJSON_GetObjectItemCaseSensitive(item, "doc_answer")) {
+    cJSON_DetachItemViaPointer(item, ans);
+    cJSON_AddItemToObject(item, "doc_answer", ans);
+    cJSON_AddItemToObject(item, "answer", cJSON_Duplicate(target, 1));
+  }
+  if (cJSON_GetObjectItemCaseSensitive(item, "question")) return;
+  const cJSON *pb = cJSON_GetObjectItemCaseSensitive(item, "problem");
+  if (cJSON_IsString(pb)) cJSON_AddStringToObject(item, "question", pb->valuestring);
+  else if (prompt) cJSON_AddStringToObject(item, "question", prompt);
+}
+
 /* The item of the sample (the doc, else {} when there is a target; NULL when neither), with
  * "id", "answer" (the target) and, for log-likelihood requests, "choices" added when absent.
+ * For a generation request (generate_until, scored against the target: the gen module's items)
+ * the answer is the target even when the doc has another "answer" (kept as "doc_answer"), and
+ * "question", when the doc has none, is the doc's "problem" (MATH's), else the prompt.
  * Choices in the Hugging Face datasets' object form ({"text": [...], "label": [...]}, ARC's) are
  * given as the generic modules read them: "choices" the texts, the object kept as
  * "choices_hf". */
-static cJSON *sample_item(const cJSON *doc, const cJSON *target, const char *id, int is_ll, const cJSON *choices) {
+static cJSON *sample_item(const cJSON *doc, const cJSON *target, const char *id, int is_ll, const cJSON *choices,
+                          const char *prompt) {
   cJSON *item = NULL;
   if (cJSON_IsObject(doc)) item = cJSON_Duplicate(doc, 1);
   else if (target) item = cJSON_CreateObject();
   if (item) {
     if (!cJSON_GetObjectItemCaseSensitive(item, "id")) cJSON_AddStringToObject(item, "id", id);
+    if (!is_ll && target) gen_item(item, target, prompt);
     if (target && !cJSON_GetObjectItemCaseSensitive(item, "answer"))
       cJSON_AddItemToObject(item, "answer", cJSON_Duplicate(target, 1));
     if (is_ll && cJSON_GetArraySize(choices) && !cJSON_GetObjectItemCaseSensitive(item, "choices"))
@@ -506,7 +527,7 @@ tl_status tl_lme_sample(tl_lme_state *s, const cJSON *o, const char *path, const
   const char *vname;
   sample_extra(s, o, task, docid, filter, extra, &vname, &verdict);
   int is_ll = sample_loglik(resps, fresps, &lls, &grs);
-  cJSON *item = sample_item(doc, target, id, is_ll, choices);
+  cJSON *item = sample_item(doc, target, id, is_ll, choices, prompt);
   tl_imp_rec r;
   memset(&r, 0, sizeof r);
   r.where = where;

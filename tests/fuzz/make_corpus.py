@@ -169,11 +169,66 @@ def tabin_corpus():
     put(t, b'{"h":1,"m":0.5,"g":"a"}\n{"h":0,"m":null,"g":"b"}\n{"h":true,"m":"2"}\n{"h":1,"h":2}\n')
 
 
+def import_corpus():
+    """fuzz_imp_file.c's targets: a control byte (bits 1-3: where the file goes) and a file of
+    tests/fixtures/import, or a hand-written inspect_ai log (the fixtures hold .eval zips only)."""
+    fx = "tests/fixtures/import/"
+    oc = fx + "opencompass/"
+    for ctl, rel in [(0, "predictions/qwen2-7b/mtbench101.json"), (2, "results/qwen2-7b_judged-by--gpt-4o/mtbench101.json"),
+                     (4, "predictions/qwen2-7b/gsm8k_0.json"), (6, "predictions/qwen2-7b/gsm8k_1.json"),
+                     (2, "scored/results/m1_judged-by--j1/mtbench101.json"), (1, "bad/predictions/m1/mtbench101.json")]:
+        put("fuzz_imp_opencompass", bytes([ctl]) + read(oc + rel))
+    vk = fx + "vlmevalkit/"
+    for ctl, rel in [(0, "Qwen2-VL-7B/T20250101-120000/Qwen2-VL-7B_MMBench_DEV_EN.tsv"),
+                     (6, "Qwen2-VL-7B/T20250101-120000/Qwen2-VL-7B_MMBench_DEV_EN_exact_matching_result.tsv"),
+                     (2, "llava_v1.5_7b/llava_v1.5_7b_AI2D_TEST.csv"), (4, "InternVL2-8B/InternVL2-8B_MMStar.json"),
+                     (4, "InternVL2-8B/InternVL2-8B_SEEDBench_IMG.json"), (8, "GPT4o/GPT4o_SpatialEval.tsv"),
+                     (0, "demo-vlm/T20250301-101010/demo-vlm_DemoVQA.tsv")]:
+        put("fuzz_imp_vlmevalkit", bytes([ctl]) + read(vk + rel))
+    for d in ["mmlu-subject=fixture,method=multiple_choice_joint,model=org_fixture-model", "no_stats", "dup_key",
+              "cut_short"]:
+        parts = [read(fx + "helm/" + d + "/" + n) if os.path.exists(os.path.join(ROOT, fx, "helm", d, n)) else None
+                 for n in ("scenario_state.json", "run_spec.json", "per_instance_stats.json")]
+        put("fuzz_imp_helm", b"\0" + b"\0".join(p for p in parts if p is not None))
+    sample = {"id": 1, "epoch": 1, "input": "Which? A) x B) y", "choices": ["x", "y"], "target": "A",
+              "output": {"completion": "ANSWER: A"}, "scores": {"choice": {"value": "C", "answer": "A"}},
+              "metadata": {"k": "v"}}
+    logs = [
+        {"version": 2, "status": "success", "eval": {"task": "arc", "model": "m"}, "plan": {}, "results": {},
+         "stats": {}, "samples": [sample]},
+        {"version": 2, "status": "success", "eval": {"task": "t", "model": "m"},
+         "samples": [dict(sample, id="q2", epoch=2, input=[{"role": "user", "content": "attachment://abc"}],
+                          attachments={"abc": "the long text"}, target=["A", "B"],
+                          output={"choices": [{"message": {"role": "assistant",
+                                                           "content": [{"type": "text", "text": "A"}]}}]},
+                          scores={"model_graded_qa": {"value": "P", "explanation": "half"}, "other": {"value": 1}}),
+                     dict(sample, id=3, error={"message": "timeout"}, output={}),
+                     dict(sample, id=4, attachments={}, input="attachment://missing")]},
+        {"version": 2, "status": "started", "eval": {"task": "t", "model": "m"}, "results": {"total_samples": 1000}},
+        {"version": 2, "status": "success", "eval": {"task": "t", "model": "m"}, "samples": []},
+    ]
+    for log in logs:
+        put("fuzz_imp_inspect", b"\0" + json.dumps(log, indent=2).encode())
+
+
+def gen_corpus():
+    """fuzz_gen.c: a control byte (the exact_match options), the gold, a newline, the reply."""
+    for ctl, gold, reply in [
+            (0, "3", "so the answer is $\\boxed{3}$."), (0, "x^{2}+\\frac{1}{2}", "\\boxed{x^{2}+\\dfrac{1}{2}}"),
+            (0, "90", "The answer is 0"), (0, "3", "\\boxed{3} and then \\boxed{4"),
+            (0, "12", "Final Answer: 12\\text{ cm}^2"), (0, "(1,2)", "\\boxed{\\left( 1, 2 \\right)}"),
+            (1, "abc", "ABC"), (2, "3", "3."), (4, "a2", "a1"), (8, "1000", "so\n#### $1,000."),
+            (16, "ab", "axb"), (31, "Monday", "\\boxed{\\text{Monday}} and the answer is: 5.")]:
+        put("fuzz_gen", bytes([ctl]) + gold.encode() + b"\n" + reply.encode())
+
+
 if __name__ == "__main__":
     parser_corpus()
     jsonl_corpus()
     job_corpus()
     tabin_corpus()
+    import_corpus()
+    gen_corpus()
     for d in sorted(os.listdir(OUT)):
         files = os.listdir(os.path.join(OUT, d))
         size = sum(os.path.getsize(os.path.join(OUT, d, f)) for f in files)

@@ -11,7 +11,8 @@
   X(spatialeval)        \
   X(mtbench101)         \
   X(vqa)                \
-  X(mcq)
+  X(mcq)                \
+  X(gen)
 
 /* Modules for the test suite only (a two-stage module over replay files): known only when
  * TALLY_TEST_MODULES=1 is in the environment, so a user's job can never name one by accident. */

@@ -10,7 +10,8 @@
  * after that line, so a run without imports pays one line per file); each rank counts the units it finishes (run_audit_note, from the
  * pipeline's done callback), and the counts are reduced to rank 0 after the tables are written
  * (run_audit_write, collective). tally's side is the benchmark's mode named as the harness's
- * metric when it has one (VQA's exact_match against lmms-eval's), else its primary mode;
+ * metric when it has one (VQA's exact_match against lmms-eval's), else the mode of the metric's
+ * alias (METRIC_ALIAS: the gen module's exact for exact_match), else its primary mode;
  * a harness verdict other than 0 or 1 (a rating, a partial credit) is counted as not binary and
  * left out of the comparison. A benchmark whose answers carry no harness verdict has no audit;
  * one whose imported lines carry only null verdicts says so. */
@@ -118,6 +119,22 @@ static tl_status load_bench(bench_run *r, size_t b, tl_err *err) {
   return st == TL_ENOMEM ? tl_err_set(err, st, "out of memory reading the harness verdicts") : st;
 }
 
+/* A harness metric whose tally mode has a name of its own: lm-eval's exact_match is the gen
+ * module's "exact" mode (VQA's mode has the metric's name, which is looked for first). */
+static const char *const METRIC_ALIAS[][2] = {{"exact_match", "exact"}};
+
+/* tally's side of the audit: the mode named as the metric, else as its alias, else 0 (the
+ * primary). */
+static int metric_mode(const tl_run_bench *rb, const char *metric) {
+  for (int k = 0; k < rb->nmodes; k++)
+    if (strcmp(rb->vt->mode_name(rb->b, k), metric) == 0) return k;
+  for (size_t a = 0; a < sizeof METRIC_ALIAS / sizeof *METRIC_ALIAS; a++)
+    if (strcmp(METRIC_ALIAS[a][0], metric) == 0)
+      for (int k = 0; k < rb->nmodes; k++)
+        if (strcmp(rb->vt->mode_name(rb->b, k), METRIC_ALIAS[a][1]) == 0) return k;
+  return 0;
+}
+
 tl_status run_audit_load(bench_run *r, tl_err *err) {
   run_audit *au = &r->au;
   if (r->merging || r->dry) return TL_OK;
@@ -135,8 +152,7 @@ tl_status run_audit_load(bench_run *r, tl_err *err) {
   for (size_t b = 0; b < r->nb && !st; b++) {
     st = load_bench(r, b, err);
     const tl_run_bench *rb = &r->rbs[b];
-    for (int k = 0; !st && au->metric[b] && k < rb->nmodes; k++)
-      if (strcmp(rb->vt->mode_name(rb->b, k), au->metric[b]) == 0) au->mode[b] = k;
+    if (!st && au->metric[b]) au->mode[b] = metric_mode(rb, au->metric[b]);
     const size_t n = rb->ncfgs;
     if (!st && au->lines[b]) {
       au->cnt[b] = calloc(n * AU_N + 1, sizeof **au->cnt);
