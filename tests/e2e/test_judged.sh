@@ -110,6 +110,6 @@ for obj in /items/spatialeval /metrics/spatialeval; do
 done
 # the test module is unknown without TALLY_TEST_MODULES=1
 rc=0; TALLY_TEST_MODULES= "$TALLY_BIN" run "$WORK/ref.json" --out "$WORK/x.h5" > /dev/null 2> "$WORK/e.txt" || rc=$?
-[ "$rc" = 2 ] && grep -q "unknown benchmark 'test_judged' (known: spatialeval, mtbench101, vqa, mcq)" "$WORK/e.txt" ||
+[ "$rc" = 2 ] && grep -q "unknown benchmark 'test_judged' (known: spatialeval, mtbench101, vqa, mcq, gen)" "$WORK/e.txt" ||
   { cat "$WORK/e.txt"; fail "the test module was known without TALLY_TEST_MODULES=1 (exit $rc)"; }
 echo "e2e judged: ok"

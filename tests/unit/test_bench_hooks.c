@@ -79,7 +79,7 @@ static void test_sizes_checked(void **state) {
   /* every registered module passes, with and without the test modules */
   for (int on = 0; on < 2; on++) {
     modules_on(on);
-    assert_int_equal(tl_bench_count(), 4u + (unsigned)on);
+    assert_int_equal(tl_bench_count(), 5u + (unsigned)on);
     if (tl_bench_registry_check(&err) != TL_OK) fail_msg("%s", err.msg);
     for (size_t i = 0; i < tl_bench_count(); i++) {
       const tl_bench_vt *vt = tl_bench_at(i);

@@ -1227,7 +1227,7 @@ static void test_job_validation(void **state) {
       {"{\"benchmarks\":[]}", 2, "output"},
       {"{\"output\":\"o.h5\",\"outptu\":1,\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\"}]}", 1, "unknown key 'outptu'"},
       /* an unknown benchmark: its keys cannot be checked, the known ones are listed */
-      {"{\"output\":\"o.h5\",\"benchmarks\":[{\"benchmark\":\"mmlu\",\"items\":\"i\",\"answers\":\"a\",\"parsers\":[\"strict\",\"fuzzy\",\"strict\"]}]}", 1, "unknown benchmark 'mmlu' (known: spatialeval, mtbench101, vqa, mcq)"},
+      {"{\"output\":\"o.h5\",\"benchmarks\":[{\"benchmark\":\"mmlu\",\"items\":\"i\",\"answers\":\"a\",\"parsers\":[\"strict\",\"fuzzy\",\"strict\"]}]}", 1, "unknown benchmark 'mmlu' (known: spatialeval, mtbench101, vqa, mcq, gen)"},
       /* the module's own keys: every problem */
       {"{\"output\":\"o.h5\",\"benchmarks\":[{\"benchmark\":\"spatialeval\",\"items\":\"i\",\"answers\":\"a\",\"parsers\":[\"strict\",\"fuzzy\",\"strict\"],\"itemz\":1}]}", 3, "fuzzy"},
       /* judgments for a benchmark without a judge stage; one entry per benchmark */
