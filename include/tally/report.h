@@ -2,8 +2,8 @@
  *
  * A document (tl_doc) is a title and titled sections; a section is an ordered list of blocks,
  * each a table (typed columns, typed cells) or a chart spec. Charts are DATA (series of
- * (label, value, lo, hi) points), never pre-rendered text: the renderers here write them only in
- * JSON; a chart writer (SVG/HTML) draws them from the same structure.
+ * (label, value, lo, hi) points), never pre-rendered text: the renderers here write them in JSON,
+ * and the HTML renderer draws them as SVG (tally/svg.h) from the same structure.
  *
  * Tier: pure C11 on cJSON and core's tl_buf (no MPI, HDF5, curl). The sources are compiled into
  * tally_core's archive, so a benchmark module's optional `report` hook (bench_vt.h) may build
@@ -147,8 +147,11 @@ tl_rtable *tl_doc_from_table_where(tl_doc *d, tl_section *s, const tl_table *t, 
 const tl_table *tl_report_find(tl_table *const *tables, int n, const char *path);
 
 /* ---- rendering ---- */
-typedef enum { TL_FMT_TEXT = 0, TL_FMT_MD = 1, TL_FMT_LATEX = 2, TL_FMT_CSV = 3, TL_FMT_JSON = 4 } tl_report_fmt;
-/* "text", "md", "latex", "csv", "json" (NULL-terminated, index = tl_report_fmt). */
+/* HTML: one self-contained page (render_html.c), its charts drawn as SVG (tally/svg.h). */
+typedef enum {
+  TL_FMT_TEXT = 0, TL_FMT_MD = 1, TL_FMT_LATEX = 2, TL_FMT_CSV = 3, TL_FMT_JSON = 4, TL_FMT_HTML = 5
+} tl_report_fmt;
+/* "text", "md", "latex", "csv", "json", "html" (NULL-terminated, index = tl_report_fmt). */
 extern const char *const tl_report_fmt_names[];
 
 /* Appends the whole document in format f to out. TL_ENOMEM only. Deterministic bytes: the same

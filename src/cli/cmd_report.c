@@ -1,4 +1,4 @@
-/* cmd_report.c - `tally report RUN.h5 [--format text|md|latex|csv|json] [-o FILE]`: the run's
+/* cmd_report.c - `tally report RUN.h5 [--format text|md|latex|csv|json|html] [-o FILE]`: the run's
  * tables, read back from its file, as one document (tally/report.h) rendered in one format
  * (issue 33; docs/REPORT.md).
  *
@@ -316,7 +316,7 @@ int tl_cmd_report(int argc, char **argv) {
     return tl_usage_error(tl_usage_report);
   }
   const char *path = argv[optind];
-  int f = tl_opt_choice(CMD, "--format", fmt, tl_report_fmt_names, 5);
+  int f = tl_opt_choice(CMD, "--format", fmt, tl_report_fmt_names, 6);
   if (f < 0) return TL_EXIT_USAGE;
   tl_err err = {{0}};
   tl_path_role roles[1] = {{path, "the run file"}};

@@ -24,7 +24,7 @@ const char tl_usage_tally[] =
     "  merge A.h5 B.h5 ... -o M.h5  one file from the runs of a sweep, re-scored from their journals\n"
     "  import FILE     another harness's saved outputs (lm-eval, ...) as tally's answer lines (--list: the formats)\n"
     "  export RUN.h5   a run's per-item results as Every Eval Ever instance lines (--format eee)\n"
-    "  report RUN.h5   the run's tables from its file: text, Markdown, LaTeX, CSV or JSON (--format)\n"
+    "  report RUN.h5   the run's tables from its file: text, Markdown, LaTeX, CSV, JSON or HTML (--format)\n"
     "  version         print the version (also --version)\n"
     "  help            this text (also --help, -h)\n"
     "`tally <command> --help` for a command's options. A command's output file is given with\n"
@@ -237,10 +237,11 @@ const char tl_usage_export[] =
     "exported. exit codes: 0 ok, 1 failure, 2 usage\n";
 
 const char tl_usage_report[] =
-    "usage: tally report RUN.h5 [--format text|md|latex|csv|json] [--output FILE]\n"
+    "usage: tally report RUN.h5 [--format text|md|latex|csv|json|html] [--output FILE]\n"
     "  --format F       text (default: aligned columns, nothing cut), md (GitHub pipe tables), latex\n"
     "                   (a standalone article of booktabs tables), csv (one long table of every cell:\n"
-    "                   section,table,row,column,kind,value,lo,hi), json (schema tally-report/1)\n"
+    "                   section,table,row,column,kind,value,lo,hi), json (schema tally-report/1),\n"
+    "                   html (one self-contained page: charts drawn as SVG, sortable tables, no network)\n"
     "  -o, --output F   write here (default: standard output), whole or not at all, never over the\n"
     "                   run file; --out F is the same\n"
     "  -h, --help       this text\n"

@@ -14,7 +14,7 @@
 
 #include "tally/report.h"
 
-const char *const tl_report_fmt_names[] = {"text", "md", "latex", "csv", "json", NULL};
+const char *const tl_report_fmt_names[] = {"text", "md", "latex", "csv", "json", "html", NULL};
 
 /* Appends a double: "nan", "inf", "-inf", or printf's %.*f. */
 static tl_status put_fixed(tl_buf *b, double v, int digits) {
@@ -233,7 +233,8 @@ tl_status tl_rtable_render(const tl_rtable *t, tl_report_fmt f, tl_buf *out) {
   case TL_FMT_MD: return table_grid(t, f, out);
   case TL_FMT_LATEX: return table_latex(t, out);
   case TL_FMT_CSV: return table_csv("", t, out);
-  case TL_FMT_JSON: break;
+  case TL_FMT_JSON:
+  case TL_FMT_HTML: break; /* a table alone: text formats only */
   }
   return TL_EINTERNAL;
 }
@@ -258,10 +259,12 @@ static tl_status heading(tl_buf *b, const char *s, int level, tl_report_fmt f) {
 }
 
 tl_status tl_doc_render_json(const tl_doc *d, tl_buf *out); /* render_json.c */
+tl_status tl_doc_render_html(const tl_doc *d, tl_buf *out); /* render_html.c */
 
 tl_status tl_doc_render(const tl_doc *d, tl_report_fmt f, tl_buf *out) {
   if (tl_doc_ok(d)) return TL_ENOMEM;
   if (f == TL_FMT_JSON) return tl_doc_render_json(d, out);
+  if (f == TL_FMT_HTML) return tl_doc_render_html(d, out);
   tl_status st = TL_OK;
   if (f == TL_FMT_CSV) st = tl_buf_puts(out, "section,table,row,column,kind,value,lo,hi\r\n");
   if (f == TL_FMT_LATEX)

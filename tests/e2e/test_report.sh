@@ -3,7 +3,8 @@
 # study; jobs/mtbench101-demo.json; jobs/vqa-demo.json) in every format equals its golden file
 # in tests/golden/report/ (the build's commit, the HDF5 and libdeflate versions masked); the
 # report of demo.json written on 4 ranks equals the one written on 1; a file that is not a run
-# file of tally is refused with exit 3 naming it; -o never writes over the run file and writes
+# file of tally is refused with exit 3 naming it; the HTML report of each demo opens in headless
+# Chromium with no console error and every chart drawn (a screenshot kept); -o never writes over the run file and writes
 # the same bytes as standard output; a bad --format is exit 2; `tally run --json` prints the
 # same JSON as `tally report --format json` of its output, `tally compare --json` the schema with
 # its forest chart and the text's diff. The LaTeX compiles when pdflatex is present.
@@ -36,7 +37,7 @@ masked() {
 
 for demo in demo mtbench101-demo vqa-demo; do
   run_demo "jobs/$demo.json" "$WORK/$demo.h5"
-  for f in text md latex csv json; do
+  for f in text md latex csv json html; do
     ext=$f
     [ "$f" = text ] && ext=txt
     [ "$f" = latex ] && ext=tex
@@ -48,7 +49,7 @@ for demo in demo mtbench101-demo vqa-demo; do
     fi
   done
 done
-echo "the three demos' reports match their golden files in 5 formats"
+echo "the three demos' reports match their golden files in 6 formats"
 
 # no column cut: the long names appear whole (test_report.c checks the widths)
 for w in 'disagree_strict_legacy' 'spatialgrid' ; do grep -qw "$w" "$WORK/demo.txt" || fail "'$w' is cut"; done
@@ -60,7 +61,7 @@ grep -qw 'mtbench101-opencompass' "$WORK/mtbench101-demo.txt" || fail "a parser'
 # 4 ranks: the same report
 if command -v mpirun > /dev/null; then
   run_demo jobs/demo.json "$WORK/demo4.h5" 4
-  for f in text json; do
+  for f in text json html; do
     "$TALLY_BIN" report "$WORK/demo.h5" --format $f > "$WORK/r1.$f"
     "$TALLY_BIN" report "$WORK/demo4.h5" --format $f > "$WORK/r4.$f"
     cmp "$WORK/r1.$f" "$WORK/r4.$f" || { diff "$WORK/r1.$f" "$WORK/r4.$f" | head -20; fail "the report of 4 ranks' file differs (--format $f)"; }
@@ -92,11 +93,28 @@ for bad in "$WORK/junk.h5" "$WORK/absent.h5" "$WORK"; do
   [ ! -s "$WORK/out" ] || fail "a refused file printed a report"
 done
 set +e
-"$TALLY_BIN" report "$WORK/demo.h5" --format html > /dev/null 2> "$WORK/err"
+"$TALLY_BIN" report "$WORK/demo.h5" --format pdf > /dev/null 2> "$WORK/err"
 rc=$?
 set -e
-[ $rc = 2 ] || fail "--format html: exit $rc, want 2"
+[ $rc = 2 ] || fail "--format pdf: exit $rc, want 2"
 echo "refusals: exit 3 naming a file that is not a run file; exit 2 for -o over the input and an unknown format"
+
+# the HTML report of each demo as a person sees it: headless Chromium opens it with no console
+# error, every chart drawn and non-empty (tools/chromium-check.sh), a screenshot kept in $WORK
+for demo in demo mtbench101-demo vqa-demo; do
+  "$TALLY_BIN" report "$WORK/$demo.h5" --format html -o "$WORK/$demo.html" || fail "the HTML report of $demo failed"
+  n=$(grep -c '<svg' "$WORK/$demo.html" || true)
+  [ "$n" -ge 1 ] || fail "the HTML report of $demo has no chart"
+  set +e
+  bash "$TALLY_SRC/tools/chromium-check.sh" "$WORK/$demo.html" "$WORK/$demo.png" > "$WORK/chk.out" 2>&1
+  rc=$?
+  set -e
+  if [ $rc = 77 ]; then echo "no Chromium: the browser check of the HTML reports skipped"; break; fi
+  [ $rc = 0 ] || { cat "$WORK/chk.out"; fail "the HTML report of $demo fails in Chromium"; }
+  grep -q "^chromium-check: $n of $n svg drawn, 0 errors" "$WORK/chk.out" || { cat "$WORK/chk.out"; fail "$demo: not every chart drawn"; }
+  [ -s "$WORK/$demo.png" ] || fail "no screenshot of $demo"
+  cat "$WORK/chk.out"
+done
 
 # --json of run and compare: the report's schema; run's equals `tally report --format json`
 "$TALLY_BIN" run jobs/vqa-demo.json --out "$WORK/vj.h5" --quiet --json > "$WORK/run.json" 2> /dev/null || fail "run --json failed"

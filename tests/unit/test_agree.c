@@ -372,11 +372,32 @@ static void test_undefined_and_errors(void **state) {
   assert_int_equal(tl_agree_prepare(many, many, 0, &d, &err), TL_EINPUT);
 }
 
+/* tl_wilson_p (a mean over n items): the integer form at p = k / n; the closed form at p = 0
+ * (upper bound z^2 / (n + z^2): 0.6576 for n = 2) and p = 1; NaN for n = 0. */
+static void test_wilson_mean(void **state) {
+  (void)state;
+  for (int64_t n = 1; n <= 40; n += 3)
+    for (int64_t k = 0; k <= n; k++) {
+      double a, b, c, d;
+      tl_wilson(k, n, 0.95, &a, &b);
+      tl_wilson_p((double)k / (double)n, (double)n, 0.95, &c, &d);
+      assert_true(fabs(a - c) < 1e-12 && fabs(b - d) < 1e-12);
+    }
+  double lo, hi, z = tl_norm_ppf(0.975);
+  tl_wilson_p(0, 2, 0.95, &lo, &hi);
+  assert_true(lo == 0 && fabs(hi - z * z / (2 + z * z)) < 1e-12 && fabs(hi - 0.6576) < 1e-4);
+  tl_wilson_p(1, 2, 0.95, &lo, &hi);
+  assert_true(hi == 1 && fabs(lo - 2 / (2 + z * z)) < 1e-12);
+  tl_wilson_p(0.5, 0, 0.95, &lo, &hi);
+  assert_true(isnan(lo) && isnan(hi));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kappa_sklearn),        cmocka_unit_test(test_mtbench_ties),
       cmocka_unit_test(test_kripp_examples),       cmocka_unit_test(test_scott_pi),
       cmocka_unit_test(test_proportion_intervals), cmocka_unit_test(test_holm_bh),
+      cmocka_unit_test(test_wilson_mean),
       cmocka_unit_test(test_mde),                  cmocka_unit_test(test_boot_raw_reference),
       cmocka_unit_test(test_boot_clusters),        cmocka_unit_test(test_undefined_and_errors),
   };

@@ -64,6 +64,10 @@ tl_status tl_mtb_report(tl_table *const *tables, int n, struct tl_doc *doc) {
     digits(t, 3);
   }
   if (aud) digits(tl_doc_from_table(doc, s, aud, "rating parsers' audit"), 2);
+  const tl_table *stab = tl_report_find(tables, n, "/metrics/mtbench101/judge_stability");
+  const tl_table *swap = tl_report_find(tables, n, "/metrics/mtbench101/parser_swap");
+  if (stab) digits(tl_doc_from_table(doc, s, stab, "judge stability over judge samples (docs/MTBENCH101.md)"), 3);
+  if (swap) digits(tl_doc_from_table(doc, s, swap, "parser swap: what changes when the primary parser is replaced"), 3);
   task_chart(acr, doc, s);
   return tl_doc_ok(doc);
 }

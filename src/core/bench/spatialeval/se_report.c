@@ -106,6 +106,33 @@ static void accuracy(const se_rep *r, struct tl_doc *d, tl_section *s) {
   }
 }
 
+/* Rows whose bootstrap CI has zero width (every resample gives one accuracy: 0 or 1, or very
+ * few items) say nothing about uncertainty: their Wilson score interval over the items
+ * (wilson_lo, wilson_hi; issue 32), one table, only when there is such a row. */
+static void wilson(const se_rep *r, struct tl_doc *d, tl_section *s) {
+  static const char *const names[] = {"model", "variant", "task", "mode", "parser", "accuracy [95% Wilson]"};
+  static const tl_rcol_kind kinds[] = {TL_RC_TEXT, TL_RC_TEXT, TL_RC_TEXT, TL_RC_TEXT, TL_RC_TEXT, TL_RC_EST};
+  tl_rtable *t = NULL;
+  for (size_t i = 0; i < r->t[0]->nrows; i++) {
+    if (r->t[0]->cols[r->qid].v.i[i] != -1) continue;
+    for (int j = 0; j < r->np; j++) {
+      const tl_table *p = r->t[j];
+      double lo = f64(p, "ci_lo", i), hi = f64(p, "ci_hi", i);
+      if (isnan(lo) || lo != hi || tl_table_col(p, "wilson_lo") < 0) continue;
+      if (!t) {
+        t = tl_sec_table(d, s, "zero-width bootstrap CIs: the Wilson score interval over the items instead", 6, names,
+                         kinds);
+        if (t) t->cols[5].digits = 3;
+      }
+      size_t row = tl_rtable_row(d, t);
+      const int src[] = {r->model, r->var, r->task, r->mode};
+      for (int k = 0; k < 4; k++) tl_cell_text(d, t, row, k, r->t[0]->cols[src[k]].v.s[i]);
+      tl_cell_text(d, t, row, 4, r->name[j]);
+      tl_cell_est(t, row, 5, f64(p, "mean", i), f64(p, "wilson_lo", i), f64(p, "wilson_hi", i));
+    }
+  }
+}
+
 /* 1 when s is among v[0..n); else appends it when there is room. Returns its index. */
 static int intern(const char **v, int *n, int cap, const char *s) {
   for (int i = 0; i < *n; i++)
@@ -158,6 +185,7 @@ tl_status tl_se_report(tl_table *const *tables, int n, struct tl_doc *doc) {
   if (st) return st;
   tl_section *s = tl_doc_section(doc, "benchmark spatialeval");
   accuracy(&r, doc, s);
+  wilson(&r, doc, s);
   matrix(&r, doc, s);
   if (r.audit) {
     tl_rtable *a = tl_doc_from_table(doc, s, r.audit, "parser audit (all models, variants, seeds and modes; units with a reply)");
