@@ -1,0 +1,365 @@
+/* mtb_compare.c - MT-Bench-101 model comparisons with their paired bootstrap CIs (mtb_compare.h).
+ *
+ * Same bits as the plain loop (module.c before issue 34: for every pair, policy, group and
+ * resample, tl_boot_counts then one pass over the group's dialogues computing pref with exp):
+ *  - pref, 1 - pref and the win/loss/tie class of a dialogue are the same expressions, computed
+ *    once per (pair, policy) instead of once per resample;
+ *  - the soft sum of resample r is sum_j c[r][j] * q[j] in dialogue order j, one rounding per
+ *    multiply and per add as before. Dialogues with count 0 or without both scores add
+ *    c * 0 = +0.0 instead of being skipped, which leaves every partial sum (>= +0.0) unchanged.
+ *    The kernels add 8 resamples side by side (one sum per resample, each in the order j), and
+ *    never fuse a multiply with an add (no FMA target; the build is ISO C, -ffp-contract=off);
+ *  - the counts W, L, T, N are exact integers in any order: one double sum of c[r][j] * k[j] with
+ *    k[j] = 0 (missing) or 1 + base (2 [win] + [tie]) gives N + base (2W + T) exactly (every term
+ *    and partial sum is an integer below 2^53: base is a power of two > m, m < 2^24), and
+ *    W + T/2 = (2W + T) / 2 exactly, the same double as before;
+ *  - quantiles: the same values sorted by tl_sort_f64 and read by tl_quantile_sorted.
+ * tests/unit/test_mtb_compare.c checks every value against the plain loop, bit for bit, on both
+ * kernels, with small bounds on the kept counts and on the byte counts. */
+#include "mtb_compare.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tally/boot.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CMP_X86 1
+#include <immintrin.h>
+#endif
+
+enum { RB = 8 };                    /* resamples per block (one AVX2 kernel call) */
+enum { K_WIN = 0, K_LOSS = 1, K_TIE = 2, K_MISS = 3 };
+#define KERNEL_MAX_M ((size_t)1 << 24) /* larger groups: the plain loop (codes stay below 2^53) */
+
+struct tl_mtb_cmp {
+  size_t n;
+  int ng;
+  size_t **gidx, *gm; /* [ng] copies of the groups */
+  int *gsz;           /* [ng] slot of the group's size in sz */
+  size_t *sz;         /* [nsz] distinct group sizes > 0 */
+  int nsz;
+  uint64_t B, seed;
+  double level;
+  size_t cache_cap;
+  unsigned count_max;
+  int simd;
+  size_t nblk, kept;  /* ceil(B / RB) blocks; blocks [0, kept) are kept for every size */
+  uint8_t **cnt;      /* [nsz]: [kept][m][RB] counts, lane k = resample block * RB + k */
+  uint8_t **wide;     /* [nsz]: [kept] 1 = the block has a count > count_max (plain loop) */
+  bool drawn;
+  size_t maxm;
+  /* per-pair work */
+  double *qd[2];      /* [n] 1 - pref per dialogue and policy (0 when missing) */
+  uint8_t *kd[2];     /* [n] class K_* */
+  double *q[2], *k[2];/* [maxm] the group's q and integer codes, in position order */
+  uint8_t *scratch;   /* [maxm][RB] a block drawn for this pair only */
+  int32_t *w;         /* [maxm] */
+  double *vals;       /* [4][B]: win rate, soft win rate of policy 0, then of policy 1 */
+};
+
+static int cpu_avx2(void) {
+#ifdef CMP_X86
+  return __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
+  return 0;
+#endif
+}
+
+void tl_mtb_cmp_free(tl_mtb_cmp *c) {
+  if (!c) return;
+  for (int g = 0; c->gidx && g < c->ng; g++) free(c->gidx[g]);
+  for (int s = 0; s < c->nsz; s++) {
+    if (c->cnt) free(c->cnt[s]);
+    if (c->wide) free(c->wide[s]);
+  }
+  for (int p = 0; p < 2; p++) {
+    free(c->qd[p]);
+    free(c->kd[p]);
+    free(c->q[p]);
+    free(c->k[p]);
+  }
+  free(c->gidx);
+  free(c->gm);
+  free(c->gsz);
+  free(c->sz);
+  free(c->cnt);
+  free(c->wide);
+  free(c->scratch);
+  free(c->w);
+  free(c->vals);
+  free(c);
+}
+
+tl_mtb_cmp *tl_mtb_cmp_new(size_t n, int ngroups, const size_t *const *gidx, const size_t *gm, uint64_t B,
+                           uint64_t seed, double level) {
+  tl_mtb_cmp *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->n = n;
+  c->ng = ngroups;
+  c->B = B;
+  c->seed = seed;
+  c->level = level;
+  c->cache_cap = TL_MTB_CMP_CACHE;
+  c->count_max = 255;
+  c->simd = cpu_avx2();
+  c->nblk = (size_t)((B + RB - 1) / RB);
+  size_t ng = ngroups > 0 ? (size_t)ngroups : 1;
+  c->gidx = calloc(ng, sizeof *c->gidx);
+  c->gm = calloc(ng, sizeof *c->gm);
+  c->gsz = calloc(ng, sizeof *c->gsz);
+  c->sz = calloc(ng, sizeof *c->sz);
+  if (!c->gidx || !c->gm || !c->gsz || !c->sz) goto oom;
+  for (int g = 0; g < ngroups; g++) {
+    size_t m = gm[g];
+    c->gm[g] = m;
+    if (!(c->gidx[g] = malloc((m ? m : 1) * sizeof **c->gidx))) goto oom;
+    if (m) memcpy(c->gidx[g], gidx[g], m * sizeof **c->gidx);
+    if (m > c->maxm) c->maxm = m;
+    int s = 0;
+    while (s < c->nsz && c->sz[s] != m) s++;
+    if (m && s == c->nsz) c->sz[c->nsz++] = m;
+    c->gsz[g] = m ? s : -1;
+  }
+  size_t mm = c->maxm ? c->maxm : 1, nn = n ? n : 1;
+  for (int p = 0; p < 2; p++)
+    if (!(c->qd[p] = malloc(nn * sizeof *c->qd[p])) || !(c->kd[p] = malloc(nn)) ||
+        !(c->q[p] = malloc(mm * sizeof *c->q[p])) || !(c->k[p] = malloc(mm * sizeof *c->k[p])))
+      goto oom;
+  c->scratch = malloc(mm * RB);
+  c->w = malloc(mm * sizeof *c->w);
+  c->vals = malloc((B ? 4 * B : 1) * sizeof *c->vals);
+  c->cnt = calloc((size_t)(c->nsz ? c->nsz : 1), sizeof *c->cnt);
+  c->wide = calloc((size_t)(c->nsz ? c->nsz : 1), sizeof *c->wide);
+  if (!c->scratch || !c->w || !c->vals || !c->cnt || !c->wide) goto oom;
+  return c;
+oom:
+  tl_mtb_cmp_free(c);
+  return NULL;
+}
+
+void tl_mtb_cmp_limits(tl_mtb_cmp *c, size_t cache_bytes, unsigned count_max) {
+  c->cache_cap = cache_bytes;
+  c->count_max = count_max < 1 ? 1 : count_max > 255 ? 255 : count_max;
+}
+
+void tl_mtb_cmp_use_simd(tl_mtb_cmp *c, int on) { c->simd = on ? cpu_avx2() : 0; }
+
+/* Counts of block b (resamples b RB .. b RB + RB - 1, lanes past B zero) for group size m into
+ * dst[m][RB]. 1 when a count exceeds count_max (dst is then incomplete). */
+static int draw_block(tl_mtb_cmp *c, size_t m, size_t b, uint8_t *dst) {
+  memset(dst, 0, m * RB);
+  for (unsigned l = 0; l < RB; l++) {
+    uint64_t r = (uint64_t)b * RB + l;
+    if (r >= c->B) break;
+    tl_boot_counts(c->seed, r, (uint32_t)m, c->w);
+    for (size_t j = 0; j < m; j++) {
+      if ((unsigned)c->w[j] > c->count_max) return 1;
+      dst[j * RB + l] = (uint8_t)c->w[j];
+    }
+  }
+  return 0;
+}
+
+/* The kept counts: as many leading blocks as cache_cap allows, for every distinct size. */
+static tl_status draw_kept(tl_mtb_cmp *c) {
+  size_t per = 0;
+  for (int s = 0; s < c->nsz; s++) per += c->sz[s] * RB;
+  c->kept = per ? c->cache_cap / per : 0;
+  if (c->kept > c->nblk) c->kept = c->nblk;
+  for (int s = 0; s < c->nsz && c->kept; s++) {
+    size_t m = c->sz[s];
+    if (m >= KERNEL_MAX_M) continue; /* the plain loop: never read */
+    c->cnt[s] = malloc(c->kept * m * RB);
+    c->wide[s] = malloc(c->kept);
+    if (!c->cnt[s] || !c->wide[s]) return TL_ENOMEM;
+    for (size_t b = 0; b < c->kept; b++) c->wide[s][b] = (uint8_t)draw_block(c, m, b, c->cnt[s] + b * m * RB);
+  }
+  c->drawn = true;
+  return TL_OK;
+}
+
+/* The plain loop over group g under policy p with counts w[m] (NULL: 1 each): module.c's
+ * win_rates before issue 34 with pref read from qd/kd (the same doubles). cnt[4] = W L T missing
+ * when w is NULL. */
+static void rates_plain(const tl_mtb_cmp *c, int p, int g, const int32_t *w, double *wr, double *sw,
+                        int64_t *cnt) {
+  double W = 0, L = 0, T = 0, soft = 0, N = 0;
+  int64_t miss = 0;
+  const size_t *idx = c->gidx[g];
+  for (size_t j = 0; j < c->gm[g]; j++) {
+    size_t i = idx[j];
+    double cj = w ? w[j] : 1;
+    if (cj == 0) continue;
+    int k = c->kd[p][i];
+    if (k == K_MISS) {
+      miss++;
+      continue;
+    }
+    if (k == K_WIN) W += cj;
+    else if (k == K_LOSS) L += cj;
+    else T += cj;
+    soft += cj * c->qd[p][i];
+    N += cj;
+  }
+  *wr = N > 0 ? (W + 0.5 * T) / N : NAN;
+  *sw = N > 0 ? soft / N : NAN;
+  if (cnt) {
+    cnt[0] = (int64_t)W;
+    cnt[1] = (int64_t)L;
+    cnt[2] = (int64_t)T;
+    cnt[3] = miss;
+  }
+}
+
+/* Kernels: out[4][RB] = soft sum and code sum of policy 0, then of policy 1, for the RB
+ * resamples of block cb[m][RB]; each lane sums in position order j, multiply then add. */
+static void kern_c(size_t m, const uint8_t *cb, const double *q0, const double *k0, const double *q1,
+                   const double *k1, double *out) {
+  double s0[RB] = {0}, a0[RB] = {0}, s1[RB] = {0}, a1[RB] = {0};
+  for (size_t j = 0; j < m; j++) {
+    const uint8_t *cr = cb + j * RB;
+    for (int l = 0; l < RB; l++) {
+      double x = cr[l];
+      s0[l] += x * q0[j];
+      a0[l] += x * k0[j];
+      s1[l] += x * q1[j];
+      a1[l] += x * k1[j];
+    }
+  }
+  memcpy(out, s0, sizeof s0);
+  memcpy(out + RB, a0, sizeof a0);
+  memcpy(out + 2 * RB, s1, sizeof s1);
+  memcpy(out + 3 * RB, a1, sizeof a1);
+}
+
+#ifdef CMP_X86
+__attribute__((target("avx2"))) static void kern_avx2(size_t m, const uint8_t *cb, const double *q0,
+                                                       const double *k0, const double *q1, const double *k1,
+                                                       double *out) {
+  __m256d s0a = _mm256_setzero_pd(), s0b = s0a, a0a = s0a, a0b = s0a, s1a = s0a, s1b = s0a, a1a = s0a, a1b = s0a;
+  for (size_t j = 0; j < m; j++) {
+    __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(cb + j * RB));
+    __m256d xa = _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(b8));
+    __m256d xb = _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(_mm_srli_si128(b8, 4)));
+    __m256d v = _mm256_broadcast_sd(q0 + j);
+    s0a = _mm256_add_pd(s0a, _mm256_mul_pd(xa, v));
+    s0b = _mm256_add_pd(s0b, _mm256_mul_pd(xb, v));
+    v = _mm256_broadcast_sd(k0 + j);
+    a0a = _mm256_add_pd(a0a, _mm256_mul_pd(xa, v));
+    a0b = _mm256_add_pd(a0b, _mm256_mul_pd(xb, v));
+    v = _mm256_broadcast_sd(q1 + j);
+    s1a = _mm256_add_pd(s1a, _mm256_mul_pd(xa, v));
+    s1b = _mm256_add_pd(s1b, _mm256_mul_pd(xb, v));
+    v = _mm256_broadcast_sd(k1 + j);
+    a1a = _mm256_add_pd(a1a, _mm256_mul_pd(xa, v));
+    a1b = _mm256_add_pd(a1b, _mm256_mul_pd(xb, v));
+  }
+  _mm256_storeu_pd(out, s0a);
+  _mm256_storeu_pd(out + 4, s0b);
+  _mm256_storeu_pd(out + 8, a0a);
+  _mm256_storeu_pd(out + 12, a0b);
+  _mm256_storeu_pd(out + 16, s1a);
+  _mm256_storeu_pd(out + 20, s1b);
+  _mm256_storeu_pd(out + 24, a1a);
+  _mm256_storeu_pd(out + 28, a1b);
+}
+#endif
+
+/* Percentile CI of the defined values v[0..n) (sorted here): module.c's ci(), unchanged. */
+static void ci(double *v, size_t n, double level, double *lo, double *hi) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!isnan(v[i])) v[k++] = v[i];
+  if (!k) {
+    *lo = *hi = NAN;
+    return;
+  }
+  tl_sort_f64(v, k);
+  *lo = tl_quantile_sorted(v, k, (1 - level) / 2);
+  *hi = tl_quantile_sorted(v, k, 1 - (1 - level) / 2);
+}
+
+/* Resample values of group g (both policies) into c->vals. */
+static void resample_group(tl_mtb_cmp *c, int g) {
+  size_t m = c->gm[g], B = (size_t)c->B;
+  const size_t *idx = c->gidx[g];
+  double base = 1;
+  while (base <= (double)m) base *= 2;
+  for (int p = 0; p < 2; p++)
+    for (size_t j = 0; j < m; j++) {
+      int k = c->kd[p][idx[j]];
+      c->q[p][j] = k == K_MISS ? 0 : c->qd[p][idx[j]];
+      c->k[p][j] = k == K_MISS ? 0 : 1 + base * (k == K_WIN ? 2 : k == K_TIE ? 1 : 0);
+    }
+  int s = c->gsz[g];
+  double out[4 * RB];
+  for (size_t b = 0; b < c->nblk; b++) {
+    const uint8_t *cb = NULL;
+    if (m < KERNEL_MAX_M) {
+      if (b < c->kept) cb = c->wide[s][b] ? NULL : c->cnt[s] + b * m * RB;
+      else cb = draw_block(c, m, b, c->scratch) ? NULL : c->scratch;
+    }
+    size_t r0 = b * RB, rn = B - r0 < RB ? B - r0 : RB;
+    if (!cb) { /* a count above count_max, or a huge group: the plain loop */
+      for (size_t l = 0; l < rn; l++) {
+        tl_boot_counts(c->seed, r0 + l, (uint32_t)m, c->w);
+        for (int p = 0; p < 2; p++)
+          rates_plain(c, p, g, c->w, &c->vals[(2 * p) * B + r0 + l], &c->vals[(2 * p + 1) * B + r0 + l], NULL);
+      }
+      continue;
+    }
+#ifdef CMP_X86
+    if (c->simd) kern_avx2(m, cb, c->q[0], c->k[0], c->q[1], c->k[1], out);
+    else
+#endif
+      kern_c(m, cb, c->q[0], c->k[0], c->q[1], c->k[1], out);
+    for (int p = 0; p < 2; p++)
+      for (size_t l = 0; l < rn; l++) {
+        double code = out[(2 * p + 1) * RB + l], x2 = floor(code / base), N = code - x2 * base;
+        c->vals[(2 * p) * B + r0 + l] = N > 0 ? (x2 * 0.5) / N : NAN;
+        c->vals[(2 * p + 1) * B + r0 + l] = N > 0 ? out[2 * p * RB + l] / N : NAN;
+      }
+  }
+}
+
+tl_status tl_mtb_cmp_pair(tl_mtb_cmp *c, const double *sa, const double *sb, tl_mtb_cmp_res *res) {
+  if (c->B && !c->drawn && draw_kept(c)) return TL_ENOMEM;
+  for (int p = 0; p < 2; p++)
+    for (size_t i = 0; i < c->n; i++) {
+      double a = sa[(size_t)p * c->n + i], b = sb[(size_t)p * c->n + i];
+      if (isnan(a) || isnan(b)) {
+        c->kd[p][i] = K_MISS;
+        c->qd[p][i] = 0;
+        continue;
+      }
+      /* the definition's expression, as module.c has always computed it */
+      double pref = 1.0 / (1.0 + exp(-0.3 * (b - a)));
+      c->kd[p][i] = pref < 0.5 ? K_WIN : pref > 0.5 ? K_LOSS : K_TIE;
+      c->qd[p][i] = 1.0 - pref;
+    }
+  size_t B = (size_t)c->B;
+  for (int g = 0; g < c->ng; g++) {
+    for (int p = 0; p < 2; p++) {
+      tl_mtb_cmp_res *o = &res[p * c->ng + g];
+      int64_t cnt[4];
+      o->m = c->gm[g];
+      o->wr_lo = o->wr_hi = o->sw_lo = o->sw_hi = NAN;
+      rates_plain(c, p, g, NULL, &o->wr, &o->sw, cnt);
+      o->w = cnt[0];
+      o->l = cnt[1];
+      o->t = cnt[2];
+      o->miss = cnt[3];
+    }
+    if (!c->gm[g] || !B) continue;
+    resample_group(c, g);
+    for (int p = 0; p < 2; p++) {
+      tl_mtb_cmp_res *o = &res[p * c->ng + g];
+      ci(c->vals + (2 * p) * B, B, c->level, &o->wr_lo, &o->wr_hi);
+      ci(c->vals + (2 * p + 1) * B, B, c->level, &o->sw_lo, &o->sw_hi);
+    }
+  }
+  return TL_OK;
+}
