@@ -129,6 +129,9 @@ static const cmp_case CASES[] = {
     {"a few blocks kept", 150, G_OVERLAP, 130, 9, 0.95, S_HALF, 0.05, L_SOMECACHE},
     {"counts over 1: plain loop", 80, G_PART, 77, 4, 0.95, S_INT, 0.05, L_BYTE1},
     {"counts over 2: some blocks", 200, G_PART, 150, 4, 0.8, S_INT, 0.05, L_BYTE2},
+    {"level 0.5", 60, G_PART, 401, 8, 0.5, S_CONT, 0.1, L_DEFAULT},
+    {"level 0.999", 60, G_OVERLAP, 999, 8, 0.999, S_INT, 0.1, L_DEFAULT},
+    {"large groups: two code sums", 5000, G_PART, 20, 12, 0.95, S_HALF, 0.05, L_DEFAULT},
     {"portable kernel", 300, G_OVERLAP, 500, 6, 0.95, S_HALF, 0.03, L_PORTABLE},
 };
 

@@ -11,15 +11,19 @@
  *    never fuse a multiply with an add (no FMA target; the build is ISO C, -ffp-contract=off);
  *  - the counts W, L, T, N are exact integers in any order: one double sum of c[r][j] * k[j] with
  *    k[j] = 0 (missing) or 1 + base (2 [win] + [tie]) gives N + base (2W + T) exactly (every term
- *    and partial sum is an integer below 2^53: base is a power of two > m, m < 2^24), and
+ *    and partial sum is an integer below 2^53: base is a power of two > 2m, m < 2^24), and
  *    W + T/2 = (2W + T) / 2 exactly, the same double as before;
- *  - quantiles: the same values sorted by tl_sort_f64 and read by tl_quantile_sorted.
+ *    When base^4 <= 2^53 (m < 4096) one sum carries both policies' codes (kern_avx2_one);
+ *  - quantiles: tl_quantile_sorted's positions and expression on the same order statistics,
+ *    read from the nearer end by a bounded heap instead of a full sort (equal values have
+ *    equal bits here).
  * tests/unit/test_mtb_compare.c checks every value against the plain loop, bit for bit, on both
  * kernels, with small bounds on the kept counts and on the byte counts. */
 #include "mtb_compare.h"
 
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,9 +59,12 @@ struct tl_mtb_cmp {
   double *qd[2];      /* [n] 1 - pref per dialogue and policy (0 when missing) */
   uint8_t *kd[2];     /* [n] class K_* */
   double *q[2], *k[2];/* [maxm] the group's q and integer codes, in position order */
+  double *ck;         /* [maxm] both codes in one (kern_avx2_one) */
+  uint8_t *same;      /* [maxm] 1 where q[1] has q[0]'s bits */
   uint8_t *scratch;   /* [maxm][RB] a block drawn for this pair only */
   int32_t *w;         /* [maxm] */
   double *vals;       /* [4][B]: win rate, soft win rate of policy 0, then of policy 1 */
+  double *heap;       /* [B / 2 + 2] quantile scratch */
 };
 
 static int cpu_avx2(void) {
@@ -88,8 +95,11 @@ void tl_mtb_cmp_free(tl_mtb_cmp *c) {
   free(c->cnt);
   free(c->wide);
   free(c->scratch);
+  free(c->ck);
+  free(c->same);
   free(c->w);
   free(c->vals);
+  free(c->heap);
   free(c);
 }
 
@@ -129,11 +139,14 @@ tl_mtb_cmp *tl_mtb_cmp_new(size_t n, int ngroups, const size_t *const *gidx, con
         !(c->q[p] = malloc(mm * sizeof *c->q[p])) || !(c->k[p] = malloc(mm * sizeof *c->k[p])))
       goto oom;
   c->scratch = malloc(mm * RB);
+  c->ck = malloc(mm * sizeof *c->ck);
+  c->same = malloc(mm);
   c->w = malloc(mm * sizeof *c->w);
   c->vals = malloc((B ? 4 * B : 1) * sizeof *c->vals);
+  c->heap = malloc((size_t)(B / 2 + 2) * sizeof *c->heap);
   c->cnt = calloc((size_t)(c->nsz ? c->nsz : 1), sizeof *c->cnt);
   c->wide = calloc((size_t)(c->nsz ? c->nsz : 1), sizeof *c->wide);
-  if (!c->scratch || !c->w || !c->vals || !c->cnt || !c->wide) goto oom;
+  if (!c->scratch || !c->ck || !c->same || !c->w || !c->vals || !c->heap || !c->cnt || !c->wide) goto oom;
   return c;
 oom:
   tl_mtb_cmp_free(c);
@@ -266,10 +279,120 @@ __attribute__((target("avx2"))) static void kern_avx2(size_t m, const uint8_t *c
   _mm256_storeu_pd(out + 24, a1a);
   _mm256_storeu_pd(out + 28, a1b);
 }
+
+/* The same sums with the work of the common case cut (groups with b^4 <= 2^53, b = the code
+ * base): one code sum for both policies, ck[j] = k0[j] + b^2 k1[j] (every digit below b, so the
+ * sum is exact and splits into the two), and where q1[j] has q0[j]'s bits (same[j]: the dialogue
+ * has both scores under both policies, or neither) the product x q0[j] is added to both soft
+ * sums - the same product the plain loop computes for each. out[4][RB] as kern_avx2, with
+ * out[1] = the code sum and out[3] = 0 (resample_group splits it). */
+__attribute__((target("avx2"))) static void kern_avx2_one(size_t m, const uint8_t *cb, const double *q0,
+                                                           const double *q1, const uint8_t *same,
+                                                           const double *ck, double *out) {
+  __m256d s0a = _mm256_setzero_pd(), s0b = s0a, s1a = s0a, s1b = s0a, ca = s0a, cbb = s0a;
+  for (size_t j = 0; j < m; j++) {
+    __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(cb + j * RB));
+    __m256d xa = _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(b8));
+    __m256d xb = _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(_mm_srli_si128(b8, 4)));
+    __m256d v = _mm256_broadcast_sd(q0 + j);
+    __m256d ta = _mm256_mul_pd(xa, v), tb = _mm256_mul_pd(xb, v);
+    s0a = _mm256_add_pd(s0a, ta);
+    s0b = _mm256_add_pd(s0b, tb);
+    if (!same[j]) {
+      v = _mm256_broadcast_sd(q1 + j);
+      ta = _mm256_mul_pd(xa, v);
+      tb = _mm256_mul_pd(xb, v);
+    }
+    s1a = _mm256_add_pd(s1a, ta);
+    s1b = _mm256_add_pd(s1b, tb);
+    v = _mm256_broadcast_sd(ck + j);
+    ca = _mm256_add_pd(ca, _mm256_mul_pd(xa, v));
+    cbb = _mm256_add_pd(cbb, _mm256_mul_pd(xb, v));
+  }
+  __m256d z = _mm256_setzero_pd();
+  _mm256_storeu_pd(out, s0a);
+  _mm256_storeu_pd(out + 4, s0b);
+  _mm256_storeu_pd(out + 8, ca);
+  _mm256_storeu_pd(out + 12, cbb);
+  _mm256_storeu_pd(out + 16, s1a);
+  _mm256_storeu_pd(out + 20, s1b);
+  _mm256_storeu_pd(out + 24, z);
+  _mm256_storeu_pd(out + 28, z);
+}
 #endif
 
-/* Percentile CI of the defined values v[0..n) (sorted here): module.c's ci(), unchanged. */
-static void ci(double *v, size_t n, double level, double *lo, double *hi) {
+/* The K smallest of sg * v[0..n) (sg = +1 or -1: the K largest of v, negated; exact) in a
+ * max-heap h[K], K <= n, 1 <= K. Returns the root (the K-th smallest); *second = the (K-1)-th
+ * (K >= 2). One pass: an element smaller than the root replaces it (ties leave the multiset of
+ * values the same). Hand-written: C has no partial sort. */
+static double smallest_k(const double *v, size_t n, double sg, size_t K, double *h, double *second) {
+  if (K <= 64) { /* the usual CI levels: a sorted array, branch-free insertion */
+    for (size_t i = 0; i < K; i++) h[i] = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+      double x = sg * v[i];
+      if (!(x < h[K - 1])) continue;
+      /* h sorted ascending: x goes in, h[K-1] drops out; new h[i] = max(h[i-1], min(h[i], x)) */
+      for (size_t j = K - 1; j > 0; j--) {
+        double lo = h[j] < x ? h[j] : x;
+        h[j] = h[j - 1] > lo ? h[j - 1] : lo;
+      }
+      h[0] = h[0] < x ? h[0] : x;
+    }
+    *second = K >= 2 ? h[K - 2] : h[0];
+    return h[K - 1];
+  }
+  for (size_t i = 0; i < K; i++) { /* sift up */
+    size_t c = i;
+    double x = sg * v[i];
+    while (c > 0 && h[(c - 1) / 2] < x) {
+      h[c] = h[(c - 1) / 2];
+      c = (c - 1) / 2;
+    }
+    h[c] = x;
+  }
+  for (size_t i = K; i < n; i++) {
+    double x = sg * v[i];
+    if (!(x < h[0])) continue;
+    size_t c = 0;
+    for (;;) { /* sift down from the root */
+      size_t l = 2 * c + 1;
+      if (l >= K) break;
+      size_t m = l + 1 < K && h[l + 1] > h[l] ? l + 1 : l;
+      if (!(h[m] > x)) break;
+      h[c] = h[m];
+      c = m;
+    }
+    h[c] = x;
+  }
+  *second = K >= 3 ? (h[1] > h[2] ? h[1] : h[2]) : K == 2 ? h[1] : h[0];
+  return h[0];
+}
+
+/* tl_quantile_sorted(sorted v, n, q) without sorting: the same positions and the same
+ * expression (boot.c; numpy's linear method) on the same two order statistics, taken from the
+ * nearer end of v[0..n) (no NaN) with smallest_k. Equal values have equal bits here (every value
+ * is >= +0.0, none is -0.0), so the statistics are the sorted array's, bit for bit.
+ * h: scratch of n / 2 + 2 doubles. */
+static double quantile_sel(const double *v, size_t n, double q, double *h) {
+  double vi = (double)(n - 1) * q, a, b, sec;
+  if (vi >= (double)(n - 1)) return -smallest_k(v, n, -1.0, 1, h, &sec);
+  if (vi < 0) return smallest_k(v, n, 1.0, 1, h, &sec);
+  size_t i0 = (size_t)floor(vi); /* i0 <= n - 2: a = order statistic i0, b = i0 + 1 */
+  if (i0 + 2 <= n - i0) {
+    b = smallest_k(v, n, 1.0, i0 + 2, h, &sec);
+    a = sec;
+  } else {
+    a = -smallest_k(v, n, -1.0, n - i0, h, &sec);
+    b = -sec;
+  }
+  double lo = floor(vi), g = vi - lo, d = b - a;
+  return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
+}
+
+/* Percentile CI of the defined values v[0..n) (compacted here): module.c's ci() before issue 34
+ * (tl_sort_f64, then tl_quantile_sorted at (1 - level) / 2 and 1 - (1 - level) / 2), the same
+ * bits without the sort. h: scratch of n / 2 + 2 doubles. */
+static void ci(double *v, size_t n, double level, double *h, double *lo, double *hi) {
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
     if (!isnan(v[i])) v[k++] = v[i];
@@ -277,23 +400,28 @@ static void ci(double *v, size_t n, double level, double *lo, double *hi) {
     *lo = *hi = NAN;
     return;
   }
-  tl_sort_f64(v, k);
-  *lo = tl_quantile_sorted(v, k, (1 - level) / 2);
-  *hi = tl_quantile_sorted(v, k, 1 - (1 - level) / 2);
+  *lo = quantile_sel(v, k, (1 - level) / 2, h);
+  *hi = quantile_sel(v, k, 1 - (1 - level) / 2, h);
 }
 
 /* Resample values of group g (both policies) into c->vals. */
 static void resample_group(tl_mtb_cmp *c, int g) {
   size_t m = c->gm[g], B = (size_t)c->B;
   const size_t *idx = c->gidx[g];
-  double base = 1;
-  while (base <= (double)m) base *= 2;
+  double base = 1; /* a power of two > 2m: the digits N <= m and 2W + T <= 2m fit below it */
+  while (base <= 2.0 * (double)m) base *= 2;
+  double b2 = base * base, ibase = 1 / base, ib2 = 1 / b2; /* powers of two: exact */
+  int one = c->simd && b2 * b2 <= 9007199254740992.0; /* kern_avx2_one: b^4 <= 2^53 */
   for (int p = 0; p < 2; p++)
     for (size_t j = 0; j < m; j++) {
       int k = c->kd[p][idx[j]];
       c->q[p][j] = k == K_MISS ? 0 : c->qd[p][idx[j]];
       c->k[p][j] = k == K_MISS ? 0 : 1 + base * (k == K_WIN ? 2 : k == K_TIE ? 1 : 0);
     }
+  for (size_t j = 0; one && j < m; j++) {
+    c->same[j] = !memcmp(&c->q[0][j], &c->q[1][j], sizeof(double));
+    c->ck[j] = c->k[0][j] + b2 * c->k[1][j];
+  }
   int s = c->gsz[g];
   double out[4 * RB];
   for (size_t b = 0; b < c->nblk; b++) {
@@ -312,13 +440,21 @@ static void resample_group(tl_mtb_cmp *c, int g) {
       continue;
     }
 #ifdef CMP_X86
-    if (c->simd) kern_avx2(m, cb, c->q[0], c->k[0], c->q[1], c->k[1], out);
+    if (one) {
+      kern_avx2_one(m, cb, c->q[0], c->q[1], c->same, c->ck, out);
+      for (int l = 0; l < RB; l++) { /* S = (N0 + b X0) + b^2 (N1 + b X1): split, exactly */
+        double hi = floor(out[RB + l] * ib2); /* 1 / b^2: a power of two, exact */
+        out[RB + l] -= hi * b2;
+        out[3 * RB + l] = hi;
+      }
+    } else if (c->simd)
+      kern_avx2(m, cb, c->q[0], c->k[0], c->q[1], c->k[1], out);
     else
 #endif
       kern_c(m, cb, c->q[0], c->k[0], c->q[1], c->k[1], out);
     for (int p = 0; p < 2; p++)
       for (size_t l = 0; l < rn; l++) {
-        double code = out[(2 * p + 1) * RB + l], x2 = floor(code / base), N = code - x2 * base;
+        double code = out[(2 * p + 1) * RB + l], x2 = floor(code * ibase), N = code - x2 * base;
         c->vals[(2 * p) * B + r0 + l] = N > 0 ? (x2 * 0.5) / N : NAN;
         c->vals[(2 * p + 1) * B + r0 + l] = N > 0 ? out[2 * p * RB + l] / N : NAN;
       }
@@ -357,8 +493,8 @@ tl_status tl_mtb_cmp_pair(tl_mtb_cmp *c, const double *sa, const double *sb, tl_
     resample_group(c, g);
     for (int p = 0; p < 2; p++) {
       tl_mtb_cmp_res *o = &res[p * c->ng + g];
-      ci(c->vals + (2 * p) * B, B, c->level, &o->wr_lo, &o->wr_hi);
-      ci(c->vals + (2 * p + 1) * B, B, c->level, &o->sw_lo, &o->sw_hi);
+      ci(c->vals + (2 * p) * B, B, c->level, c->heap, &o->wr_lo, &o->wr_hi);
+      ci(c->vals + (2 * p + 1) * B, B, c->level, c->heap, &o->sw_lo, &o->sw_hi);
     }
   }
   return TL_OK;
