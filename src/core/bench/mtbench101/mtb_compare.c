@@ -67,9 +67,10 @@ struct tl_mtb_cmp {
   double *heap;       /* [B / 2 + 2] quantile scratch */
 };
 
+/* 0: no AVX2; 1: AVX2; 2: AVX2 and FMA. */
 static int cpu_avx2(void) {
 #ifdef CMP_X86
-  return __builtin_cpu_supports("avx2") ? 1 : 0;
+  return __builtin_cpu_supports("avx2") ? 1 + (__builtin_cpu_supports("fma") ? 1 : 0) : 0;
 #else
   return 0;
 #endif
@@ -229,7 +230,7 @@ static void rates_plain(const tl_mtb_cmp *c, int p, int g, const int32_t *w, dou
 
 /* Kernels: out[4][RB] = soft sum and code sum of policy 0, then of policy 1, for the RB
  * resamples of block cb[m][RB]; each lane sums in position order j, multiply then add. */
-static void kern_c(size_t m, const uint8_t *cb, const double *q0, const double *k0, const double *q1,
+__attribute__((optimize("fp-contract=off"))) static void kern_c(size_t m, const uint8_t *cb, const double *q0, const double *k0, const double *q1,
                    const double *k1, double *out) {
   double s0[RB] = {0}, a0[RB] = {0}, s1[RB] = {0}, a1[RB] = {0};
   for (size_t j = 0; j < m; j++) {
@@ -249,7 +250,7 @@ static void kern_c(size_t m, const uint8_t *cb, const double *q0, const double *
 }
 
 #ifdef CMP_X86
-__attribute__((target("avx2"))) static void kern_avx2(size_t m, const uint8_t *cb, const double *q0,
+__attribute__((target("avx2"), optimize("fp-contract=off"))) static void kern_avx2(size_t m, const uint8_t *cb, const double *q0,
                                                        const double *k0, const double *q1, const double *k1,
                                                        double *out) {
   __m256d s0a = _mm256_setzero_pd(), s0b = s0a, a0a = s0a, a0b = s0a, s1a = s0a, s1b = s0a, a1a = s0a, a1b = s0a;
@@ -286,7 +287,9 @@ __attribute__((target("avx2"))) static void kern_avx2(size_t m, const uint8_t *c
  * has both scores under both policies, or neither) the product x q0[j] is added to both soft
  * sums - the same product the plain loop computes for each. out[4][RB] as kern_avx2, with
  * out[1] = the code sum and out[3] = 0 (resample_group splits it). */
-__attribute__((target("avx2"))) static void kern_avx2_one(size_t m, const uint8_t *cb, const double *q0,
+/* The code sums use FMA: their products and sums are exact integers, so fusing changes no bit;
+ * the soft sums are never fused (optimize("fp-contract=off") whatever the build's flags). */
+__attribute__((target("avx2,fma"), optimize("fp-contract=off"))) static void kern_avx2_one(size_t m, const uint8_t *cb, const double *q0,
                                                            const double *q1, const uint8_t *same,
                                                            const double *ck, double *out) {
   __m256d s0a = _mm256_setzero_pd(), s0b = s0a, s1a = s0a, s1b = s0a, ca = s0a, cbb = s0a;
@@ -306,8 +309,8 @@ __attribute__((target("avx2"))) static void kern_avx2_one(size_t m, const uint8_
     s1a = _mm256_add_pd(s1a, ta);
     s1b = _mm256_add_pd(s1b, tb);
     v = _mm256_broadcast_sd(ck + j);
-    ca = _mm256_add_pd(ca, _mm256_mul_pd(xa, v));
-    cbb = _mm256_add_pd(cbb, _mm256_mul_pd(xb, v));
+    ca = _mm256_fmadd_pd(xa, v, ca);
+    cbb = _mm256_fmadd_pd(xb, v, cbb);
   }
   __m256d z = _mm256_setzero_pd();
   _mm256_storeu_pd(out, s0a);
@@ -411,7 +414,7 @@ static void resample_group(tl_mtb_cmp *c, int g) {
   double base = 1; /* a power of two > 2m: the digits N <= m and 2W + T <= 2m fit below it */
   while (base <= 2.0 * (double)m) base *= 2;
   double b2 = base * base, ibase = 1 / base, ib2 = 1 / b2; /* powers of two: exact */
-  int one = c->simd && b2 * b2 <= 9007199254740992.0; /* kern_avx2_one: b^4 <= 2^53 */
+  int one = c->simd == 2 && b2 * b2 <= 9007199254740992.0; /* kern_avx2_one: b^4 <= 2^53 */
   for (int p = 0; p < 2; p++)
     for (size_t j = 0; j < m; j++) {
       int k = c->kd[p][idx[j]];
