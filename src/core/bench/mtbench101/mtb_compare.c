@@ -64,7 +64,7 @@ struct tl_mtb_cmp {
   uint8_t *scratch;   /* [maxm][RB] a block drawn for this pair only */
   int32_t *w;         /* [maxm] */
   double *vals;       /* [4][B]: win rate, soft win rate of policy 0, then of policy 1 */
-  double *heap;       /* [B / 2 + 2] quantile scratch */
+  double *heap;       /* [B + 2] quantile scratch */
 };
 
 /* 0: no AVX2; 1: AVX2; 2: AVX2 and FMA. */
@@ -144,7 +144,7 @@ tl_mtb_cmp *tl_mtb_cmp_new(size_t n, int ngroups, const size_t *const *gidx, con
   c->same = malloc(mm);
   c->w = malloc(mm * sizeof *c->w);
   c->vals = malloc((B ? 4 * B : 1) * sizeof *c->vals);
-  c->heap = malloc((size_t)(B / 2 + 2) * sizeof *c->heap);
+  c->heap = malloc((size_t)(B + 2) * sizeof *c->heap);
   c->cnt = calloc((size_t)(c->nsz ? c->nsz : 1), sizeof *c->cnt);
   c->wide = calloc((size_t)(c->nsz ? c->nsz : 1), sizeof *c->wide);
   if (!c->scratch || !c->ck || !c->same || !c->w || !c->vals || !c->heap || !c->cnt || !c->wide) goto oom;
@@ -294,9 +294,9 @@ __attribute__((target("avx2,fma"), optimize("fp-contract=off"))) static void ker
                                                            const double *ck, double *out) {
   __m256d s0a = _mm256_setzero_pd(), s0b = s0a, s1a = s0a, s1b = s0a, ca = s0a, cbb = s0a;
   for (size_t j = 0; j < m; j++) {
-    __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(cb + j * RB));
-    __m256d xa = _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(b8));
-    __m256d xb = _mm256_cvtepi32_pd(_mm_cvtepu8_epi32(_mm_srli_si128(b8, 4)));
+    __m256i c8 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cb + j * RB)));
+    __m256d xa = _mm256_cvtepi32_pd(_mm256_castsi256_si128(c8));
+    __m256d xb = _mm256_cvtepi32_pd(_mm256_extracti128_si256(c8, 1));
     __m256d v = _mm256_broadcast_sd(q0 + j);
     __m256d ta = _mm256_mul_pd(xa, v), tb = _mm256_mul_pd(xb, v);
     s0a = _mm256_add_pd(s0a, ta);
@@ -324,26 +324,26 @@ __attribute__((target("avx2,fma"), optimize("fp-contract=off"))) static void ker
 }
 #endif
 
-/* The K smallest of sg * v[0..n) (sg = +1 or -1: the K largest of v, negated; exact) in a
- * max-heap h[K], K <= n, 1 <= K. Returns the root (the K-th smallest); *second = the (K-1)-th
- * (K >= 2). One pass: an element smaller than the root replaces it (ties leave the multiset of
- * values the same). Hand-written: C has no partial sort. */
-static double smallest_k(const double *v, size_t n, double sg, size_t K, double *h, double *second) {
-  if (K <= 64) { /* the usual CI levels: a sorted array, branch-free insertion */
-    for (size_t i = 0; i < K; i++) h[i] = INFINITY;
-    for (size_t i = 0; i < n; i++) {
-      double x = sg * v[i];
-      if (!(x < h[K - 1])) continue;
-      /* h sorted ascending: x goes in, h[K-1] drops out; new h[i] = max(h[i-1], min(h[i], x)) */
-      for (size_t j = K - 1; j > 0; j--) {
-        double lo = h[j] < x ? h[j] : x;
-        h[j] = h[j - 1] > lo ? h[j - 1] : lo;
-      }
-      h[0] = h[0] < x ? h[0] : x;
+/* The K smallest of sg * v[0..n) (sg = +1 or -1: the K largest of v, negated; exact),
+ * 1 <= K <= n, as a sorted array h[K] (ascending; small K): one pass, an element below h[K-1]
+ * goes in, h[K-1] drops out (ties leave the multiset of values the same). */
+static void insert_k(const double *v, size_t n, double sg, size_t K, double *h) {
+  for (size_t i = 0; i < K; i++) h[i] = INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    double x = sg * v[i];
+    if (!(x < h[K - 1])) continue;
+    size_t j = K - 1; /* shift the larger ones up */
+    while (j > 0 && h[j - 1] > x) {
+      h[j] = h[j - 1];
+      j--;
     }
-    *second = K >= 2 ? h[K - 2] : h[0];
-    return h[K - 1];
+    h[j] = x;
   }
+}
+
+/* The same for any K as a max-heap h[K]: returns the root (the K-th smallest), *second = the
+ * (K-1)-th. */
+static double heap_k(const double *v, size_t n, double sg, size_t K, double *h, double *second) {
   for (size_t i = 0; i < K; i++) { /* sift up */
     size_t c = i;
     double x = sg * v[i];
@@ -371,11 +371,46 @@ static double smallest_k(const double *v, size_t n, double sg, size_t K, double 
   return h[0];
 }
 
+/* The K-th smallest of sg * v[0..n) (returned) and the (K-1)-th (*second; the K-th when K = 1).
+ * Hand-written: C has no partial sort. Small K (the usual CI levels) on many values: a threshold
+ * p from 64 evenly spaced samples (their r-th smallest, r chosen so that about 2.5 K values lie
+ * at or below it), the values <= p copied out without a branch, and their K smallest taken; when
+ * fewer than K values are <= p (unlucky samples), all n values are scanned instead. Any K: a
+ * heap. scratch: n + 2 doubles. */
+static double smallest_k(const double *v, size_t n, double sg, size_t K, double *scratch, double *second) {
+  if (K > 64) return heap_k(v, n, sg, K, scratch, second);
+  double h[64];
+  if (n >= 512) {
+    double smp[64], hs[64];
+    size_t st = n / 64, r = (64 * K * 5 / 2 + n - 1) / n;
+    if (r < 2) r = 2;
+    if (r <= 32) {
+      for (size_t i = 0; i < 64; i++) smp[i] = v[i * st];
+      insert_k(smp, 64, sg, r, hs);
+      double p = hs[r - 1];
+      size_t cnt = 0;
+      for (size_t i = 0; i < n; i++) {
+        double x = sg * v[i];
+        scratch[cnt] = x;
+        cnt += x <= p;
+      }
+      if (cnt >= K) {
+        insert_k(scratch, cnt, 1.0, K, h);
+        *second = K >= 2 ? h[K - 2] : h[0];
+        return h[K - 1];
+      }
+    }
+  }
+  insert_k(v, n, sg, K, h);
+  *second = K >= 2 ? h[K - 2] : h[0];
+  return h[K - 1];
+}
+
 /* tl_quantile_sorted(sorted v, n, q) without sorting: the same positions and the same
  * expression (boot.c; numpy's linear method) on the same two order statistics, taken from the
  * nearer end of v[0..n) (no NaN) with smallest_k. Equal values have equal bits here (every value
  * is >= +0.0, none is -0.0), so the statistics are the sorted array's, bit for bit.
- * h: scratch of n / 2 + 2 doubles. */
+ * h: scratch of n + 2 doubles. */
 static double quantile_sel(const double *v, size_t n, double q, double *h) {
   double vi = (double)(n - 1) * q, a, b, sec;
   if (vi >= (double)(n - 1)) return -smallest_k(v, n, -1.0, 1, h, &sec);
@@ -394,7 +429,7 @@ static double quantile_sel(const double *v, size_t n, double q, double *h) {
 
 /* Percentile CI of the defined values v[0..n) (compacted here): module.c's ci() before issue 34
  * (tl_sort_f64, then tl_quantile_sorted at (1 - level) / 2 and 1 - (1 - level) / 2), the same
- * bits without the sort. h: scratch of n / 2 + 2 doubles. */
+ * bits without the sort. h: scratch of n + 2 doubles. */
 static void ci(double *v, size_t n, double level, double *h, double *lo, double *hi) {
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
@@ -406,6 +441,26 @@ static void ci(double *v, size_t n, double level, double *h, double *lo, double 
   *lo = quantile_sel(v, k, (1 - level) / 2, h);
   *hi = quantile_sel(v, k, 1 - (1 - level) / 2, h);
 }
+
+#ifdef CMP_X86
+/* The scalar decode below, 4 lanes at a time, for a whole block: soft[RB] and code[RB] (N + base
+ * (2W + T)) to the win rates wr[RB] and soft win rates sw[RB]. The same IEEE operations (floor,
+ * multiplications by powers of two, one correctly rounded division each), so the same bits; NaN
+ * is the same constant. */
+__attribute__((target("avx2"), optimize("fp-contract=off"))) static void decode_avx2(
+    const double *soft, const double *code, double base, double ibase, double *wr, double *sw) {
+  __m256d vb = _mm256_set1_pd(base), vib = _mm256_set1_pd(ibase), half = _mm256_set1_pd(0.5);
+  __m256d z = _mm256_setzero_pd(), nan = _mm256_set1_pd(NAN);
+  for (int l = 0; l < RB; l += 4) {
+    __m256d cd = _mm256_loadu_pd(code + l);
+    __m256d x2 = _mm256_floor_pd(_mm256_mul_pd(cd, vib));
+    __m256d N = _mm256_sub_pd(cd, _mm256_mul_pd(x2, vb));
+    __m256d ok = _mm256_cmp_pd(N, z, _CMP_GT_OQ);
+    _mm256_storeu_pd(wr + l, _mm256_blendv_pd(nan, _mm256_div_pd(_mm256_mul_pd(x2, half), N), ok));
+    _mm256_storeu_pd(sw + l, _mm256_blendv_pd(nan, _mm256_div_pd(_mm256_loadu_pd(soft + l), N), ok));
+  }
+}
+#endif
 
 /* Resample values of group g (both policies) into c->vals. */
 static void resample_group(tl_mtb_cmp *c, int g) {
@@ -455,6 +510,14 @@ static void resample_group(tl_mtb_cmp *c, int g) {
     else
 #endif
       kern_c(m, cb, c->q[0], c->k[0], c->q[1], c->k[1], out);
+#ifdef CMP_X86
+    if (c->simd && rn == RB) {
+      for (int p = 0; p < 2; p++)
+        decode_avx2(out + 2 * p * RB, out + (2 * p + 1) * RB, base, ibase, c->vals + (2 * p) * B + r0,
+                    c->vals + (2 * p + 1) * B + r0);
+      continue;
+    }
+#endif
     for (int p = 0; p < 2; p++)
       for (size_t l = 0; l < rn; l++) {
         double code = out[(2 * p + 1) * RB + l], x2 = floor(code * ibase), N = code - x2 * base;
