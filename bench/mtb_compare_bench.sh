@@ -8,8 +8,9 @@
 # no rating, 0.5% of the answers are null, so both policies and the `missing` counts are
 # exercised). The default parser set of the module (mtbench101 alone).
 #
-# Timed, REPS times in turn (A B A B ...), wall clock of the whole `tally run`, one rank:
-#   A: the job at its defaults: 190 model pairs x 3 seeds x 2 policies x 21 groups, each with
+# Timed, REPS times in turn (A B A B ...), wall clock and CPU time (user + sys) of the whole
+# `tally run`, one rank:
+#   A: the job at its defaults: 190 model pairs x 3 seeds x 2 policies x 24 groups, each with
 #      the paired bootstrap CIs (1,000 resamples);
 #   B: the same job with "comparison": false (no comparison table: the alternative a user has
 #      when the comparisons cost too much).
@@ -69,29 +70,30 @@ for tag, cmp in (("a", None), ("b", False)):
 print("generated: %d models x %d seeds x %d dialogues = %d judged turns" % (M, S, len(dlg), units))
 PY
 
-now() { date +%s.%N; }
 med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 div() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
-run() { # TAG: one timed run of job TAG; prints its wall seconds
+run() { # TAG: one timed run of job TAG; prints its wall and CPU (user + sys) seconds
   rm -f "$T/$1.h5"
-  local t0 t1
-  t0=$(now)
-  "$BUILD/tally" run "$T/job_$1.json" --quiet > "$T/$1.log" 2>&1 || { cat "$T/$1.log" >&2; exit 1; }
-  t1=$(now)
-  awk "BEGIN{printf \"%.3f\", $t1 - $t0}"
+  /usr/bin/time -f '%e %U %S' -o "$T/$1.time" "$BUILD/tally" run "$T/job_$1.json" --quiet > "$T/$1.log" 2>&1 ||
+    { cat "$T/$1.log" >&2; exit 1; }
+  awk '{printf "%.3f %.3f", $1, $2 + $3}' "$T/$1.time"
 }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-A=(); B=()
+A=(); B=(); AC=(); BC=()
 for i in $(seq "$REPS"); do
-  a=$(run a); b=$(run b)
-  A+=("$a"); B+=("$b")
-  printf 'rep %d: defaults (comparisons on) %8.3f s   comparisons off %8.3f s\n' "$i" "$a" "$b"
+  read -r a ac <<< "$(run a)"
+  read -r b bc <<< "$(run b)"
+  A+=("$a"); B+=("$b"); AC+=("$ac"); BC+=("$bc")
+  printf 'rep %d: defaults (comparisons on) %8.3f s wall %8.3f s CPU   comparisons off %8.3f s wall %8.3f s CPU\n' \
+    "$i" "$a" "$ac" "$b" "$bc"
 done
-ma=$(med "${A[@]}"); mb=$(med "${B[@]}")
+ma=$(med "${A[@]}"); mb=$(med "${B[@]}"); mac=$(med "${AC[@]}"); mbc=$(med "${BC[@]}")
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf 'median: defaults %.3f s, comparisons off %.3f s, ratio %sx (target <= 1.2x)\n' "$ma" "$mb" "$(div "$ma" "$mb")"
+printf 'median wall: defaults %.3f s, comparisons off %.3f s, ratio %sx (target <= 1.2x)\n' "$ma" "$mb" "$(div "$ma" "$mb")"
+printf 'median CPU:  defaults %.3f s, comparisons off %.3f s, ratio %sx\n' "$mac" "$mbc" "$(div "$mac" "$mbc")"
 if "$PY" -c 'import h5py' 2> /dev/null; then
-  "$PY" tools/h5_same.py --help > /dev/null 2>&1 || true
-  rows=$("$PY" -c 'import h5py,sys; print(len(h5py.File(sys.argv[1])["/metrics/mtbench101/comparisons"]["model_a"]))' "$T/a.h5" 2> /dev/null || echo '?')
+  rows=$("$PY" -c 'import h5py,sys; g=h5py.File(sys.argv[1])["/metrics/mtbench101/comparisons"]; print(g[list(g.keys())[0]].shape[0])' "$T/a.h5" 2> /dev/null || echo '?')
   echo "comparison rows in A: $rows"
+  "$PY" tools/h5_same.py "$T/a.h5" "$T/b.h5" /items /metrics/mtbench101/summary /metrics/mtbench101/across_seeds \
+    /metrics/mtbench101/dialogues /audit && echo "A and B agree on every table but the comparisons"
 fi

@@ -10,7 +10,8 @@
  * continuous), the share of missing scores (0, some, all), the level, and the engine's limits:
  * the default, a cache bound that keeps no block or a few (the rest drawn per pair), a byte
  * bound of 1 or 2 on the counts (blocks with a larger count go through the plain loop), and the
- * portable kernel instead of AVX2. Every value is compared by its bits (NaN included). */
+ * portable kernel instead of AVX2. Three pairs a case, one by one and then in one batch
+ * (tl_mtb_cmp_pairs). Every value is compared by its bits (NaN included). */
 #include "testutil.h"
 
 #include <math.h>
@@ -183,27 +184,44 @@ static double score(int grid, uint64_t *s) {
 
 static int same_bits(double a, double b) { return !memcmp(&a, &b, sizeof a); }
 
+static void check_row(const cmp_case *k, int pair, int r, const tl_mtb_cmp_res *x, const tl_mtb_cmp_res *y) {
+  int ok = x->m == y->m && x->w == y->w && x->l == y->l && x->t == y->t && x->miss == y->miss &&
+           same_bits(x->wr, y->wr) && same_bits(x->sw, y->sw) && same_bits(x->wr_lo, y->wr_lo) &&
+           same_bits(x->wr_hi, y->wr_hi) && same_bits(x->sw_lo, y->sw_lo) && same_bits(x->sw_hi, y->sw_hi);
+  if (!ok)
+    fail_msg("case '%s', pair %d, row %d: got m %zu W %lld wr %.17g [%.17g, %.17g] sw %.17g [%.17g, %.17g]; want m "
+             "%zu W %lld wr %.17g [%.17g, %.17g] sw %.17g [%.17g, %.17g]",
+             k->name, pair, r, x->m, (long long)x->w, x->wr, x->wr_lo, x->wr_hi, x->sw, x->sw_lo, x->sw_hi, y->m,
+             (long long)y->w, y->wr, y->wr_lo, y->wr_hi, y->sw, y->sw_lo, y->sw_hi);
+}
+
+enum { NP = 3 }; /* pairs of a case: one by one, then all in one batch */
+
 static void check_case(const cmp_case *k) {
   size_t n = k->n;
   size_t *gi = calloc(8 * n, sizeof *gi), gm[8];
   const size_t *gidx[8];
-  double *sa = malloc(2 * n * sizeof *sa), *sb = malloc(2 * n * sizeof *sb);
-  assert_non_null(gi);
-  assert_non_null(sa);
-  assert_non_null(sb);
+  double *sa[NP], *sb[NP];
   int ng = make_groups(k->layout, n, gi, gm);
   for (int g = 0; g < ng; g++) gidx[g] = gi + (size_t)g * n;
+  assert_non_null(gi);
   uint64_t s = 12345 + k->seed;
-  for (size_t i = 0; i < n; i++) { /* policy 1 (fail) = policy 0 with more scores missing */
-    double *v[2] = {sa, sb};
-    for (int x = 0; x < 2; x++) {
-      double u = (double)(lcg(&s) % 1000) / 1000.0;
-      v[x][i] = u < k->pmiss ? NAN : score(k->grid, &s);
-      v[x][n + i] = (double)(lcg(&s) % 1000) / 1000.0 < k->pmiss ? NAN : v[x][i];
+  for (int q = 0; q < NP; q++) {
+    sa[q] = malloc(2 * n * sizeof **sa);
+    sb[q] = malloc(2 * n * sizeof **sb);
+    assert_non_null(sa[q]);
+    assert_non_null(sb[q]);
+    for (size_t i = 0; i < n; i++) { /* policy 1 (fail) = policy 0 with more scores missing */
+      double *v[2] = {sa[q], sb[q]};
+      for (int x = 0; x < 2; x++) {
+        double u = (double)(lcg(&s) % 1000) / 1000.0;
+        v[x][i] = u < k->pmiss ? NAN : score(k->grid, &s);
+        v[x][n + i] = (double)(lcg(&s) % 1000) / 1000.0 < k->pmiss ? NAN : v[x][i];
+      }
     }
   }
-  tl_mtb_cmp_res want[16], got[16];
-  reference(n, ng, gidx, gm, k->B, k->seed, k->level, sa, sb, want);
+  static tl_mtb_cmp_res want[NP][16], got[NP][16];
+  for (int q = 0; q < NP; q++) reference(n, ng, gidx, gm, k->B, k->seed, k->level, sa[q], sb[q], want[q]);
   tl_mtb_cmp *c = tl_mtb_cmp_new(n, ng, gidx, gm, k->B, k->seed, k->level);
   assert_non_null(c);
   size_t per = 0; /* bytes of one block of every distinct size (an upper bound: sizes summed) */
@@ -213,25 +231,28 @@ static void check_case(const cmp_case *k) {
   if (k->limits == L_BYTE1) tl_mtb_cmp_limits(c, TL_MTB_CMP_CACHE, 1);
   if (k->limits == L_BYTE2) tl_mtb_cmp_limits(c, 4 * per, 2);
   if (k->limits == L_PORTABLE) tl_mtb_cmp_use_simd(c, 0);
-  for (int rep = 0; rep < 2; rep++) { /* twice: the kept counts serve a second pair alike */
-    memset(got, 0xab, sizeof got);
-    assert_int_equal(tl_mtb_cmp_pair(c, sa, sb, got), TL_OK);
-    for (int r = 0; r < 2 * ng; r++) {
-      const tl_mtb_cmp_res *x = &got[r], *y = &want[r];
-      int ok = x->m == y->m && x->w == y->w && x->l == y->l && x->t == y->t && x->miss == y->miss &&
-               same_bits(x->wr, y->wr) && same_bits(x->sw, y->sw) && same_bits(x->wr_lo, y->wr_lo) &&
-               same_bits(x->wr_hi, y->wr_hi) && same_bits(x->sw_lo, y->sw_lo) && same_bits(x->sw_hi, y->sw_hi);
-      if (!ok)
-        fail_msg("case '%s', row %d: got m %zu W %lld wr %.17g [%.17g, %.17g] sw %.17g [%.17g, %.17g]; want m %zu W "
-                 "%lld wr %.17g [%.17g, %.17g] sw %.17g [%.17g, %.17g]",
-                 k->name, r, x->m, (long long)x->w, x->wr, x->wr_lo, x->wr_hi, x->sw, x->sw_lo, x->sw_hi, y->m,
-                 (long long)y->w, y->wr, y->wr_lo, y->wr_hi, y->sw, y->sw_lo, y->sw_hi);
-    }
+  for (int q = 0; q < NP; q++) { /* one by one: the kept counts serve every pair alike */
+    memset(got[q], 0xab, sizeof got[q]);
+    assert_int_equal(tl_mtb_cmp_pair(c, sa[q], sb[q], got[q]), TL_OK);
+    for (int r = 0; r < 2 * ng; r++) check_row(k, q, r, &got[q][r], &want[q][r]);
   }
+  assert_int_equal(tl_mtb_cmp_batch(c), TL_MTB_CMP_BATCH);
+  tl_mtb_cmp_res *rp[NP];
+  for (int q = 0; q < NP; q++) {
+    memset(got[q], 0xab, sizeof got[q]);
+    rp[q] = got[q];
+  }
+  assert_int_equal(tl_mtb_cmp_pairs(c, NP, (const double *const *)sa, (const double *const *)sb, rp), TL_OK);
+  for (int q = 0; q < NP; q++)
+    for (int r = 0; r < 2 * ng; r++) check_row(k, q, r, &got[q][r], &want[q][r]);
+  assert_int_equal(tl_mtb_cmp_pairs(c, TL_MTB_CMP_BATCH + 1, (const double *const *)sa, (const double *const *)sb, rp),
+                   TL_EINTERNAL);
   tl_mtb_cmp_free(c);
   free(gi);
-  free(sa);
-  free(sb);
+  for (int q = 0; q < NP; q++) {
+    free(sa[q]);
+    free(sb[q]);
+  }
 }
 
 static void test_cases(void **state) {

@@ -978,18 +978,58 @@ static const tl_col_spec CMP_COLS[] = {
 enum { CC_A, CC_B, CC_VAR, CC_SEED, CC_POL, CC_LEVEL, CC_GROUP, CC_N, CC_W, CC_L, CC_T, CC_M, CC_WR, CC_WRLO, CC_WRHI,
        CC_SW, CC_SWLO, CC_SWHI, CC__N };
 
+/* The comparison rows of one pair (cfgs a, c) from its results res[2 * NGROUPS]. */
+static tl_status comparison_rows(tl_table *t, const tl_cfg *ca, const tl_cfg *cc, const tl_mtb_cmp_res *res) {
+  for (int pol = 0; pol < 2; pol++)
+    for (int g = 0; g < NGROUPS; g++) {
+      const tl_mtb_cmp_res *o = &res[pol * NGROUPS + g];
+      if (!o->m) continue;
+      size_t k = tl_table_add_row(t);
+      if (k == (size_t)-1 || tl_table_set_str(t, k, CC_A, ca->model) || tl_table_set_str(t, k, CC_B, cc->model) ||
+          tl_table_set_str(t, k, CC_VAR, VARIANTS[0]) || tl_table_set_str(t, k, CC_POL, policy_name(pol)) ||
+          tl_table_set_str(t, k, CC_LEVEL, group_level(g)) || tl_table_set_str(t, k, CC_GROUP, group_name(g)))
+        return TL_ENOMEM;
+      tl_table_set_i64(t, k, CC_SEED, ca->seed);
+      tl_table_set_i64(t, k, CC_N, (int64_t)o->m);
+      tl_table_set_i64(t, k, CC_W, o->w);
+      tl_table_set_i64(t, k, CC_L, o->l);
+      tl_table_set_i64(t, k, CC_T, o->t);
+      tl_table_set_i64(t, k, CC_M, o->miss);
+      tl_table_set_f64(t, k, CC_WR, o->wr);
+      tl_table_set_f64(t, k, CC_WRLO, o->wr_lo);
+      tl_table_set_f64(t, k, CC_WRHI, o->wr_hi);
+      tl_table_set_f64(t, k, CC_SW, o->sw);
+      tl_table_set_f64(t, k, CC_SWLO, o->sw_lo);
+      tl_table_set_f64(t, k, CC_SWHI, o->sw_hi);
+    }
+  return TL_OK;
+}
+
+/* np pairs (cfgs pa[i], pc[i]) computed together, then their rows in order. */
+static tl_status comparison_batch(tl_mtb_cmp *cmp, tl_table *t, const tl_cfg *cfgs, int np, const size_t *pa,
+                                  const size_t *pc, const double *const *sa, const double *const *sb,
+                                  tl_mtb_cmp_res *const *rp) {
+  tl_status st = tl_mtb_cmp_pairs(cmp, np, sa, sb, rp);
+  for (int i = 0; i < np && !st; i++) st = comparison_rows(t, &cfgs[pa[i]], &cfgs[pc[i]], rp[i]);
+  return st;
+}
+
 /* The comparison table: every pair of cfgs with the same variant and seed and different models,
- * both policies, every group with dialogues; the statistics and their CIs are mtb_compare.c's
- * (drawn once per group size, reused by every pair). Nothing when "comparison" is false. */
+ * in (a, c) order, both policies, every group with dialogues; the statistics and their CIs are
+ * mtb_compare.c's (drawn once per group size, reused by every pair; pairs computed in batches).
+ * Nothing when "comparison" is false. */
 static tl_status comparisons(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc, tl_table *t) {
   if (b->cmp_off) return TL_OK;
   size_t n = b->n;
-  double *sa = malloc((2 * n + 1) * sizeof *sa), *sb = malloc((2 * n + 1) * sizeof *sb);
-  size_t *gi = malloc((NGROUPS * n + 1) * sizeof *gi), gm[NGROUPS];
+  enum { P = TL_MTB_CMP_BATCH };
+  double *sc = malloc((4 * P * n + 1) * sizeof *sc); /* [P][A B][2 n] dialogue scores */
+  size_t *gi = malloc((NGROUPS * n + 1) * sizeof *gi), gm[NGROUPS], pa[P], pc[P];
   const size_t *gidx[NGROUPS];
-  tl_mtb_cmp_res res[2 * NGROUPS];
+  tl_mtb_cmp_res res[P][2 * NGROUPS];
+  const double *sa[P], *sb[P];
+  tl_mtb_cmp_res *rp[P];
   tl_mtb_cmp *cmp = NULL;
-  tl_status st = (!sa || !sb || !gi) ? TL_ENOMEM : TL_OK;
+  tl_status st = (!sc || !gi) ? TL_ENOMEM : TL_OK;
   for (int g = 0; !st && g < NGROUPS; g++) {
     gidx[g] = gi + (size_t)g * n;
     gm[g] = 0;
@@ -997,42 +1037,27 @@ static tl_status comparisons(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs
       if (task_in_group(b->d[i].task, g)) gi[(size_t)g * n + gm[g]++] = i;
   }
   if (!st && !(cmp = tl_mtb_cmp_new(n, NGROUPS, gidx, gm, b->boot_B, b->boot_seed, b->level))) st = TL_ENOMEM;
+  int np = 0, batch = cmp ? tl_mtb_cmp_batch(cmp) : 1;
   for (size_t a = 0; !st && a < ncfgs; a++)
     for (size_t c = a + 1; !st && c < ncfgs; c++) {
       if (cfgs[a].variant != cfgs[c].variant || cfgs[a].seed != cfgs[c].seed || !strcmp(cfgs[a].model, cfgs[c].model))
         continue;
-      dialogue_scores(b, acc, 0, a, sa, sa + n);
-      dialogue_scores(b, acc, 0, c, sb, sb + n);
-      if ((st = tl_mtb_cmp_pair(cmp, sa, sb, res))) break;
-      for (int pol = 0; pol < 2 && !st; pol++)
-        for (int g = 0; g < NGROUPS && !st; g++) {
-          const tl_mtb_cmp_res *o = &res[pol * NGROUPS + g];
-          if (!o->m) continue;
-          size_t k = tl_table_add_row(t);
-          if (k == (size_t)-1 || tl_table_set_str(t, k, CC_A, cfgs[a].model) ||
-              tl_table_set_str(t, k, CC_B, cfgs[c].model) || tl_table_set_str(t, k, CC_VAR, VARIANTS[0]) ||
-              tl_table_set_str(t, k, CC_POL, policy_name(pol)) || tl_table_set_str(t, k, CC_LEVEL, group_level(g)) ||
-              tl_table_set_str(t, k, CC_GROUP, group_name(g))) {
-            st = TL_ENOMEM;
-            break;
-          }
-          tl_table_set_i64(t, k, CC_SEED, cfgs[a].seed);
-          tl_table_set_i64(t, k, CC_N, (int64_t)o->m);
-          tl_table_set_i64(t, k, CC_W, o->w);
-          tl_table_set_i64(t, k, CC_L, o->l);
-          tl_table_set_i64(t, k, CC_T, o->t);
-          tl_table_set_i64(t, k, CC_M, o->miss);
-          tl_table_set_f64(t, k, CC_WR, o->wr);
-          tl_table_set_f64(t, k, CC_WRLO, o->wr_lo);
-          tl_table_set_f64(t, k, CC_WRHI, o->wr_hi);
-          tl_table_set_f64(t, k, CC_SW, o->sw);
-          tl_table_set_f64(t, k, CC_SWLO, o->sw_lo);
-          tl_table_set_f64(t, k, CC_SWHI, o->sw_hi);
-        }
+      double *A = sc + (size_t)np * 4 * n, *B = A + 2 * n;
+      dialogue_scores(b, acc, 0, a, A, A + n);
+      dialogue_scores(b, acc, 0, c, B, B + n);
+      sa[np] = A;
+      sb[np] = B;
+      rp[np] = res[np];
+      pa[np] = a;
+      pc[np++] = c;
+      if (np == batch) {
+        st = comparison_batch(cmp, t, cfgs, np, pa, pc, sa, sb, rp);
+        np = 0;
+      }
     }
+  if (!st && np) st = comparison_batch(cmp, t, cfgs, np, pa, pc, sa, sb, rp);
   tl_mtb_cmp_free(cmp);
-  free(sa);
-  free(sb);
+  free(sc);
   free(gi);
   return st;
 }

@@ -55,17 +55,20 @@ struct tl_mtb_cmp {
   uint8_t **wide;     /* [nsz]: [kept] 1 = the block has a count > count_max (plain loop) */
   bool drawn;
   size_t maxm;
-  /* per-pair work */
-  double *qd[2];      /* [n] 1 - pref per dialogue and policy (0 when missing) */
-  uint8_t *kd[2];     /* [n] class K_* */
-  double *q[2], *k[2];/* [maxm] the group's q and integer codes, in position order */
-  double *ck;         /* [maxm] both codes in one (kern_avx2_one) */
-  uint8_t *same;      /* [maxm] 1 where q[1] has q[0]'s bits */
-  uint8_t *scratch;   /* [maxm][RB] a block drawn for this pair only */
+  int nslot;          /* pairs computed together (each block of counts read once for all) */
+  struct slot {       /* per-pair work */
+    double *qd[2];    /* [n] 1 - pref per dialogue and policy (0 when missing) */
+    uint8_t *kd[2];   /* [n] class K_* */
+    double *q[2], *k[2]; /* [maxm] the group's q and integer codes, in position order */
+    double *ck;       /* [maxm] both codes in one (kern_avx2_one) */
+    uint8_t *same;    /* [maxm] 1 where q[1] has q[0]'s bits */
+    double *vals;     /* [4][B]: win rate, soft win rate of policy 0, then of policy 1 */
+  } sl[TL_MTB_CMP_BATCH];
+  uint8_t *scratch;   /* [maxm][RB] a block drawn for this batch only */
   int32_t *w;         /* [maxm] */
-  double *vals;       /* [4][B]: win rate, soft win rate of policy 0, then of policy 1 */
   double *heap;       /* [B + 2] quantile scratch */
 };
+typedef struct slot slot;
 
 /* 0: no AVX2; 1: AVX2; 2: AVX2 and FMA. */
 static int cpu_avx2(void) {
@@ -83,11 +86,17 @@ void tl_mtb_cmp_free(tl_mtb_cmp *c) {
     if (c->cnt) free(c->cnt[s]);
     if (c->wide) free(c->wide[s]);
   }
-  for (int p = 0; p < 2; p++) {
-    free(c->qd[p]);
-    free(c->kd[p]);
-    free(c->q[p]);
-    free(c->k[p]);
+  for (int i = 0; i < TL_MTB_CMP_BATCH; i++) {
+    slot *S = &c->sl[i];
+    for (int p = 0; p < 2; p++) {
+      free(S->qd[p]);
+      free(S->kd[p]);
+      free(S->q[p]);
+      free(S->k[p]);
+    }
+    free(S->ck);
+    free(S->same);
+    free(S->vals);
   }
   free(c->gidx);
   free(c->gm);
@@ -96,10 +105,7 @@ void tl_mtb_cmp_free(tl_mtb_cmp *c) {
   free(c->cnt);
   free(c->wide);
   free(c->scratch);
-  free(c->ck);
-  free(c->same);
   free(c->w);
-  free(c->vals);
   free(c->heap);
   free(c);
 }
@@ -135,19 +141,23 @@ tl_mtb_cmp *tl_mtb_cmp_new(size_t n, int ngroups, const size_t *const *gidx, con
     c->gsz[g] = m ? s : -1;
   }
   size_t mm = c->maxm ? c->maxm : 1, nn = n ? n : 1;
-  for (int p = 0; p < 2; p++)
-    if (!(c->qd[p] = malloc(nn * sizeof *c->qd[p])) || !(c->kd[p] = malloc(nn)) ||
-        !(c->q[p] = malloc(mm * sizeof *c->q[p])) || !(c->k[p] = malloc(mm * sizeof *c->k[p])))
+  c->nslot = B <= 1000000 ? TL_MTB_CMP_BATCH : 1; /* the values of a batch: 4 B doubles a pair */
+  for (int i = 0; i < c->nslot; i++) {
+    slot *S = &c->sl[i];
+    for (int p = 0; p < 2; p++)
+      if (!(S->qd[p] = malloc(nn * sizeof *S->qd[p])) || !(S->kd[p] = malloc(nn)) ||
+          !(S->q[p] = malloc(mm * sizeof *S->q[p])) || !(S->k[p] = malloc(mm * sizeof *S->k[p])))
+        goto oom;
+    if (!(S->ck = malloc(mm * sizeof *S->ck)) || !(S->same = malloc(mm)) ||
+        !(S->vals = malloc((B ? 4 * B : 1) * sizeof *S->vals)))
       goto oom;
+  }
   c->scratch = malloc(mm * RB);
-  c->ck = malloc(mm * sizeof *c->ck);
-  c->same = malloc(mm);
   c->w = malloc(mm * sizeof *c->w);
-  c->vals = malloc((B ? 4 * B : 1) * sizeof *c->vals);
   c->heap = malloc((size_t)(B + 2) * sizeof *c->heap);
   c->cnt = calloc((size_t)(c->nsz ? c->nsz : 1), sizeof *c->cnt);
   c->wide = calloc((size_t)(c->nsz ? c->nsz : 1), sizeof *c->wide);
-  if (!c->scratch || !c->ck || !c->same || !c->w || !c->vals || !c->heap || !c->cnt || !c->wide) goto oom;
+  if (!c->scratch || !c->w || !c->heap || !c->cnt || !c->wide) goto oom;
   return c;
 oom:
   tl_mtb_cmp_free(c);
@@ -198,8 +208,8 @@ static tl_status draw_kept(tl_mtb_cmp *c) {
 /* The plain loop over group g under policy p with counts w[m] (NULL: 1 each): module.c's
  * win_rates before issue 34 with pref read from qd/kd (the same doubles). cnt[4] = W L T missing
  * when w is NULL. */
-static void rates_plain(const tl_mtb_cmp *c, int p, int g, const int32_t *w, double *wr, double *sw,
-                        int64_t *cnt) {
+static void rates_plain(const tl_mtb_cmp *c, const slot *S, int p, int g, const int32_t *w, double *wr,
+                        double *sw, int64_t *cnt) {
   double W = 0, L = 0, T = 0, soft = 0, N = 0;
   int64_t miss = 0;
   const size_t *idx = c->gidx[g];
@@ -207,7 +217,7 @@ static void rates_plain(const tl_mtb_cmp *c, int p, int g, const int32_t *w, dou
     size_t i = idx[j];
     double cj = w ? w[j] : 1;
     if (cj == 0) continue;
-    int k = c->kd[p][i];
+    int k = S->kd[p][i];
     if (k == K_MISS) {
       miss++;
       continue;
@@ -215,7 +225,7 @@ static void rates_plain(const tl_mtb_cmp *c, int p, int g, const int32_t *w, dou
     if (k == K_WIN) W += cj;
     else if (k == K_LOSS) L += cj;
     else T += cj;
-    soft += cj * c->qd[p][i];
+    soft += cj * S->qd[p][i];
     N += cj;
   }
   *wr = N > 0 ? (W + 0.5 * T) / N : NAN;
@@ -462,23 +472,48 @@ __attribute__((target("avx2"), optimize("fp-contract=off"))) static void decode_
 }
 #endif
 
-/* Resample values of group g (both policies) into c->vals. */
-static void resample_group(tl_mtb_cmp *c, int g) {
+/* One block's sums (out[4][RB], kern_c's layout) to the resample values of slot S. */
+static void block_values(const tl_mtb_cmp *c, const slot *S, const double *out, double base, size_t r0,
+                         size_t rn) {
+  size_t B = (size_t)c->B;
+  double ibase = 1 / base; /* a power of two: exact */
+#ifdef CMP_X86
+  if (c->simd && rn == RB) {
+    for (int p = 0; p < 2; p++)
+      decode_avx2(out + 2 * p * RB, out + (2 * p + 1) * RB, base, ibase, S->vals + (2 * p) * B + r0,
+                  S->vals + (2 * p + 1) * B + r0);
+    return;
+  }
+#endif
+  for (int p = 0; p < 2; p++)
+    for (size_t l = 0; l < rn; l++) {
+      double code = out[(2 * p + 1) * RB + l], x2 = floor(code * ibase), N = code - x2 * base;
+      S->vals[(2 * p) * B + r0 + l] = N > 0 ? (x2 * 0.5) / N : NAN;
+      S->vals[(2 * p + 1) * B + r0 + l] = N > 0 ? out[2 * p * RB + l] / N : NAN;
+    }
+}
+
+/* Resample values of group g (both policies) for the batch's np pairs into their slots' vals.
+ * Each block of counts is read once for the batch (it stays in the L1 cache across its pairs). */
+static void resample_group(tl_mtb_cmp *c, int g, int np) {
   size_t m = c->gm[g], B = (size_t)c->B;
   const size_t *idx = c->gidx[g];
   double base = 1; /* a power of two > 2m: the digits N <= m and 2W + T <= 2m fit below it */
   while (base <= 2.0 * (double)m) base *= 2;
-  double b2 = base * base, ibase = 1 / base, ib2 = 1 / b2; /* powers of two: exact */
+  double b2 = base * base, ib2 = 1 / b2; /* powers of two: exact */
   int one = c->simd == 2 && b2 * b2 <= 9007199254740992.0; /* kern_avx2_one: b^4 <= 2^53 */
-  for (int p = 0; p < 2; p++)
-    for (size_t j = 0; j < m; j++) {
-      int k = c->kd[p][idx[j]];
-      c->q[p][j] = k == K_MISS ? 0 : c->qd[p][idx[j]];
-      c->k[p][j] = k == K_MISS ? 0 : 1 + base * (k == K_WIN ? 2 : k == K_TIE ? 1 : 0);
+  for (int i = 0; i < np; i++) {
+    slot *S = &c->sl[i];
+    for (int p = 0; p < 2; p++)
+      for (size_t j = 0; j < m; j++) {
+        int k = S->kd[p][idx[j]];
+        S->q[p][j] = k == K_MISS ? 0 : S->qd[p][idx[j]];
+        S->k[p][j] = k == K_MISS ? 0 : 1 + base * (k == K_WIN ? 2 : k == K_TIE ? 1 : 0);
+      }
+    for (size_t j = 0; one && j < m; j++) {
+      S->same[j] = !memcmp(&S->q[0][j], &S->q[1][j], sizeof(double));
+      S->ck[j] = S->k[0][j] + b2 * S->k[1][j];
     }
-  for (size_t j = 0; one && j < m; j++) {
-    c->same[j] = !memcmp(&c->q[0][j], &c->q[1][j], sizeof(double));
-    c->ck[j] = c->k[0][j] + b2 * c->k[1][j];
   }
   int s = c->gsz[g];
   double out[4 * RB];
@@ -492,76 +527,84 @@ static void resample_group(tl_mtb_cmp *c, int g) {
     if (!cb) { /* a count above count_max, or a huge group: the plain loop */
       for (size_t l = 0; l < rn; l++) {
         tl_boot_counts(c->seed, r0 + l, (uint32_t)m, c->w);
-        for (int p = 0; p < 2; p++)
-          rates_plain(c, p, g, c->w, &c->vals[(2 * p) * B + r0 + l], &c->vals[(2 * p + 1) * B + r0 + l], NULL);
+        for (int i = 0; i < np; i++)
+          for (int p = 0; p < 2; p++)
+            rates_plain(c, &c->sl[i], p, g, c->w, &c->sl[i].vals[(2 * p) * B + r0 + l],
+                        &c->sl[i].vals[(2 * p + 1) * B + r0 + l], NULL);
       }
       continue;
     }
+    for (int i = 0; i < np; i++) {
+      const slot *S = &c->sl[i];
 #ifdef CMP_X86
-    if (one) {
-      kern_avx2_one(m, cb, c->q[0], c->q[1], c->same, c->ck, out);
-      for (int l = 0; l < RB; l++) { /* S = (N0 + b X0) + b^2 (N1 + b X1): split, exactly */
-        double hi = floor(out[RB + l] * ib2); /* 1 / b^2: a power of two, exact */
-        out[RB + l] -= hi * b2;
-        out[3 * RB + l] = hi;
-      }
-    } else if (c->simd)
-      kern_avx2(m, cb, c->q[0], c->k[0], c->q[1], c->k[1], out);
-    else
+      if (one) {
+        kern_avx2_one(m, cb, S->q[0], S->q[1], S->same, S->ck, out);
+        for (int l = 0; l < RB; l++) { /* S = (N0 + b X0) + b^2 (N1 + b X1): split, exactly */
+          double hi = floor(out[RB + l] * ib2);
+          out[RB + l] -= hi * b2;
+          out[3 * RB + l] = hi;
+        }
+      } else if (c->simd)
+        kern_avx2(m, cb, S->q[0], S->k[0], S->q[1], S->k[1], out);
+      else
 #endif
-      kern_c(m, cb, c->q[0], c->k[0], c->q[1], c->k[1], out);
-#ifdef CMP_X86
-    if (c->simd && rn == RB) {
-      for (int p = 0; p < 2; p++)
-        decode_avx2(out + 2 * p * RB, out + (2 * p + 1) * RB, base, ibase, c->vals + (2 * p) * B + r0,
-                    c->vals + (2 * p + 1) * B + r0);
-      continue;
+        kern_c(m, cb, S->q[0], S->k[0], S->q[1], S->k[1], out);
+      block_values(c, S, out, base, r0, rn);
     }
-#endif
-    for (int p = 0; p < 2; p++)
-      for (size_t l = 0; l < rn; l++) {
-        double code = out[(2 * p + 1) * RB + l], x2 = floor(code * ibase), N = code - x2 * base;
-        c->vals[(2 * p) * B + r0 + l] = N > 0 ? (x2 * 0.5) / N : NAN;
-        c->vals[(2 * p + 1) * B + r0 + l] = N > 0 ? out[2 * p * RB + l] / N : NAN;
-      }
   }
 }
 
-tl_status tl_mtb_cmp_pair(tl_mtb_cmp *c, const double *sa, const double *sb, tl_mtb_cmp_res *res) {
-  if (c->B && !c->drawn && draw_kept(c)) return TL_ENOMEM;
+/* pref, its class and 1 - pref of every dialogue of one pair, both policies, into slot S. */
+static void pair_prefs(const tl_mtb_cmp *c, slot *S, const double *sa, const double *sb) {
   for (int p = 0; p < 2; p++)
     for (size_t i = 0; i < c->n; i++) {
       double a = sa[(size_t)p * c->n + i], b = sb[(size_t)p * c->n + i];
       if (isnan(a) || isnan(b)) {
-        c->kd[p][i] = K_MISS;
-        c->qd[p][i] = 0;
+        S->kd[p][i] = K_MISS;
+        S->qd[p][i] = 0;
         continue;
       }
       /* the definition's expression, as module.c has always computed it */
       double pref = 1.0 / (1.0 + exp(-0.3 * (b - a)));
-      c->kd[p][i] = pref < 0.5 ? K_WIN : pref > 0.5 ? K_LOSS : K_TIE;
-      c->qd[p][i] = 1.0 - pref;
+      S->kd[p][i] = pref < 0.5 ? K_WIN : pref > 0.5 ? K_LOSS : K_TIE;
+      S->qd[p][i] = 1.0 - pref;
     }
+}
+
+int tl_mtb_cmp_batch(const tl_mtb_cmp *c) { return c->nslot; }
+
+tl_status tl_mtb_cmp_pairs(tl_mtb_cmp *c, int np, const double *const *sa, const double *const *sb,
+                           tl_mtb_cmp_res *const *res) {
+  if (np < 1 || np > c->nslot) return TL_EINTERNAL;
+  if (c->B && !c->drawn && draw_kept(c)) return TL_ENOMEM;
+  for (int i = 0; i < np; i++) pair_prefs(c, &c->sl[i], sa[i], sb[i]);
   size_t B = (size_t)c->B;
   for (int g = 0; g < c->ng; g++) {
-    for (int p = 0; p < 2; p++) {
-      tl_mtb_cmp_res *o = &res[p * c->ng + g];
-      int64_t cnt[4];
-      o->m = c->gm[g];
-      o->wr_lo = o->wr_hi = o->sw_lo = o->sw_hi = NAN;
-      rates_plain(c, p, g, NULL, &o->wr, &o->sw, cnt);
-      o->w = cnt[0];
-      o->l = cnt[1];
-      o->t = cnt[2];
-      o->miss = cnt[3];
-    }
+    for (int i = 0; i < np; i++)
+      for (int p = 0; p < 2; p++) {
+        tl_mtb_cmp_res *o = &res[i][p * c->ng + g];
+        int64_t cnt[4];
+        o->m = c->gm[g];
+        o->wr_lo = o->wr_hi = o->sw_lo = o->sw_hi = NAN;
+        rates_plain(c, &c->sl[i], p, g, NULL, &o->wr, &o->sw, cnt);
+        o->w = cnt[0];
+        o->l = cnt[1];
+        o->t = cnt[2];
+        o->miss = cnt[3];
+      }
     if (!c->gm[g] || !B) continue;
-    resample_group(c, g);
-    for (int p = 0; p < 2; p++) {
-      tl_mtb_cmp_res *o = &res[p * c->ng + g];
-      ci(c->vals + (2 * p) * B, B, c->level, c->heap, &o->wr_lo, &o->wr_hi);
-      ci(c->vals + (2 * p + 1) * B, B, c->level, c->heap, &o->sw_lo, &o->sw_hi);
-    }
+    resample_group(c, g, np);
+    for (int i = 0; i < np; i++)
+      for (int p = 0; p < 2; p++) {
+        tl_mtb_cmp_res *o = &res[i][p * c->ng + g];
+        double *v = c->sl[i].vals;
+        ci(v + (2 * p) * B, B, c->level, c->heap, &o->wr_lo, &o->wr_hi);
+        ci(v + (2 * p + 1) * B, B, c->level, c->heap, &o->sw_lo, &o->sw_hi);
+      }
   }
   return TL_OK;
+}
+
+tl_status tl_mtb_cmp_pair(tl_mtb_cmp *c, const double *sa, const double *sb, tl_mtb_cmp_res *res) {
+  return tl_mtb_cmp_pairs(c, 1, &sa, &sb, &res);
 }

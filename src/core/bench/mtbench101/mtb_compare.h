@@ -18,7 +18,8 @@
  *
  * Memory: the kept counts take B x (sum of the distinct group sizes) bytes, at most
  * TL_MTB_CMP_CACHE (256 MiB); the resamples past that bound are drawn again for each pair, in
- * blocks of 8. A pair's work arrays take 4 B doubles plus O(n). */
+ * blocks of 8 (for each batch of pairs). A pair's work arrays take 4 B doubles plus O(n), for
+ * each pair of a batch (up to TL_MTB_CMP_BATCH pairs computed together; 1 when B > 1,000,000). */
 #ifndef TALLY_MTB_COMPARE_H
 #define TALLY_MTB_COMPARE_H
 
@@ -28,6 +29,7 @@
 #include "tally/err.h"
 
 #define TL_MTB_CMP_CACHE ((size_t)256 << 20)
+#define TL_MTB_CMP_BATCH 4 /* pairs computed together by tl_mtb_cmp_pairs */
 
 /* One (policy, group) of a pair. */
 typedef struct {
@@ -56,5 +58,11 @@ void tl_mtb_cmp_use_simd(tl_mtb_cmp *c, int on);
  * policy 1 (fail), NaN where none. res[2 * ngroups], policy-major. TL_ENOMEM when the work
  * arrays cannot be allocated (the first call also draws the kept counts). */
 tl_status tl_mtb_cmp_pair(tl_mtb_cmp *c, const double *sa, const double *sb, tl_mtb_cmp_res *res);
+/* np pairs at once (1 <= np <= tl_mtb_cmp_batch(c)): sa[i], sb[i], res[i] as above for pair i;
+ * the same values as np calls of tl_mtb_cmp_pair, each block of kept counts read once for all.
+ * TL_EINTERNAL when np is out of range. */
+int tl_mtb_cmp_batch(const tl_mtb_cmp *c); /* TL_MTB_CMP_BATCH, or 1 when B > 1,000,000 */
+tl_status tl_mtb_cmp_pairs(tl_mtb_cmp *c, int np, const double *const *sa, const double *const *sb,
+                           tl_mtb_cmp_res *const *res);
 
 #endif
