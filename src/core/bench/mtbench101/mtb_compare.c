@@ -240,8 +240,9 @@ static void rates_plain(const tl_mtb_cmp *c, const slot *S, int p, int g, const 
 
 /* Kernels: out[4][RB] = soft sum and code sum of policy 0, then of policy 1, for the RB
  * resamples of block cb[m][RB]; each lane sums in position order j, multiply then add. */
-__attribute__((optimize("fp-contract=off"))) static void kern_c(size_t m, const uint8_t *cb, const double *q0, const double *k0, const double *q1,
-                   const double *k1, double *out) {
+__attribute__((optimize("fp-contract=off"))) static void kern_c(
+    size_t m, const uint8_t *cb, const double *q0, const double *k0, const double *q1, const double *k1,
+    double *out) {
   double s0[RB] = {0}, a0[RB] = {0}, s1[RB] = {0}, a1[RB] = {0};
   for (size_t j = 0; j < m; j++) {
     const uint8_t *cr = cb + j * RB;
@@ -260,9 +261,9 @@ __attribute__((optimize("fp-contract=off"))) static void kern_c(size_t m, const 
 }
 
 #ifdef CMP_X86
-__attribute__((target("avx2"), optimize("fp-contract=off"))) static void kern_avx2(size_t m, const uint8_t *cb, const double *q0,
-                                                       const double *k0, const double *q1, const double *k1,
-                                                       double *out) {
+__attribute__((target("avx2"), optimize("fp-contract=off"))) static void kern_avx2(
+    size_t m, const uint8_t *cb, const double *q0, const double *k0, const double *q1, const double *k1,
+    double *out) {
   __m256d s0a = _mm256_setzero_pd(), s0b = s0a, a0a = s0a, a0b = s0a, s1a = s0a, s1b = s0a, a1a = s0a, a1b = s0a;
   for (size_t j = 0; j < m; j++) {
     __m128i b8 = _mm_loadl_epi64((const __m128i *)(const void *)(cb + j * RB));
@@ -299,9 +300,9 @@ __attribute__((target("avx2"), optimize("fp-contract=off"))) static void kern_av
  * out[1] = the code sum and out[3] = 0 (resample_group splits it). */
 /* The code sums use FMA: their products and sums are exact integers, so fusing changes no bit;
  * the soft sums are never fused (optimize("fp-contract=off") whatever the build's flags). */
-__attribute__((target("avx2,fma"), optimize("fp-contract=off"))) static void kern_avx2_one(size_t m, const uint8_t *cb, const double *q0,
-                                                           const double *q1, const uint8_t *same,
-                                                           const double *ck, double *out) {
+__attribute__((target("avx2,fma"), optimize("fp-contract=off"))) static void kern_avx2_one(
+    size_t m, const uint8_t *cb, const double *q0, const double *q1, const uint8_t *same, const double *ck,
+    double *out) {
   __m256d s0a = _mm256_setzero_pd(), s0b = s0a, s1a = s0a, s1b = s0a, ca = s0a, cbb = s0a;
   for (size_t j = 0; j < m; j++) {
     __m256i c8 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cb + j * RB)));
