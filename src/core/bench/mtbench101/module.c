@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mtb_compare.h"
 #include "mtb_data.h"
 #include "mtb_prompt.h"
 #include "mtb_rating.h"
@@ -94,6 +95,7 @@ struct tl_bench {
   tl_mtb_rater *raters[NM_MAX];
   uint64_t boot_B, boot_seed;
   double level;
+  bool cmp_off;           /* "comparison": false: no comparison table */
   int ci_B;               /* ci_resamples: the headline CIs' resamples (0: none) */
   double ci_seed;         /* ci_seed: their Philox seed (an integer < 2^53) */
   /* after load: dialogues sorted by id */
@@ -256,8 +258,10 @@ static tl_bench *mtb_create(tl_job_ctx *c, const cJSON *e, const char *where) {
   if ((v = cJSON_GetObjectItemCaseSensitive(e, "comparison"))) {
     snprintf(w, sizeof w, "%s.comparison", where);
     const cJSON *x;
-    if (!cJSON_IsObject(v)) {
-      PROBLEM(w, "must be an object {\"resamples\", \"seed\", \"level\"}");
+    if (cJSON_IsBool(v)) {
+      b->cmp_off = cJSON_IsFalse(v); /* false: no comparisons; true: the defaults */
+    } else if (!cJSON_IsObject(v)) {
+      PROBLEM(w, "must be false (no comparisons) or an object {\"resamples\", \"seed\", \"level\"}");
     } else {
       cJSON_ArrayForEach(x, v) {
         if (!strcmp(x->string, "resamples")) {
@@ -984,106 +988,87 @@ static const tl_col_spec CMP_COLS[] = {
 enum { CC_A, CC_B, CC_VAR, CC_SEED, CC_POL, CC_LEVEL, CC_GROUP, CC_N, CC_W, CC_L, CC_T, CC_M, CC_WR, CC_WRLO, CC_WRHI,
        CC_SW, CC_SWLO, CC_SWHI, CC__N };
 
-/* Win rate and soft win rate of A over B on dialogues idx[0..m) with counts w (NULL = 1 each). */
-static void win_rates(const double *sa, const double *sb, const size_t *idx, size_t m, const int32_t *w, double *wr,
-                      double *sw, int64_t *cnt /* [4] W L T M, when w is NULL */) {
-  double W = 0, L = 0, T = 0, soft = 0, N = 0;
-  int64_t miss = 0;
-  for (size_t j = 0; j < m; j++) {
-    size_t i = idx[j];
-    double c = w ? w[j] : 1;
-    if (c == 0) continue;
-    if (isnan(sa[i]) || isnan(sb[i])) {
-      miss++;
-      continue;
+/* The comparison rows of one pair (cfgs a, c) from its results res[2 * NGROUPS]. */
+static tl_status comparison_rows(tl_table *t, const tl_cfg *ca, const tl_cfg *cc, const tl_mtb_cmp_res *res) {
+  for (int pol = 0; pol < 2; pol++)
+    for (int g = 0; g < NGROUPS; g++) {
+      const tl_mtb_cmp_res *o = &res[pol * NGROUPS + g];
+      if (!o->m) continue;
+      size_t k = tl_table_add_row(t);
+      if (k == (size_t)-1 || tl_table_set_str(t, k, CC_A, ca->model) || tl_table_set_str(t, k, CC_B, cc->model) ||
+          tl_table_set_str(t, k, CC_VAR, VARIANTS[0]) || tl_table_set_str(t, k, CC_POL, policy_name(pol)) ||
+          tl_table_set_str(t, k, CC_LEVEL, group_level(g)) || tl_table_set_str(t, k, CC_GROUP, group_name(g)))
+        return TL_ENOMEM;
+      tl_table_set_i64(t, k, CC_SEED, ca->seed);
+      tl_table_set_i64(t, k, CC_N, (int64_t)o->m);
+      tl_table_set_i64(t, k, CC_W, o->w);
+      tl_table_set_i64(t, k, CC_L, o->l);
+      tl_table_set_i64(t, k, CC_T, o->t);
+      tl_table_set_i64(t, k, CC_M, o->miss);
+      tl_table_set_f64(t, k, CC_WR, o->wr);
+      tl_table_set_f64(t, k, CC_WRLO, o->wr_lo);
+      tl_table_set_f64(t, k, CC_WRHI, o->wr_hi);
+      tl_table_set_f64(t, k, CC_SW, o->sw);
+      tl_table_set_f64(t, k, CC_SWLO, o->sw_lo);
+      tl_table_set_f64(t, k, CC_SWHI, o->sw_hi);
     }
-    double pref = 1.0 / (1.0 + exp(-0.3 * (sb[i] - sa[i])));
-    if (pref < 0.5) W += c;
-    else if (pref > 0.5) L += c;
-    else T += c;
-    soft += c * (1.0 - pref);
-    N += c;
-  }
-  *wr = N > 0 ? (W + 0.5 * T) / N : NAN;
-  *sw = N > 0 ? soft / N : NAN;
-  if (cnt) {
-    cnt[0] = (int64_t)W;
-    cnt[1] = (int64_t)L;
-    cnt[2] = (int64_t)T;
-    cnt[3] = miss;
-  }
+  return TL_OK;
 }
 
-/* Percentile CI of the defined values v[0..n) (sorted here). */
-static void ci(double *v, size_t n, double level, double *lo, double *hi) {
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    if (!isnan(v[i])) v[k++] = v[i];
-  if (!k) {
-    *lo = *hi = NAN;
-    return;
-  }
-  tl_sort_f64(v, k);
-  *lo = tl_quantile_sorted(v, k, (1 - level) / 2);
-  *hi = tl_quantile_sorted(v, k, 1 - (1 - level) / 2);
+/* np pairs (cfgs pa[i], pc[i]) computed together, then their rows in order. */
+static tl_status comparison_batch(tl_mtb_cmp *cmp, tl_table *t, const tl_cfg *cfgs, int np, const size_t *pa,
+                                  const size_t *pc, const double *const *sa, const double *const *sb,
+                                  tl_mtb_cmp_res *const *rp) {
+  tl_status st = tl_mtb_cmp_pairs(cmp, np, sa, sb, rp);
+  for (int i = 0; i < np && !st; i++) st = comparison_rows(t, &cfgs[pa[i]], &cfgs[pc[i]], rp[i]);
+  return st;
 }
 
+/* The comparison table: every pair of cfgs with the same variant and seed and different models,
+ * in (a, c) order, both policies, every group with dialogues; the statistics and their CIs are
+ * mtb_compare.c's (drawn once per group size, reused by every pair; pairs computed in batches).
+ * Nothing when "comparison" is false. */
 static tl_status comparisons(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc, tl_table *t) {
+  if (b->cmp_off) return TL_OK;
   size_t n = b->n;
-  double *sa = malloc(2 * n * sizeof *sa), *sb = malloc(2 * n * sizeof *sb);
-  size_t *idx = malloc((n ? n : 1) * sizeof *idx);
-  int32_t *w = malloc((n ? n : 1) * sizeof *w);
-  double *bw = malloc((b->boot_B ? b->boot_B : 1) * sizeof *bw), *bs = malloc((b->boot_B ? b->boot_B : 1) * sizeof *bs);
-  tl_status st = (!sa || !sb || !idx || !w || !bw || !bs) ? TL_ENOMEM : TL_OK;
+  enum { P = TL_MTB_CMP_BATCH };
+  double *sc = malloc((4 * P * n + 1) * sizeof *sc); /* [P][A B][2 n] dialogue scores */
+  size_t *gi = malloc((NGROUPS * n + 1) * sizeof *gi), gm[NGROUPS], pa[P], pc[P];
+  const size_t *gidx[NGROUPS];
+  tl_mtb_cmp_res res[P][2 * NGROUPS];
+  const double *sa[P], *sb[P];
+  tl_mtb_cmp_res *rp[P];
+  tl_mtb_cmp *cmp = NULL;
+  tl_status st = (!sc || !gi) ? TL_ENOMEM : TL_OK;
+  for (int g = 0; !st && g < NGROUPS; g++) {
+    gidx[g] = gi + (size_t)g * n;
+    gm[g] = 0;
+    for (size_t i = 0; i < n; i++)
+      if (task_in_group(b->d[i].task, g)) gi[(size_t)g * n + gm[g]++] = i;
+  }
+  if (!st && !(cmp = tl_mtb_cmp_new(n, NGROUPS, gidx, gm, b->boot_B, b->boot_seed, b->level))) st = TL_ENOMEM;
+  int np = 0, batch = cmp ? tl_mtb_cmp_batch(cmp) : 1;
   for (size_t a = 0; !st && a < ncfgs; a++)
     for (size_t c = a + 1; !st && c < ncfgs; c++) {
       if (cfgs[a].variant != cfgs[c].variant || cfgs[a].seed != cfgs[c].seed || !strcmp(cfgs[a].model, cfgs[c].model))
         continue;
-      dialogue_scores(b, acc, 0, a, sa, sa + n);
-      dialogue_scores(b, acc, 0, c, sb, sb + n);
-      for (int pol = 0; pol < 2 && !st; pol++)
-        for (int g = 0; g < NGROUPS && !st; g++) {
-          size_t m = 0;
-          for (size_t i = 0; i < n; i++)
-            if (task_in_group(b->d[i].task, g)) idx[m++] = i;
-          if (!m) continue;
-          const double *A = sa + (size_t)pol * n, *B = sb + (size_t)pol * n;
-          double wr, sw, lo1 = NAN, hi1 = NAN, lo2 = NAN, hi2 = NAN;
-          int64_t cnt[4];
-          win_rates(A, B, idx, m, NULL, &wr, &sw, cnt);
-          for (uint64_t r = 0; r < b->boot_B; r++) {
-            tl_boot_counts(b->boot_seed, r, (uint32_t)m, w);
-            win_rates(A, B, idx, m, w, &bw[r], &bs[r], NULL);
-          }
-          if (b->boot_B) {
-            ci(bw, b->boot_B, b->level, &lo1, &hi1);
-            ci(bs, b->boot_B, b->level, &lo2, &hi2);
-          }
-          size_t k = tl_table_add_row(t);
-          if (k == (size_t)-1 || tl_table_set_str(t, k, CC_A, cfgs[a].model) ||
-              tl_table_set_str(t, k, CC_B, cfgs[c].model) || tl_table_set_str(t, k, CC_VAR, VARIANTS[0]) ||
-              tl_table_set_str(t, k, CC_POL, policy_name(pol)) || tl_table_set_str(t, k, CC_LEVEL, group_level(g)) ||
-              tl_table_set_str(t, k, CC_GROUP, group_name(g))) {
-            st = TL_ENOMEM;
-            break;
-          }
-          tl_table_set_i64(t, k, CC_SEED, cfgs[a].seed);
-          tl_table_set_i64(t, k, CC_N, (int64_t)m);
-          for (int q = 0; q < 4; q++) tl_table_set_i64(t, k, CC_W + q, cnt[q]);
-          tl_table_set_f64(t, k, CC_WR, wr);
-          tl_table_set_f64(t, k, CC_WRLO, lo1);
-          tl_table_set_f64(t, k, CC_WRHI, hi1);
-          tl_table_set_f64(t, k, CC_SW, sw);
-          tl_table_set_f64(t, k, CC_SWLO, lo2);
-          tl_table_set_f64(t, k, CC_SWHI, hi2);
-        }
+      double *A = sc + (size_t)np * 4 * n, *B = A + 2 * n;
+      dialogue_scores(b, acc, 0, a, A, A + n);
+      dialogue_scores(b, acc, 0, c, B, B + n);
+      sa[np] = A;
+      sb[np] = B;
+      rp[np] = res[np];
+      pa[np] = a;
+      pc[np++] = c;
+      if (np == batch) {
+        st = comparison_batch(cmp, t, cfgs, np, pa, pc, sa, sb, rp);
+        np = 0;
+      }
     }
-  free(sa);
-  free(sb);
-  free(idx);
-  free(w);
-  free(bw);
-  free(bs);
+  if (!st && np) st = comparison_batch(cmp, t, cfgs, np, pa, pc, sa, sb, rp);
+  tl_mtb_cmp_free(cmp);
+  free(sc);
+  free(gi);
   return st;
 }
 
