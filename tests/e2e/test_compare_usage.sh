@@ -18,19 +18,20 @@ defaults "$WORK/h.txt" > "$WORK/d.txt"
 for want in '^  spatialeval +correct_strict, task, status_strict$' \
             '^  vqa +vqa_accuracy, dataset, vqa_status$' \
             '^  mtbench101 +rating \(dialogues: the least over their turns\), task, status$' \
-            '^  mcq +correct_strict, task, status_strict$'; do
+            '^  mcq +correct_strict, task, status_strict$' \
+            '^  gen +correct_strict, task, status_strict$'; do
   grep -qE "$want" "$WORK/d.txt" || { cat "$WORK/d.txt"; fail "1: no line matching '$want'"; }
 done
 ! grep -q "test_judged" "$WORK/d.txt" || fail "1: test_judged listed without TALLY_TEST_MODULES"
-[ "$(wc -l < "$WORK/d.txt")" = 4 ] || { cat "$WORK/d.txt"; fail "1: not one line per built-in module"; }
-echo "1: the four built-in modules' defaults are listed"
+[ "$(wc -l < "$WORK/d.txt")" = 5 ] || { cat "$WORK/d.txt"; fail "1: not one line per built-in module"; }
+echo "1: the five built-in modules' defaults are listed"
 
 # ---- 2. the test module ----
 TALLY_TEST_MODULES=1 "$T" compare --help > "$WORK/ht.txt" || fail "TALLY_TEST_MODULES=1 tally compare --help failed"
 defaults "$WORK/ht.txt" > "$WORK/dt.txt"
 grep -qE '^  test_judged +rating \(dialogues: the least over their turns\), none, status$' "$WORK/dt.txt" ||
   { cat "$WORK/dt.txt"; fail "2: test_judged's defaults are not listed with TALLY_TEST_MODULES=1"; }
-[ "$(wc -l < "$WORK/dt.txt")" = 5 ] || { cat "$WORK/dt.txt"; fail "2: not one line per module"; }
+[ "$(wc -l < "$WORK/dt.txt")" = 6 ] || { cat "$WORK/dt.txt"; fail "2: not one line per module"; }
 echo "2: with TALLY_TEST_MODULES=1 the test module's defaults are listed too"
 
 # ---- 3. the usage error prints the same text ----
