@@ -11,7 +11,8 @@
 #  3. the LAVE prompts the judge gets (a dry run with an openai judge) equal a rendering in
 #     Python of the reference code's rules (sorted references, the <= 0.25 filter on the test
 #     example, binary detection, demonstrations, "So rating=N", strip);
-#  4. the same study from files in the LAVE release's columns (dataset, model, qid, question,
+#  4. the same study from files in the LAVE release's columns, with the LAVE-vs-human agreement
+#     table (kappa 0.5237, quadratic 0.7289, alpha 0.7333 as on the demo) (dataset, model, qid, question,
 #     references, prediction, human_score) gives the same per-unit scores;
 #  5. bad input: a human row for an unknown item, too few votes, a release row whose references
 #     differ from an earlier row of its question: reported with file:line, counted; a missing
@@ -201,10 +202,17 @@ cat > "$WORK/rel.json" <<JOB
    "judgments": "$D/judgments.jsonl",
    "lave": {"demos": "$D/lave_demos_general.json", "demos_binary": "$D/lave_demos_binary.json", "num_shots": 3}}],
  "studies": [{"name": "release_study", "from": "vqa", "human": "human", "group_by": ["dataset"],
-   "metrics": ["vqa_accuracy", "soft_vqa_accuracy", "exact_match", "lave_score"], "resamples": 2000}]}
+   "metrics": ["vqa_accuracy", "soft_vqa_accuracy", "exact_match", "lave_score"], "resamples": 2000,
+   "agreement": [["lave_score", "human"]], "agreement_scale": "ordinal"}]}
 JOB
 "$TALLY_BIN" run "$WORK/rel.json" > "$WORK/rel.txt" 2> "$WORK/rel.err" || { cat "$WORK/rel.err"; fail "the release job failed"; }
 grep -q "^study 'release_study' (/items/vqa):" "$WORK/rel.txt" || { cat "$WORK/rel.txt"; fail "no study over the release files"; }
+# the LAVE-vs-human agreement table over the release files (issue 32): the demo's 56 rated units,
+# questions resampled together; kappa, weighted kappa and alpha as on the demo's own files
+grep -q "lave_score vs human: n = 56 items" "$WORK/rel.txt" || { cat "$WORK/rel.txt"; fail "no agreement table over the release files"; }
+for stat in "kappa  *0.5237" "kappa_quadratic  *0.7289" "alpha  *0.7333"; do
+  grep -Eq "^ +$stat " "$WORK/rel.txt" || { cat "$WORK/rel.txt"; fail "release files: agreement '$stat' not found"; }
+done
 "$PY" - "$WORK/d1.h5" "$WORK/rel.h5" <<'PY' || fail "the release files give other scores"
 import math, sys
 sys.path.insert(0, __import__("os").environ["TALLY_SRC"] + "/tools")
