@@ -54,6 +54,9 @@ typedef struct {
   tl_rcol_kind kind;
   tl_ralign align; /* AUTO: left for TEXT, right otherwise */
   int digits;      /* REAL, EST: decimals (default 4) */
+  double p_floor;  /* P: the resolution of a resampling p-value (1/B): a 0 prints "<p_floor" in
+                    * text, Markdown, LaTeX and HTML (none of the B draws was as extreme); CSV and
+                    * JSON keep the 0. 0 (default): a 0 prints as 0 */
 } tl_rcol;
 
 typedef struct {
@@ -154,7 +157,7 @@ const tl_table *tl_report_find(tl_table *const *tables, int n, const char *path)
  * column it needs is absent (the caller prints the table generically); NULL with d marked out
  * of memory when an allocation failed (tl_doc_ok). */
 typedef struct {
-  uint64_t B;       /* resamples: a p_boot (p_perm) of 0 prints "<1/B"; 0: printed as 0 */
+  uint64_t B;       /* resamples: the p_floor (1/B) of p_boot and p_perm; 0: none */
   int permutation;  /* 0: the permutation test did not run: p_perm cells missing ("-") */
   int ttest_compat; /* 1: the COMPAT p_ttest column (p_ttest_compat) is shown */
 } tl_study_fmt;

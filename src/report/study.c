@@ -63,15 +63,9 @@ tl_rtable *tl_study_summary(tl_doc *d, tl_section *s, const tl_table *sum, const
   return t;
 }
 
-/* A resampling p-value: NaN missing ("-": not run) when `absent`, 0 "<1/B" (none of the B
- * draws was as extreme; B 0: printed 0). */
-static void p_cell(tl_doc *d, tl_rtable *t, size_t k, int c, double p, uint64_t B, int absent) {
-  if (isnan(p) && absent) return;
-  if (p == 0 && B > 0) {
-    char s[48];
-    snprintf(s, sizeof s, "<%.3g", 1.0 / (double)B);
-    tl_cell_text(d, t, k, c, s);
-  } else tl_cell_real(t, k, c, p);
+/* A p-value cell: NaN left missing ("-": not run, or no such test) when `absent`. */
+static void p_cell(tl_rtable *t, size_t k, int c, double p, int absent) {
+  if (!(isnan(p) && absent)) tl_cell_real(t, k, c, p);
 }
 
 enum { C_GROUP, C_STAT, C_A, C_B, C_DELTA, C_LO, C_HI, C_PB, C_PW, C_PP, C_HOLM, C_BH, C_MDE, C_TT, C__N };
@@ -89,6 +83,7 @@ tl_rtable *tl_study_compare(tl_doc *d, tl_section *s, const tl_table *cmp, const
                                        TL_RC_P,    TL_RC_P,    TL_RC_P,    TL_RC_P,    TL_RC_REAL, TL_RC_P};
   const int off = group ? 1 : 0, nc = (f->ttest_compat ? 12 : 11) - off;
   tl_rtable *t = tl_sec_table(d, s, title, nc, NAMES + off, KINDS + off);
+  if (t && f->B) t->cols[5 - off].p_floor = t->cols[7 - off].p_floor = 1.0 / (double)f->B; /* p_boot, p_perm */
   for (size_t r = 0; t && r < cmp->nrows; r++) {
     if (!in_group(cmp, ix[C_GROUP], r, group)) continue;
     size_t k = tl_rtable_row(d, t);
@@ -99,14 +94,14 @@ tl_rtable *tl_study_compare(tl_doc *d, tl_section *s, const tl_table *cmp, const
     tl_cell_text(d, t, k, 2 - off, str(cmp, ix[C_B], r));
     tl_cell_text(d, t, k, 3 - off, stat);
     tl_cell_est(t, k, 4 - off, num(cmp, ix[C_DELTA], r), num(cmp, ix[C_LO], r), num(cmp, ix[C_HI], r));
-    p_cell(d, t, k, 5 - off, num(cmp, ix[C_PB], r), f->B, 0);
+    p_cell(t, k, 5 - off, num(cmp, ix[C_PB], r), 0);
     /* Williams' test exists for Spearman's rho alone: absent ("-") for the others */
-    p_cell(d, t, k, 6 - off, num(cmp, ix[C_PW], r), 0, strcmp(stat, "spearman") != 0);
-    p_cell(d, t, k, 7 - off, num(cmp, ix[C_PP], r), f->permutation ? f->B : 0, !f->permutation);
-    p_cell(d, t, k, 8 - off, num(cmp, ix[C_HOLM], r), 0, 0);
-    p_cell(d, t, k, 9 - off, num(cmp, ix[C_BH], r), 0, 0);
+    p_cell(t, k, 6 - off, num(cmp, ix[C_PW], r), strcmp(stat, "spearman") != 0);
+    p_cell(t, k, 7 - off, num(cmp, ix[C_PP], r), !f->permutation);
+    p_cell(t, k, 8 - off, num(cmp, ix[C_HOLM], r), 0);
+    p_cell(t, k, 9 - off, num(cmp, ix[C_BH], r), 0);
     tl_cell_real(t, k, 10 - off, num(cmp, ix[C_MDE], r));
-    if (f->ttest_compat) p_cell(d, t, k, 11 - off, num(cmp, ix[C_TT], r), 0, 0);
+    if (f->ttest_compat) p_cell(t, k, 11 - off, num(cmp, ix[C_TT], r), 0);
   }
   return t;
 }
