@@ -173,8 +173,8 @@ tl_rtable *tl_study_compare(tl_doc *d, tl_section *s, const tl_table *cmp, const
  * decimals; a group without that row: missing). */
 tl_rtable *tl_study_by_group(tl_doc *d, tl_section *s, const tl_table *sum, const char *statistic, const char *title);
 /* The agreement of columns a and b (b "": the multi-rater alpha of the columns a), titled with
- * its n and the rows left out: statistic, estimate [bootstrap CI], SE, Wilson, Jeffreys. NULL
- * also when the pair has no row. */
+ * its n and the rows left out: statistic, estimate [bootstrap CI], SE, count of, Wilson,
+ * Jeffreys (the last four for the proportions alone). NULL also when the pair has no row. */
 tl_rtable *tl_study_agreement(tl_doc *d, tl_section *s, const tl_table *ag, const char *a, const char *b);
 /* The confusion matrix of a (rows) and b (columns) from the long confusion table. */
 tl_rtable *tl_study_confusion(tl_doc *d, tl_section *s, const tl_table *conf, const char *a, const char *b);

@@ -150,11 +150,10 @@ tl_rtable *tl_study_by_group(tl_doc *d, tl_section *s, const tl_table *sum, cons
   return t;
 }
 
-enum { A_A, A_B, A_STAT, A_N, A_LEFT, A_EST, A_SE, A_LO, A_HI, A_WL, A_WH, A_JL, A_JH, A__N };
+enum { A_A, A_B, A_STAT, A_N, A_LEFT, A_EST, A_SE, A_LO, A_HI, A_CNT, A_OF, A_WL, A_WH, A_JL, A_JH, A__N };
 
-/* "[lo, hi]" with 4 decimals, or missing when both are NaN (not a proportion). */
+/* "[lo, hi]" with 4 decimals (an undefined bound: nan). */
 static void interval_cell(tl_doc *d, tl_rtable *t, size_t k, int c, double lo, double hi) {
-  if (isnan(lo) && isnan(hi)) return;
   char s[96];
   snprintf(s, sizeof s, "[%.4f, %.4f]", lo, hi);
   tl_cell_text(d, t, k, c, s);
@@ -162,8 +161,8 @@ static void interval_cell(tl_doc *d, tl_rtable *t, size_t k, int c, double lo, d
 
 tl_rtable *tl_study_agreement(tl_doc *d, tl_section *s, const tl_table *ag, const char *a, const char *b) {
   static const char *const NEED[A__N] = {"a", "b", "statistic", "n", "left_out", "estimate", "se", "ci_lo", "ci_hi",
-                                         "wilson_lo", "wilson_hi", "jeffreys_lo", "jeffreys_hi"};
-  static const int STR[A__N] = {1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                                         "count", "of", "wilson_lo", "wilson_hi", "jeffreys_lo", "jeffreys_hi"};
+  static const int STR[A__N] = {1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int ix[A__N];
   if (cols_of(ag, A__N, NEED, STR, ix)) return NULL;
   size_t r0 = 0;
@@ -173,9 +172,9 @@ tl_rtable *tl_study_agreement(tl_doc *d, tl_section *s, const tl_table *ag, cons
   long long n = (long long)num(ag, ix[A_N], r0), left = (long long)num(ag, ix[A_LEFT], r0);
   if (*b) snprintf(title, sizeof title, "%s vs %s: n = %lld items (%lld left out: a rating missing or bad)", a, b, n, left);
   else snprintf(title, sizeof title, "all of %s: n = %lld items with 2 ratings or more (%lld left out)", a, n, left);
-  static const char *const NAMES[] = {"statistic", "estimate [bootstrap CI]", "SE", "Wilson", "Jeffreys"};
-  static const tl_rcol_kind KINDS[] = {TL_RC_TEXT, TL_RC_EST, TL_RC_REAL, TL_RC_TEXT, TL_RC_TEXT};
-  tl_rtable *t = tl_sec_table(d, s, title, 5, NAMES, KINDS);
+  static const char *const NAMES[] = {"statistic", "estimate [bootstrap CI]", "SE", "count", "of", "Wilson", "Jeffreys"};
+  static const tl_rcol_kind KINDS[] = {TL_RC_TEXT, TL_RC_EST, TL_RC_REAL, TL_RC_INT, TL_RC_INT, TL_RC_TEXT, TL_RC_TEXT};
+  tl_rtable *t = tl_sec_table(d, s, title, 7, NAMES, KINDS);
   /* the pair's rows are contiguous (a pair listed twice: its first block) */
   for (size_t r = r0; t && r < ag->nrows; r++) {
     if (strcmp(str(ag, ix[A_A], r), a) || strcmp(str(ag, ix[A_B], r), b)) break;
@@ -184,8 +183,11 @@ tl_rtable *tl_study_agreement(tl_doc *d, tl_section *s, const tl_table *ag, cons
     tl_cell_text(d, t, k, 0, str(ag, ix[A_STAT], r));
     tl_cell_est(t, k, 1, num(ag, ix[A_EST], r), num(ag, ix[A_LO], r), num(ag, ix[A_HI], r));
     tl_cell_real(t, k, 2, num(ag, ix[A_SE], r));
-    interval_cell(d, t, k, 3, num(ag, ix[A_WL], r), num(ag, ix[A_WH], r));
-    interval_cell(d, t, k, 4, num(ag, ix[A_JL], r), num(ag, ix[A_JH], r));
+    if (num(ag, ix[A_OF], r) < 0) continue; /* not a proportion: count .. Jeffreys missing */
+    /* a proportion: agreeing items of those counted, its intervals (of 0: undefined, nan) */
+    tl_cell_int(t, k, 3, (int64_t)num(ag, ix[A_CNT], r)), tl_cell_int(t, k, 4, (int64_t)num(ag, ix[A_OF], r));
+    interval_cell(d, t, k, 5, num(ag, ix[A_WL], r), num(ag, ix[A_WH], r));
+    interval_cell(d, t, k, 6, num(ag, ix[A_JL], r), num(ag, ix[A_JH], r));
   }
   return t;
 }

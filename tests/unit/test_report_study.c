@@ -7,7 +7,7 @@
  *     prints "nan";
  *   - every group (group NULL): the group and n columns in front;
  *   - the by-group matrix (x 100; a group without the row: "-"), the agreement of a pair (its
- *     title, Wilson and Jeffreys for the proportions alone), the confusion matrix;
+ *     title; count, of, Wilson and Jeffreys for the proportions alone), the confusion matrix;
  *   - table-driven: a table lacking a column each builder needs gives NULL and adds nothing. */
 #include <math.h>
 #include <string.h>
@@ -163,7 +163,7 @@ static void test_agreement(void **state) {
     tl_table_set_i64(ag, k, 4, 56), tl_table_set_i64(ag, k, 5, 4);
     double v[] = {R[r].est, 0.06, R[r].est - 0.1, R[r].est + 0.1};
     for (int i = 0; i < 4; i++) tl_table_set_f64(ag, k, 6 + i, v[i]);
-    tl_table_set_i64(ag, k, 10, 0), tl_table_set_i64(ag, k, 11, -1), tl_table_set_i64(ag, k, 12, -1);
+    tl_table_set_i64(ag, k, 10, 0), tl_table_set_i64(ag, k, 11, r ? -1 : 42), tl_table_set_i64(ag, k, 12, r ? -1 : 56);
     for (int i = 0; i < 4; i++) tl_table_set_f64(ag, k, 13 + i, R[r].w);
   }
   tl_table *cf = tl_table_new("/stats/s/confusion");
@@ -181,10 +181,10 @@ static void test_agreement(void **state) {
   tl_section *s = tl_doc_section(d, "");
   char *txt = render(tl_study_agreement(d, s, ag, "lave_score", "human"));
   assert_string_equal(txt, "lave_score vs human: n = 56 items (4 left out: a rating missing or bad)\n"
-                           "statistic  estimate [bootstrap CI]      SE  Wilson            Jeffreys\n"
-                           "---------  -----------------------  ------  ----------------  ----------------\n"
-                           "raw        0.7500 [0.6500, 0.8500]  0.0600  [0.6231, 0.6231]  [0.6231, 0.6231]\n"
-                           "kappa      0.5237 [0.4237, 0.6237]  0.0600  -                 -\n");
+                           "statistic  estimate [bootstrap CI]      SE  count  of  Wilson            Jeffreys\n"
+                           "---------  -----------------------  ------  -----  --  ----------------  ----------------\n"
+                           "raw        0.7500 [0.6500, 0.8500]  0.0600     42  56  [0.6231, 0.6231]  [0.6231, 0.6231]\n"
+                           "kappa      0.5237 [0.4237, 0.6237]  0.0600      -   -  -                 -\n");
   free(txt);
   txt = render(tl_study_agreement(d, s, ag, "r1,r2,r3", ""));
   assert_non_null(strstr(txt, "all of r1,r2,r3: n = 56 items with 2 ratings or more (4 left out)\n"));
