@@ -54,6 +54,9 @@ typedef struct {
   tl_rcol_kind kind;
   tl_ralign align; /* AUTO: left for TEXT, right otherwise */
   int digits;      /* REAL, EST: decimals (default 4) */
+  double p_floor;  /* P: the resolution of a resampling p-value (1/B): a 0 prints "<p_floor" in
+                    * text, Markdown, LaTeX and HTML (none of the B draws was as extreme); CSV and
+                    * JSON keep the 0. 0 (default): a 0 prints as 0 */
 } tl_rcol;
 
 typedef struct {
@@ -145,6 +148,39 @@ tl_rtable *tl_doc_from_table_where(tl_doc *d, tl_section *s, const tl_table *t, 
                                    const char *val, const char *const *drop);
 /* The table of `tables[0..n)` whose path is `path`, or NULL (for report hooks). */
 const tl_table *tl_report_find(tl_table *const *tables, int n, const char *path);
+
+/* ---- a study's tables (src/report/study.c) ----
+ * One code path for what `tally correlate` / a job's study prints and the studies' section of
+ * `tally report`: each builder reads one of the study's output tables (a tl_table with the
+ * columns of /stats/<name>/summary, /compare, /system/summary, /agreement, /confusion;
+ * docs/STATISTICS.md) and appends a report table to section s. NULL, adding nothing, when a
+ * column it needs is absent (the caller prints the table generically); NULL with d marked out
+ * of memory when an allocation failed (tl_doc_ok). */
+typedef struct {
+  uint64_t B;       /* resamples: the p_floor (1/B) of p_boot and p_perm; 0: none */
+  int permutation;  /* 0: the permutation test did not run: p_perm cells missing ("-") */
+  int ttest_compat; /* 1: the COMPAT p_ttest column (p_ttest_compat) is shown */
+} tl_study_fmt;
+/* The summary rows of `group` (metric, statistic, estimate [CI], SE, undefined); group NULL:
+ * every row, with the group and its n in front. */
+tl_rtable *tl_study_summary(tl_doc *d, tl_section *s, const tl_table *sum, const char *group, const char *title);
+/* The comparisons of `group` (a, b, statistic, delta [CI], p_boot, p_williams, p_perm, p_holm,
+ * p_bh, mde80); group NULL: every row, with the group in front. p_williams missing for a
+ * statistic other than spearman. */
+tl_rtable *tl_study_compare(tl_doc *d, tl_section *s, const tl_table *cmp, const char *group, const tl_study_fmt *f,
+                            const char *title);
+/* The LAVE paper's layout: one row per metric, one column per group, `statistic` x 100 (2
+ * decimals; a group without that row: missing). */
+tl_rtable *tl_study_by_group(tl_doc *d, tl_section *s, const tl_table *sum, const char *statistic, const char *title);
+/* The agreement of columns a and b (b "": the multi-rater alpha of the columns a), titled with
+ * its n and the rows left out: statistic, estimate [bootstrap CI], SE, count of, Wilson,
+ * Jeffreys (the last four for the proportions alone). NULL also when the pair has no row. */
+tl_rtable *tl_study_agreement(tl_doc *d, tl_section *s, const tl_table *ag, const char *a, const char *b);
+/* The confusion matrix of a (rows) and b (columns) from the long confusion table. */
+tl_rtable *tl_study_confusion(tl_doc *d, tl_section *s, const tl_table *conf, const char *a, const char *b);
+/* Prints t as the text renderer writes it, each line after `indent` (NULL: none). TL_EIO when
+ * writing failed, TL_ENOMEM. */
+tl_status tl_rtable_fprint(const tl_rtable *t, FILE *f, const char *indent);
 
 /* ---- rendering ---- */
 /* HTML: one self-contained page (render_html.c), its charts drawn as SVG (tally/svg.h). */

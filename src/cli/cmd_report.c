@@ -208,7 +208,50 @@ static void params_part(tl_doc *d, tl_section *s, const tl_table *p) {
   }
 }
 
-/* One study (/stats/<name>): parameters, summary, comparisons, charts; the resamples left out. */
+/* The number in column `name` of the one-row parameters table p, or `dflt`. */
+static double param_num(const tl_table *p, const char *name, double dflt) {
+  int c = p && p->nrows == 1 ? tl_table_col(p, name) : -1;
+  if (c < 0 || tl_col_is_str(p->cols[c].type)) return dflt;
+  return p->cols[c].type == TL_COL_I64 ? (double)p->cols[c].v.i[0] : p->cols[c].v.f[0];
+}
+
+/* The agreement table's pairs, each with its confusion matrix (tally/report.h's study
+ * builders: the tables `tally run` and `tally correlate` print). 0 when a builder could not
+ * read the tables (the caller shows them generically). */
+static int agreement_part(tl_doc *d, tl_section *s, const tl_table *ag, const tl_table *conf) {
+  int ca = tl_table_col(ag, "a"), cb = tl_table_col(ag, "b");
+  if (ca < 0 || cb < 0 || !tl_col_is_str(ag->cols[ca].type) || !tl_col_is_str(ag->cols[cb].type)) return 0;
+  for (size_t r = 0; r < ag->nrows; r++) {
+    const char *a = ag->cols[ca].v.s[r], *b = ag->cols[cb].v.s[r];
+    if (r && !strcmp(a, ag->cols[ca].v.s[r - 1]) && !strcmp(b, ag->cols[cb].v.s[r - 1])) continue; /* same pair */
+    if (!tl_study_agreement(d, s, ag, a, b)) return 0;
+    if (*b && conf && !tl_study_confusion(d, s, conf, a, b) && tl_doc_ok(d)) return 0;
+  }
+  return 1;
+}
+
+/* The distinct statistics of the summary (first-seen order) when it has more than one group:
+ * one by-group matrix each (x 100, the LAVE paper's layout). */
+static void by_group_part(tl_doc *d, tl_section *s, const tl_table *sum) {
+  int g = tl_table_col(sum, "group"), st = tl_table_col(sum, "statistic");
+  if (g < 0 || st < 0 || !tl_col_is_str(sum->cols[g].type) || !tl_col_is_str(sum->cols[st].type)) return;
+  int groups = 0;
+  for (size_t r = 1; r < sum->nrows && !groups; r++) groups = strcmp(sum->cols[g].v.s[r], sum->cols[g].v.s[0]) != 0;
+  for (size_t r = 0; groups && r < sum->nrows; r++) {
+    const char *name = sum->cols[st].v.s[r];
+    size_t q = 0;
+    while (q < r && strcmp(sum->cols[st].v.s[q], name)) q++;
+    if (q < r) continue;
+    char title[300];
+    snprintf(title, sizeof title, "%s x 100, by group", name);
+    tl_study_by_group(d, s, sum, name, title);
+  }
+}
+
+/* One study (/stats/<name>): parameters, summary (with the by-group matrices), comparisons,
+ * system level, agreement with its confusion matrices (the tables the study printed when it
+ * ran: tally/report.h's study builders), charts; the resamples left out. A table the builders
+ * cannot read (another version's columns), or one they do not know, is shown generically. */
 static tl_status study_part(const char *path, const char *name, tl_doc *d, tl_err *err) {
   char root[300], title[320];
   snprintf(root, sizeof root, "/stats/%s", name);
@@ -217,19 +260,29 @@ static tl_status study_part(const char *path, const char *name, tl_doc *d, tl_er
   int n = 0;
   tl_status st = read_tables(path, root, &t, &n, err);
   tl_section *s = st ? NULL : tl_doc_section(d, title);
-  const tl_table *sum = NULL, *cmp = NULL;
+  enum { P, SUM, CMP, SYS, AG, CONF, RES, K };
+  static const char *const LEAF[K] = {"params", "summary", "compare", "system/summary", "agreement", "confusion", "resamples"};
+  const tl_table *k[K] = {NULL};
   for (int i = 0; s && i < n; i++) {
-    const char *leaf = strrchr(t[i]->path, '/') + 1;
-    if (!strcmp(leaf, "params") && t[i]->nrows == 1) params_part(d, s, t[i]);
+    const char *rel = t[i]->path + strlen(root) + (strlen(t[i]->path) > strlen(root)); /* below the study */
+    for (int j = 0; j < K; j++)
+      if (!strcmp(rel, LEAF[j])) k[j] = t[i];
   }
-  for (int i = 0; s && i < n; i++) {
-    const char *leaf = strrchr(t[i]->path, '/') + 1;
-    if (!strcmp(leaf, "resamples") || !strcmp(leaf, "params")) continue;
-    if (!strcmp(leaf, "summary")) sum = t[i];
-    if (!strcmp(leaf, "compare")) cmp = t[i];
-    tl_doc_from_table(d, s, t[i], leaf);
+  int done[K] = {0}; /* shown by its builder (the resamples: never shown) */
+  done[RES] = 1;
+  if (s && (done[P] = k[P] && k[P]->nrows == 1)) params_part(d, s, k[P]);
+  tl_study_fmt f = {(uint64_t)param_num(k[P], "resamples", 0), (int)param_num(k[P], "permutation", 1), 0};
+  done[SUM] = s && k[SUM] && tl_study_summary(d, s, k[SUM], NULL, "summary");
+  if (done[SUM]) by_group_part(d, s, k[SUM]);
+  done[CMP] = s && k[CMP] && tl_study_compare(d, s, k[CMP], NULL, &f, "comparisons (paired bootstrap of a - b)");
+  done[SYS] = s && k[SYS] && tl_study_summary(d, s, k[SYS], NULL, "system level (statistics over the systems' means)");
+  done[AG] = done[CONF] = s && k[AG] && agreement_part(d, s, k[AG], k[CONF]);
+  for (int i = 0; s && i < n; i++) { /* the rest generically */
+    int shown = 0;
+    for (int j = 0; j < K; j++) shown |= t[i] == k[j] && done[j];
+    if (!shown) tl_doc_from_table(d, s, t[i], t[i]->path + strlen(root) + 1);
   }
-  if (s) study_charts(d, s, sum, cmp);
+  if (s) study_charts(d, s, k[SUM], k[CMP]);
   free_tables(t, n);
   return st ? st : tl_doc_ok(d);
 }

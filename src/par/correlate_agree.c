@@ -19,6 +19,7 @@
 #include "comm.h"
 #include "tally/agree.h"
 #include "tally/inlog.h"
+#include "tally/report.h"
 #include "tally/str.h"
 #include "tally/strmap.h"
 #include "tally/table.h"
@@ -247,43 +248,10 @@ static tl_status run_list(ag_ctx *x, const char *list) {
 
 static const char *const SCALE[3] = {"nominal", "ordinal", "interval"};
 
-static void print_pair(FILE *f, const ag_pair *p) {
-  if (p->multi) {
-    const tl_agree_ci *c = &p->alpha;
-    fprintf(f, "  all of %s: n = %u items with 2 ratings or more (%lld left out)\n", p->a, p->n,
-            (long long)p->left_out);
-    fprintf(f, "    %-16s %9.4f  [%.4f, %.4f]\n", "alpha", c->estimate, c->ci_lo, c->ci_hi);
-    return;
-  }
-  const tl_agree_res *r = &p->r;
-  fprintf(f, "  %s vs %s: n = %u items (%lld left out: a rating missing or bad)\n", p->a, p->b, p->n,
-          (long long)p->left_out);
-  fprintf(f, "    %-16s %9s  %-20s %-20s %-20s\n", "statistic", "estimate", "bootstrap CI", "Wilson", "Jeffreys");
-  for (int s = 0; s < TL_AG__N; s++) {
-    const tl_agree_ci *c = &r->s[s];
-    char ci[64], wi[64] = "", je[64] = "";
-    snprintf(ci, sizeof ci, "[%.4f, %.4f]", c->ci_lo, c->ci_hi);
-    if (s == TL_AG_RAW) {
-      snprintf(wi, sizeof wi, "[%.4f, %.4f]", r->wilson_lo, r->wilson_hi);
-      snprintf(je, sizeof je, "[%.4f, %.4f]", r->jeffreys_lo, r->jeffreys_hi);
-    } else if (s == TL_AG_RAW_NO_TIES && r->n_nt > 0) {
-      snprintf(wi, sizeof wi, "[%.4f, %.4f]", r->wilson_nt_lo, r->wilson_nt_hi);
-      snprintf(je, sizeof je, "[%.4f, %.4f]", r->jeffreys_nt_lo, r->jeffreys_nt_hi);
-    }
-    fprintf(f, "    %-16s %9.4f  %-20s %-20s %-20s\n", tl_agree_stat_name((tl_agree_stat)s), c->estimate, ci, wi, je);
-  }
-  const size_t V = p->d.V;
-  fprintf(f, "    confusion (rows %s, columns %s):\n    %8s", p->a, p->b, "");
-  for (size_t k = 0; k < V; k++) fprintf(f, " %8g", p->d.cats[k]);
-  fprintf(f, "\n");
-  for (size_t c = 0; c < V; c++) {
-    fprintf(f, "    %8g", p->d.cats[c]);
-    for (size_t k = 0; k < V; k++) fprintf(f, " %8lld", (long long)r->confusion[c * V + k]);
-    fprintf(f, "\n");
-  }
-}
-
-static void print_agreement(const ag_ctx *x) {
+/* The printout: the header lines as text, then per pair its agreement and confusion tables
+ * built from the output tables t[0] (agreement) and t[1] (confusion) by tally/report.h's study
+ * builders (the same tables `tally report` shows) and printed by the text renderer. */
+static void print_agreement(const ag_ctx *x, tl_table *const *t) {
   const tl_corr_opts *o = x->o;
   FILE *f = o->outf;
   fprintf(f, "\nagreement (alpha %s; B = %llu resamples of %s, seed %llu, %.0f%% percentile CIs; Wilson and "
@@ -292,7 +260,18 @@ static void print_agreement(const ag_ctx *x) {
           o->agreement_cluster ? "clusters" : "items", (unsigned long long)o->seed, 100 * o->ci);
   if (o->agreement_cluster) fprintf(f, "  clusters: the values of column '%s'\n", o->agreement_cluster);
   if (o->group_by) fprintf(f, "  over all rows: the grouping (%s) does not split the agreement table\n", o->group_by);
-  for (int i = 0; i < x->np; i++) print_pair(f, &x->p[i]);
+  tl_doc *d = tl_doc_new("");
+  tl_section *s = d ? tl_doc_section(d, "") : NULL;
+  for (int i = 0; s && i < x->np; i++) {
+    const ag_pair *p = &x->p[i];
+    tl_rtable *a = tl_study_agreement(d, s, t[0], p->a, p->multi ? "" : p->b);
+    if (!a || tl_rtable_fprint(a, f, "  ") != TL_OK) break;
+    if (p->multi) continue;
+    tl_rtable *c = tl_study_confusion(d, s, t[1], p->a, p->b);
+    if (!c || tl_rtable_fprint(c, f, "    ") != TL_OK) break;
+  }
+  if (!s || tl_doc_ok(d) != TL_OK) fprintf(o->log, "%s: cannot print the agreement table (out of memory)\n", ALABEL(o));
+  tl_doc_free(d);
 }
 
 #define ADDCOL(t, n, ty, doc) if (tl_table_add_col((t), (n), (ty), (doc)) < 0) return TL_ENOMEM
@@ -432,10 +411,11 @@ static tl_status agree_rank0(const tl_corr_opts *o, tl_inlog *log, tl_table **t,
     free(list);
     s += len + (s[len] == ';');
   }
-  if (st == TL_OK) {
-    print_agreement(&x);
-    if (t) st = build_tables(&x, t, prefix);
-  }
+  tl_table *own_t[2] = {NULL, NULL}; /* the tables to print from, when not written */
+  tl_table **tt = t ? t : own_t;
+  if (st == TL_OK) st = build_tables(&x, tt, prefix);
+  if (st == TL_OK) print_agreement(&x, tt);
+  tl_table_free(own_t[0]), tl_table_free(own_t[1]);
   if (st == TL_ENOMEM) fprintf(o->log, "%s: out of memory in the agreement table\n", ALABEL(o));
   if (st == TL_EINPUT && log->strict) fprintf(o->log, "%s: stopped at the first input problem (--strict-input)\n", ALABEL(o));
   ctx_release(&x);

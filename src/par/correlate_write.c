@@ -8,6 +8,7 @@
 #include "comm.h"
 #include "correlate_int.h"
 #include "tally/agree.h"
+#include "tally/report.h"
 #include "tally/str.h"
 
 /* The multiple-comparison columns of a group's comparisons (tally/agree.h): p_boot adjusted by
@@ -29,130 +30,108 @@ static tl_status adjust_group(const corr_data *d, const group *g, double *holm, 
   return TL_OK;
 }
 
-/* A resampling p-value: "<1/B" when none of the B draws was as extreme ("-" when not run). */
-static void fmt_p(char *buf, size_t n, double p, uint64_t B) {
-  if (isnan(p)) snprintf(buf, n, "-");
-  else if (p == 0 && B > 0) snprintf(buf, n, "<%.4f", 1.0 / (double)B);
-  else snprintf(buf, n, "%.4f", p);
+/* The printed study is built from the study's own output tables (build_summary, build_compare:
+ * the tables corr_write_tables writes), each made a report table by tally/report.h's study
+ * builders and printed by its text renderer: every column as wide as its contents, and the
+ * same tables `tally report` shows from the file. Header lines and notes stay text. */
+static tl_status build_summary(const corr_data *d, tl_table *sum, int sys);
+static tl_status build_compare(const corr_data *d, tl_table *cmp);
+
+typedef struct {
+  const tl_corr_opts *o;
+  tl_doc *doc;     /* scratch document owning the report tables */
+  tl_section *sec;
+  tl_table *sum, *cmp, *sys; /* summary, compare, system/summary (every group) */
+} printer;
+
+/* Prints rt (NULL: a builder failed; said on the log) indented by `indent`. */
+static void put(const printer *p, const tl_rtable *rt, const char *indent) {
+  if (!rt || tl_rtable_fprint(rt, p->o->outf, indent) != TL_OK)
+    fprintf(p->o->log, "%s: cannot print a table of the study (out of memory)\n", LABEL(p->o));
 }
 
-/* Group g's system-level table (g->per[K .. 2K)): the per-system means, then the statistics
- * over the systems; a note when fewer than 3 systems make a correlation (+-1 or NaN). */
-static void print_system(const tl_corr_opts *o, const corr_data *d, const group *g) {
+/* Group g's system-level table: the per-system means, then the statistics over the systems
+ * (system/summary); a note when fewer than 3 systems make a correlation (+-1 or NaN). */
+static void print_system(const printer *pr, const corr_data *d, const group *g) {
+  const tl_corr_opts *o = pr->o;
   FILE *f = o->outf;
-  const int K = d->M * d->nstats;
   fprintf(f, "  system level (%s means, %u systems): B = %llu resamples of %u %s, %.0f%% percentile CIs\n",
           o->system, g->nsys, (unsigned long long)d->B, g->cl ? g->ncl : g->n,
           g->cl ? (o->cluster_auto ? "questions (clusters)" : "clusters") : "rows", 100 * o->ci);
   double *mean = malloc((size_t)(d->M + 1) * (g->nsys ? g->nsys : 1) * sizeof *mean);
-  const double *const *mp = NULL;
   const double **cols = malloc((size_t)d->M * sizeof *cols);
+  const char **names = malloc((size_t)(d->M + 2) * sizeof *names);
+  tl_rcol_kind *kinds = malloc((size_t)(d->M + 2) * sizeof *kinds);
   for (int m = 0; cols && m < d->M; m++) cols[m] = g->metric + (size_t)m * g->n;
-  mp = (const double *const *)cols;
-  tl_sys_in si = {g->n, g->human, d->M, mp, g->sys, g->nsys, g->cl, g->ncl, d->nstats,
+  tl_sys_in si = {g->n, g->human, d->M, (const double *const *)cols, g->sys, g->nsys, g->cl, g->ncl, d->nstats,
                   {d->stats[0], d->nstats > 1 ? d->stats[1] : TL_STAT_SPEARMAN}, o->seed, d->B};
-  if (mean && cols && tl_sys_means(&si, mean) == TL_OK) {
-    fprintf(f, "  %-24s %9s", o->system, "human");
-    for (int m = 0; m < d->M; m++) fprintf(f, " %14.14s", d->names[m]);
-    fprintf(f, "\n");
+  if (mean && cols && names && kinds && tl_sys_means(&si, mean) == TL_OK) {
+    names[0] = o->system, names[1] = "human", kinds[0] = TL_RC_TEXT, kinds[1] = TL_RC_REAL;
+    for (int m = 0; m < d->M; m++) names[m + 2] = d->names[m], kinds[m + 2] = TL_RC_REAL;
+    tl_rtable *t = tl_sec_table(pr->doc, pr->sec, "", d->M + 2, names, kinds);
     const char *nm = g->sysnames;
-    for (uint32_t q = 0; q < g->nsys; q++, nm += strlen(nm) + 1) {
-      fprintf(f, "  %-24s %9.4f", nm, mean[q]);
-      for (int m = 0; m < d->M; m++) fprintf(f, " %14.4f", mean[(size_t)(m + 1) * g->nsys + q]);
-      fprintf(f, "\n");
+    for (uint32_t q = 0; t && q < g->nsys; q++, nm += strlen(nm) + 1) {
+      size_t r = tl_rtable_row(pr->doc, t);
+      tl_cell_text(pr->doc, t, r, 0, nm);
+      for (int m = 0; m <= d->M; m++) tl_cell_real(t, r, m + 1, mean[(size_t)m * g->nsys + q]);
     }
+    put(pr, tl_doc_ok(pr->doc) ? NULL : t, "  ");
   }
-  free(mean);
-  free(cols);
-  fprintf(f, "  %-18s %-10s %9s  %-21s %8s %9s\n", "metric", "statistic", "estimate", "CI", "SE", "undefined");
-  for (int q = 0; q < K; q++) {
-    const tl_boot_summary *p = &g->per[K + q];
-    char ci[64];
-    snprintf(ci, sizeof ci, "[%.4f, %.4f]", p->ci_lo, p->ci_hi);
-    fprintf(f, "  %-18s %-10s %9.4f  %-21s %8.4f %9lld\n", d->names[q / d->nstats],
-            tl_stat_name(d->stats[q % d->nstats]), p->estimate, ci, p->se, (long long)p->n_undefined);
-  }
+  free(mean), free(cols), free(names), free(kinds);
+  put(pr, tl_study_summary(pr->doc, pr->sec, pr->sys, g->key, ""), "  ");
   if (g->nsys < 3)
     fprintf(f, "  note: %u system(s): a correlation over fewer than 3 systems is +-1 or undefined (NaN); "
                "it says nothing about agreement\n", g->nsys);
 }
 
-static void print_table(const tl_corr_opts *o, const corr_data *d) {
+/* Group g's header line, summary and comparisons (with their notes). */
+static void print_group(const printer *pr, const corr_data *d, int k) {
+  const tl_corr_opts *o = pr->o;
   FILE *f = o->outf;
-  int K = d->M * d->nstats, npairs = d->M * (d->M - 1) / 2;
+  const group *g = &d->g[k];
+  const int npairs = d->M * (d->M - 1) / 2;
   const char *meth = o->method == TL_CI_BCA ? "BCa" : "percentile";
-  for (int k = 0; k < d->ngroups; k++) {
-    const group *g = &d->g[k];
-    fprintf(f, "%s%s: n = %u items", k ? "\n" : "", g->key, g->n);
-    if (g->excluded) fprintf(f, " (%lld rows excluded: non-numeric or undefined cells)", (long long)g->excluded);
-    if (g->cl)
-      fprintf(f, ", B = %llu resamples of %u %s '%s'), seed %llu, %.0f%% %s CIs\n",
-              (unsigned long long)d->B, g->ncl, o->cluster_auto ? "questions (clusters by" : "clusters (by", o->cluster,
-              (unsigned long long)o->seed, 100 * o->ci, meth);
-    else
-      fprintf(f, ", B = %llu resamples%s, seed %llu, %.0f%% %s CIs\n", (unsigned long long)d->B,
-              d->indices ? " (--indices)" : "", (unsigned long long)o->seed, 100 * o->ci, meth);
-    fprintf(f, "  %-18s %-10s %9s  %-21s %8s %9s\n", "metric", "statistic", "estimate", "CI", "SE", "undefined");
-    for (int q = 0; q < K; q++) {
-      const tl_boot_summary *p = &g->per[q];
-      char ci[64];
-      snprintf(ci, sizeof ci, "[%.4f, %.4f]", p->ci_lo, p->ci_hi);
-      fprintf(f, "  %-18s %-10s %9.4f  %-21s %8.4f %9lld\n", d->names[q / d->nstats],
-              tl_stat_name(d->stats[q % d->nstats]), p->estimate, ci, p->se, (long long)p->n_undefined);
-    }
-    if (npairs) {
-      fprintf(f, "  comparisons (paired bootstrap of the difference a - b; p_boot is the recommended test)\n");
-      fprintf(f, "  %-14s %-14s %-10s %8s  %-21s %8s %8s %8s %8s %8s %8s%s\n", "a", "b", "statistic", "delta", "CI",
-              "p_boot", "p_willi", "p_perm", "p_holm", "p_bh", "mde80", o->ttest_compat ? "  p_ttest(COMPAT)" : "");
-      size_t nq = (size_t)(d->nstats * npairs);
-      double *holm = malloc(3 * nq * sizeof *holm), *bh = holm + nq, *mde = bh + nq;
-      int adj = holm && adjust_group(d, g, holm, bh, mde) == TL_OK; /* else printed as '-' */
-      for (int q = 0; q < d->nstats * npairs; q++) {
-        const tl_boot_compare *c = &g->cmp[q];
-        char ci[64];
-        snprintf(ci, sizeof ci, "[%.4f, %.4f]", c->diff.ci_lo, c->diff.ci_hi);
-        char pb[32], pw[32], pp[32];
-        fmt_p(pb, sizeof pb, c->p_boot, d->B);
-        fmt_p(pw, sizeof pw, c->p_williams, 0);
-        fmt_p(pp, sizeof pp, c->p_permutation, d->B);
-        char ph[32], pq[32];
-        fmt_p(ph, sizeof ph, adj ? holm[q] : NAN, 0);
-        fmt_p(pq, sizeof pq, adj ? bh[q] : NAN, 0);
-        fprintf(f, "  %-14s %-14s %-10s %8.4f  %-21s %8s %8s %8s %8s %8s %8.4f", d->names[c->a], d->names[c->b],
-                tl_stat_name(d->stats[q / npairs]), c->diff.estimate, ci, pb, pw, pp, ph, pq, adj ? mde[q] : NAN);
-        if (o->ttest_compat) fprintf(f, "  %.3g", c->p_ttest_compat);
-        fprintf(f, "\n");
-      }
-      free(holm);
-      fprintf(f, "  p_holm, p_bh: p_boot adjusted over this statistic's %d pair(s) (Holm; Benjamini-Hochberg);\n"
-                 "  an adjusted 0 comes from p_boot 0 (< 1/B): read it as < m/B; mde80: the smallest |delta|\n"
-                 "  detected with 80%% power at alpha 0.05, (z_0.975 + z_0.8) x SE (delta taken as normal)\n", npairs);
-      if (o->ttest_compat)
-        fprintf(f, "  COMPAT p_ttest: paper-style t-test on the two bootstrap vectors; its p-value shrinks as B grows\n"
-                   "  (it tests the resampling, not the metrics): do not use it as evidence.\n");
-    }
-    if (g->sys) print_system(o, d, g);
+  fprintf(f, "%s%s: n = %u items", k ? "\n" : "", g->key, g->n);
+  if (g->excluded) fprintf(f, " (%lld rows excluded: non-numeric or undefined cells)", (long long)g->excluded);
+  if (g->cl)
+    fprintf(f, ", B = %llu resamples of %u %s '%s'), seed %llu, %.0f%% %s CIs\n",
+            (unsigned long long)d->B, g->ncl, o->cluster_auto ? "questions (clusters by" : "clusters (by", o->cluster,
+            (unsigned long long)o->seed, 100 * o->ci, meth);
+  else
+    fprintf(f, ", B = %llu resamples%s, seed %llu, %.0f%% %s CIs\n", (unsigned long long)d->B,
+            d->indices ? " (--indices)" : "", (unsigned long long)o->seed, 100 * o->ci, meth);
+  put(pr, tl_study_summary(pr->doc, pr->sec, pr->sum, g->key, ""), "  ");
+  if (npairs) {
+    fprintf(f, "  comparisons (paired bootstrap of the difference a - b; p_boot is the recommended test)\n");
+    tl_study_fmt sf = {d->B, o->permutation, o->ttest_compat};
+    put(pr, tl_study_compare(pr->doc, pr->sec, pr->cmp, g->key, &sf, ""), "  ");
+    fprintf(f, "  p_holm, p_bh: p_boot adjusted over this statistic's %d pair(s) (Holm; Benjamini-Hochberg);\n"
+               "  an adjusted 0 comes from p_boot 0 (< 1/B): read it as < m/B; mde80: the smallest |delta|\n"
+               "  detected with 80%% power at alpha 0.05, (z_0.975 + z_0.8) x SE (delta taken as normal)\n", npairs);
+    if (o->ttest_compat)
+      fprintf(f, "  COMPAT p_ttest: paper-style t-test on the two bootstrap vectors; its p-value shrinks as B grows\n"
+                 "  (it tests the resampling, not the metrics): do not use it as evidence.\n");
   }
+  if (g->sys) print_system(pr, d, g);
+}
+
+static void print_table(const tl_corr_opts *o, const corr_data *d) {
+  printer pr = {o, tl_doc_new(""), NULL, tl_table_new("summary"), tl_table_new("compare"), tl_table_new("system")};
+  if (pr.doc) pr.sec = tl_doc_section(pr.doc, "");
+  tl_status st = pr.sec && pr.sum && pr.cmp && pr.sys ? TL_OK : TL_ENOMEM;
+  if (st == TL_OK) st = build_summary(d, pr.sum, 0);
+  if (st == TL_OK) st = build_summary(d, pr.sys, 1);
+  if (st == TL_OK) st = build_compare(d, pr.cmp);
+  if (st != TL_OK) fprintf(o->log, "%s: out of memory printing the study\n", LABEL(o));
+  for (int k = 0; st == TL_OK && k < d->ngroups; k++) print_group(&pr, d, k);
   /* the layout of the LAVE paper's table: one row per metric, one column per group, each
    * statistic x 100 (the estimates above) */
-  int wd = 8;
-  for (int k = 0; k < d->ngroups; k++)
-    if ((int)strlen(d->g[k].key) > wd) wd = (int)strlen(d->g[k].key) > 40 ? 40 : (int)strlen(d->g[k].key);
-  if (d->ngroups > 1)
-    for (int st = 0; st < d->nstats; st++) {
-      fprintf(f, "\n%s x 100, by group:\n  %-18s", tl_stat_name(d->stats[st]), "metric");
-      for (int k = 0; k < d->ngroups; k++) fprintf(f, " %*.*s", wd, wd, d->g[k].key);
-      fprintf(f, "\n");
-      for (int m = 0; m < d->M; m++) {
-        fprintf(f, "  %-18s", d->names[m]);
-        for (int k = 0; k < d->ngroups; k++) {
-          double v = d->g[k].per ? d->g[k].per[m * d->nstats + st].estimate : NAN;
-          if (isnan(v)) fprintf(f, " %*s", wd, "-");
-          else fprintf(f, " %*.2f", wd, 100 * v);
-        }
-        fprintf(f, "\n");
-      }
-    }
+  for (int s = 0; st == TL_OK && d->ngroups > 1 && s < d->nstats; s++) {
+    fprintf(o->outf, "\n%s x 100, by group:\n", tl_stat_name(d->stats[s]));
+    put(&pr, tl_study_by_group(pr.doc, pr.sec, pr.sum, tl_stat_name(d->stats[s]), ""), "  ");
+  }
+  tl_doc_free(pr.doc);
+  tl_table_free(pr.sum), tl_table_free(pr.cmp), tl_table_free(pr.sys);
 }
 
 static void print_json(const tl_corr_opts *o, const corr_data *d) {

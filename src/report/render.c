@@ -30,6 +30,7 @@ tl_status tl_rcell_format(const tl_rcol *c, const tl_rcell *x, tl_buf *out) {
   case TL_CELL_TEXT: return tl_buf_puts(out, x->s);
   case TL_CELL_INT: return tl_buf_printf(out, "%lld", (long long)x->i);
   case TL_CELL_REAL:
+    if (c->kind == TL_RC_P && x->v == 0 && c->p_floor > 0) return tl_buf_printf(out, "<%.3g", c->p_floor);
     if (c->kind == TL_RC_P && isfinite(x->v))
       return x->v > 0 && x->v < 1e-16 ? tl_buf_puts(out, "<1e-16") : tl_buf_printf(out, "%.3g", x->v);
     return put_fixed(out, x->v, dg);
