@@ -133,12 +133,13 @@ static void comparison_tables(struct tl_doc *d, tl_section *s, const tl_table *c
   static const char *const DROP_LEVEL[] = {"level", NULL};
   const char *B = setting(set, "compare_resamples"), *seed = setting(set, "compare_seed");
   const char *lv = setting(set, "compare_level");
-  char title[300], more[160] = "";
+  char title[300], more[160] = "", pct[40] = ""; /* a file without these settings: not said */
   if (B && seed) snprintf(more, sizeof more, " (%s resamples, seed %s)", B, seed);
+  if (lv) snprintf(pct, sizeof pct, "%s%% ", lv);
   snprintf(title, sizeof title,
-           "model comparison (beyond the original protocol), overall, per seed; %s%% paired bootstrap CIs over "
+           "model comparison (beyond the original protocol), overall, per seed; %spaired bootstrap CIs over "
            "dialogues%s",
-           lv ? lv : "95", more);
+           pct, more);
   tl_rtable *t = tl_doc_from_table_where(d, s, cmp, title, "level", "overall", DROP_LEVEL);
   digits(t, 3);
   snprintf(title, sizeof title, "model comparison by domain, per seed (by task and ability: /metrics/mtbench101/comparisons)");
