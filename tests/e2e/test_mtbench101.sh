@@ -22,10 +22,11 @@ for n in 1 2 4; do
     { cat "$WORK/d$n.err"; fail "the demo failed on $n rank(s)"; }
   sed -i "s#$WORK/d$n.h5#OUT#" "$WORK/d$n.txt"
 done
-grep -Eq "^demo-chat-a +exclude +94 +94 +0 +0 +0 +2 +8\.231 +0\.163  \[" "$WORK/d1.txt" ||
+# the summary table: model variant policy seeds Avg [95% CI] CM .. PI (13 tasks) std n answered missing unparsed engine_error
+grep -Eq "^demo-chat-a +golden +exclude +2 +8\.231 \[[0-9.]+, [0-9.]+\]( +[0-9]\.[0-9]{2}){13} +0\.163 +94 +94 +0 +0 +0$" "$WORK/d1.txt" ||
   { cat "$WORK/d1.txt"; fail "no model table (n answered missing unparsed engine_error seeds Avg std CI) in the summary"; }
-grep -Eq "^demo-chat-b +fail +94 +93 +1 +4 +0 +2 +5\.981 " "$WORK/d1.txt" || { cat "$WORK/d1.txt"; fail "demo-chat-b's counts"; }
-grep -Eq "^demo-chat-a +exclude +8\.231  8\.00" "$WORK/d1.txt" || { cat "$WORK/d1.txt"; fail "no task table in the summary"; }
+grep -Eq "^demo-chat-b +golden +fail +2 +5\.981 \[[0-9.]+, [0-9.]+\]( +[0-9]\.[0-9]{2}){13} +[0-9.]+ +94 +93 +1 +4 +0$" "$WORK/d1.txt" || { cat "$WORK/d1.txt"; fail "demo-chat-b's counts"; }
+grep -Eq "^demo-chat-a +golden +exclude +2 +8\.231 \[[0-9.]+, [0-9.]+\] +8\.00 " "$WORK/d1.txt" || { cat "$WORK/d1.txt"; fail "no task table in the summary"; }
 grep -q " perceptivity " "$WORK/d1.txt" && grep -q " adaptability " "$WORK/d1.txt" && ! grep -q "percepti " "$WORK/d1.txt" ||
   { cat "$WORK/d1.txt"; fail "group names cut short"; }
 grep -q "^model comparison (beyond the original protocol)" "$WORK/d1.txt" || fail "no comparison in the summary"

@@ -4,8 +4,8 @@
 #    model with an unterminated reasoning block and two missing answers; LAVE judgments with a
 #    reply that holds no rating): every summary row shows n, answered, missing, unparsed and
 #    engine_error; each metric divides by n (a missing or unparsed unit scores 0: before, it was
-#    left out); the mean over seeds with its std (ddof 1; '-' for one seed); a 95% CI of VQA
-#    accuracy that holds the estimate; LAVE as a number with its unrated count and their kinds;
+#    left out); the mean over seeds with its std (ddof 1; nan for one seed); a 95% CI of VQA
+#    accuracy that holds the estimate; LAVE as a number with its rated count (n - rated: unrated) and the kinds of the unrated;
 #    columns that never run together; /metrics/vqa/summary equals a re-computation from
 #    /items/vqa; the same summary and tables on 1 and 2 ranks;
 # 2. engine errors (an openai model through the test server, one item refused with 422): counted
@@ -97,28 +97,38 @@ for m, want in want_counts.items():
 # (before: of the 1 scored, 0.444)
 kb = rows[("b", "all", "all")]
 assert abs(s["vqa_accuracy"][kb] - 4 / 9 / 4) < 1e-12, s["vqa_accuracy"][kb]
-# the printed table: every row splits into the header's columns; the long name does not run into the next
+# the printed table ("by all", the report's table as text): every row splits into the header's columns;
+# the long name does not run into the next; the rule under the header as wide as the rows
 lines = open(txt).read().split("\n")
 h = [i for i, l in enumerate(lines) if l.startswith("model ")][0]
 head = re.split(r"\s{2,}", lines[h].strip())
-assert head[:8] == ["model", "group", "n", "answered", "missing", "unparsed", "engine_error", "vqa_accuracy"], head
-assert "soft_vqa_accuracy" in head and "exact_match" in head, head
+C = ["model", "prompt_variant", "group", "n_seeds", "n", "n_answered", "n_missing", "n_unparsed", "n_engine_error",
+     "n_judge_engine_error", "n_lave_unparsed", "n_lave_unjudged", "n_lave_rated", "vqa_accuracy", "vqa_accuracy_std",
+     "soft_vqa_accuracy", "soft_vqa_accuracy_std", "exact_match", "exact_match_std", "lave_score", "lave_score_std"]
+assert head == C, head
+assert set(lines[h + 1]) == {"-", " "}, lines[h + 1]
 body = []
-for l in lines[h + 1:]:
+for l in lines[h + 2:]:
     if not l.strip() or l.startswith("every mean"):
         break
     body.append(l)
     assert len(re.split(r"\s{2,}", l.strip())) == len(head), (l, head)
-ends = {len(l.rstrip()) for l in [lines[h]] + body}
+ends = {len(l.rstrip()) for l in [lines[h], lines[h + 1]] + body}
 assert len(ends) == 1, "rows of unequal width: %s" % ends
-row = [l for l in body if l.startswith(long + "  all ")][0]
+col = lambda f, name: f[C.index(name)]
+row = [l for l in body if l.startswith(long + " ")][0]
 f = re.split(r"\s{2,}", row.strip())
-assert f[2:7] == ["8", "7", "1", "0", "0"], f
-assert re.fullmatch(r"0\.\d{3} ± 0\.\d{3}", f[7]) and re.fullmatch(r"\[\d\.\d{3}, \d\.\d{3}\]", f[8]), f
-assert f[11] == "0.375 ± - (5)", f   # LAVE: a number (seed 1 has no judgment: left out), 5 unrated beside
-rb = re.split(r"\s{2,}", [l for l in body if l.startswith("b ") and "  all " in l][0].strip())
-assert rb[2:8] == ["4", "2", "2", "1", "0", "0.111 ± -"], rb
-assert rb[11] == "0.250 ± - (3)", rb  # one rating 3 (score 1) over n = 4
+assert f[4:9] == ["8", "7", "1", "0", "0"], f
+assert re.fullmatch(r"0\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", col(f, "vqa_accuracy")), f
+assert re.fullmatch(r"0\.\d{3}", col(f, "vqa_accuracy_std")), f
+# LAVE: a number (seed 1 has no judgment: left out, so no std), 5 unrated (n - n_lave_rated)
+assert (col(f, "lave_score"), col(f, "lave_score_std")) == ("0.375", "nan"), f
+assert int(col(f, "n")) - int(col(f, "n_lave_rated")) == 5, f
+rb = re.split(r"\s{2,}", [l for l in body if l.startswith("b ")][0].strip())
+assert rb[4:9] == ["4", "2", "2", "1", "0"], rb
+assert col(rb, "vqa_accuracy").startswith("0.111 [") and col(rb, "vqa_accuracy_std") == "nan", rb
+assert (col(rb, "lave_score"), col(rb, "lave_score_std")) == ("0.250", "nan"), rb  # one rating 3 (score 1) over n = 4
+assert int(col(rb, "n")) - int(col(rb, "n_lave_rated")) == 3, rb
 t2 = open(txt).read()
 assert "  b: 3 unrated = 2 missing + 0 engine_error + 0 judge engine errors + 0 no rating + 1 not judged" in t2, t2
 assert "  %s: 5 unrated = 1 missing + 0 engine_error + 0 judge engine errors + 1 no rating + 3 not judged" % long in t2
@@ -136,7 +146,8 @@ cat > "$WORK/e.json" <<JOB
  "benchmarks": [{"benchmark": "vqa", "dataset": "t", "items": "$WORK/items.jsonl", "models": ["m"], "prompt_suffix": ""}]}
 JOB
 "$TALLY_BIN" run "$WORK/e.json" --quiet > "$WORK/e.txt" 2> "$WORK/e.err" || { cat "$WORK/e.err"; fail "2: the run failed"; }
-grep -qE "^m +all +4 +3 +0 +0 +1  " "$WORK/e.txt" || { cat "$WORK/e.txt" "$WORK/e.err"; fail "2: the model's engine error is not counted in the summary"; }
+# (no LAVE: model variant group seeds n answered missing unparsed engine_error vqa_accuracy [CI] ...)
+grep -qE "^m +[^ ]+ +all +1 +4 +3 +0 +0 +1 +[0-9.]+ \[" "$WORK/e.txt" || { cat "$WORK/e.txt" "$WORK/e.err"; fail "2: the model's engine error is not counted in the summary"; }
 start_testserver --fail-match "t:3/" --fail-status 422
 JPORT=$TS_PORT
 cat > "$WORK/j.json" <<JOB
@@ -150,7 +161,8 @@ JOB
 "$TALLY_BIN" run "$WORK/j.json" --quiet > "$WORK/j.txt" 2> "$WORK/j.err" || { cat "$WORK/j.err"; fail "2: the judged run failed"; }
 grep -qF "  $LONG: 4 unrated = 0 missing + 0 engine_error + 1 judge engine errors + 3 no rating + 0 not judged" "$WORK/j.txt" ||
   { cat "$WORK/j.txt" "$WORK/j.err"; fail "2: the judge's engine error is not counted beside LAVE"; }
-grep -qE "^$LONG  all +4 +4 +0 +0 +0  .* - \(4\)$" "$WORK/j.txt" || { cat "$WORK/j.txt"; fail "2: LAVE with no rating: '-' and the unrated count"; }
+# n 4, answered 4, judge engine errors 1, no rating 3, rated 0 (4 unrated); lave_score and its std undefined: nan
+grep -qE "^$LONG +[^ ]+ +all +1 +4 +4 +0 +0 +0 +1 +3 +0 +0 .* nan +nan$" "$WORK/j.txt" || { cat "$WORK/j.txt"; fail "2: LAVE with no rating: nan and the unrated count"; }
 "$PY" - "$WORK/e.h5" "$WORK/j.h5" <<'PY' || fail "2: the tables"
 import math, sys
 sys.path.insert(0, __import__("os").environ["TALLY_SRC"] + "/tools")

@@ -47,6 +47,7 @@
 #include "tally/boot.h"
 #include "tally/stats.h"
 #include "tally/jsonl.h"
+#include "tally/report.h"
 #include "tally/think.h"
 
 static const char *const VARIANTS[] = {"golden", NULL};
@@ -1144,7 +1145,10 @@ static tl_status agreement(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, 
 static tl_status settings_table(const tl_bench *b, tl_table *t) {
   static const tl_col_spec SC[] = {{"key", TL_COL_STR, "setting"}, {"value", TL_COL_TEXT, "its value, as text"}};
   if (tl_table_add_cols(t, SC, 2)) return TL_ENOMEM;
-  char num[6][64];
+  char num[9][64];
+  snprintf(num[6], sizeof num[6], "%llu", (unsigned long long)b->boot_B);
+  snprintf(num[7], sizeof num[7], "%llu", (unsigned long long)b->boot_seed);
+  snprintf(num[8], sizeof num[8], "%.15g", 100 * b->level);
   snprintf(num[3], sizeof num[3], "%d", b->nsamples);
   snprintf(num[4], sizeof num[4], "%d", b->ci_B);
   snprintf(num[5], sizeof num[5], "%.0f", b->ci_seed);
@@ -1169,6 +1173,9 @@ static tl_status settings_table(const tl_bench *b, tl_table *t) {
                          {"parsers", parsers.data},
                          {"ci_resamples", num[4]},
                          {"ci_seed", num[5]},
+                         {"compare_resamples", num[6]}, /* "comparison": the model comparisons' bootstrap */
+                         {"compare_seed", num[7]},
+                         {"compare_level", num[8]}, /* percent */
                          {"prompt_strings_source", tl_mtb_strings_source}};
   tl_status st = TL_OK;
   for (size_t i = 0; !st && i < sizeof kv / sizeof *kv; i++) {
@@ -1461,9 +1468,17 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   return TL_ENOMEM;
 }
 
+tl_status tl_mtb_report(tl_table *const *tables, int n, struct tl_doc *doc); /* mtb_report.c */
+
+/* The summary: the run's line (dialogues, turns, settings, parsers), then the module's report
+ * (tl_mtb_report: Avg [95% CI] and the 13 tasks under both policies with the counts, the unrated
+ * turns and the parse statuses, abilities, overall per parser, model comparisons, the parsers'
+ * audit, judge agreement and stability, the parser swap) rendered as text by the report's
+ * renderer: the summary and `tally report` are one code path, and no column is cut. */
 static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint64_t units, tl_table *const *tables,
                         int n, int64_t *const *acc, FILE *out) {
   (void)cfgs;
+  (void)acc;
   if (n < T_AGREE) return;
   fprintf(out, "mtbench101: %zu dialogues, %llu judged turns over %zu model/seed configs; reference %s, prompts %s, "
                "judge temperature %.2f; parsers:",
@@ -1474,124 +1489,26 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
   if (b->nsamples > 1)
     fprintf(out, "\njudge samples per turn: %d (turn rating = %s of the rated samples; sample j: seed + j)", b->nsamples,
             b->agg_mean ? "mean" : "median");
-  const tl_table *sm = tables[T_SUMMARY];
-  int wm = 5; /* the model column: the longest name */
-  for (size_t r = 0; r < sm->nrows; r++)
-    if ((int)strlen(sm->cols[0].v.s[r]) > wm) wm = (int)strlen(sm->cols[0].v.s[r]);
-  fprintf(out, "\n\njudged turns and overall score (Avg: 1-10, the mean of the task scores, mean over seeds) per model, "
-               "%s parser\n", tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[0]));
-  fprintf(out, "n: turns asked; answered: a reply from the model; missing: none; unparsed: answered, no rating; "
-               "engine_error: an engine gave up. A turn without a rating leaves the dialogue's minimum (policy "
-               "exclude) or leaves the dialogue unscored (fail)\n");
-  fprintf(out, "std: over seeds (ddof 1); 95%% CI: percentile bootstrap over dialogues, a dialogue's seeds together "
-               "(%d resamples, seed %.0f)\n", b->ci_B, b->ci_seed);
-  fprintf(out, "%-*s %-7s %6s %8s %7s %8s %12s %5s %6s %6s  %s\n", wm, "model", "policy", "n", "answered", "missing",
-          "unparsed", "engine_error", "seeds", "Avg", "std", "95% CI");
-  for (size_t r = 0; r < sm->nrows; r++) {
-    const double sd = sm->cols[SM_STD].v.f[r], lo = sm->cols[SM_LO].v.f[r], hi = sm->cols[SM_HI].v.f[r],
-                 avg = sm->cols[4].v.f[r];
-    char sds[32], cis[64], avs[32];
-    if (isnan(sd)) snprintf(sds, sizeof sds, "-");
-    else snprintf(sds, sizeof sds, "%.3f", sd);
-    if (isnan(lo) || isnan(hi)) snprintf(cis, sizeof cis, "-");
-    else snprintf(cis, sizeof cis, "[%.3f, %.3f]", lo, hi);
-    if (isnan(avg)) snprintf(avs, sizeof avs, "-");
-    else snprintf(avs, sizeof avs, "%.3f", avg);
-    fprintf(out, "%-*s %-7s %6lld %8lld %7lld %8lld %12lld %5lld %6s %6s  %s\n", wm, sm->cols[0].v.s[r],
-            sm->cols[2].v.s[r], (long long)sm->cols[SM_N].v.i[r], (long long)sm->cols[SM_ANS].v.i[r],
-            (long long)sm->cols[SM_MISS].v.i[r], (long long)sm->cols[SM_UNP].v.i[r], (long long)sm->cols[SM_EE].v.i[r],
-            (long long)sm->cols[3].v.i[r], avs, sds, cis);
-  }
-  fprintf(out, "\nscores by task (1-10), mean over seeds; dialogue = min over its turns, task = mean of dialogues, "
-               "Avg = mean of the tasks (per-task CIs: /metrics/mtbench101/across_seeds)\n");
-  fprintf(out, "%-*s %-7s %6s", wm, "model", "policy", "Avg");
-  for (int t = 0; t < NTASK; t++) fprintf(out, " %5s", tl_mtb_task_code(t));
   fprintf(out, "\n");
-  for (size_t r = 0; r < sm->nrows; r++) {
-    const double avg = sm->cols[4].v.f[r];
-    if (isnan(avg)) fprintf(out, "%-*s %-7s %6s", wm, sm->cols[0].v.s[r], sm->cols[2].v.s[r], "-");
-    else fprintf(out, "%-*s %-7s %6.3f", wm, sm->cols[0].v.s[r], sm->cols[2].v.s[r], avg);
-    for (int t = 0; t < NTASK; t++) {
-      double v = sm->cols[5 + t].v.f[r];
-      if (isnan(v)) fprintf(out, " %5s", "-");
-      else fprintf(out, " %5.2f", v);
+  struct tl_doc *doc = tl_doc_new("");
+  tl_status rs = doc ? tl_mtb_report(tables, n, doc) : TL_ENOMEM;
+  tl_buf tb;
+  tl_buf_init(&tb);
+  int prev_text = 0; /* a text block right after another: no blank line between them */
+  for (int k = 0; !rs && k < doc->nsec; k++) /* the blocks of the report's text, without its headings */
+    for (int i = 0; !rs && i < doc->secs[k].nblocks; i++) {
+      const tl_block *bl = &doc->secs[k].blocks[i];
+      if (bl->kind == TL_BLOCK_CHART) continue; /* charts: JSON and HTML only */
+      rs = tl_buf_puts(&tb, bl->kind == TL_BLOCK_TEXT && prev_text ? "" : "\n");
+      prev_text = bl->kind == TL_BLOCK_TEXT;
+      if (!rs && bl->kind == TL_BLOCK_TABLE) rs = tl_rtable_render(bl->table, TL_FMT_TEXT, &tb);
+      if (!rs && bl->kind == TL_BLOCK_TEXT) rs = tl_buf_printf(&tb, "%s\n", bl->text);
     }
-    fprintf(out, "\n");
-  }
-  /* unrated turns and unscored dialogues, primary parser */
-  const int64_t *sum = acc[1];
-  int64_t unr = 0, tot = 0, unsc = 0;
-  for (size_t i = 0; i < ncfgs * b->n; i++) {
-    tot += sum[2 * i] + sum[2 * i + 1];
-    unr += sum[2 * i + 1];
-    unsc += sum[2 * i + 1] > 0;
-  }
-  fprintf(out, "turns without a rating: %lld of %lld; dialogues without a score under policy fail: %lld of %zu\n",
-          (long long)unr, (long long)tot, (long long)unsc, ncfgs * b->n);
-  int64_t stc[TL_PS__COUNT] = {0};
-  for (size_t c = 0; c < ncfgs; c++)
-    for (int s = 0; s < TL_PS__COUNT; s++) stc[s] += sum[ncfgs * b->n * 2 + c * TL_PS__COUNT + s];
-  fprintf(out, "%s parse statuses:", tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[0]));
-  for (int s = 0; s < TL_PS__COUNT; s++)
-    if (stc[s]) fprintf(out, " %s=%lld", tl_pstatus_name((tl_pstatus)s), (long long)stc[s]);
-  fprintf(out, "\n");
-  const tl_table *cm = tables[T_CMP];
-  if (cm->nrows) {
-    fprintf(out, "\nmodel comparison (beyond the original protocol), policy exclude, %.0f%% paired bootstrap CIs over "
-                 "dialogues (%llu resamples, seed %llu)\n",
-            100 * b->level, (unsigned long long)b->boot_B, (unsigned long long)b->boot_seed);
-    int wa = 7, wb = 7, wg = 5; /* the longest names shown, never cut */
-    for (size_t r = 0; r < cm->nrows; r++) {
-      if ((int)strlen(cm->cols[CC_A].v.s[r]) > wa) wa = (int)strlen(cm->cols[CC_A].v.s[r]);
-      if ((int)strlen(cm->cols[CC_B].v.s[r]) > wb) wb = (int)strlen(cm->cols[CC_B].v.s[r]);
-      const char *lv = cm->cols[CC_LEVEL].v.s[r];
-      if ((!strcmp(lv, "overall") || !strcmp(lv, "domain")) && (int)strlen(cm->cols[CC_GROUP].v.s[r]) > wg)
-        wg = (int)strlen(cm->cols[CC_GROUP].v.s[r]);
-    }
-    fprintf(out, "%-*s %-*s %4s %-*s %4s %4s %4s %4s %4s  %-22s %-22s\n", wa, "model A", wb, "model B", "seed", wg,
-            "group", "n", "W", "L", "T", "miss", "win rate [CI]", "soft win rate [CI]");
-    for (size_t r = 0; r < cm->nrows; r++) {
-      if (strcmp(cm->cols[CC_POL].v.s[r], "exclude")) continue;
-      const char *lv = cm->cols[CC_LEVEL].v.s[r];
-      if (strcmp(lv, "overall") && strcmp(lv, "domain")) continue;
-      char a[40], s[40];
-      snprintf(a, sizeof a, "%.3f [%.3f, %.3f]", cm->cols[CC_WR].v.f[r], cm->cols[CC_WRLO].v.f[r],
-               cm->cols[CC_WRHI].v.f[r]);
-      snprintf(s, sizeof s, "%.3f [%.3f, %.3f]", cm->cols[CC_SW].v.f[r], cm->cols[CC_SWLO].v.f[r],
-               cm->cols[CC_SWHI].v.f[r]);
-      fprintf(out, "%-*s %-*s %4lld %-*s %4lld %4lld %4lld %4lld %4lld  %-22s %-22s\n", wa, cm->cols[CC_A].v.s[r], wb,
-              cm->cols[CC_B].v.s[r], (long long)cm->cols[CC_SEED].v.i[r], wg, cm->cols[CC_GROUP].v.s[r],
-              (long long)cm->cols[CC_N].v.i[r], (long long)cm->cols[CC_W].v.i[r], (long long)cm->cols[CC_L].v.i[r],
-              (long long)cm->cols[CC_T].v.i[r], (long long)cm->cols[CC_M].v.i[r], a, s);
-    }
-    fprintf(out, "(by task and ability: /metrics/mtbench101/comparisons)\n");
-  }
-  if (b->nmodes > 1) {
-    const tl_table *a = tables[T_AUDIT];
-    fprintf(out, "\nparser audit: overall score (exclude / fail) and rated turns per parser\n");
-    for (size_t r = 0; r < a->nrows; r++)
-      fprintf(out, "%-24s %-16s seed %-3lld %6.3f / %6.3f  rated %lld of %lld\n", a->cols[0].v.s[r], a->cols[1].v.s[r],
-              (long long)a->cols[3].v.i[r], a->cols[6].v.f[r], a->cols[7].v.f[r], (long long)a->cols[5].v.i[r],
-              (long long)a->cols[4].v.i[r]);
-  }
-  if (b->nsamples > 1 && n >= T__N && tables[T_AGREE]) {
-    const tl_table *g = tables[T_AGREE];
-    fprintf(out, "\njudge self-agreement over %d samples (%s parser; seeds pooled): exact agreement, mean range, "
-                 "Krippendorff's alpha (ordinal)\n",
-            b->nsamples, tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[0]));
-    for (size_t r = 0; r < g->nrows; r++) {
-      if (g->cols[AC_SEED].v.i[r] != -1 || strcmp(g->cols[AC_PARSER].v.s[r], tl_mtb_rate_mode_name((tl_mtb_rate_mode)b->modes[0])))
-        continue;
-      fprintf(out, "%-20s turns compared %6lld  exact %.3f  mean range %.3f  alpha %.3f  (samples unrated: %lld)\n",
-              g->cols[AC_MODEL].v.s[r], (long long)g->cols[AC_T2].v.i[r], g->cols[AC_EQ].v.f[r],
-              g->cols[AC_RANGE].v.f[r], g->cols[AC_ALPHA].v.f[r], (long long)g->cols[AC_SNO].v.i[r]);
-    }
-  }
-  const tl_mtb_stab_ctx sx = stab_ctx(b, ncfgs);
-  tl_mtb_stab_print(&sx, tables, n, out);
+  if (rs) fprintf(out, "\n(the summary's tables: %s; `tally report` prints them from the file)\n", tl_strerror(rs));
+  else fputs(tb.data ? tb.data : "", out);
+  tl_buf_release(&tb);
+  tl_doc_free(doc);
 }
-
-tl_status tl_mtb_report(tl_table *const *tables, int n, struct tl_doc *doc); /* mtb_report.c */
 
 const tl_bench_vt tl_bench_mtbench101 = {
     .name = "mtbench101",

@@ -28,7 +28,6 @@
  * Rank 0 builds every table from these integers in key order. */
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +36,7 @@
 #include "lave.h"
 #include "tally/bench.h"
 #include "tally/jsonl.h"
+#include "tally/report.h"
 #include "tally/boot.h"
 #include "tally/stats.h"
 #include "tally/think.h"
@@ -1422,7 +1422,9 @@ static tl_status hum_row(tl_table *t, const char *model, int64_t seed, const int
 static tl_status settings_table(const tl_bench *b, tl_table *t) {
   static const tl_col_spec SC[] = {{"key", TL_COL_STR, "setting"}, {"value", TL_COL_TEXT, "its value, as text"}};
   if (tl_table_add_cols(t, SC, 2)) return TL_ENOMEM;
-  char num[4][64];
+  char num[6][64];
+  snprintf(num[4], sizeof num[4], "%u", (unsigned)b->ci_B);
+  snprintf(num[5], sizeof num[5], "%llu", (unsigned long long)b->ci_seed);
   snprintf(num[0], sizeof num[0], "%d", b->max_tokens);
   snprintf(num[1], sizeof num[1], "%d", b->lopts.num_shots);
   snprintf(num[2], sizeof num[2], "%.15g", b->lave_temp);
@@ -1442,7 +1444,9 @@ static tl_status settings_table(const tl_bench *b, tl_table *t) {
                          {"lave_compat_fallback", b->lave ? (b->lave_compat ? "true (COMPAT: no rating -> 2)" : "false") : ""},
                          {"lave_expected_rating", b->lave ? (b->lave_expected ? "true" : "false") : ""},
                          {"lave_temperature", b->lave ? num[2] : ""},
-                         {"lave_max_tokens", b->lave ? num[3] : ""}};
+                         {"lave_max_tokens", b->lave ? num[3] : ""},
+                         {"ci_resamples", num[4]}, /* the headline CI of vqa_accuracy */
+                         {"ci_seed", num[5]}};
   for (size_t i = 0; i < sizeof kv / sizeof *kv; i++) {
     size_t r = tl_table_add_row(t);
     if (r == (size_t)-1 || tl_table_set_str(t, r, 0, kv[i][0]) || tl_table_set_str(t, r, 1, kv[i][1])) return TL_ENOMEM;
@@ -1799,57 +1803,12 @@ static tl_status vqa_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   return TL_OK;
 }
 
-/* A table of strings printed with each column as wide as its widest cell (2 spaces between;
- * the first two columns left-aligned, the others right-aligned). cells: [nrow][ncol] owned. */
-#define SUM_NCOL 12
-/* columns of a UTF-8 string on a terminal: its code points (model names are mostly ASCII) */
-static size_t text_width(const char *s) {
-  size_t k = 0;
-  for (; *s; s++) k += ((unsigned char)*s & 0xC0) != 0x80;
-  return k;
-}
-static void print_grid(FILE *out, char *(*cells)[SUM_NCOL], size_t nrow, int ncol) {
-  size_t w[SUM_NCOL] = {0};
-  for (size_t r = 0; r < nrow; r++)
-    for (int c = 0; c < ncol; c++) {
-      size_t l = cells[r][c] ? text_width(cells[r][c]) : 0;
-      if (l > w[c]) w[c] = l;
-    }
-  for (size_t r = 0; r < nrow; r++) {
-    for (int c = 0; c < ncol; c++) {
-      const char *x = cells[r][c] ? cells[r][c] : "";
-      const int pad = (int)(w[c] - text_width(x));
-      if (c < 2) fprintf(out, "%s%s%*s", c ? "  " : "", x, c == ncol - 1 ? 0 : pad, "");
-      else fprintf(out, "  %*s%s", pad, "", x);
-    }
-    fprintf(out, "\n");
-  }
-}
+tl_status tl_vqa_doc_report(tl_table *const *tables, int n, struct tl_doc *doc); /* vqa_report.c */
 
-static char *cell_printf(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-static char *cell_printf(const char *fmt, ...) {
-  tl_buf b;
-  tl_buf_init(&b);
-  va_list ap;
-  va_start(ap, fmt);
-  char tmp[256];
-  vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  tl_buf_puts(&b, tmp);
-  return tl_buf_detach(&b);
-}
-
-/* "0.840 ± 0.012", or "0.840 ± -" for one seed, "-" when undefined */
-static char *mean_cell(double mean, double sd) {
-  if (isnan(mean)) return cell_printf("-");
-  if (isnan(sd)) return cell_printf("%.3f ± -", mean);
-  return cell_printf("%.3f ± %.3f", mean, sd);
-}
-
+/* The summary: the run's line, then the module's report (tl_vqa_doc_report: per level the
+ * counts and each metric's mean over seeds with the VQA accuracy's 95% CI; LAVE's unrated units;
+ * failure modes, human scores and their join; the status audit) rendered as text by the report's
+ * renderer: the summary and `tally report` are one code path, and no column is cut. */
 static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint64_t units, tl_table *const *tables,
                         int n, int64_t *const *acc, FILE *out) {
   (void)cfgs;
@@ -1857,94 +1816,25 @@ static void vqa_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
   if (n != T__N) return;
   fprintf(out, "vqa: %zu questions, %llu units over %zu model/seed configs; VQA accuracy version %s; LAVE %s\n", b->n,
           (unsigned long long)units, ncfgs, tl_vqa_version_name(b->version), b->lave ? "on" : "off");
-  const tl_table *a = tables[T_SUM];
-  const int ncol = b->lave ? 12 : 11;
-  char *(*cells)[SUM_NCOL] = calloc(a->nrows + 1, sizeof *cells);
-  if (!cells) return;
-  static const char *const HEAD[SUM_NCOL] = {"model", "group", "n", "answered", "missing", "unparsed", "engine_error",
-                                             "vqa_accuracy", "95% CI", "soft_vqa_accuracy", "exact_match", "lave_score"};
-  for (int c = 0; c < SUM_NCOL; c++) cells[0][c] = cell_printf("%s", HEAD[c]);
-  if (b->lave) cells[0][11] = cell_printf("lave_score (unrated)");
-  int ndatasets = 0; /* one dataset: its rows repeat "all", not printed */
-  for (int g = 0; g < b->G; g++) ndatasets += !strcmp(b->gkind[g], "dataset");
-  size_t nr = 0;
-  for (size_t r = 0; r < a->nrows; r++) {
-    if (ndatasets == 1 && !strcmp(a->cols[SC_LEVEL].v.s[r], "dataset")) continue;
-    char *(*row) = cells[++nr];
-    const char *lv = a->cols[SC_LEVEL].v.s[r];
-    row[0] = cell_printf("%s", a->cols[SC_MODEL].v.s[r]);
-    row[1] = strcmp(lv, "all") ? cell_printf("%s=%s", lv, a->cols[SC_GROUP].v.s[r]) : cell_printf("all");
-    static const int IC[] = {SC_N, SC_NANS, SC_NMISS, SC_NUNP, SC_NEERR};
-    for (int q = 0; q < 5; q++) row[2 + q] = cell_printf("%lld", (long long)a->cols[IC[q]].v.i[r]);
-    row[7] = mean_cell(a->cols[SC_VQA].v.f[r], a->cols[SC_VQASD].v.f[r]);
-    const double lo = a->cols[SC_LO].v.f[r], hi = a->cols[SC_HI].v.f[r];
-    row[8] = isnan(lo) ? cell_printf("- (n < 2)") : cell_printf("[%.3f, %.3f]", lo, hi);
-    row[9] = mean_cell(a->cols[SC_SOFT].v.f[r], a->cols[SC_SOFTSD].v.f[r]);
-    row[10] = mean_cell(a->cols[SC_EM].v.f[r], a->cols[SC_EMSD].v.f[r]);
-    if (b->lave) {
-      char *m = mean_cell(a->cols[SC_LAVE].v.f[r], a->cols[SC_LAVESD].v.f[r]);
-      row[11] = cell_printf("%s (%lld)", m ? m : "", (long long)(a->cols[SC_N].v.i[r] - a->cols[SC_NLR].v.i[r]));
-      free(m);
+  struct tl_doc *doc = tl_doc_new("");
+  tl_status rs = doc ? tl_vqa_doc_report(tables, n, doc) : TL_ENOMEM;
+  tl_buf tb;
+  tl_buf_init(&tb);
+  int prev_text = 0; /* a text block right after another: no blank line between them */
+  for (int k = 0; !rs && k < doc->nsec; k++) /* the blocks of the report's text, without its headings */
+    for (int i = 0; !rs && i < doc->secs[k].nblocks; i++) {
+      const tl_block *bl = &doc->secs[k].blocks[i];
+      if (bl->kind == TL_BLOCK_CHART) continue; /* charts: JSON and HTML only */
+      rs = tl_buf_puts(&tb, bl->kind == TL_BLOCK_TEXT && prev_text ? "" : "\n");
+      prev_text = bl->kind == TL_BLOCK_TEXT;
+      if (!rs && bl->kind == TL_BLOCK_TABLE) rs = tl_rtable_render(bl->table, TL_FMT_TEXT, &tb);
+      if (!rs && bl->kind == TL_BLOCK_TEXT) rs = tl_buf_printf(&tb, "%s\n", bl->text);
     }
-  }
-  fprintf(out, "\n");
-  print_grid(out, cells, nr + 1, ncol);
-  for (size_t r = 0; r <= a->nrows; r++)
-    for (int c = 0; c < SUM_NCOL; c++) free(cells[r][c]);
-  free(cells);
-  fprintf(out, "every mean divides by n (questions x seeds): a missing, unparsed or engine_error unit scores 0; "
-               "mean ± std over seeds (ddof 1; '-': one seed); 95%% CI of vqa_accuracy: percentile bootstrap over "
-               "questions, seeds together (%u resamples, seed %llu)\n",
-          b->ci_B, (unsigned long long)b->ci_seed);
-  if (b->lave) {
-    fprintf(out, "lave_score: an unrated unit scores 0; unrated = missing + engine_error + judge engine errors + "
-                 "unparsed judge replies (no rating) + not judged:\n");
-    for (size_t r = 0; r < a->nrows; r++) {
-      if (strcmp(a->cols[SC_LEVEL].v.s[r], "all")) continue;
-      fprintf(out, "  %s: %lld unrated = %lld missing + %lld engine_error + %lld judge engine errors + %lld no rating "
-                   "+ %lld not judged\n",
-              a->cols[SC_MODEL].v.s[r], (long long)(a->cols[SC_N].v.i[r] - a->cols[SC_NLR].v.i[r]),
-              (long long)a->cols[SC_NMISS].v.i[r], (long long)a->cols[SC_NEERR].v.i[r],
-              (long long)a->cols[SC_NJEERR].v.i[r], (long long)a->cols[SC_NLUNP].v.i[r],
-              (long long)a->cols[SC_NLUNJ].v.i[r]);
-    }
-  }
-  fprintf(out, "(by seed and question type: /metrics/vqa/accuracy; these rows: /metrics/vqa/summary)\n");
-  const tl_table *f = tables[T_FAIL];
-  if (f->nrows) {
-    fprintf(out, "\nfailure modes (every model and seed): humans say correct (score 1) but the metric < 0.5, and humans "
-                 "say wrong (score 0) but the metric >= 0.5\n");
-    fprintf(out, "%-18s %8s %18s %18s  %s\n", "metric", "units", "correct, low", "wrong, high", "first examples");
-    for (size_t r = 0; r < f->nrows; r++) {
-      if (f->cols[FC_SEED].v.i[r] != -1) continue;
-      char c1[40], c0[40];
-      snprintf(c1, sizeof c1, "%lld/%lld (%.1f%%)", (long long)f->cols[FC_H1LO].v.i[r], (long long)f->cols[FC_H1].v.i[r],
-               100 * f->cols[FC_S1].v.f[r]);
-      snprintf(c0, sizeof c0, "%lld/%lld (%.1f%%)", (long long)f->cols[FC_H0HI].v.i[r], (long long)f->cols[FC_H0].v.i[r],
-               100 * f->cols[FC_S0].v.f[r]);
-      fprintf(out, "%-18s %8lld %18s %18s  %s %s\n", f->cols[FC_METRIC].v.s[r], (long long)f->cols[FC_N].v.i[r], c1, c0,
-              *f->cols[FC_E1].v.s[r] ? f->cols[FC_E1].v.s[r] : "-", *f->cols[FC_E0].v.s[r] ? f->cols[FC_E0].v.s[r] : "-");
-    }
-    const tl_table *h = tables[T_HUMAN];
-    for (size_t r = 0; r < h->nrows; r++)
-      if (h->cols[1].v.i[r] == -1)
-      {
-        char al[32] = "- (no votes)";
-        if (!isnan(h->cols[5].v.f[r])) snprintf(al, sizeof al, "%.3f", h->cols[5].v.f[r]);
-        else if (h->cols[4].v.i[r]) snprintf(al, sizeof al, "- (undefined)");
-        fprintf(out, "human scores: %lld units, mean %.3f; annotator votes on %lld units, Krippendorff's alpha "
-                     "(nominal) %s\n",
-                (long long)h->cols[2].v.i[r], h->cols[3].v.f[r], (long long)h->cols[4].v.i[r], al);
-      }
-  }
-  const tl_table *jt = tables[T_JOIN];
-  for (size_t r = 0; r < jt->nrows; r++)
-    fprintf(out, "human scores %s: %lld of %lld units matched (%lld of %lld rows; /metrics/vqa/human_join)\n",
-            jt->cols[0].v.s[r], (long long)jt->cols[9].v.i[r], (long long)jt->cols[8].v.i[r],
-            (long long)(jt->cols[2].v.i[r] - jt->cols[6].v.i[r]), (long long)jt->cols[1].v.i[r]);
+  if (rs) fprintf(out, "\n(the summary's tables: %s; `tally report` prints them from the file)\n", tl_strerror(rs));
+  else fputs(tb.data ? tb.data : "", out);
+  tl_buf_release(&tb);
+  tl_doc_free(doc);
 }
-
-tl_status tl_vqa_doc_report(tl_table *const *tables, int n, struct tl_doc *doc); /* vqa_report.c */
 
 const tl_bench_vt tl_bench_vqa = {
     .name = "vqa",
