@@ -90,8 +90,4 @@ void tl_mtb_stab_ranks(const double *s, size_t m, int *rank);
 tl_status tl_mtb_stab_tables(const tl_mtb_stab_ctx *ctx, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc,
                              tl_table ***tabs, int *ntabs);
 
-/* Rank 0: the stability and parser-swap lines of the summary, from the tables above (found
- * by path among tables[0..n)). Prints a line saying why when a report does not apply. */
-void tl_mtb_stab_print(const tl_mtb_stab_ctx *ctx, tl_table *const *tables, int n, FILE *out);
-
 #endif
