@@ -193,6 +193,12 @@ extern const char *const tl_report_fmt_names[];
 /* Appends the whole document in format f to out. TL_ENOMEM only. Deterministic bytes: the same
  * document gives the same output. */
 tl_status tl_doc_render(const tl_doc *d, tl_report_fmt f, tl_buf *out);
+/* A module's run summary (bench_vt.h `summary`) from its report hook's document: every table and
+ * paragraph of every section in order, as text, without the section headings and without the
+ * charts (each block after a blank line; consecutive paragraphs together). built: the hook's
+ * status; when it (or the rendering) failed, one line says so and points at `tally report`.
+ * Takes doc (freed; may be NULL). */
+void tl_doc_summary_print(struct tl_doc *doc, tl_status built, FILE *out);
 /* One table alone (text: as in a document, without the section heading). */
 tl_status tl_rtable_render(const tl_rtable *t, tl_report_fmt f, tl_buf *out);
 /* A cell as text, as the text renderer prints it (missing "-", NaN "nan"). */

@@ -295,3 +295,23 @@ tl_status tl_doc_render(const tl_doc *d, tl_report_fmt f, tl_buf *out) {
   if (!st && f == TL_FMT_LATEX) st = tl_buf_puts(out, "\\end{document}\n");
   return st;
 }
+
+void tl_doc_summary_print(struct tl_doc *doc, tl_status rs, FILE *out) {
+  tl_buf tb;
+  tl_buf_init(&tb);
+  if (!rs && !doc) rs = TL_ENOMEM;
+  int prev_text = 0;
+  for (int k = 0; !rs && k < doc->nsec; k++)
+    for (int i = 0; !rs && i < doc->secs[k].nblocks; i++) {
+      const tl_block *bl = &doc->secs[k].blocks[i];
+      if (bl->kind == TL_BLOCK_CHART) continue; /* charts: JSON and HTML only */
+      rs = tl_buf_puts(&tb, bl->kind == TL_BLOCK_TEXT && prev_text ? "" : "\n");
+      prev_text = bl->kind == TL_BLOCK_TEXT;
+      if (!rs && bl->kind == TL_BLOCK_TABLE) rs = tl_rtable_render(bl->table, TL_FMT_TEXT, &tb);
+      if (!rs && bl->kind == TL_BLOCK_TEXT) rs = tl_buf_printf(&tb, "%s\n", bl->text);
+    }
+  if (rs) fprintf(out, "\n(the summary's tables: %s; `tally report` prints them from the file)\n", tl_strerror(rs));
+  else fputs(tb.data ? tb.data : "", out);
+  tl_buf_release(&tb);
+  tl_doc_free(doc);
+}

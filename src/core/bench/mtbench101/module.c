@@ -1491,23 +1491,7 @@ static void mtb_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
             b->agg_mean ? "mean" : "median");
   fprintf(out, "\n");
   struct tl_doc *doc = tl_doc_new("");
-  tl_status rs = doc ? tl_mtb_report(tables, n, doc) : TL_ENOMEM;
-  tl_buf tb;
-  tl_buf_init(&tb);
-  int prev_text = 0; /* a text block right after another: no blank line between them */
-  for (int k = 0; !rs && k < doc->nsec; k++) /* the blocks of the report's text, without its headings */
-    for (int i = 0; !rs && i < doc->secs[k].nblocks; i++) {
-      const tl_block *bl = &doc->secs[k].blocks[i];
-      if (bl->kind == TL_BLOCK_CHART) continue; /* charts: JSON and HTML only */
-      rs = tl_buf_puts(&tb, bl->kind == TL_BLOCK_TEXT && prev_text ? "" : "\n");
-      prev_text = bl->kind == TL_BLOCK_TEXT;
-      if (!rs && bl->kind == TL_BLOCK_TABLE) rs = tl_rtable_render(bl->table, TL_FMT_TEXT, &tb);
-      if (!rs && bl->kind == TL_BLOCK_TEXT) rs = tl_buf_printf(&tb, "%s\n", bl->text);
-    }
-  if (rs) fprintf(out, "\n(the summary's tables: %s; `tally report` prints them from the file)\n", tl_strerror(rs));
-  else fputs(tb.data ? tb.data : "", out);
-  tl_buf_release(&tb);
-  tl_doc_free(doc);
+  tl_doc_summary_print(doc, doc ? tl_mtb_report(tables, n, doc) : TL_ENOMEM, out); /* the report's blocks */
 }
 
 const tl_bench_vt tl_bench_mtbench101 = {

@@ -279,20 +279,7 @@ static void se_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint
   /* the tables of the report (se_report.c), rendered as text: the summary and `tally report`
    * are one code path */
   struct tl_doc *doc = tl_doc_new("");
-  tl_status rs = doc ? tl_se_report(tables, n, doc) : TL_ENOMEM;
-  tl_buf tb;
-  tl_buf_init(&tb);
-  for (int k = 0; !rs && k < doc->nsec; k++)
-    for (int i = 0; !rs && i < doc->secs[k].nblocks; i++) {
-      const tl_block *bl = &doc->secs[k].blocks[i];
-      if (bl->kind != TL_BLOCK_TABLE) continue;
-      rs = tl_buf_puts(&tb, "\n");
-      if (!rs) rs = tl_rtable_render(bl->table, TL_FMT_TEXT, &tb);
-    }
-  if (rs) fprintf(out, "\n(the summary's tables: %s; `tally report` prints them from the file)\n", tl_strerror(rs));
-  else fputs(tb.data, out);
-  tl_buf_release(&tb);
-  tl_doc_free(doc);
+  tl_doc_summary_print(doc, doc ? tl_se_report(tables, n, doc) : TL_ENOMEM, out);
   int64_t st[TL_PS__COUNT];
   tl_se_status_totals(acc[0], ncfgs, nm, 0, st);
   fprintf(out, "\n%s parse statuses:", tl_se_mode_name(b->modes[0]));
