@@ -1828,7 +1828,7 @@ int tl_boot_cells_suff(const uint32_t *xl, const uint32_t *yl, const int32_t *cw
   if (!wy || !by || !fen || !pw || !py) goto done;
   for (uint32_t k = 0; k < nc; k++) wy[yl[k]] += cw[k];
   suff_y_part(wy, Ly, by, out);
-  if (impl != TL_BOOT_IMPL_AVX2) {
+  if (impl != TL_BOOT_IMPL_AVX2 && impl != TL_BOOT_IMPL_AVX2_GEN) {
     suff_x_part(&c, cw, by, fen, out);
     rc = 0;
     goto done;
