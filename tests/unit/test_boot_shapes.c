@@ -4,7 +4,8 @@
  *  - test_gen_sweep: random cell tables (ties in x across human levels, 1 to 8 human levels,
  *    weights past 255 as the spill carries them) through tl_boot_cells_suff(AVX2_GEN);
  *  - test_study_shapes: table-driven studies (clipped soft score with heavy 0/1 cells, sparse
- *    ties, all discrete, 5 and 8 human levels, a cell drawn thousands of times): every value of
+ *    ties, all discrete with and without the joint table, 2 to 12 human levels, a cell drawn
+ *    thousands of times): every value of
  *    tl_study_resamples equals tl_suff_reference on tl_boot_counts' weights, with the fast paths
  *    on and off. */
 #define _POSIX_C_SOURCE 200809L
@@ -86,7 +87,7 @@ static void test_gen_sweep(void **state) {
 }
 
 /* One column of a study shape. */
-enum { COL_CONT, COL_CLIP, COL_SPARSE, COL_DISC, COL_HEAVY };
+enum { COL_CONT, COL_CLIP, COL_SPARSE, COL_DISC, COL_DISC40, COL_HEAVY };
 static void column(double *v, const double *h, uint32_t n, int kind, uint64_t *st) {
   for (uint32_t i = 0; i < n; i++) {
     const double z = h[i] + 0.6 * (rnd01(st) + rnd01(st) + rnd01(st) - 1.5);
@@ -95,6 +96,7 @@ static void column(double *v, const double *h, uint32_t n, int kind, uint64_t *s
       case COL_CLIP: v[i] = z < 0 ? 0 : z > 1 ? 1 : z; break;        /* heavy 0 and 1 cells */
       case COL_SPARSE: v[i] = i % 50 == 7 ? v[i - 3] : z; break;      /* ties of 2 across levels */
       case COL_DISC: v[i] = floor(z * 4); break;                      /* a few levels */
+      case COL_DISC40: v[i] = floor(z * 40); break;                   /* ~100 levels */
       default: v[i] = i % 2 ? 0.5 : z; break;                         /* one cell of n/2 items */
     }
   }
@@ -113,7 +115,8 @@ static void test_study_shapes(void **state) {
            {"h8", 3000, 8, {COL_CLIP, COL_CONT, COL_DISC}},
            {"heavy", 3000, 4, {COL_HEAVY, COL_CLIP, COL_CONT}},
            {"h2", 2500, 2, {COL_CLIP, COL_SPARSE, COL_HEAVY}},
-           {"h12", 2500, 12, {COL_CLIP, COL_CONT, COL_DISC}}};
+           {"h12", 2500, 12, {COL_CLIP, COL_CONT, COL_DISC}},
+           {"discrete, joint table too large: own tables", 12000, 3, {COL_DISC40, COL_DISC40, COL_DISC40}}};
   const uint64_t B = 6;
   uint64_t st = 3;
   for (size_t t = 0; t < sizeof T / sizeof *T; t++) {

@@ -576,7 +576,8 @@ static inline int64_t sum_sq_ranks(int64_t N, int64_t s3) {
 }
 
 typedef struct {
-  int64_t SA[GEN_MAX_LY], dis, S2, S3, nz;
+  int64_t SA[GEN_MAX_LY], sab0, dis, S2, S3, nz; /* sab0: sum b_y W (2C + W + 1) where the pass
+                                                    weighs by b itself (SA then 0) */
 } gen_sums;
 
 /* The multi-cell x groups of a cell table: grp[2 g], grp[2 g + 1] = first and one-past-last cell
@@ -625,7 +626,7 @@ static void gen_finish(gen_sums *g, const uint8_t *w8, const uint16_t *hi, const
     S3x += Wg * Wg * Wg - s3;
     mx += (Wg > 0) - nzg;
   }
-  int64_t sab = 0;
+  int64_t sab = g->sab0;
   for (uint32_t l = 0; l < Ly; l++) sab += by[l] * g->SA[l];
   o->sab = sab;
   o->saa = sum_sq_ranks(N, S3x);
@@ -657,13 +658,18 @@ AVX2_INLINE int64_t hsum64_avx2(__m256i v) {
 }
 
 /* The pass (see above) over ncp cells (a multiple of 8; padding cells have weight 0): w8 the low
- * bytes of the weights, hi their high parts (NULL: none wrapped), y the y levels (< LY). Lanes
- * stay exact: weights and prefix sums <= N < 2^31 in int32, 2C + W + 1 < 2^32, products by
- * mul_epu32 into int64 lanes, w^2 <= 255^2. HI and LY are constants in each instance. */
-AVX2_INLINE void gen_pass_avx2(const uint8_t *w8, const uint16_t *hi, const uint8_t *y, uint32_t ncp,
-                               uint32_t LY, int HI, gen_sums *o) {
+ * bytes of the weights, hi their high parts (NULL: none wrapped), y the y levels (< LY), by32 the
+ * doubled y ranks (< 2N + 2 <= 2^21; [8], 0 past LY). With BT the pass accumulates sab0 = sum
+ * (W b_y) (2C + W + 1) itself (one product instead of LY), which needs W b_y < 2^32 in int32:
+ * true without HI (W <= 255, b < 2^21) and with HI when N (2N + 1) < 2^32; else (BT = 0) it keeps
+ * SA per level. Lanes stay exact: weights and prefix sums <= N < 2^31 in int32, 2C + W + 1 <
+ * 2^32, products by mul_epu32 into int64 lanes, w^2 <= 255^2. HI, BT and LY are constants in
+ * each instance. */
+AVX2_INLINE void gen_pass_avx2(const uint8_t *w8, const uint16_t *hi, const uint8_t *y, const int32_t *by32,
+                               uint32_t ncp, uint32_t LY, int HI, int BT, gen_sums *o) {
   const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1), last = _mm256_set1_epi32(7);
-  __m256i carry[GEN_MAX_LY], sa[GEN_MAX_LY], cC = zero, dis = zero, s2 = zero, s3 = zero, nzv = zero;
+  const __m256i byv = _mm256_loadu_si256((const __m256i *)by32);
+  __m256i carry[GEN_MAX_LY], sa[GEN_MAX_LY], cC = zero, dis = zero, s2 = zero, s3 = zero, nzv = zero, sabv = zero;
 #pragma GCC unroll 8
   for (uint32_t l = 0; l < GEN_MAX_LY; l++) carry[l] = sa[l] = zero;
   for (uint32_t q = 0; q < ncp; q += 8) {
@@ -676,10 +682,11 @@ AVX2_INLINE void gen_pass_avx2(const uint8_t *w8, const uint16_t *hi, const uint
     cC = _mm256_add_epi32(cC, _mm256_permutevar8x32_epi32(pc, last));
     const __m256i A = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(C, C), W), one);
     __m256i G = zero;
+    if (BT) sabv = _mm256_add_epi64(sabv, mul64_avx2(_mm256_mullo_epi32(W, _mm256_permutevar8x32_epi32(byv, yv)), A));
 #pragma GCC unroll 8
     for (uint32_t l = 0; l < LY; l++) {
       const __m256i wl = _mm256_and_si256(W, _mm256_cmpeq_epi32(yv, _mm256_set1_epi32((int)l)));
-      sa[l] = _mm256_add_epi64(sa[l], mul64_avx2(wl, A));
+      if (!BT) sa[l] = _mm256_add_epi64(sa[l], mul64_avx2(wl, A));
       if (l == 0) continue;
       const __m256i p = prefix8_avx2(wl);
       const __m256i E = _mm256_add_epi32(_mm256_sub_epi32(p, wl), carry[l]);
@@ -696,7 +703,8 @@ AVX2_INLINE void gen_pass_avx2(const uint8_t *w8, const uint16_t *hi, const uint
   _mm256_storeu_si256((__m256i *)nzl, nzv);
   o->nz = 0;
   for (int l = 0; l < 8; l++) o->nz += nzl[l];
-  for (uint32_t l = 0; l < GEN_MAX_LY; l++) o->SA[l] = l < LY ? hsum64_avx2(sa[l]) : 0;
+  for (uint32_t l = 0; l < GEN_MAX_LY; l++) o->SA[l] = !BT && l < LY ? hsum64_avx2(sa[l]) : 0;
+  o->sab0 = BT ? hsum64_avx2(sabv) : 0;
   o->dis = hsum64_avx2(dis);
   o->S2 = hsum64_avx2(s2);
   o->S3 = hsum64_avx2(s3);
@@ -704,9 +712,10 @@ AVX2_INLINE void gen_pass_avx2(const uint8_t *w8, const uint16_t *hi, const uint
 
 #define GEN_LY(L)                                                                                   \
   AVX2_FN static void gen_pass_ly##L(const uint8_t *w8, const uint16_t *hi, const uint8_t *y,       \
-                                     uint32_t ncp, gen_sums *o) {                                   \
-    if (hi) gen_pass_avx2(w8, hi, y, ncp, L, 1, o);                                                 \
-    else gen_pass_avx2(w8, NULL, y, ncp, L, 0, o);                                                  \
+                                     const int32_t *by32, uint32_t ncp, int bt, gen_sums *o) {      \
+    if (!hi) gen_pass_avx2(w8, NULL, y, by32, ncp, L, 0, 1, o);                                     \
+    else if (bt) gen_pass_avx2(w8, hi, y, by32, ncp, L, 1, 1, o);                                   \
+    else gen_pass_avx2(w8, hi, y, by32, ncp, L, 1, 0, o);                                           \
   }
 GEN_LY(1)
 GEN_LY(2)
@@ -728,10 +737,13 @@ static int suff_x_gen(const uint8_t *w8, const uint16_t *hi, const uint8_t *y, c
                       uint32_t Ly, const int64_t *by, int64_t N, tl_suff *o) {
 #ifdef BOOT_X86
   if (N >= ((int64_t)1 << 31) || Ly < 1 || Ly > GEN_MAX_LY) return 0;
-  static void (*const pass[GEN_MAX_LY])(const uint8_t *, const uint16_t *, const uint8_t *, uint32_t, gen_sums *) = {
+  static void (*const pass[GEN_MAX_LY])(const uint8_t *, const uint16_t *, const uint8_t *, const int32_t *,
+                                        uint32_t, int, gen_sums *) = {
       gen_pass_ly1, gen_pass_ly2, gen_pass_ly3, gen_pass_ly4, gen_pass_ly5, gen_pass_ly6, gen_pass_ly7, gen_pass_ly8};
   gen_sums g;
-  pass[Ly - 1](w8, nwrap ? hi : NULL, y, ncp, &g);
+  int32_t by32[8] = {0};
+  for (uint32_t l = 0; l < Ly; l++) by32[l] = (int32_t)by[l];
+  pass[Ly - 1](w8, nwrap ? hi : NULL, y, by32, ncp, N * (2 * N + 1) < ((int64_t)1 << 32), &g);
   gen_finish(&g, w8, nwrap ? hi : NULL, yl, grp, ng, wrap, nwrap, Ly, by, N, o);
   return 1;
 #else
@@ -891,7 +903,8 @@ const char *tl_stat_name(tl_stat s) {
  *    over a wide metric it does not need.
  * Every path produces the same integer cell weights, so the values never depend on the layout. */
 #define STUDY_SMALL 1024u  /* cells of a metric counted in int32 (and in the joint table) */
-#define STUDY_JOINT 4096u  /* joint cells at most (16 KiB of int32 counts) */
+#define STUDY_JOINT 8192u  /* joint cells at most (32 KiB of int32 counts: four discrete metrics
+                              of 5, 101, 3 and 2 levels against 3 human levels make ~4,900) */
 
 struct tl_study {
   uint32_t n;
@@ -1311,6 +1324,8 @@ static __attribute__((noinline, cold)) void spill(study_ws *w, uint32_t q) {
       case 0 * 8 + 2: COUNT_CASE(T, 0, 2) break;                                      \
       case 2 * 8 + 0: COUNT_CASE(T, 2, 0) break;                                      \
       case 2 * 8 + 1: COUNT_CASE(T, 2, 1) break;                                      \
+      case 3 * 8 + 0: COUNT_CASE(T, 3, 0) break;                                      \
+      case 4 * 8 + 0: COUNT_CASE(T, 4, 0) break;                                      \
       default: {                                                                      \
         const int A = s->RA, B = s->RB;                                               \
         COUNT_CASE(T, A, B)                                                           \
