@@ -8,6 +8,11 @@
  *   (metric level, human level) cells (int32, zeroed per resample).
  * It computes no statistic: every correct study needs at least these draws and, per metric, the
  * weights of its cells (the data of every rank statistic of the resample).
+ * The FUSED floor is tighter: the same draws and ONE counting pass for all metrics (per item one
+ * record of its M cell positions in one uint8 table, item-major, as tally counts), no statistic;
+ * its counts may wrap (it keeps no spill): the least work a fused count can be.
+ * Both are printed with tally's ratio to each. Last, the B x K values of tally's fast paths are
+ * compared bit for bit with those of its scalar Fenwick sweep (tl_study_set_simd off).
  *
  * Against it, in the same process and with the same clock: tally's tl_study_resamples over the
  * same table (all B resamples, Spearman + Kendall tau-b). Each is run REPS times, alternating
@@ -122,6 +127,24 @@ static uint64_t count_pass(const uint32_t *cl, const uint16_t *cl16, uint32_t nc
   return (uint64_t)cnt[r % nc];
 }
 
+/* The fused floor's counting pass: per drawn item its record of M positions (uint16 when the
+ * table has at most 65,536 cells, else uint32) in one uint8 table (counts may wrap). */
+static uint64_t fused_pass(const uint32_t *rec, const uint16_t *rec16, int M, const uint32_t *idx, uint32_t n,
+                           uint8_t *cnt8, uint32_t tot, uint64_t r) {
+  memset(cnt8, 0, tot);
+  if (rec16)
+    for (uint32_t j = 0; j < n; j++) {
+      const uint16_t *p = rec16 + (size_t)M * idx[j];
+      for (int k = 0; k < M; k++) cnt8[p[k]]++;
+    }
+  else
+    for (uint32_t j = 0; j < n; j++) {
+      const uint32_t *p = rec + (size_t)M * idx[j];
+      for (int k = 0; k < M; k++) cnt8[p[k]]++;
+    }
+  return cnt8[r % tot];
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: boot_floor TABLE.csv HUMAN M1,M2,... [B=5000] [REPS=5] [SEED=1]\n");
@@ -161,6 +184,15 @@ int main(int argc, char **argv) {
     free(map);
   }
   uint32_t *idx = malloc((size_t)n * sizeof *idx);
+  /* the fused floor's records and table */
+  uint32_t tot = 0, *rec = malloc((size_t)n * M * sizeof *rec);
+  for (int k = 0; k < M; k++) {
+    for (uint32_t i = 0; i < n; i++) rec[(size_t)i * M + k] = tot + cell[k][i];
+    tot += ncell[k];
+  }
+  uint16_t *rec16 = tot <= 65536 ? malloc((size_t)n * M * sizeof *rec16) : NULL;
+  for (size_t q = 0; rec16 && q < (size_t)n * M; q++) rec16[q] = (uint16_t)rec[q];
+  uint8_t *f8 = calloc(tot + 1, 1);
   int32_t *cnt[64];
   int32_t *sub = malloc(SUB * SUBPAD * sizeof *sub);
   uint8_t *c8[64];
@@ -186,6 +218,7 @@ int main(int argc, char **argv) {
 
   double *t_floor = malloc(sizeof(double) * reps), *t_draw = malloc(sizeof(double) * reps);
   double *t_tally = malloc(sizeof(double) * reps), *t_scalar = malloc(sizeof(double) * reps);
+  double *t_fused = malloc(sizeof(double) * reps);
   uint64_t check = 0;
   double *t_pass = calloc((size_t)reps * M, sizeof *t_pass); /* [rep][metric] */
   const int simd = tl_boot_have_avx2();
@@ -214,6 +247,13 @@ int main(int argc, char **argv) {
       }
     }
     t_floor[rep] = cpu_s() - c0;
+    /* the fused floor: draws + one counting pass for all metrics */
+    c0 = cpu_s();
+    for (uint64_t r = 0; r < B; r++) {
+      tl_boot_draw_range(seed, r, n, 0, 0, n, idx, TL_BOOT_IMPL_AUTO);
+      check += fused_pass(rec, rec16, M, idx, n, f8, tot, r);
+    }
+    t_fused[rep] = cpu_s() - c0;
     /* tally */
     c0 = cpu_s();
     if (tl_study_resamples(s, 0, B, vals) != TL_OK) return 1;
@@ -235,10 +275,25 @@ int main(int argc, char **argv) {
     printf(" %.3f", pk);
   }
   printf(" s\n");
+  const double ff = minv(t_fused, reps);
+  printf("  fused floor (draws + one counting pass for all metrics) %.3f s (%.3f)\n", ff, median(t_fused, reps));
   printf("  tally tl_study_resamples %.3f s (%.3f)\n", ta, median(t_tally, reps));
+  printf("  tally / fused floor = %.2f (medians: %.2f)\n", ta / ff, median(t_tally, reps) / median(t_fused, reps));
   printf("  tally / floor = %.2f (medians: %.2f)\n", ta / fl, median(t_tally, reps) / median(t_floor, reps));
-  printf("floor_s=%.4f tally_resample_s=%.4f draws_s=%.4f ratio=%.3f check=%llu\n", fl, ta, dr, ta / fl,
+  /* the values of the fast paths against the scalar Fenwick sweep (the reference path of the
+   * engine, tl_study_set_simd off), every one of the B x K values, bit for bit */
+  double *ref = malloc(B * (size_t)M * 2 * sizeof *ref);
+  tl_study_set_simd(s, 0);
+  if (!ref || tl_study_resamples(s, 0, B, ref) != TL_OK) return 1;
+  tl_study_set_simd(s, 1);
+  if (tl_study_resamples(s, 0, B, vals) != TL_OK) return 1;
+  size_t ndiff = 0;
+  for (size_t q = 0; q < B * (size_t)M * 2; q++) ndiff += memcmp(&vals[q], &ref[q], sizeof *vals) != 0;
+  free(ref);
+  printf("floor_s=%.4f tally_resample_s=%.4f draws_s=%.4f ratio=%.3f fused_s=%.4f check=%llu\n", fl, ta, dr, ta / fl, ff,
          (unsigned long long)(check & 0xff));
+  if (ndiff) printf("values: %zu of %zu DIFFER from the scalar sweep\n", ndiff, B * (size_t)M * 2);
+  else printf("values: identical to the scalar sweep (%zu)\n", B * (size_t)M * 2);
   free(t_pass);
   tl_study_free(s);
   tl_dense_release(&dh);
@@ -258,5 +313,9 @@ int main(int argc, char **argv) {
   free(t_draw);
   free(t_tally);
   free(t_scalar);
+  free(t_fused);
+  free(rec);
+  free(rec16);
+  free(f8);
   return 0;
 }

@@ -14,8 +14,9 @@
  * The per-resample arithmetic (Philox index, the exact sweep, the statistic expressions) lives in
  * tally/boot_kernel.h as TL_HD inline functions compiled by both the C compiler and nvcc. The CPU
  * study path computes the same integers faster (AVX2 Philox chosen at run time, one counting pass
- * for all metrics, a one-pass sweep for continuous metrics, the BCa jackknife in closed form; see
- * src/core/boot.c and docs/STATISTICS.md), so every value is bit-identical to the kernels'. */
+ * for all metrics, a one-pass sweep for wide metrics: any ties, up to 8 human levels; the BCa
+ * jackknife in closed form; see src/core/boot.c and docs/STATISTICS.md), so every value is
+ * bit-identical to the kernels'. */
 #ifndef TALLY_BOOT_H
 #define TALLY_BOOT_H
 

@@ -7,8 +7,9 @@
  *   - tl_suff_fast: cell weights from item weights (one O(n) pass), then the cell sweep;
  *   - a study: a resample's n draws are counted in ONE pass into the cell tables of all metrics
  *     (small metrics through a joint table over the small metrics only, wide ones in uint8), the
- *     human marginal and the y half of tl_suff are shared, and a metric with one cell per x level
- *     (a continuous score) is swept in one AVX2 pass (suff_x_distinct): O(n + cells) per resample;
+ *     human marginal and the y half of tl_suff are shared, and a wide metric (a continuous or
+ *     clipped score, any ties, up to 8 human levels) is swept in one AVX2 pass (suff_x_gen):
+ *     O(n + cells) per resample;
  *   - the jackknife: leaving item i out only decrements the weight of its cell, so items of one
  *     cell share one value, and all cells' values come from one sweep in closed form
  *     (jack_suff_closed);
@@ -542,6 +543,30 @@ static void suff_from_cells(const cells *c, const int32_t *cw, cell_scratch *sc,
   suff_x_part(c, cw, sc->by, sc->fen, o);
 }
 
+/* ---- the fused one-pass sweep of a wide metric (any ties, up to GEN_MAX_LY human levels) ----
+ *
+ * The cells of a metric, sorted by (x level, y level), are swept once, 8 at a time, as if each
+ * cell were its own x level ("virtual groups"); the few true x groups that hold several cells
+ * (a value shared by several human levels: the 0.0 and 1.0 of a clipped score, a sparse tie)
+ * are then corrected exactly in scalar code. With W the cell weight, C the weight of the cells
+ * before it (exclusive prefix) and y its human level, the pass accumulates
+ *   SA[l] = sum over level-l cells of W (2C + W + 1)   (doubled x ranks under virtual groups)
+ *   dis   = sum W G,  G = weight of earlier cells with a higher y level
+ *   S2, S3 = sum w^2, sum w^3 of the low bytes w of the weights, nz = cells with W > 0.
+ * dis is already exact: within a true x group the cells ascend in y, so no pair tied in x is
+ * counted, and every pair with x_i < x_j, y_i > y_j is (scipy _kendall_dis). For a true group g
+ * with cells c (weights W_c, E_c = weight of the group's cells before c, Wg = sum W_c) the doubled
+ * x rank of its items is 2 C_g + Wg + 1 instead of 2 (C_g + E_c) + W_c + 1, so
+ *   SA[y_c] += W_c (Wg - 2 E_c - W_c),   S3x = S3 + Wg^3 - sum W_c^3,   S2x = S2 + Wg^2 - sum W_c^2,
+ *   mx = nz - #(nonzero cells of g) + (Wg > 0),
+ * and then (the formulas of suff_x_part, summed in closed form):
+ *   sab = sum_l b_l SA[l];  saa = sum_sq_ranks(N, S3x);  xtie = (S2x - N) / 2;  ntie = (S2 - N) / 2.
+ * A weight that wrapped its uint8 count (256 or more draws of one cell) arrives as w + 256 h
+ * (h from the spill counter, see count_pass): the pass reads h where the metric has a wrapped
+ * cell, and S2, S3 get W^2 - w^2, W^3 - w^3 for each wrapped cell. All integers: equal to
+ * suff_x_part's (test_gen_sweep, test_study_shapes). */
+#define GEN_MAX_LY 8u
+
 /* sum of the doubled ranks squared of N items whose tie groups have sum W^3 = s3 (sum W = N):
  * the untied sum 4 (1^2 + ... + N^2) = 4 N (N+1) (2N+1) / 6 less (W^3 - W) / 3 per group, the
  * 4 x the squared deviations of positions C+1..C+W from their mean (W (W^2-1) / 12 each).
@@ -550,36 +575,65 @@ static inline int64_t sum_sq_ranks(int64_t N, int64_t s3) {
   return 4 * (N * (N + 1) * (2 * N + 1) / 6) - (s3 - N) / 3;
 }
 
-/* The x half of tl_suff for a metric whose x levels each form ONE cell (no two items with the
- * same metric value have different human levels; e.g. a continuous metric), from order-free
- * sums and the pair counts D[hi][lo] = #{(i, j): y_i = hi > lo = y_j, x_i < x_j} (pairs with the
- * higher human level first in x: discordant pairs). With W_l the y-level weights, S2 = sum W^2
- * and S3 = sum W^3 over cells and nz the nonzero cells:
- *   saa = sum_sq_ranks(N, S3);  xtie = ntie = (S2 - N) / 2;  mx = nz;  dis = sum D;
- *   sab = sum_l b_l SA_l, SA_l = sum of the doubled x ranks of the level-l items
- *       = 2 sum_{c in l} W_c cum_c + sum_{c in l} W_c (W_c + 1), where sum_{c in l} W_c cum_c
- *         = sum_l' #{pairs: level l' item before a level-l item in x}: (W_l^2 - S2_l) / 2 for
- *         l' = l, D[l'][l] for l' > l, W_l' W_l - D[l][l'] for l' < l (one cell per x level:
- *         items of different levels never tie in x). S2_l cancels:
- *       SA_l = W_l^2 + W_l + 2 sum_{hi > l} D[hi][l] + 2 sum_{lo < l} (W_lo W_l - D[l][lo]).
- * All integers, so equal to suff_x_part's (tested). */
-static void suff_distinct_finish(uint32_t Ly, const int64_t *wy, const int64_t *by, int64_t N,
-                                 int64_t D[4][4], int64_t S2, int64_t S3, int64_t nz, tl_suff *o) {
-  int64_t dis = 0, sab = 0;
-  for (uint32_t l = 0; l < Ly; l++) {
-    int64_t SA = wy[l] * wy[l] + wy[l];
-    for (uint32_t hi = l + 1; hi < Ly; hi++) SA += 2 * D[hi][l];
-    for (uint32_t lo = 0; lo < l; lo++) {
-      SA += 2 * (wy[lo] * wy[l] - D[l][lo]);
-      dis += D[l][lo];
+typedef struct {
+  int64_t SA[GEN_MAX_LY], sab0, dis, S2, S3, nz; /* sab0: sum b_y W (2C + W + 1) where the pass
+                                                    weighs by b itself (SA then 0) */
+} gen_sums;
+
+/* The multi-cell x groups of a cell table: grp[2 g], grp[2 g + 1] = first and one-past-last cell
+ * of group g (only groups of 2 or more cells). Returns the count; grp NULL: count only. */
+static uint32_t gen_groups(const cells *c, uint32_t *grp) {
+  uint32_t ng = 0;
+  for (uint32_t k = 0; k < c->ncells;) {
+    uint32_t k1 = k + 1;
+    while (k1 < c->ncells && c->xl[k1] == c->xl[k]) k1++;
+    if (k1 - k > 1) {
+      if (grp) {
+        grp[2 * ng] = k;
+        grp[2 * ng + 1] = k1;
+      }
+      ng++;
     }
-    sab += by[l] * SA;
+    k = k1;
   }
+  return ng;
+}
+
+/* The x half of tl_suff from the pass sums g, corrected for the multi-cell groups grp[ng] and the
+ * wrapped cells wrap[nwrap] (cell indices into w8 / hi, each with hi > 0). w8, hi: the cell
+ * weights W = w8 + 256 hi (hi NULL: all 0); yl: the cells' y levels; by: doubled y ranks. */
+static void gen_finish(gen_sums *g, const uint8_t *w8, const uint16_t *hi, const uint32_t *yl,
+                       const uint32_t *grp, uint32_t ng, const uint32_t *wrap, uint32_t nwrap,
+                       uint32_t Ly, const int64_t *by, int64_t N, tl_suff *o) {
+  for (uint32_t t = 0; t < nwrap; t++) {
+    const int64_t w = w8[wrap[t]], W = w + 256 * (int64_t)hi[wrap[t]];
+    g->S2 += W * W - w * w;
+    g->S3 += W * W * W - w * w * w;
+  }
+  int64_t S2x = g->S2, S3x = g->S3, mx = g->nz;
+  for (uint32_t t = 0; t < ng; t++) {
+    int64_t Wg = 0, E = 0, s2 = 0, s3 = 0, nzg = 0;
+    for (uint32_t q = grp[2 * t]; q < grp[2 * t + 1]; q++) Wg += w8[q] + 256 * (int64_t)(hi ? hi[q] : 0);
+    for (uint32_t q = grp[2 * t]; q < grp[2 * t + 1]; q++) {
+      const int64_t W = w8[q] + 256 * (int64_t)(hi ? hi[q] : 0);
+      g->SA[yl[q]] += W * (Wg - 2 * E - W);
+      E += W;
+      s2 += W * W;
+      s3 += W * W * W;
+      nzg += W > 0;
+    }
+    S2x += Wg * Wg - s2;
+    S3x += Wg * Wg * Wg - s3;
+    mx += (Wg > 0) - nzg;
+  }
+  int64_t sab = g->sab0;
+  for (uint32_t l = 0; l < Ly; l++) sab += by[l] * g->SA[l];
   o->sab = sab;
-  o->saa = sum_sq_ranks(N, S3);
-  o->xtie = o->ntie = (S2 - N) / 2;
-  o->dis = dis;
-  o->mx = nz;
+  o->saa = sum_sq_ranks(N, S3x);
+  o->xtie = (S2x - N) / 2;
+  o->ntie = (g->S2 - N) / 2;
+  o->dis = g->dis;
+  o->mx = mx;
 }
 
 #ifdef BOOT_X86
@@ -603,85 +657,102 @@ AVX2_INLINE int64_t hsum64_avx2(__m256i v) {
   return t[0] + t[1] + t[2] + t[3];
 }
 
-/* One pass over the cells (8 at a time) of a one-cell-per-x-level metric with LY <= 4 human
- * levels: the pair counts D[hi][lo] (for each lane of level lo, its weight times the exclusive
- * prefix sum of the level-hi weights), S2, S3 and nz of suff_distinct_finish. cw (uint8 weights:
- * the study counts wide tables in bytes) and y are padded to a multiple of 8 cells (weight 0).
- * Lanes stay exact: weights <= 255, prefix sums <= N < 2^31 (int32), products and sums in
- * int64 lanes (mul_epu32). */
-AVX2_INLINE void distinct_pass_avx2(const uint8_t *cw, const uint8_t *y, uint32_t ncp, uint32_t LY,
-                                    int64_t D[4][4], int64_t *S2, int64_t *S3, int64_t *nz) {
-  __m256i carry[4], acc[4][4], s2 = _mm256_setzero_si256(), s3 = s2, nzv = s2;
-  const __m256i zero = s2;
-#pragma GCC unroll 4
-  for (uint32_t l = 0; l < 4; l++) {
-    carry[l] = zero;
-#pragma GCC unroll 4
-    for (uint32_t m = 0; m < 4; m++) acc[l][m] = zero;
-  }
+/* The pass (see above) over ncp cells (a multiple of 8; padding cells have weight 0): w8 the low
+ * bytes of the weights, hi their high parts (NULL: none wrapped), y the y levels (< LY), by32 the
+ * doubled y ranks (< 2N + 2 <= 2^21; [8], 0 past LY). With BT the pass accumulates sab0 = sum
+ * (W b_y) (2C + W + 1) itself (one product instead of LY), which needs W b_y < 2^32 in int32:
+ * true without HI (W <= 255, b < 2^21) and with HI when N (2N + 1) < 2^32; else (BT = 0) it keeps
+ * SA per level. Lanes stay exact: weights and prefix sums <= N < 2^31 in int32, 2C + W + 1 <
+ * 2^32, products by mul_epu32 into int64 lanes, w^2 <= 255^2. HI, BT and LY are constants in
+ * each instance. */
+AVX2_INLINE void gen_pass_avx2(const uint8_t *w8, const uint16_t *hi, const uint8_t *y, const int32_t *by32,
+                               uint32_t ncp, uint32_t LY, int HI, int BT, gen_sums *o) {
+  const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1), last = _mm256_set1_epi32(7);
+  const __m256i byv = _mm256_loadu_si256((const __m256i *)by32);
+  __m256i carry[GEN_MAX_LY], sa[GEN_MAX_LY], cC = zero, dis = zero, s2 = zero, s3 = zero, nzv = zero, sabv = zero;
+#pragma GCC unroll 8
+  for (uint32_t l = 0; l < GEN_MAX_LY; l++) carry[l] = sa[l] = zero;
   for (uint32_t q = 0; q < ncp; q += 8) {
-    __m256i W = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(cw + q)));
-    __m256i yv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(y + q)));
-    __m256i w[4], E[4];
-#pragma GCC unroll 4
-    for (uint32_t l = 0; l < LY; l++) w[l] = _mm256_and_si256(W, _mm256_cmpeq_epi32(yv, _mm256_set1_epi32((int)l)));
-#pragma GCC unroll 4
-    for (uint32_t l = 1; l < LY; l++) {
-      __m256i p = prefix8_avx2(w[l]);
-      E[l] = _mm256_add_epi32(_mm256_sub_epi32(p, w[l]), carry[l]);
-      carry[l] = _mm256_add_epi32(carry[l], _mm256_permutevar8x32_epi32(p, _mm256_set1_epi32(7)));
+    const __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(w8 + q)));
+    __m256i W = lo;
+    if (HI) W = _mm256_add_epi32(lo, _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(hi + q))), 8));
+    const __m256i yv = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(y + q)));
+    const __m256i pc = prefix8_avx2(W);
+    const __m256i C = _mm256_add_epi32(_mm256_sub_epi32(pc, W), cC);
+    cC = _mm256_add_epi32(cC, _mm256_permutevar8x32_epi32(pc, last));
+    const __m256i A = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(C, C), W), one);
+    __m256i G = zero;
+    if (BT) sabv = _mm256_add_epi64(sabv, mul64_avx2(_mm256_mullo_epi32(W, _mm256_permutevar8x32_epi32(byv, yv)), A));
+#pragma GCC unroll 8
+    for (uint32_t l = 0; l < LY; l++) {
+      const __m256i wl = _mm256_and_si256(W, _mm256_cmpeq_epi32(yv, _mm256_set1_epi32((int)l)));
+      if (!BT) sa[l] = _mm256_add_epi64(sa[l], mul64_avx2(wl, A));
+      if (l == 0) continue;
+      const __m256i p = prefix8_avx2(wl);
+      const __m256i E = _mm256_add_epi32(_mm256_sub_epi32(p, wl), carry[l]);
+      carry[l] = _mm256_add_epi32(carry[l], _mm256_permutevar8x32_epi32(p, last));
+      G = _mm256_add_epi32(G, _mm256_and_si256(E, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)l), yv)));
     }
-#pragma GCC unroll 4
-    for (uint32_t hi = 1; hi < LY; hi++)
-#pragma GCC unroll 4
-      for (uint32_t lo = 0; lo < hi; lo++) acc[hi][lo] = _mm256_add_epi64(acc[hi][lo], mul64_avx2(w[lo], E[hi]));
-    __m256i sq = _mm256_mullo_epi32(W, W); /* <= 255^2 */
+    dis = _mm256_add_epi64(dis, mul64_avx2(W, G));
+    const __m256i sq = _mm256_mullo_epi32(lo, lo); /* <= 255^2 */
     s2 = _mm256_add_epi64(s2, _mm256_add_epi64(_mm256_and_si256(sq, _mm256_set1_epi64x(0xffffffff)), _mm256_srli_epi64(sq, 32)));
-    s3 = _mm256_add_epi64(s3, mul64_avx2(sq, W));
+    s3 = _mm256_add_epi64(s3, mul64_avx2(sq, lo));
     nzv = _mm256_sub_epi32(nzv, _mm256_cmpgt_epi32(W, zero));
   }
   int32_t nzl[8];
   _mm256_storeu_si256((__m256i *)nzl, nzv);
-  int64_t nzs = 0;
-  for (int l = 0; l < 8; l++) nzs += nzl[l];
-  for (uint32_t hi = 1; hi < LY; hi++)
-    for (uint32_t lo = 0; lo < hi; lo++) D[hi][lo] = hsum64_avx2(acc[hi][lo]);
-  *S2 = hsum64_avx2(s2);
-  *S3 = hsum64_avx2(s3);
-  *nz = nzs;
+  o->nz = 0;
+  for (int l = 0; l < 8; l++) o->nz += nzl[l];
+  for (uint32_t l = 0; l < GEN_MAX_LY; l++) o->SA[l] = !BT && l < LY ? hsum64_avx2(sa[l]) : 0;
+  o->sab0 = BT ? hsum64_avx2(sabv) : 0;
+  o->dis = hsum64_avx2(dis);
+  o->S2 = hsum64_avx2(s2);
+  o->S3 = hsum64_avx2(s3);
 }
 
-#define DISTINCT_LY(L)                                                                       \
-  AVX2_FN static void distinct_pass_ly##L(const uint8_t *cw, const uint8_t *y, uint32_t ncp,   \
-                                          int64_t D[4][4], int64_t *S2, int64_t *S3,           \
-                                          int64_t *nz) {                                       \
-    distinct_pass_avx2(cw, y, ncp, L, D, S2, S3, nz);                                          \
+#define GEN_LY(L)                                                                                   \
+  AVX2_FN static void gen_pass_ly##L(const uint8_t *w8, const uint16_t *hi, const uint8_t *y,       \
+                                     const int32_t *by32, uint32_t ncp, int bt, gen_sums *o) {      \
+    if (!hi) gen_pass_avx2(w8, NULL, y, by32, ncp, L, 0, 1, o);                                     \
+    else if (bt) gen_pass_avx2(w8, hi, y, by32, ncp, L, 1, 1, o);                                   \
+    else gen_pass_avx2(w8, hi, y, by32, ncp, L, 1, 0, o);                                           \
   }
-DISTINCT_LY(1)
-DISTINCT_LY(2)
-DISTINCT_LY(3)
-DISTINCT_LY(4)
-#undef DISTINCT_LY
+GEN_LY(1)
+GEN_LY(2)
+GEN_LY(3)
+GEN_LY(4)
+GEN_LY(5)
+GEN_LY(6)
+GEN_LY(7)
+GEN_LY(8)
+#undef GEN_LY
 #endif
 
-/* The x half for a one-cell-per-x-level metric with Ly <= 4 (uint8 weights) by the AVX2 pass; 0
- * when it does not apply (no AVX2 build, N >= 2^31), and the caller takes suff_x_part. */
-static int suff_x_distinct(const uint8_t *cw, const uint8_t *y, uint32_t ncp, uint32_t Ly,
-                           const int64_t *wy, const int64_t *by, int64_t N, tl_suff *o) {
+/* The x half of tl_suff of a cell table (cells sorted by (x, y), see above) by the AVX2 pass: w8
+ * and y padded to ncp = a multiple of 8 cells with weight 0; hi NULL or [ncp] (wrap[nwrap] its
+ * nonzero cells); grp[ng] the multi-cell x groups. 0 when it does not apply (no AVX2 build, Ly
+ * outside [1, GEN_MAX_LY], N >= 2^31), and the caller takes suff_x_part. */
+static int suff_x_gen(const uint8_t *w8, const uint16_t *hi, const uint8_t *y, const uint32_t *yl,
+                      uint32_t ncp, const uint32_t *grp, uint32_t ng, const uint32_t *wrap, uint32_t nwrap,
+                      uint32_t Ly, const int64_t *by, int64_t N, tl_suff *o) {
 #ifdef BOOT_X86
-  if (N >= ((int64_t)1 << 31) || Ly < 1 || Ly > 4) return 0;
-  int64_t D[4][4] = {{0}}, S2 = 0, S3 = 0, nz = 0;
-  if (Ly == 1) distinct_pass_ly1(cw, y, ncp, D, &S2, &S3, &nz);
-  else if (Ly == 2) distinct_pass_ly2(cw, y, ncp, D, &S2, &S3, &nz);
-  else if (Ly == 3) distinct_pass_ly3(cw, y, ncp, D, &S2, &S3, &nz);
-  else distinct_pass_ly4(cw, y, ncp, D, &S2, &S3, &nz);
-  suff_distinct_finish(Ly, wy, by, N, D, S2, S3, nz, o);
+  if (N >= ((int64_t)1 << 31) || Ly < 1 || Ly > GEN_MAX_LY) return 0;
+  static void (*const pass[GEN_MAX_LY])(const uint8_t *, const uint16_t *, const uint8_t *, const int32_t *,
+                                        uint32_t, int, gen_sums *) = {
+      gen_pass_ly1, gen_pass_ly2, gen_pass_ly3, gen_pass_ly4, gen_pass_ly5, gen_pass_ly6, gen_pass_ly7, gen_pass_ly8};
+  gen_sums g;
+  int32_t by32[8] = {0};
+  for (uint32_t l = 0; l < Ly; l++) by32[l] = (int32_t)by[l];
+  pass[Ly - 1](w8, nwrap ? hi : NULL, y, by32, ncp, N * (2 * N + 1) < ((int64_t)1 << 32), &g);
+  gen_finish(&g, w8, nwrap ? hi : NULL, yl, grp, ng, wrap, nwrap, Ly, by, N, o);
   return 1;
 #else
-  (void)cw; (void)y; (void)ncp; (void)Ly; (void)wy; (void)by; (void)N; (void)o;
+  (void)w8; (void)hi; (void)y; (void)yl; (void)ncp; (void)grp; (void)ng; (void)wrap; (void)nwrap;
+  (void)Ly; (void)by; (void)N; (void)o;
   return 0;
 #endif
 }
+
 
 /* ---------------------------------------------------------------------------------------------
  * tl_suff: fast path, reference, statistics
@@ -821,15 +892,19 @@ const char *tl_stat_name(tl_stat s) {
  *    about J additions per metric. Otherwise each small metric has its own table. int32 counts.
  *  - WIDE metrics (more cells, e.g. a continuous score) are counted each in its own table of
  *    uint8 counts (a continuous metric's table then fits in the L1 cache next to the others).
- *    A cell drawn 256 times or more wraps; the table then sums to less than n (each wrap loses
- *    256 and nothing adds), which is checked every resample, and that table is recounted in int32.
+ *    A cell drawn 256 times or more wraps to 0 and spills: each wrap adds 1 to a uint16 side
+ *    counter of the cell (study_ws.hi, with a list of the cells that spilled), so every resample
+ *    draws its indices once, whatever the cell sizes. A wide metric with at most GEN_MAX_LY human
+ *    levels is swept by the fused AVX2 pass (suff_x_gen: any ties, corrected per multi-cell x
+ *    group); otherwise, or without AVX2, by the Fenwick sweep.
  *  - rec holds per item the count-array positions of its cells: first the small part (the joint
  *    cell, or one position per small metric) into cnt32, then one per wide metric into cnt8, so a
  *    draw costs one record load and a few increments. No metric is marginalised from a table
  *    over a wide metric it does not need.
  * Every path produces the same integer cell weights, so the values never depend on the layout. */
 #define STUDY_SMALL 1024u  /* cells of a metric counted in int32 (and in the joint table) */
-#define STUDY_JOINT 4096u  /* joint cells at most (16 KiB of int32 counts) */
+#define STUDY_JOINT 8192u  /* joint cells at most (32 KiB of int32 counts: four discrete metrics
+                              of 5, 101, 3 and 2 levels against 3 human levels make ~4,900) */
 
 struct tl_study {
   uint32_t n;
@@ -845,7 +920,10 @@ struct tl_study {
   uint32_t maxcells;
   /* resampling layout */
   uint8_t *wide;     /* [M] 1: counted in uint8 (more than STUDY_SMALL cells) */
-  uint8_t *dist;     /* [M] 1: wide, one cell per x level and <= 4 human levels (AVX2 sweep) */
+  uint8_t *gen;      /* [M] 1: wide with <= GEN_MAX_LY human levels (the fused AVX2 pass) */
+  uint32_t *grp;     /* multi-cell x groups of the gen metrics (gen_groups): metric k's are
+                        grp[2 goff[k] ..), gn[k] of them */
+  uint32_t *goff, *gn; /* [M] */
   uint32_t *pos;     /* [M] small, no joint: offset in cnt32; wide: offset in cnt8 */
   int RA, RB;        /* record entries into cnt32 (1 with the joint table, else #small) / cnt8 */
   int *rmet;         /* [RA + RB] metric of each record entry (-1: the joint table) */
@@ -856,7 +934,7 @@ struct tl_study {
   uint32_t *jord;    /* [M][J] joint cells grouped by the cell of small metric k */
   uint32_t *jrun;    /* [M][maxsmall + 1] run starts in jord[k] per cell of metric k */
   uint32_t jrun_stride;
-  uint8_t *ypad;     /* [C8] human level of each cnt8 cell of a dist metric (0 elsewhere) */
+  uint8_t *ypad;     /* [C8] human level of each cnt8 cell of a gen metric (0 elsewhere) */
   int ysrc;          /* the metric with the fewest cells: the human marginal is summed from it */
   int simd;          /* AVX2 paths (the CPU has AVX2); tl_study_set_simd turns them off */
   /* cluster resampling (tl_study_in.cluster; NULL cl: items resampled) */
@@ -876,7 +954,10 @@ void tl_study_free(tl_study *s) {
   free(s->c);
   free(s->cellid);
   free(s->wide);
-  free(s->dist);
+  free(s->gen);
+  free(s->grp);
+  free(s->goff);
+  free(s->gn);
   free(s->pos);
   free(s->rmet);
   free(s->rec16);
@@ -942,16 +1023,17 @@ static int study_layout(tl_study *s) {
   uint32_t *jid = NULL;
   int rc = -1, nsmall = 0;
   s->wide = calloc((size_t)M, 1);
-  s->dist = calloc((size_t)M, 1);
+  s->gen = calloc((size_t)M, 1);
+  s->goff = calloc((size_t)M, sizeof *s->goff);
+  s->gn = calloc((size_t)M, sizeof *s->gn);
   s->pos = calloc((size_t)M, sizeof *s->pos);
   s->rmet = malloc((size_t)(M + 1) * sizeof *s->rmet);
-  if (!s->wide || !s->dist || !s->pos || !s->rmet) goto done;
+  if (!s->wide || !s->gen || !s->goff || !s->gn || !s->pos || !s->rmet) goto done;
   s->ysrc = 0;
   uint32_t maxsmall = 0;
   for (int k = 0; k < M; k++) {
     s->wide[k] = s->c[k].ncells > STUDY_SMALL;
-    /* one cell per x level: as many cells as x levels */
-    s->dist[k] = s->wide[k] && s->c[k].ncells == s->m[k].nlevels && s->h.nlevels <= 4;
+    s->gen[k] = s->wide[k] && s->h.nlevels <= GEN_MAX_LY;
     if (s->c[k].ncells < s->c[s->ysrc].ncells) s->ysrc = k;
     if (!s->wide[k]) {
       nsmall++;
@@ -988,9 +1070,18 @@ static int study_layout(tl_study *s) {
   s->C8 = (uint32_t)c8;
   s->ypad = calloc((size_t)c8 + 32, 1);
   if (!s->ypad) goto done;
+  uint32_t ngrp = 0;
   for (int k = 0; k < M; k++)
-    if (s->dist[k])
+    if (s->gen[k]) {
       for (uint32_t q = 0; q < s->c[k].ncells; q++) s->ypad[s->pos[k] + q] = (uint8_t)s->c[k].yl[q];
+      s->goff[k] = ngrp;
+      s->gn[k] = gen_groups(&s->c[k], NULL);
+      ngrp += s->gn[k];
+    }
+  s->grp = malloc(((size_t)ngrp + 1) * 2 * sizeof *s->grp);
+  if (!s->grp) goto done;
+  for (int k = 0; k < M; k++)
+    if (s->gen[k]) gen_groups(&s->c[k], s->grp + 2 * (size_t)s->goff[k]);
   /* joint cells grouped by each small metric's cell (a counting sort), with the run starts */
   if (s->J) {
     s->jrun_stride = maxsmall + 1;
@@ -1159,6 +1250,14 @@ typedef struct {
   uint32_t *idx;  /* [STUDY_CHUNK] */
   int32_t *cnt32; /* [C32] */
   uint8_t *cnt8;  /* [C8] */
+  /* the spill of the uint8 counts: a cell drawn 256 times or more wraps its uint8 count to 0,
+   * and each wrap adds 1 to hi[cell] (its true count is cnt8 + 256 hi); the cells whose hi is
+   * nonzero are listed in wrap[0..nwrap) (at most n / 256 of them: each took 256 draws), so that
+   * only they are read and cleared. No resample draws its indices twice. */
+  uint16_t *hi;   /* [C8 + 32], zero outside the listed cells (n <= 10^6: hi < 2^16) */
+  uint32_t *wrap; /* [n / 256 + 1] */
+  uint32_t nwrap;
+  uint32_t *mwrap; /* [n / 256 + 1] one metric's wrapped cells, relative to its table */
   int32_t *w32;   /* [maxcells] one metric's cell weights */
   int64_t *wy, *by, *fen; /* [Ly + 1] */
 } study_ws;
@@ -1167,6 +1266,9 @@ static void study_ws_release(study_ws *w) {
   free(w->idx);
   free(w->cnt32);
   free(w->cnt8);
+  free(w->hi);
+  free(w->wrap);
+  free(w->mwrap);
   free(w->w32);
   free(w->wy);
   free(w->by);
@@ -1175,29 +1277,41 @@ static void study_ws_release(study_ws *w) {
 
 static int study_ws_init(const tl_study *s, study_ws *w) {
   memset(w, 0, sizeof *w);
-  const size_t L = (size_t)s->h.nlevels + 1;
+  const size_t L = (size_t)s->h.nlevels + 1, nw = (size_t)s->n / 256 + 1;
   w->idx = malloc(STUDY_CHUNK * sizeof *w->idx);
   w->cnt32 = calloc((size_t)s->C32 + 1, sizeof *w->cnt32);
   w->cnt8 = calloc((size_t)s->C8 + 32, 1);
+  w->hi = calloc((size_t)s->C8 + 32, sizeof *w->hi);
+  w->wrap = malloc(nw * sizeof *w->wrap);
+  w->mwrap = malloc(nw * sizeof *w->mwrap);
   w->w32 = malloc(((size_t)s->maxcells + 1) * sizeof *w->w32);
   w->wy = malloc(L * sizeof *w->wy);
   w->by = malloc(L * sizeof *w->by);
   w->fen = malloc(L * sizeof *w->fen);
-  if (!w->idx || !w->cnt32 || !w->cnt8 || !w->w32 || !w->wy || !w->by || !w->fen) {
+  if (!w->idx || !w->cnt32 || !w->cnt8 || !w->hi || !w->wrap || !w->mwrap || !w->w32 || !w->wy || !w->by ||
+      !w->fen) {
     study_ws_release(w);
     return -1;
   }
   return 0;
 }
 
+/* A uint8 count that wrapped (it was 255 and is now 0): one more 256 in the spill. Rare (a
+ * cell's 256th, 512th, ... draw), so out of the counting loop's way. */
+static __attribute__((noinline, cold)) void spill(study_ws *w, uint32_t q) {
+  if (w->hi[q]++ == 0) w->wrap[w->nwrap++] = q;
+}
+
 /* The counting pass over the drawn items idx[0..m): per item one record of RA positions in
- * cnt32 and RB in cnt8, each incremented. The common shapes are spelled out so that the record
- * stays in registers; the order of the increments does not matter. */
+ * cnt32 and RB in cnt8, each incremented (a cnt8 count that wraps spills, see study_ws). The
+ * common shapes are spelled out so that the record stays in registers; the order of the
+ * increments does not matter. */
 #define COUNT_CASE(T, A, B)                                                           \
   for (uint32_t j = 0; j < m; j++) {                                                  \
     const T *p = rc + (size_t)((A) + (B)) * idx[j];                                   \
     for (int e = 0; e < (A); e++) c32[p[e]]++;                                        \
-    for (int e = 0; e < (B); e++) c8[p[(A) + e]]++;                                   \
+    for (int e = 0; e < (B); e++)                                                     \
+      if (__builtin_expect(++c8[p[(A) + e]] == 0, 0)) spill(w, p[(A) + e]);           \
   }
 #define COUNT_PASS(T, FIELD)                                                          \
   do {                                                                                \
@@ -1210,6 +1324,8 @@ static int study_ws_init(const tl_study *s, study_ws *w) {
       case 0 * 8 + 2: COUNT_CASE(T, 0, 2) break;                                      \
       case 2 * 8 + 0: COUNT_CASE(T, 2, 0) break;                                      \
       case 2 * 8 + 1: COUNT_CASE(T, 2, 1) break;                                      \
+      case 3 * 8 + 0: COUNT_CASE(T, 3, 0) break;                                      \
+      case 4 * 8 + 0: COUNT_CASE(T, 4, 0) break;                                      \
       default: {                                                                      \
         const int A = s->RA, B = s->RB;                                               \
         COUNT_CASE(T, A, B)                                                           \
@@ -1217,55 +1333,34 @@ static int study_ws_init(const tl_study *s, study_ws *w) {
     }                                                                                 \
   } while (0)
 
-static void count_pass(const tl_study *s, const uint32_t *idx, uint32_t m, int32_t *c32, uint8_t *c8) {
+static void count_pass(const tl_study *s, const uint32_t *idx, uint32_t m, study_ws *w) {
+  int32_t *c32 = w->cnt32;
+  uint8_t *c8 = w->cnt8;
   if (s->rec16) COUNT_PASS(uint16_t, rec16);
   else COUNT_PASS(uint32_t, rec32);
 }
 #undef COUNT_PASS
 #undef COUNT_CASE
 
-/* Sum of the uint8 counts t[0..len) (len a multiple of 32). */
-#ifdef BOOT_X86
-AVX2_FN static uint64_t sum_u8_avx2(const uint8_t *t, uint32_t len) {
-  __m256i acc = _mm256_setzero_si256();
-  for (uint32_t q = 0; q < len; q += 32)
-    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_loadu_si256((const __m256i *)(t + q)), _mm256_setzero_si256()));
-  return (uint64_t)hsum64_avx2(acc);
-}
-#endif
-
-static uint64_t sum_u8(const uint8_t *t, uint32_t len, int simd) {
-#ifdef BOOT_X86
-  if (simd) return sum_u8_avx2(t, len);
-#endif
-  (void)simd;
-  uint64_t sum = 0;
-  for (uint32_t q = 0; q < len; q++) sum += t[q];
-  return sum;
-}
-
-/* The items of resample r (drawn, or row r of the index matrix) counted into the int32 table
- * t of wide metric k only: the path for a table whose uint8 counts wrapped. */
-static void recount_wide(const tl_study *s, study_ws *w, int k, uint64_t r, int32_t *t) {
-  const uint32_t n = s->n, *id = s->cellid + (size_t)k * n;
-  memset(t, 0, (size_t)s->c[k].ncells * sizeof *t);
-  for (uint32_t j0 = 0; j0 < n; j0 += STUDY_CHUNK) {
-    uint32_t j1 = n - j0 < STUDY_CHUNK ? n : j0 + STUDY_CHUNK;
-    const uint32_t *idx = w->idx;
-    if (s->indices) idx = s->indices + r * n + j0;
-    else draw_range(s->seed, r, n, 0, j0, j1, w->idx, s->simd);
-    for (uint32_t j = 0; j < j1 - j0; j++) t[id[idx[j]]]++;
-  }
+/* The wrapped cells of wide metric k, relative to its table, into w->mwrap; their count. */
+static uint32_t metric_wraps(const tl_study *s, study_ws *w, int k) {
+  const uint32_t p0 = s->pos[k], p1 = p0 + s->c[k].ncells;
+  uint32_t nm = 0;
+  for (uint32_t t = 0; t < w->nwrap; t++)
+    if (w->wrap[t] >= p0 && w->wrap[t] < p1) w->mwrap[nm++] = w->wrap[t] - p0;
+  return nm;
 }
 
 /* The cell weights of metric k from the counts, as int32 into w->w32 (small metrics: run sums
- * of the joint table, or a copy; wide metrics: widened from uint8). */
+ * of the joint table, or a copy; wide metrics: widened from uint8, plus 256 x the spill). */
 static const int32_t *metric_weights(const tl_study *s, study_ws *w, int k) {
   const uint32_t nc = s->c[k].ncells;
   int32_t *o = w->w32;
   if (s->wide[k]) {
     const uint8_t *t = w->cnt8 + s->pos[k];
     for (uint32_t q = 0; q < nc; q++) o[q] = t[q];
+    const uint32_t nm = metric_wraps(s, w, k);
+    for (uint32_t t2 = 0; t2 < nm; t2++) o[w->mwrap[t2]] += 256 * (int32_t)w->hi[s->pos[k] + w->mwrap[t2]];
   } else if (s->J) {
     const uint32_t *run = s->jrun + (size_t)k * s->jrun_stride, *ord = s->jord + (size_t)k * s->J;
     for (uint32_t q = 0; q < nc; q++) {
@@ -1279,40 +1374,29 @@ static const int32_t *metric_weights(const tl_study *s, study_ws *w, int k) {
   return o;
 }
 
-/* 1 when metric k is wide and its uint8 counts wrapped: they sum to less than the n items. */
-static int wide_wrapped(const tl_study *s, const study_ws *w, int k) {
-  return s->wide[k] && sum_u8(w->cnt8 + s->pos[k], (s->c[k].ncells + 31) / 32 * 32, s->simd) != s->n;
-}
-
-/* Values of all (metric, stat) of resample r, whose items are counted in w->cnt32 / w->cnt8
- * (N = n items). The human marginal is summed from the metric with the fewest cells (every
- * metric's cells have the same y marginal), and the y half of tl_suff is shared. */
-static void study_eval(const tl_study *s, study_ws *w, uint64_t r, double *out) {
+/* Values of all (metric, stat) of the resample whose items are counted in w->cnt32 / w->cnt8
+ * (+ the spill; N = n items). The human marginal is summed from the metric with the fewest
+ * cells (every metric's cells have the same y marginal), and the y half of tl_suff is shared. */
+static void study_eval(const tl_study *s, study_ws *w, double *out) {
   const uint32_t Ly = s->h.nlevels;
   const int y = s->ysrc;
-  const int32_t *cy;
-  if (wide_wrapped(s, w, y)) {
-    recount_wide(s, w, y, r, w->w32);
-    cy = w->w32;
-  } else {
-    cy = metric_weights(s, w, y);
-  }
+  const int32_t *cy = metric_weights(s, w, y);
   memset(w->wy, 0, (size_t)Ly * sizeof *w->wy);
   for (uint32_t q = 0; q < s->c[y].ncells; q++) w->wy[s->c[y].yl[q]] += cy[q];
   tl_suff yh;
   suff_y_part(w->wy, Ly, w->by, &yh);
   for (int k = 0; k < s->M; k++) {
     tl_suff sf = yh;
-    if (wide_wrapped(s, w, k)) {
-      recount_wide(s, w, k, r, w->w32);
-      suff_x_part(&s->c[k], w->w32, w->by, w->fen, &sf);
-    } else if (!(s->simd && s->dist[k] &&
-                 suff_x_distinct(w->cnt8 + s->pos[k], s->ypad + s->pos[k], (s->c[k].ncells + 7) / 8 * 8,
-                                 Ly, w->wy, w->by, yh.N, &sf))) {
+    const uint32_t p = s->pos[k];
+    if (!(s->simd && s->gen[k] &&
+          suff_x_gen(w->cnt8 + p, w->hi + p, s->ypad + p, s->c[k].yl, (s->c[k].ncells + 7) / 8 * 8,
+                     s->grp + 2 * (size_t)s->goff[k], s->gn[k], w->mwrap, metric_wraps(s, w, k), Ly, w->by,
+                     yh.N, &sf)))
       suff_x_part(&s->c[k], metric_weights(s, w, k), w->by, w->fen, &sf);
-    }
     for (int t = 0; t < s->S; t++) out[k * s->S + t] = stat_of(s->st[t], &sf);
   }
+  for (uint32_t t = 0; t < w->nwrap; t++) w->hi[w->wrap[t]] = 0;
+  w->nwrap = 0;
 }
 
 /* Cluster resamples [r0, r1) (tl_study_in.cluster): resample r's cluster counts wc[m] from
@@ -1354,15 +1438,15 @@ tl_status tl_study_resamples(const tl_study *s, uint64_t r0, uint64_t r1, double
     memset(w.cnt32, 0, (size_t)s->C32 * sizeof *w.cnt32);
     memset(w.cnt8, 0, s->C8);
     if (s->indices) {
-      count_pass(s, s->indices + r * n, n, w.cnt32, w.cnt8);
+      count_pass(s, s->indices + r * n, n, &w);
     } else {
       for (uint32_t j0 = 0; j0 < n; j0 += STUDY_CHUNK) {
         uint32_t j1 = n - j0 < STUDY_CHUNK ? n : j0 + STUDY_CHUNK;
         draw_range(s->seed, r, n, 0, j0, j1, w.idx, s->simd);
-        count_pass(s, w.idx, j1 - j0, w.cnt32, w.cnt8);
+        count_pass(s, w.idx, j1 - j0, &w);
       }
     }
-    study_eval(s, &w, r, out + (r - r0) * K);
+    study_eval(s, &w, out + (r - r0) * K);
   }
   study_ws_release(&w);
   return TL_OK;
@@ -1759,19 +1843,34 @@ int tl_boot_cells_suff(const uint32_t *xl, const uint32_t *yl, const int32_t *cw
   if (!wy || !by || !fen || !pw || !py) goto done;
   for (uint32_t k = 0; k < nc; k++) wy[yl[k]] += cw[k];
   suff_y_part(wy, Ly, by, out);
-  if (impl != TL_BOOT_IMPL_AVX2) {
+  if (impl != TL_BOOT_IMPL_AVX2 && impl != TL_BOOT_IMPL_AVX2_GEN) {
     suff_x_part(&c, cw, by, fen, out);
     rc = 0;
     goto done;
   }
-  if (!boot_cpu_avx2() || Ly > 4) goto done;
-  for (uint32_t k = 0; k < nc; k++) {
-    if (k && xl[k] == xl[k - 1]) goto done; /* two cells share an x level */
-    if (cw[k] > 255) goto done;             /* the study counts wide tables in uint8 */
-    pw[k] = (uint8_t)cw[k];
-    py[k] = (uint8_t)yl[k];
+  if (!boot_cpu_avx2()) goto done;
+  if (impl == TL_BOOT_IMPL_AVX2) { /* the old contract: one cell per x level, Ly <= 4, uint8 */
+    if (Ly > 4) goto done;
+    for (uint32_t k = 0; k < nc; k++)
+      if ((k && xl[k] == xl[k - 1]) || cw[k] > 255) goto done;
   }
-  rc = suff_x_distinct(pw, py, ncp, Ly, wy, by, out->N, out) ? 0 : -1;
+  /* the study's form: low bytes, the spill of the wrapped cells, the multi-cell x groups */
+  uint16_t *ph = calloc((size_t)ncp + 8, sizeof *ph);
+  uint32_t *wrap = calloc((size_t)nc + 1, sizeof *wrap), *grp = calloc(2 * ((size_t)nc + 1), sizeof *grp);
+  uint32_t nwrap = 0;
+  if (ph && wrap && grp) {
+    for (uint32_t k = 0; k < nc; k++) {
+      pw[k] = (uint8_t)(cw[k] & 255);
+      ph[k] = (uint16_t)(cw[k] >> 8);
+      if (ph[k]) wrap[nwrap++] = k;
+      py[k] = (uint8_t)yl[k];
+    }
+    uint32_t ng = gen_groups(&c, grp);
+    rc = suff_x_gen(pw, ph, py, yl, ncp, grp, ng, wrap, nwrap, Ly, by, out->N, out) ? 0 : -1;
+  }
+  free(ph);
+  free(wrap);
+  free(grp);
 done:
   free(wy);
   free(by);

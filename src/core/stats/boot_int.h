@@ -38,7 +38,7 @@ int tl_boot_perm_swap(uint64_t seed, uint64_t r, uint32_t i);
 
 /* impl argument: the scalar code (Random123's philox4x32, the reference), the AVX2 code, or
  * whichever the CPU allows (AVX2 when __builtin_cpu_supports("avx2")). */
-enum { TL_BOOT_IMPL_AUTO = -1, TL_BOOT_IMPL_SCALAR = 0, TL_BOOT_IMPL_AVX2 = 1 };
+enum { TL_BOOT_IMPL_AUTO = -1, TL_BOOT_IMPL_SCALAR = 0, TL_BOOT_IMPL_AVX2 = 1, TL_BOOT_IMPL_AVX2_GEN = 2 };
 
 /* 1 when this CPU runs the AVX2 paths (the study uses them then). */
 int tl_boot_have_avx2(void);
@@ -55,9 +55,11 @@ int tl_boot_draw_range(uint64_t seed, uint64_t r, uint32_t n, uint32_t stream, u
                        uint32_t j1, uint32_t *idx, int impl);
 
 /* tl_suff of a cell table (distinct cells sorted by (x level, y level), weights cw >= 0, y levels
- * < Ly): SCALAR = the Fenwick sweep (suff_from_cells); AVX2 = the one-pass path for tables with
- * one cell per x level and Ly <= 4, on uint8 weights as the study counts them. -1 when the AVX2
- * path does not apply (no AVX2, two cells share an x level, Ly > 4, a weight > 255). */
+ * < Ly): SCALAR = the Fenwick sweep (suff_from_cells); AVX2_GEN = the study's fused one-pass path
+ * for wide metrics (boot.c suff_x_gen: any ties in x, Ly <= 8, weights split as the study counts
+ * them into a uint8 low byte and a spilled high part); AVX2 = the same pass restricted to the
+ * tables the first one-pass path took (one cell per x level, Ly <= 4, weights <= 255). -1 when
+ * the path does not apply (no AVX2, or outside those limits). */
 int tl_boot_cells_suff(const uint32_t *xl, const uint32_t *yl, const int32_t *cw, uint32_t nc,
                        uint32_t Ly, int impl, tl_suff *out);
 
