@@ -26,4 +26,13 @@ void rpt_tabs_free(rpt_tabs *t);
  * root is absent. */
 tl_status rpt_children(const char *path, const char *root, char ***names, int *n, tl_err *err);
 
+struct tl_doc;
+/* The parser audit's diverging examples of benchmark `bench` (report_examples.c): a section with,
+ * for the primary parser against each other parser of /items/<bench>'s correct_<mode> columns,
+ * the first 5 units in key order scored differently, their raw reply (first 400 bytes) and each
+ * parser's rule and answer. Nothing when the table has fewer than two such modes or no reply;
+ * a line instead of the tables when it has more than 200,000 rows. TL_OK, TL_EIO, TL_EINPUT,
+ * TL_ENOMEM (err says why). */
+tl_status rpt_examples(const char *path, const char *bench, struct tl_doc *d, tl_err *err);
+
 #endif
