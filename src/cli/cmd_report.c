@@ -161,6 +161,31 @@ static tl_status bench_part(const char *path, const char *name, tl_doc *d, tl_er
   return st ? st : tl_doc_ok(d);
 }
 
+/* An HTTP run's engines: each role's concurrency trace (/engine/<role>/concurrency: when each
+ * rank's endpoint changed the requests it keeps in flight, and why), as a table. */
+static tl_status engine_part(const char *path, tl_doc *d, tl_err *err) {
+  char **roles = NULL;
+  int nr = 0;
+  tl_status st = rpt_children(path, "/engine", &roles, &nr, err);
+  for (int i = 0; !st && i < nr; i++) {
+    char g[300], title[340];
+    snprintf(g, sizeof g, "/engine/%.250s", roles[i]);
+    tl_table **t = NULL;
+    int n = 0;
+    st = read_tables(path, g, &t, &n, err);
+    snprintf(title, sizeof title, "engine %.250s", roles[i]);
+    tl_section *s = !st && n ? tl_doc_section(d, title) : NULL;
+    for (int k = 0; !st && k < n; k++)
+      tl_rtable_note(d, tl_doc_from_table(d, s, t[k], NULL),
+                     "the requests in flight each rank's endpoint allowed from t_s on (initial, grown on fast "
+                     "replies, shrunk on HTTP 429, capped by the server's slots)");
+    if (t) free_tables(t, n);
+  }
+  for (int i = 0; i < nr; i++) free(roles[i]);
+  free(roles);
+  return st ? st : tl_doc_ok(d);
+}
+
 /* A study's charts: its estimates with CIs (bars, one series per group) and its comparisons
  * (a forest of the paired differences, reference line 0). */
 static void study_charts(tl_doc *d, tl_section *s, const tl_table *sum, const tl_table *cmp) {
@@ -318,6 +343,7 @@ tl_status tl_report_file(const char *path, tl_doc **out, tl_err *err) {
   if (!st) st = rpt_children(path, "/stats", &names, &n, err);
   for (int i = 0; !st && i < n; i++) st = study_part(path, names[i], d, err);
   free_names(names, n);
+  if (!st) st = engine_part(path, d, err);
   tl_table **t = NULL;
   if (!st && tl_h5_has_column(path, "/input_problems", "kind")) st = read_tables(path, "/input_problems", &t, &n, err);
   else n = 0;
