@@ -3,18 +3,18 @@
  * the job's modes (strict first, the primary; exact, lm-eval's exact_match), counted into three
  * additive blocks (the group counts per cfg x task x mode; each unit's correct flag per mode, the
  * CIs' clusters; the audit of each mode against the primary), from which rank 0 builds the
- * metric and audit tables and the summary. The layout and tables follow the mcq module's.
+ * metric and audit tables and the summary: the accumulators, those tables and the per-mode
+ * columns of the items table are the mcq module's, shared (tally/acctab.h).
  *
  * Job keys: "items" (a path or a list), "modes" (default: strict, exact), lm-eval's exact_match
  * options "regexes_to_ignore" (a list of patterns), "ignore_case", "ignore_punctuation",
  * "ignore_numbers" (false), "ci_resamples" (1000), "ci_seed" (0). */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
+#include "tally/acctab.h"
 #include "tally/bench.h"
-#include "tally/boot.h"
 #include "tally/jsonl.h"
 #include "tally/strmap.h"
 
@@ -39,6 +39,7 @@ struct tl_bench {
   int ntasks;
   int loaded;
   tl_gen_parsers P;
+  tl_acctab at;       /* the accuracy tables' view of this object (set at load) */
 };
 
 static void gen_free(tl_bench *b) {
@@ -194,6 +195,26 @@ static tl_status item_line(void *vctx, const cJSON *o, const tl_jsonl *r) {
   return TL_OK;
 }
 
+static int item_task(const void *ctx, size_t i) { return ((const tl_bench *)ctx)->items[i].task_ix; }
+
+/* b->at, once the items and tasks are final. */
+static void acctab_init(tl_bench *b) {
+  b->at = (tl_acctab){.name = "gen",
+                      .variants = VARIANTS,
+                      .n_modes = b->n_modes,
+                      .n_items = b->n,
+                      .tasks = b->tasks,
+                      .ntasks = b->ntasks,
+                      .item_task = item_task,
+                      .ctx = b,
+                      .ci_B = b->ci_B,
+                      .ci_seed = b->ci_seed,
+                      .answer_doc = {"answer the ",
+                                     " mode compared (strict: the final answer as written; exact: the reply)"},
+                      .unparsed_doc = "answered units this mode reads no answer from (status not ok)"};
+  for (int k = 0; k < b->n_modes; k++) b->at.modes[k] = tl_gen_mode_name(b->modes[k]);
+}
+
 static tl_status gen_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *err) {
   tl_strmap_init(&b->by_id);
   b->loaded = 1;
@@ -221,6 +242,7 @@ static tl_status gen_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *e
     char **t = bsearch(&b->items[i].task, b->tasks, (size_t)b->ntasks, sizeof *b->tasks, str_cmp);
     b->items[i].task_ix = (int)(t - b->tasks);
   }
+  acctab_init(b);
   return tl_gen_parsers_init(&b->P, (const char *const *)b->rx, b->n_rx, b->ignore_case, b->ignore_punctuation,
                              b->ignore_numbers, err);
 }
@@ -262,49 +284,16 @@ static tl_status gen_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit 
   return TL_OK;
 }
 
-/* ---- accumulators ----
- * 0: [ncfgs][ntasks + 1][nmodes][GW]: n, correct, one count per parse status (task slot ntasks
- *    = every task);
- * 1: [ncfgs][nitems][nmodes]: 1 where the unit is correct (the CIs' clusters);
- * 2: [ntasks + 1][nmodes][AW]: units with a reply: n, correct, disagree with the primary,
- *    correct only under this mode (the audit). */
-#define GW (2 + TL_PS__COUNT)
-#define AW 4
-
+/* ---- accumulators, metric and audit tables, summary: tally/acctab.h (b->at, set at load) ---- */
 static int gen_acc_layout(const tl_bench *b, size_t ncfgs, tl_acc_block *out) {
-  const size_t T = (size_t)b->ntasks + 1, M = (size_t)b->n_modes;
-  out[0] = (tl_acc_block){ncfgs * T * M * GW, TL_ACC_SUM, 0};
-  out[1] = (tl_acc_block){ncfgs * b->n * M, TL_ACC_SUM, 0};
-  out[2] = (tl_acc_block){T * M * AW, TL_ACC_SUM, 0};
-  return 3;
+  return tl_acctab_layout(&b->at, ncfgs, out);
 }
 
 static void gen_acc_add(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, const tl_unit *u, const tl_row *r,
                         int64_t *const *acc) {
   (void)cfgs;
   (void)ncfgs;
-  const size_t T = (size_t)b->ntasks + 1, M = (size_t)b->n_modes;
-  const size_t t = (size_t)b->items[u->item].task_ix;
-  const tl_pstatus s0 = r->res[0].status;
-  const int replied = s0 != TL_PS_MISSING && s0 != TL_PS_ENGINE_ERROR;
-  for (size_t k = 0; k < M; k++) {
-    const tl_parsed *p = &r->res[k];
-    const size_t slots[2] = {t, T - 1};
-    for (int j = 0; j < 2; j++) {
-      int64_t *g = acc[0] + ((u->cfg * T + slots[j]) * M + k) * GW;
-      g[0]++;
-      g[1] += p->correct;
-      g[2 + p->status]++;
-      if (replied) {
-        int64_t *a = acc[2] + (slots[j] * M + k) * AW;
-        a[0]++;
-        a[1] += p->correct;
-        a[2] += p->correct != r->res[0].correct;
-        a[3] += p->correct && !r->res[0].correct;
-      }
-    }
-    acc[1][((size_t)u->cfg * b->n + u->item) * M + k] += p->correct;
-  }
+  tl_acctab_add(&b->at, u, r, acc);
 }
 
 #define COL(t, name, type, doc)                                     \
@@ -328,19 +317,7 @@ static tl_table *gen_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
     COL(t, "response", TL_COL_TEXT, "raw answer (empty when missing)");
     COL(t, "has_response", TL_COL_I64, "1 when an answer was obtained");
     COL(t, "source", TL_COL_STR, "file:line the answer came from");
-    char name[64], doc[160];
-    for (int k = 0; k < b->n_modes; k++) {
-      const char *mn = tl_gen_mode_name(b->modes[k]);
-      snprintf(name, sizeof name, "answer_%s", mn);
-      snprintf(doc, sizeof doc, "answer the %s mode compared (strict: the final answer as written; exact: the reply)", mn);
-      COL(t, name, TL_COL_STR, doc);
-      snprintf(name, sizeof name, "status_%s", mn);
-      COL(t, name, TL_COL_STR, "parse status: ok, no_answer, ambiguous, ...");
-      snprintf(name, sizeof name, "rule_%s", mn);
-      COL(t, name, TL_COL_STR, "the rule that fired");
-      snprintf(name, sizeof name, "correct_%s", mn);
-      COL(t, name, TL_COL_I64, "1 when scored correct under this mode");
-    }
+    if (tl_acctab_item_cols(&b->at, t)) goto oom;
   }
   for (size_t i = 0; i < n; i++) {
     const tl_row *r = &rows[i];
@@ -360,13 +337,7 @@ static tl_table *gen_items_table(const tl_bench *b, const tl_cfg *cfgs, const tl
     tl_table_ref_str(t, row, k++, r->text[0]);
     tl_table_set_i64(t, row, k++, r->text[0] != NULL);
     tl_table_ref_str(t, row, k++, r->source[0]);
-    for (int m = 0; m < b->n_modes; m++) {
-      const tl_parsed *p = &r->res[m];
-      tl_table_ref_str(t, row, k++, p->answer);
-      tl_table_ref_str(t, row, k++, tl_pstatus_name(p->status));
-      tl_table_ref_str(t, row, k++, p->rule);
-      tl_table_set_i64(t, row, k++, p->correct);
-    }
+    tl_acctab_item_cells(&b->at, t, row, k, r);
   }
   return t;
 oom:
@@ -374,138 +345,10 @@ oom:
   return NULL;
 }
 
-/* /metrics/gen/<mode>: per model x variant x task (and "all"), the seeds pooled; the CI is over
- * the group's items, each item's seeds one cluster. */
-static tl_table *metric_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc, int k,
-                              tl_cluster_draws *d, tl_status *st) {
-  char path[96];
-  snprintf(path, sizeof path, "/metrics/gen/%s", tl_gen_mode_name(b->modes[k]));
-  tl_table *t = tl_table_new(path);
-  int64_t *num = malloc((b->n ? b->n : 1) * sizeof *num), *den = malloc((b->n ? b->n : 1) * sizeof *den);
-  *st = TL_ENOMEM;
-  if (!t || !num || !den) goto oom;
-  COL(t, "model", TL_COL_STR, "model under test");
-  COL(t, "prompt_variant", TL_COL_STR, "default");
-  COL(t, "task", TL_COL_STR, "the items' task, or \"all\"");
-  COL(t, "seeds", TL_COL_I64, "seeds pooled");
-  COL(t, "n", TL_COL_I64, "units (items x seeds)");
-  COL(t, "correct", TL_COL_I64, "units scored correct");
-  COL(t, "accuracy", TL_COL_F64, "correct / n (a missing answer, an engine error or an unparsed one scores 0)");
-  COL(t, "ci_lo", TL_COL_F64, "95% bootstrap CI of the accuracy over the group's items, each item's seeds one cluster");
-  COL(t, "ci_hi", TL_COL_F64, "upper bound of that CI");
-  COL(t, "answered", TL_COL_I64, "units with an answer");
-  COL(t, "missing", TL_COL_I64, "units without an answer");
-  COL(t, "unparsed", TL_COL_I64, "answered units this mode reads no answer from (status not ok)");
-  COL(t, "engine_error", TL_COL_I64, "units the engine gave up on");
-  for (int s = 0; s < TL_PS__COUNT; s++) {
-    char nm[48];
-    snprintf(nm, sizeof nm, "n_%s", tl_pstatus_name((tl_pstatus)s));
-    COL(t, nm, TL_COL_I64, "units with this parse status");
-  }
-  const size_t T = (size_t)b->ntasks + 1, M = (size_t)b->n_modes;
-  for (size_t c0 = 0; c0 < ncfgs;) {
-    size_t c1 = c0;
-    while (c1 < ncfgs && !strcmp(cfgs[c1].model, cfgs[c0].model) && cfgs[c1].variant == cfgs[c0].variant) c1++;
-    for (size_t ts = 0; ts < T; ts++) {
-      int64_t x[GW] = {0};
-      for (size_t c = c0; c < c1; c++)
-        for (int j = 0; j < GW; j++) x[j] += acc[0][((c * T + ts) * M + (size_t)k) * GW + (size_t)j];
-      if (x[0] == 0) continue;
-      uint32_t nc = 0;
-      for (size_t i = 0; i < b->n; i++) {
-        if (ts + 1 < T && (size_t)b->items[i].task_ix != ts) continue;
-        num[nc] = 0;
-        for (size_t c = c0; c < c1; c++) num[nc] += acc[1][(c * b->n + i) * M + (size_t)k];
-        den[nc++] = (int64_t)(c1 - c0);
-      }
-      double lo, hi;
-      if ((*st = tl_cluster_ci_drawn(d, num, den, nc, 0.95, &lo, &hi))) goto fail;
-      size_t row = tl_table_add_row(t);
-      if (row == (size_t)-1) goto oom;
-      const int64_t miss = x[2 + TL_PS_MISSING], eerr = x[2 + TL_PS_ENGINE_ERROR];
-      int col = 0;
-      if (tl_table_set_str(t, row, col++, cfgs[c0].model) || tl_table_set_str(t, row, col++, VARIANTS[cfgs[c0].variant]) ||
-          tl_table_set_str(t, row, col++, ts + 1 < T ? b->tasks[ts] : "all"))
-        goto oom;
-      tl_table_set_i64(t, row, col++, (int64_t)(c1 - c0));
-      tl_table_set_i64(t, row, col++, x[0]);
-      tl_table_set_i64(t, row, col++, x[1]);
-      tl_table_set_f64(t, row, col++, (double)x[1] / (double)x[0]);
-      tl_table_set_f64(t, row, col++, lo);
-      tl_table_set_f64(t, row, col++, hi);
-      tl_table_set_i64(t, row, col++, x[0] - miss - eerr);
-      tl_table_set_i64(t, row, col++, miss);
-      tl_table_set_i64(t, row, col++, x[0] - x[2 + TL_PS_OK] - miss - eerr);
-      tl_table_set_i64(t, row, col++, eerr);
-      for (int s = 0; s < TL_PS__COUNT; s++) tl_table_set_i64(t, row, col++, x[2 + s]);
-    }
-    c0 = c1;
-  }
-  free(num);
-  free(den);
-  *st = TL_OK;
-  return t;
-oom:
-  *st = TL_ENOMEM;
-fail:
-  free(num);
-  free(den);
-  tl_table_free(t);
-  return NULL;
-}
-
-/* /audit/gen: per task (and "all") and mode, over every model's units with a reply: accuracy,
- * units scored differently from the primary, and which side was correct. */
-static tl_table *audit_table(const tl_bench *b, int64_t *const *acc) {
-  tl_table *t = tl_table_new("/audit/gen");
-  if (!t) return NULL;
-  COL(t, "task", TL_COL_STR, "the items' task, or \"all\"");
-  COL(t, "mode", TL_COL_STR, "scoring mode");
-  COL(t, "n", TL_COL_I64, "units with an answer (every model, seed)");
-  COL(t, "correct", TL_COL_I64, "units scored correct under this mode");
-  COL(t, "accuracy", TL_COL_F64, "correct / n");
-  COL(t, "disagree", TL_COL_I64, "units this mode and the primary score differently");
-  COL(t, "correct_only_here", TL_COL_I64, "units correct under this mode and not under the primary");
-  COL(t, "correct_only_primary", TL_COL_I64, "units correct under the primary and not under this mode");
-  const size_t T = (size_t)b->ntasks + 1, M = (size_t)b->n_modes;
-  for (size_t ts = 0; ts < T; ts++)
-    for (size_t k = 0; k < M; k++) {
-      const int64_t *a = acc[2] + (ts * M + k) * AW;
-      size_t row = tl_table_add_row(t);
-      if (row == (size_t)-1 || tl_table_set_str(t, row, 0, ts + 1 < T ? b->tasks[ts] : "all") ||
-          tl_table_set_str(t, row, 1, tl_gen_mode_name(b->modes[k])))
-        goto oom;
-      tl_table_set_i64(t, row, 2, a[0]);
-      tl_table_set_i64(t, row, 3, a[1]);
-      tl_table_set_f64(t, row, 4, a[0] ? (double)a[1] / (double)a[0] : NAN);
-      tl_table_set_i64(t, row, 5, a[2]);
-      tl_table_set_i64(t, row, 6, a[3]);
-      tl_table_set_i64(t, row, 7, a[2] - a[3]);
-    }
-  return t;
-oom:
-  tl_table_free(t);
-  return NULL;
-}
-
 /* Tables: one per mode (job order), then the audit. */
 static tl_status gen_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc,
                             tl_table ***out, int *n) {
-  const int nt = b->n_modes + 1;
-  tl_table **t = calloc((size_t)nt, sizeof *t);
-  tl_cluster_draws *d = tl_cluster_draws_new((uint32_t)b->ci_B, (uint64_t)b->ci_seed);
-  tl_status st = t && d ? TL_OK : TL_ENOMEM;
-  for (int k = 0; k < b->n_modes && !st; k++) t[k] = metric_table(b, cfgs, ncfgs, acc, k, d, &st);
-  tl_cluster_draws_free(d);
-  if (!st && !(t[nt - 1] = audit_table(b, acc))) st = TL_ENOMEM;
-  if (st) {
-    for (int i = 0; t && i < nt; i++) tl_table_free(t[i]);
-    free(t);
-    return st;
-  }
-  *out = t;
-  *n = nt;
-  return TL_OK;
+  return tl_acctab_tables(&b->at, cfgs, ncfgs, acc, out, n);
 }
 
 static void gen_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uint64_t units, tl_table *const *tables,
@@ -513,63 +356,7 @@ static void gen_summary(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, uin
   (void)cfgs;
   (void)n;
   (void)acc;
-  const int nm = b->n_modes;
-  fprintf(out, "gen: %zu items in %d task%s x %zu model/seed configs = %llu units; modes:", b->n, b->ntasks,
-          b->ntasks == 1 ? "" : "s", ncfgs, (unsigned long long)units);
-  for (int k = 0; k < nm; k++) fprintf(out, " %s%s", tl_gen_mode_name(b->modes[k]), k == 0 ? " (primary)" : "");
-  fprintf(out, "\n\naccuracy = correct / n (seeds pooled; a missing, failed or unparsed answer scores 0), 95%% CI: "
-               "bootstrap over items, each item's seeds together (B = %d); unparsed: the %s mode's\n",
-          b->ci_B, tl_gen_mode_name(b->modes[0]));
-  const tl_table *a0 = tables[0];
-  size_t wm = strlen("model"), wt = strlen("task");
-  for (size_t r = 0; r < a0->nrows; r++) {
-    wm = strlen(a0->cols[0].v.s[r]) > wm ? strlen(a0->cols[0].v.s[r]) : wm;
-    wt = strlen(a0->cols[2].v.s[r]) > wt ? strlen(a0->cols[2].v.s[r]) : wt;
-  }
-  fprintf(out, "%-*s  %-*s %5s %6s %8s %7s %8s %12s", (int)wm, "model", (int)wt, "task", "seeds", "n", "answered",
-          "missing", "unparsed", "engine_error");
-  for (int k = 0; k < nm; k++) fprintf(out, "  %-*s", k + 1 < nm ? 24 : 0, tl_gen_mode_name(b->modes[k]));
-  fprintf(out, "\n");
-#define I64(t, name) ((long long)(t)->cols[tl_table_col((t), name)].v.i[r])
-#define F64(t, name) ((t)->cols[tl_table_col((t), name)].v.f[r])
-  for (size_t r = 0; r < a0->nrows; r++) {
-    fprintf(out, "%-*s  %-*s %5lld %6lld %8lld %7lld %8lld %12lld", (int)wm, a0->cols[0].v.s[r], (int)wt,
-            a0->cols[2].v.s[r], I64(a0, "seeds"), I64(a0, "n"), I64(a0, "answered"), I64(a0, "missing"),
-            I64(a0, "unparsed"), I64(a0, "engine_error"));
-    for (int k = 0; k < nm; k++) {
-      const tl_table *a = tables[k]; /* same groups, same order for every mode */
-      char cell[64];
-      if (isnan(F64(a, "ci_lo"))) snprintf(cell, sizeof cell, "%.3f [-]", F64(a, "accuracy"));
-      else snprintf(cell, sizeof cell, "%.3f [%.3f, %.3f]", F64(a, "accuracy"), F64(a, "ci_lo"), F64(a, "ci_hi"));
-      fprintf(out, "  %-*s", k + 1 < nm ? 24 : 0, cell);
-    }
-    fprintf(out, "\n");
-  }
-#undef I64
-#undef F64
-  const tl_table *au = tables[nm];
-  if (nm > 1) {
-    fprintf(out, "\nmode audit against %s (every model and seed; units with an answer): d (a/b): d units scored "
-                 "differently, a correct only under the mode, b only under %s\n",
-            tl_gen_mode_name(b->modes[0]), tl_gen_mode_name(b->modes[0]));
-    fprintf(out, "%-*s %-18s %6s %8s %s\n", (int)wt, "task", "mode", "n", "accuracy", "disagree");
-    for (size_t r = 0; r < au->nrows; r++) {
-      if (!strcmp(au->cols[1].v.s[r], tl_gen_mode_name(b->modes[0]))) continue;
-      fprintf(out, "%-*s %-18s %6lld %8.3f %lld (%lld/%lld)\n", (int)wt, au->cols[0].v.s[r], au->cols[1].v.s[r],
-              (long long)au->cols[2].v.i[r], au->cols[4].v.f[r], (long long)au->cols[5].v.i[r],
-              (long long)au->cols[6].v.i[r], (long long)au->cols[7].v.i[r]);
-    }
-  }
-  /* the primary's parse statuses, over every group's "all" row */
-  int64_t st[TL_PS__COUNT] = {0};
-  const int c0 = tl_table_col(a0, "n_ok");
-  for (size_t r = 0; r < a0->nrows; r++)
-    if (!strcmp(a0->cols[2].v.s[r], "all"))
-      for (int s = 0; s < TL_PS__COUNT; s++) st[s] += a0->cols[c0 + s].v.i[r];
-  fprintf(out, "\n%s parse statuses:", tl_gen_mode_name(b->modes[0]));
-  for (int s = 0; s < TL_PS__COUNT; s++)
-    if (st[s]) fprintf(out, " %s=%lld", tl_pstatus_name((tl_pstatus)s), (long long)st[s]);
-  fprintf(out, "\n");
+  tl_acctab_summary(&b->at, ncfgs, units, tables, out);
 }
 
 static const tl_compare_defaults GEN_COMPARE = {.metric = "correct_strict", .by = "task", .status = "status_strict"};
@@ -580,7 +367,7 @@ const tl_bench_vt tl_bench_gen = {
     .variants = VARIANTS,
     .keys = KEYS,
     .max_modes = TL_GEN__NMODES,
-    .max_acc = 3,
+    .max_acc = TL_ACCTAB_NACC,
     .create = gen_create,
     .free = gen_free,
     .default_variant = gen_default_variant,
