@@ -135,7 +135,11 @@ why, lim = [x.decode() for x in g["why"][()]], list(g["limit"][()])
 assert "slots" in why and max(lim[why.index("slots"):]) <= 2, (why, lim)
 print("3b: the limit", lim, why)
 PY
-echo "3b: /props total_slots 2 caps the limit; the served model is checked"
+# the report shows the concurrency trace (issue 33): a section "engine model" with the slots row
+"$TALLY_BIN" report "$WORK/p.h5" > "$WORK/p.report" || fail "3b: tally report failed"
+grep -q '^engine model$' "$WORK/p.report" && grep -Eq '^ +0 +0 +[0-9.]+ +2 +slots$' "$WORK/p.report" ||
+  { cat "$WORK/p.report"; fail "3b: the report shows no concurrency trace with the slots"; }
+echo "3b: /props total_slots 2 caps the limit; the served model is checked; the report shows the trace"
 
 # ---- 4. TLS with a private CA ----
 if command -v openssl > /dev/null; then
