@@ -1252,12 +1252,13 @@ typedef struct {
   uint8_t *cnt8;  /* [C8] */
   /* the spill of the uint8 counts: a cell drawn 256 times or more wraps its uint8 count to 0,
    * and each wrap adds 1 to hi[cell] (its true count is cnt8 + 256 hi); the cells whose hi is
-   * nonzero are listed in wrap[0..nwrap) (at most n / 256 of them: each took 256 draws), so that
-   * only they are read and cleared. No resample draws its indices twice. */
+   * nonzero are listed in wrap[0..nwrap), so that only they are read and cleared. A resample
+   * makes n x RB uint8 increments (RB cells per drawn item), and a listed cell took 256 of them:
+   * at most n RB / 256 cells are listed. No resample draws its indices twice. */
   uint16_t *hi;   /* [C8 + 32], zero outside the listed cells (n <= 10^6: hi < 2^16) */
-  uint32_t *wrap; /* [n / 256 + 1] */
+  uint32_t *wrap; /* [n RB / 256 + 1] */
   uint32_t nwrap;
-  uint32_t *mwrap; /* [n / 256 + 1] one metric's wrapped cells, relative to its table */
+  uint32_t *mwrap; /* [n RB / 256 + 1] one metric's wrapped cells, relative to its table */
   int32_t *w32;   /* [maxcells] one metric's cell weights */
   int64_t *wy, *by, *fen; /* [Ly + 1] */
 } study_ws;
@@ -1277,7 +1278,7 @@ static void study_ws_release(study_ws *w) {
 
 static int study_ws_init(const tl_study *s, study_ws *w) {
   memset(w, 0, sizeof *w);
-  const size_t L = (size_t)s->h.nlevels + 1, nw = (size_t)s->n / 256 + 1;
+  const size_t L = (size_t)s->h.nlevels + 1, nw = (size_t)s->n * (size_t)(s->RB > 0 ? s->RB : 1) / 256 + 1;
   w->idx = malloc(STUDY_CHUNK * sizeof *w->idx);
   w->cnt32 = calloc((size_t)s->C32 + 1, sizeof *w->cnt32);
   w->cnt8 = calloc((size_t)s->C8 + 32, 1);

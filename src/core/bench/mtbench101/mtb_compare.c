@@ -32,6 +32,17 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CMP_X86 1
 #include <immintrin.h>
+
+/* The soft sums must never fuse a multiply with its add, whatever the compiler's default: GCC
+ * takes the attribute, clang the pragma (it ignores GCC's `optimize`). */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#define NO_CONTRACT
+#define NO_CONTRACT_SEP
+#else
+#define NO_CONTRACT optimize("fp-contract=off")
+#define NO_CONTRACT_SEP ,
+#endif
 #endif
 
 enum { RB = 8 };                    /* resamples per block (one AVX2 kernel call) */
@@ -240,7 +251,7 @@ static void rates_plain(const tl_mtb_cmp *c, const slot *S, int p, int g, const 
 
 /* Kernels: out[4][RB] = soft sum and code sum of policy 0, then of policy 1, for the RB
  * resamples of block cb[m][RB]; each lane sums in position order j, multiply then add. */
-__attribute__((optimize("fp-contract=off"))) static void kern_c(
+__attribute__((NO_CONTRACT)) static void kern_c(
     size_t m, const uint8_t *cb, const double *q0, const double *k0, const double *q1, const double *k1,
     double *out) {
   double s0[RB] = {0}, a0[RB] = {0}, s1[RB] = {0}, a1[RB] = {0};
@@ -261,7 +272,7 @@ __attribute__((optimize("fp-contract=off"))) static void kern_c(
 }
 
 #ifdef CMP_X86
-__attribute__((target("avx2"), optimize("fp-contract=off"))) static void kern_avx2(
+__attribute__((target("avx2") NO_CONTRACT_SEP NO_CONTRACT)) static void kern_avx2(
     size_t m, const uint8_t *cb, const double *q0, const double *k0, const double *q1, const double *k1,
     double *out) {
   __m256d s0a = _mm256_setzero_pd(), s0b = s0a, a0a = s0a, a0b = s0a, s1a = s0a, s1b = s0a, a1a = s0a, a1b = s0a;
@@ -300,7 +311,7 @@ __attribute__((target("avx2"), optimize("fp-contract=off"))) static void kern_av
  * out[1] = the code sum and out[3] = 0 (resample_group splits it). */
 /* The code sums use FMA: their products and sums are exact integers, so fusing changes no bit;
  * the soft sums are never fused (optimize("fp-contract=off") whatever the build's flags). */
-__attribute__((target("avx2,fma"), optimize("fp-contract=off"))) static void kern_avx2_one(
+__attribute__((target("avx2,fma") NO_CONTRACT_SEP NO_CONTRACT)) static void kern_avx2_one(
     size_t m, const uint8_t *cb, const double *q0, const double *q1, const uint8_t *same, const double *ck,
     double *out) {
   __m256d s0a = _mm256_setzero_pd(), s0b = s0a, s1a = s0a, s1b = s0a, ca = s0a, cbb = s0a;
@@ -458,7 +469,7 @@ static void ci(double *v, size_t n, double level, double *h, double *lo, double 
  * (2W + T)) to the win rates wr[RB] and soft win rates sw[RB]. The same IEEE operations (floor,
  * multiplications by powers of two, one correctly rounded division each), so the same bits; NaN
  * is the same constant. */
-__attribute__((target("avx2"), optimize("fp-contract=off"))) static void decode_avx2(
+__attribute__((target("avx2") NO_CONTRACT_SEP NO_CONTRACT)) static void decode_avx2(
     const double *soft, const double *code, double base, double ibase, double *wr, double *sw) {
   __m256d vb = _mm256_set1_pd(base), vib = _mm256_set1_pd(ibase), half = _mm256_set1_pd(0.5);
   __m256d z = _mm256_setzero_pd(), nan = _mm256_set1_pd(NAN);
