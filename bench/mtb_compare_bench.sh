@@ -3,10 +3,9 @@
 #
 # The job: the 1,388 dialogues of ../shared/data/mtbench101/mtbench101.jsonl (3,615 judged turns
 # per model and seed), MODELS models x SEEDS seeds (default 20 x 3: 216,900 judged turns), every
-# answer and judgment replayed from files that the Python generator below writes (deterministic:
-# a fixed numpy seed; model m's ratings centre on a level of its own, 1% of the judgments carry
-# no rating, 0.5% of the answers are null, so both policies and the `missing` counts are
-# exercised). The default parser set of the module (mtbench101 alone).
+# answer and judgment replayed from files that bench/mtb_gen.py writes (deterministic; both
+# policies and the `missing` counts are exercised). The default parser set of the module
+# (mtbench101 alone).
 #
 # Timed, REPS times in turn (A B A B ...), wall clock and CPU time (user + sys) of the whole
 # `tally run`, one rank:
@@ -33,42 +32,7 @@ cmake -S . -B "$BUILD" > /dev/null
 cmake --build "$BUILD" -j1 --target tally > /dev/null
 if [ -n "${KEEP:-}" ]; then T="$KEEP"; mkdir -p "$T"; else T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT; fi
 
-"$PY" - "$DATA/mtbench101/mtbench101.jsonl" "$T" "$MODELS" "$SEEDS" <<'PY'
-import json, sys
-import numpy as np
-src, out, M, S = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-SKIP_FIRST = {"FR", "CR", "AR", "SA", "SC", "CM"}  # turn 1 is context only (docs/MTBENCH101.md)
-dlg = [json.loads(l) for l in open(src)]
-turns = [(str(d["id"]), len(d["history"]) - (d["task"] in SKIP_FIRST)) for d in dlg]
-rng = np.random.default_rng(101)
-units = 0
-with open(out + "/answers.jsonl", "w") as fa, open(out + "/judgments.jsonl", "w") as fj:
-    for m in range(M):
-        name = "model-%02d" % m
-        centre = 3.0 + 6.0 * m / max(M - 1, 1)
-        for s in range(S):
-            for i, k in turns:
-                r = np.clip(np.rint(rng.normal(centre, 2.0, k)), 1, 10).astype(int)
-                u = rng.random((k, 2))
-                for t in range(k):
-                    units += 1
-                    base = {"id": i, "model": name, "seed": s, "turn": t}
-                    ans = None if u[t, 0] < 0.005 else "Answer %d of %s to turn %d of dialogue %s." % (s, name, t, i)
-                    fa.write(json.dumps(dict(base, response=ans)) + "\n")
-                    if ans is None:
-                        continue
-                    j = "The answer is adequate." if u[t, 1] < 0.01 else \
-                        "The answer follows the instruction. Rating: [[%d]]" % r[t]
-                    fj.write(json.dumps(dict(base, response=j)) + "\n")
-for tag, cmp in (("a", None), ("b", False)):
-    b = {"benchmark": "mtbench101", "items": src, "answers": out + "/answers.jsonl",
-         "judgments": out + "/judgments.jsonl"}
-    if cmp is not None:
-        b["comparison"] = cmp
-    json.dump({"name": "mtb-compare-" + tag, "output": out + "/" + tag + ".h5", "benchmarks": [b]},
-              open(out + "/job_" + tag + ".json", "w"), indent=1)
-print("generated: %d models x %d seeds x %d dialogues = %d judged turns" % (M, S, len(dlg), units))
-PY
+"$PY" bench/mtb_gen.py "$DATA/mtbench101/mtbench101.jsonl" "$T" "$MODELS" "$SEEDS"
 
 med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 div() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
