@@ -20,33 +20,12 @@
 # usage: bench/mtb_compare_bench.sh [REPS=3] [MODELS=20] [SEEDS=3]
 # env: BUILD (build folder, default build), PY (python with numpy, default /usr/bin/python3),
 #      TALLY_SHARED_DATA (default ../shared/data), KEEP (a folder: keep the generated job there)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-REPS="${1:-3}"; MODELS="${2:-20}"; SEEDS="${3:-3}"
-PY="${PY:-/usr/bin/python3}"
-BUILD="${BUILD:-build}"
-DATA="${TALLY_SHARED_DATA:-$PWD/../shared/data}"
-[ -f "$DATA/mtbench101/mtbench101.jsonl" ] || { echo "mtb_compare_bench: needs $DATA/mtbench101/mtbench101.jsonl"; exit 77; }
-"$PY" -c 'import numpy' 2> /dev/null || { echo "mtb_compare_bench: needs numpy ($PY)"; exit 77; }
-cmake -S . -B "$BUILD" > /dev/null
-cmake --build "$BUILD" -j1 --target tally > /dev/null
-if [ -n "${KEEP:-}" ]; then T="$KEEP"; mkdir -p "$T"; else T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT; fi
-
-"$PY" bench/mtb_gen.py "$DATA/mtbench101/mtbench101.jsonl" "$T" "$MODELS" "$SEEDS"
-
-med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-div() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
-run() { # TAG: one timed run of job TAG; prints its wall and CPU (user + sys) seconds
-  rm -f "$T/$1.h5"
-  /usr/bin/time -f '%e %U %S' -o "$T/$1.time" "$BUILD/tally" run "$T/job_$1.json" --quiet > "$T/$1.log" 2>&1 ||
-    { cat "$T/$1.log" >&2; exit 1; }
-  awk '{printf "%.3f %.3f", $1, $2 + $3}' "$T/$1.time"
-}
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+NAME=mtb_compare_bench PY_MODULES="numpy"
+source "$(dirname "$0")/mtb_common.sh" "$@"
 A=(); B=(); AC=(); BC=()
 for i in $(seq "$REPS"); do
-  read -r a ac <<< "$(run a)"
-  read -r b bc <<< "$(run b)"
+  read -r a ac <<< "$(timed a "$BUILD/tally" run "$T/job_a.json" --quiet --force)"
+  read -r b bc <<< "$(timed b "$BUILD/tally" run "$T/job_b.json" --quiet --force)"
   A+=("$a"); B+=("$b"); AC+=("$ac"); BC+=("$bc")
   printf 'rep %d: defaults (comparisons on) %8.3f s wall %8.3f s CPU   comparisons off %8.3f s wall %8.3f s CPU\n' \
     "$i" "$a" "$ac" "$b" "$bc"

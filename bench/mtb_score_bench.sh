@@ -18,27 +18,8 @@
 # usage: bench/mtb_score_bench.sh [REPS=3] [MODELS=20] [SEEDS=3]
 # env: BUILD (build folder, default build), PY (python with numpy, pandas and h5py, default
 #      /usr/bin/python3), TALLY_SHARED_DATA (default ../shared/data), KEEP (a folder: keep the job)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-REPS="${1:-3}"; MODELS="${2:-20}"; SEEDS="${3:-3}"
-PY="${PY:-/usr/bin/python3}"
-BUILD="${BUILD:-build}"
-DATA="${TALLY_SHARED_DATA:-$PWD/../shared/data}"
-[ -f "$DATA/mtbench101/mtbench101.jsonl" ] || { echo "mtb_score_bench: needs $DATA/mtbench101/mtbench101.jsonl"; exit 77; }
-"$PY" -c 'import numpy, pandas, h5py' 2> /dev/null || { echo "mtb_score_bench: needs numpy, pandas and h5py ($PY)"; exit 77; }
-cmake -S . -B "$BUILD" > /dev/null
-cmake --build "$BUILD" -j1 --target tally > /dev/null
-if [ -n "${KEEP:-}" ]; then T="$KEEP"; mkdir -p "$T"; else T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT; fi
-"$PY" bench/mtb_gen.py "$DATA/mtbench101/mtbench101.jsonl" "$T" "$MODELS" "$SEEDS"
-
-med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-div() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
-timed() { # TAG CMD...: runs CMD, prints its wall and CPU (user + sys) seconds
-  local tag="$1"; shift
-  /usr/bin/time -f '%e %U %S' -o "$T/$tag.time" "$@" > "$T/$tag.log" 2>&1 || { cat "$T/$tag.log" >&2; exit 1; }
-  awk '{printf "%.3f %.3f", $1, $2 + $3}' "$T/$tag.time"
-}
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+NAME=mtb_score_bench PY_MODULES="numpy, pandas, h5py"
+source "$(dirname "$0")/mtb_common.sh" "$@"
 A=(); Z=(); P=(); AC=(); ZC=(); PC=()
 for i in $(seq "$REPS"); do
   read -r a ac <<< "$(timed a "$BUILD/tally" run "$T/job_s.json" --quiet --force)"
