@@ -15,7 +15,8 @@
  *    leaves a partial sum unchanged: every sum starts at +0.0 and only grows (+0.0 + +0.0 is
  *    +0.0). That needs num and den finite and >= 0: a row with anything else goes to
  *    tl_cluster_ci itself;
- *  - the same sort and quantiles.
+ *  - the same quantiles (tl_quantile_sorted's order statistics and expression, the two order
+ *    statistics found by selection instead of a sort).
  * The kernels add 8 resamples side by side (one sum per resample, each in cluster order), over
  * counts kept as bytes: [block of 8 resamples][cluster][8]. A count over 255 (possible only for
  * m > 255, and about as likely as a Poisson(1) variable reaching 256) marks its block, which is
@@ -183,6 +184,46 @@ __attribute__((target("avx2"))) static void kern_avx2(uint32_t m, const uint8_t 
 }
 #endif
 
+/* Moves the k-th smallest of v[0..n) to v[k], the smaller ones before it and the larger ones
+ * after it (quickselect, middle pivot: expected linear time). */
+static void select_k(double *v, size_t n, size_t k) {
+  size_t a = 0, b = n - 1;
+  while (a < b) {
+    const double p = v[a + (b - a) / 2];
+    size_t i = a, j = b;
+    while (i <= j) {
+      while (v[i] < p) i++;
+      while (v[j] > p) j--;
+      if (i <= j) {
+        const double t = v[i];
+        v[i] = v[j], v[j] = t;
+        i++;
+        if (j == 0) break;
+        j--;
+      }
+    }
+    if (k <= j) b = j;
+    else if (k >= i) a = i;
+    else return;
+  }
+}
+
+/* tl_quantile_sorted(sort(v), n, q) without the sort: the same two order statistics (found by
+ * select_k; v is reordered) in the same expression. v holds no NaN and no -0.0 here (a ratio of
+ * sums >= +0.0 over a sum > 0), so values that compare equal have the same bits and any order of
+ * ties gives the sorted array's bits. */
+static double quantile_select(double *v, size_t n, double q) {
+  double vi = (double)(n - 1) * q;
+  size_t i0 = vi >= (double)(n - 1) ? n - 1 : vi < 0 ? 0 : (size_t)floor(vi);
+  select_k(v, n, i0);
+  if (vi >= (double)(n - 1) || vi < 0) return v[i0];
+  double b = v[i0 + 1]; /* the smallest of the larger part */
+  for (size_t i = i0 + 2; i < n; i++)
+    if (v[i] < b) b = v[i];
+  double lo = floor(vi), g = vi - lo, a = v[i0], d = b - a;
+  return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
+}
+
 /* tl_cluster_ci's loop for resample r (a block whose counts did not fit in bytes). */
 static double ratio_plain(tl_ccis *s, uint32_t r, uint32_t m, const double *num, const double *den) {
   tl_boot_counts(s->seed, r, m, s->w);
@@ -234,8 +275,7 @@ tl_status tl_ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t
       kern_plain(m, cb, cn, cd, sums);
     for (uint32_t l = 0; l < nl; l++) vals[r0 + l] = sums[l] / sums[RB + l]; /* > 0: m >= 1 drawn */
   }
-  tl_sort_f64(vals, B);
-  *lo = tl_quantile_sorted(vals, B, pct_q((1.0 - level) / 2.0));
-  *hi = tl_quantile_sorted(vals, B, pct_q((1.0 + level) / 2.0));
+  *lo = quantile_select(vals, B, pct_q((1.0 - level) / 2.0));
+  *hi = quantile_select(vals, B, pct_q((1.0 + level) / 2.0));
   return TL_OK;
 }
