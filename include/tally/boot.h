@@ -242,6 +242,9 @@ tl_cluster_draws *tl_cluster_draws_new(uint32_t B, uint64_t seed); /* NULL when 
 void tl_cluster_draws_free(tl_cluster_draws *d);
 tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int64_t *den, uint32_t n,
                               double level, double *lo, double *hi);
+/* For tests, before the first row: the largest count kept as a byte (1..255, default 255); a
+ * cluster count m with a larger count keeps its draws as int32. The same bits either way. */
+void tl_cluster_draws_byte_max(tl_cluster_draws *d, unsigned byte_max);
 
 /* The same bounds as tl_cluster_ci for many rows of any non-negative values (a summary's rows:
  * MT-Bench-101's weighted dialogue scores), bit for bit, fast: each cluster count m's draws are

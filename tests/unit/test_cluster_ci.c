@@ -1,5 +1,5 @@
-/* test_cluster_ci.c - tl_ccis (many headline CIs, draws made once) against tl_cluster_ci, bit
- * for bit.
+/* test_cluster_ci.c - tl_ccis (many headline CIs, draws made once) and tl_cluster_ci_drawn (the
+ * same for integer rows) against tl_cluster_ci, bit for bit.
  *
  * Table-driven: cluster counts (2 to 2,000, so the kept counts are reused and some m > 255),
  * B (2, not a multiple of the block of 8, 1,000), values (MT-Bench-101's weighted integer
@@ -96,7 +96,45 @@ static void test_cases(void **state) {
   assert_true(ncheck > 80); /* the cases compare defined bounds, not only NaN */
 }
 
+/* tl_cluster_ci_drawn (integer rows, the draws kept as bytes or as int32) against
+ * tl_cluster_ci: rows with one den for every cluster (the 32-bit path) and with several (the
+ * 64-bit path), sizes shared by rows, and clusters without units (tl_cluster_ci's path). */
+static void test_drawn(void **state) {
+  (void)state;
+  static const unsigned BYTE_MAX[] = {255, 2, 1};
+  static const uint32_t SIZES[] = {2, 9, 300, 300, 1500, 9};
+  int ncheck = 0;
+  for (size_t bi = 0; bi < sizeof BYTE_MAX / sizeof *BYTE_MAX; bi++)
+    for (int dens = 0; dens < 3; dens++) {
+      tl_cluster_draws *d = tl_cluster_draws_new(203, 5 + bi);
+      assert_non_null(d);
+      tl_cluster_draws_byte_max(d, BYTE_MAX[bi]);
+      for (size_t si = 0; si < sizeof SIZES / sizeof *SIZES; si++) {
+        const uint32_t n = SIZES[si];
+        int64_t *num = malloc(n * sizeof *num), *den = malloc(n * sizeof *den);
+        double *fn = malloc(2 * n * sizeof *fn);
+        assert_true(num && den && fn);
+        uint64_t x = 99 + si + 7 * (uint64_t)dens;
+        for (uint32_t i = 0; i < n; i++) {
+          den[i] = dens == 0 ? 3 : dens == 1 ? 1 + (int64_t)(lcg(&x) % 3) : (i % 7 ? 3 : 0);
+          num[i] = (int64_t)(lcg(&x) % (uint64_t)(den[i] + 1));
+          fn[i] = (double)num[i], fn[n + i] = (double)den[i];
+        }
+        double lo, hi, rlo, rhi;
+        assert_int_equal(tl_cluster_ci_drawn(d, num, den, n, 0.95, &lo, &hi), TL_OK);
+        assert_int_equal(tl_cluster_ci(fn, fn + n, n, 203, 5 + bi, 0.95, &rlo, &rhi), TL_OK);
+        if (!same_bits(lo, rlo) || !same_bits(hi, rhi))
+          fail_msg("byte max %u, dens %d, n %u: [%.17g, %.17g] against [%.17g, %.17g]", BYTE_MAX[bi], dens, n, lo, hi,
+                   rlo, rhi);
+        ncheck += !isnan(rlo);
+        free(num), free(den), free(fn);
+      }
+      tl_cluster_draws_free(d);
+    }
+  assert_true(ncheck >= 3 * 3 * 5); /* every row but the two-cluster one with a cluster left out */
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_cases)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_cases), cmocka_unit_test(test_drawn)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
