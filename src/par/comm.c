@@ -124,7 +124,9 @@ tl_status tl_agree(tl_status st, tl_err *err, MPI_Comm c) {
   MPI_Comm_size(c, &size);
   int who = st != TL_OK ? rank : size, first = size;
   tl_err local = {{0}};
-  if (tl_barrier_idle(c, &local) || TL_MPI(&local, MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, c))) {
+  MPI_Request rq; /* the reduction is also where the ranks meet: waited for without spinning */
+  if (TL_MPI(&local, MPI_Iallreduce(&who, &first, 1, MPI_INT, MPI_MIN, c, &rq)) ||
+      tl_wait_idle(&rq, MPI_STATUS_IGNORE, &local)) {
     if (err) *err = local;
     return TL_EMPI;
   }

@@ -55,8 +55,8 @@ tl_status tl_barrier_idle(MPI_Comm c, tl_err *err);
  * Every phase of a collective command ends in tl_agree before the next collective: a rank that
  * failed still calls it, so no rank waits in a collective for one that has given up. */
 
-/* Collective. Ranks arrive at different times (one is still scoring); they meet first in
- * tl_barrier_idle, so the early ones sleep instead of spinning. Makes a per-rank outcome common: TL_OK on every rank when every rank passed
+/* Collective. Ranks arrive at different times (one is still scoring); they meet in an
+ * MPI_Iallreduce waited for by tl_wait_idle, so the early ones sleep instead of spinning. Makes a per-rank outcome common: TL_OK on every rank when every rank passed
  * TL_OK; otherwise every rank gets the status of the lowest failing rank, and that rank's
  * message in err->msg (pass a buffer on every rank). When the lowest failing rank is not 0 and
  * its message does not name it, "rank N: " is put in front, so rank 0 can print it once. An
