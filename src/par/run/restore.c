@@ -64,6 +64,10 @@ tl_status run_on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   if (!known) return TL_OK; /* not a unit of this job any more: ignored */
   if (rec->failed && !c->merge) return TL_OK; /* the engine gave up on it: asked again (a merge keeps
                                                    the failure: the unit stays engine_error) */
+  if (rec->stale) { /* its answers line changed since it was journaled: done again, never with another text */
+    if (!c->stale++ && tl_buf_printf(&c->stale_example, "%s", rec->source ? rec->source : "?")) return TL_ENOMEM;
+    return TL_OK;
+  }
   tl_unit x = {(uint32_t)cfg, (uint32_t)item, k->sub};
   uint64_t u = tl_rb_index(rb, &x);
   c->done[rb->base + u] = 1;

@@ -10,10 +10,42 @@ static char *spill_path(const char *dir, int q) {
 }
 
 /* A spilled row: uint32 byte count of what follows, then each cell in column order: a string as
- * uint32 length, its bytes and a NUL; an int64 or a double as its 8 bytes. Each string cell's
- * length is added to sb[2k] and raised into sb[2k + 1] (k: its index among the string columns;
- * write_rows' str_stats). */
-tl_status run_spill_row(const tl_table *t, size_t row, tl_buf *out, uint64_t *sb) {
+ * uint32 length, its bytes and a NUL; an int64 or a double as its 8 bytes. A string cell that is
+ * the unit's reply text of stage s (the table borrows ur->text[s]: the same pointer) whose reply
+ * the replay engine served from a line (refs[s]) is spilled as SPILL_REF and the reference, the
+ * reply's source (ur->source[s], "<path>:<line>") as SPILL_SRC and the reference's source and
+ * line: see put_ref. Each string cell's length is added to sb[2k] and raised into sb[2k + 1]
+ * (k: its index among the string columns; write_rows' str_stats). */
+#define SPILL_REF UINT32_MAX       /* a reply text, read back from its answers file */
+#define SPILL_SRC (UINT32_MAX - 1) /* a reply's source, "<path>:<line>" of its answers line */
+
+/* A referenced cell: the marker, role (0 model, 1 judge), then for SPILL_REF the reference's
+ * src, off, len, resp, line, sum and tlen (40 bytes), for SPILL_SRC its src and line: 48 or
+ * 16 bytes in all. */
+static tl_status put_ref(tl_buf *out, uint32_t marker, int stage, const tl_reply_ref *rf) {
+  char b[48]; /* the longest: SPILL_REF's */
+  size_t n = 0;
+  const uint32_t role = stage ? TL_ROLE_JUDGE : TL_ROLE_MODEL;
+#define PUT(v) (memcpy(b + n, &(v), sizeof(v)), n += sizeof(v))
+  PUT(marker);
+  PUT(role);
+  PUT(rf->src);
+  if (marker == SPILL_REF) {
+    PUT(rf->off);
+    PUT(rf->len);
+    PUT(rf->resp);
+    PUT(rf->line);
+    PUT(rf->sum);
+    PUT(rf->tlen);
+  } else {
+    PUT(rf->line);
+  }
+#undef PUT
+  return tl_buf_append(out, b, n);
+}
+
+tl_status run_spill_row(const tl_table *t, size_t row, const tl_row *ur, const tl_reply_ref *const *refs, tl_buf *out,
+                        uint64_t *sb) {
   tl_buf_reset(out);
   uint32_t len = 0;
   tl_status st = tl_buf_append(out, (const char *)&len, 4);
@@ -25,6 +57,13 @@ tl_status run_spill_row(const tl_table *t, size_t row, tl_buf *out, uint64_t *sb
       sb[0] += vl;
       if (vl > sb[1]) sb[1] = vl;
       sb += 2;
+      int done = 0;
+      for (int s = 0; v && ur && refs && s < TL_MAX_STAGES && !done; s++) {
+        if (!refs[s]) continue;
+        if (v == ur->text[s] && vl == refs[s]->tlen) st = put_ref(out, SPILL_REF, s, refs[s]), done = 1;
+        else if (v == ur->source[s]) st = put_ref(out, SPILL_SRC, s, refs[s]), done = 1;
+      }
+      if (done) continue;
       uint32_t n = (uint32_t)vl;
       st = tl_buf_append(out, (const char *)&n, 4);
       if (!st) st = tl_buf_append(out, v, (size_t)n + 1);
@@ -38,6 +77,70 @@ tl_status run_spill_row(const tl_table *t, size_t row, tl_buf *out, uint64_t *sb
   return st;
 }
 
+/* ---- the references table (run.h run_spill.pref) ---- */
+
+static size_t pref_slot(const run_spill *sp, uint64_t key) {
+  uint64_t h = key * 0x9E3779B97F4A7C15ull;
+  return (size_t)(h >> 20) & (sp->cappref - 1);
+}
+
+tl_status run_pref_note(run_spill *sp, uint64_t g, int s, const char *text, const tl_reply_ref *ref) {
+  if ((sp->npref + 1) * 2 > sp->cappref) { /* at most half full */
+    size_t cap = sp->cappref ? sp->cappref * 2 : 1024;
+    struct run_pref *old = sp->pref, *p = calloc(cap, sizeof *p);
+    if (!p) return TL_ENOMEM;
+    const size_t ocap = sp->cappref;
+    sp->pref = p;
+    sp->cappref = cap;
+    for (size_t i = 0; i < ocap; i++)
+      if (old[i].key) {
+        size_t j = pref_slot(sp, old[i].key);
+        while (p[j].key) j = (j + 1) & (cap - 1);
+        p[j] = old[i];
+      }
+    free(old);
+  }
+  const uint64_t key = 1 + g * TL_MAX_STAGES + (uint64_t)s;
+  size_t j = pref_slot(sp, key);
+  while (sp->pref[j].key && sp->pref[j].key != key) j = (j + 1) & (sp->cappref - 1);
+  if (!sp->pref[j].key) sp->npref++;
+  sp->pref[j] = (struct run_pref){key, text, *ref};
+  return TL_OK;
+}
+
+int run_pref_take(run_spill *sp, uint64_t g, int s, const char **text, tl_reply_ref *ref) {
+  if (!sp->npref) return 0;
+  const uint64_t key = 1 + g * TL_MAX_STAGES + (uint64_t)s;
+  const size_t mask = sp->cappref - 1;
+  size_t j = pref_slot(sp, key);
+  while (sp->pref[j].key && sp->pref[j].key != key) j = (j + 1) & mask;
+  if (!sp->pref[j].key) return 0;
+  *text = sp->pref[j].text;
+  *ref = sp->pref[j].ref;
+  /* backward-shift deletion: the entries after it that probed past j move up */
+  size_t i = j;
+  for (size_t k = (j + 1) & mask; sp->pref[k].key; k = (k + 1) & mask) {
+    size_t home = pref_slot(sp, sp->pref[k].key);
+    if (((k - home) & mask) >= ((k - i) & mask)) { /* k's home is not in (i, k]: it may move to i */
+      sp->pref[i] = sp->pref[k];
+      i = k;
+    }
+  }
+  sp->pref[i].key = 0;
+  sp->npref--;
+  return 1;
+}
+
+void run_pref_release(run_spill *sp) {
+  free(sp->pref);
+  sp->pref = NULL;
+  sp->npref = sp->cappref = 0;
+  free(sp->nocopy_own);
+  sp->nocopy_own = NULL;
+  sp->nocopy_dir = NULL;
+  sp->last_path = NULL;
+}
+
 /* Reads n bytes at off of rank q's spill file (descriptor fd) into dst, through the
  * read-ahead. 0 ok, -1 on a read error, a file cut short or no memory. */
 static int spill_read(window_ctx *c, int q, int fd, uint64_t off, void *dst, size_t n) {
@@ -46,6 +149,88 @@ static int spill_read(window_ctx *c, int q, int fd, uint64_t off, void *dst, siz
   if (!p) return -1;
   memcpy(dst, p, n);
   return 0;
+}
+
+/* A referenced cell of a spilled row (put_ref's form, at p, marker read) into the arena as a
+ * string cell: the text read back from its answers file through the replay engine that served
+ * it (checked as submit checks it), or its source. Returns the bytes of p used, 0 on failure
+ * (c->st set). */
+static size_t get_ref(window_ctx *c, uint32_t marker, const char *p, size_t left) {
+  const size_t need = marker == SPILL_REF ? 48 - 4 : 16 - 4;
+  if (left < need) {
+    c->st = tl_err_set(&c->err, TL_EIO, "a spilled row is cut short");
+    return 0;
+  }
+  uint32_t role;
+  tl_reply_ref rf;
+  memset(&rf, 0, sizeof rf);
+  size_t n = 0;
+#define GET(v) (memcpy(&(v), p + n, sizeof(v)), n += sizeof(v))
+  GET(role);
+  GET(rf.src);
+  if (marker == SPILL_REF) {
+    GET(rf.off);
+    GET(rf.len);
+    GET(rf.resp);
+    GET(rf.line);
+    GET(rf.sum);
+    GET(rf.tlen);
+  } else {
+    GET(rf.line);
+  }
+#undef GET
+  tl_replay *rp = role < TL_ROLE__N ? c->r->en.replay[role] : NULL;
+  const char *path = rp ? tl_replay_source_path(rp, rf.src) : NULL;
+  if (!path) {
+    c->st = tl_err_set(&c->err, TL_EINTERNAL, "a spilled row names an answers file the run does not have");
+    return 0;
+  }
+  char *text = NULL;
+  tl_buf src;
+  tl_buf_init(&src);
+  int rb = TL_REPLAY_REF_OK;
+  if (marker == SPILL_REF) rb = tl_replay_ref_text(rp, &rf, &text);
+  else if (tl_buf_printf(&src, "%s:%lu", path, (unsigned long)rf.line)) rb = TL_REPLAY_REF_NOMEM;
+  const char *v = marker == SPILL_REF ? text : src.data;
+  uint32_t vl = v ? (uint32_t)strlen(v) : 0;
+  if (rb == TL_REPLAY_REF_CHANGED)
+    c->st = tl_err_set(&c->err, TL_EIO, "the answers file '%s' changed during the run (its line %lu is not the one "
+                       "answered): run the job again", path, (unsigned long)rf.line);
+  else if (rb != TL_REPLAY_REF_OK || tl_buf_append(&c->arena, (const char *)&vl, 4) ||
+           tl_buf_append(&c->arena, v, (size_t)vl + 1))
+    c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
+  free(text);
+  tl_buf_release(&src);
+  return c->st ? 0 : need;
+}
+
+/* One spilled row (p, len bytes) appended to the arena with its referenced cells read back: the
+ * form window_from_spill's cells are borrowed from. c->st set on failure. */
+static void decode_row(window_ctx *c, const char *p, size_t len) {
+  const tl_table *t = c->win; /* the window's table: its columns' types */
+  const char *end = p + len;
+  for (int k = 0; k < t->ncols && !c->st; k++) {
+    if (!tl_col_is_str(t->cols[k].type)) {
+      if (end - p < 8 || tl_buf_append(&c->arena, p, 8)) goto bad;
+      p += 8;
+      continue;
+    }
+    uint32_t sl;
+    if (end - p < 4) goto bad;
+    memcpy(&sl, p, 4);
+    p += 4;
+    if (sl == SPILL_REF || sl == SPILL_SRC) {
+      size_t used = get_ref(c, sl, p, (size_t)(end - p));
+      if (!used) return;
+      p += used;
+    } else {
+      if ((size_t)(end - p) < (size_t)sl + 1 || tl_buf_append(&c->arena, p - 4, 4 + (size_t)sl + 1)) goto bad;
+      p += (size_t)sl + 1;
+    }
+  }
+  return;
+bad:
+  if (!c->st) c->st = tl_err_set(&c->err, TL_EIO, "a spilled row is cut short (or out of memory)");
 }
 
 /* The window's rows from the spilled item-table rows (every unit of the window has one): read
@@ -63,7 +248,14 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
     c->at = p;
     c->at_cap = n;
   }
+  if (c->win) tl_table_clear(c->win);
+  else if (!(c->win = run_items_table(r, (size_t)(c->rb - r->rbs), NULL, NULL, 0, NULL))) {
+    c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory building the item table");
+    return NULL;
+  }
   size_t *at = c->at;
+  tl_buf raw; /* one row as spilled */
+  tl_buf_init(&raw);
   for (uint64_t i = 0; i < n && !c->st; i++) {
     const uint64_t ref = c->h->rec[(first + i) * (uint64_t)w + 1];
     const int q = jref_file(ref);
@@ -82,17 +274,18 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
       break;
     }
     at[i] = c->arena.len;
-    if (tl_buf_extend(&c->arena, len) != TL_OK) { /* the bytes are read next */
+    tl_buf_reset(&raw);
+    if (tl_buf_extend(&raw, len) != TL_OK) { /* the bytes are read next */
       c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
       break;
     }
-    if (spill_read(c, q, r->sp.spill_fd[q], off + 4, c->arena.data + at[i], len) != 0)
+    if (spill_read(c, q, r->sp.spill_fd[q], off + 4, raw.data, len) != 0)
       c->st = tl_err_set(&c->err, TL_EIO, "the rows of rank %d are cut short", q);
+    else
+      decode_row(c, raw.data, len);
   }
-  if (!c->st && c->win) tl_table_clear(c->win);
-  else if (!c->st) c->win = run_items_table(r, (size_t)(c->rb - r->rbs), NULL, NULL, 0, NULL);
+  tl_buf_release(&raw);
   tl_table *t = c->st ? NULL : c->win;
-  if (!c->st && !t) c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory building the item table");
   for (uint64_t i = 0; t && i < n && !c->st; i++) {
     size_t row = tl_table_add_row(t);
     if (row == (size_t)-1) {
