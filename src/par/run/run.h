@@ -82,6 +82,11 @@ typedef struct {
   FILE *spill;                   /* this rank's file, NULL when rows are not spilled (dry run) */
   char *spill_vbuf;              /* its stdio buffer (TL_JOURNAL_VBUF bytes), freed after it is closed */
   uint64_t spill_pos;            /* bytes written to it */
+  tl_buf spill_blk;              /* the rows spilled since the last frame (raw): compressed and
+                                    written as one frame when it holds SPILL_BLOCK bytes, and at
+                                    the end of scheduling (run_spill_end); see spill.c */
+  char *spill_z;                 /* the compressed frame's buffer, spill_zcap bytes */
+  size_t spill_zcap;
   int *spill_fd;                 /* [nranks] every rank's file, opened for reading on first use */
   tl_buf spill_buf;
   held_rows *held;               /* [nb] */
@@ -359,6 +364,12 @@ void run_remove_spill(const char *dir, FILE *log);
  * reference of ur->text[s]): see spill.c. */
 tl_status run_spill_row(const tl_table *t, size_t row, const tl_row *ur, const tl_reply_ref *const *refs, tl_buf *out,
                         uint64_t *sb);
+/* Appends a spilled row (run_spill_row's form) to this rank's spill; *ref: where it lies
+ * (spill.c's packing of rank, frame and offset in the frame). TL_EIO when the file cannot be
+ * written or is past the packing's limits. */
+tl_status run_spill_put(bench_run *r, const tl_buf *row, uint64_t *ref);
+/* The last frame written and the frame buffers freed: after the last row (end of scheduling). */
+tl_status run_spill_end(bench_run *r);
 /* The references table (run_spill.pref): note the reference of unit g's stage s reply (its
  * text pointer), take it back (removed; 0 when there is none), free the table. */
 tl_status run_pref_note(run_spill *sp, uint64_t g, int s, const char *text, const tl_reply_ref *ref);

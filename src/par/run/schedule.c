@@ -80,11 +80,7 @@ tl_status run_on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   if (r->sp.spill) { /* its row, and its share of the table's string bytes and longest values for its owner */
     uint64_t *sb = r->sp.strb[b] + (size_t)tl_block_owner(g - rb->base, rb->U, r->nranks) * (size_t)r->sp.nstr[b] * 2;
     st = run_spill_row(t, 0, row, refs, &r->sp.spill_buf, sb);
-    if (!st && fwrite(r->sp.spill_buf.data, 1, r->sp.spill_buf.len, r->sp.spill) != r->sp.spill_buf.len) st = TL_EIO;
-    if (!st) {
-      spilled = jref(r->rank, r->sp.spill_pos);
-      r->sp.spill_pos += r->sp.spill_buf.len;
-    }
+    if (!st) st = run_spill_put(r, &r->sp.spill_buf, &spilled);
   }
   tl_table_clear(t); /* it borrows the row's texts, which are freed next */
   if (st) return st;
@@ -403,6 +399,8 @@ tl_status run_schedule(bench_run *r, const uint64_t *pending, uint64_t P, progre
   tl_err e2;
   tl_journal_sync(r->jn, &e2); /* finished stages of an interrupted chunk are kept too */
   run_pref_release(&r->sp); /* (the references of stages whose units did not finish) */
+  tl_status s3 = r->sp.spill ? run_spill_end(r) : TL_OK; /* every row written before the tables are */
+  if (!st && s3) st = tl_err_set(err, s3, "cannot write '%s': %s", r->sp.rows_dir, strerror(errno));
   *sched_s = s.sched_s;
   *nchunks = s.nchunks;
   return st;

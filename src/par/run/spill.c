@@ -1,4 +1,6 @@
 /* spill.c - the spilled item-table rows: written as units finish, read back window by window when the tables are written. */
+#include <zstd.h>
+
 #include "run.h"
 
 /* "<dir>/r<rank, 5 digits>.bin" (malloc'd): rank q's spilled rows. */
@@ -75,6 +77,125 @@ tl_status run_spill_row(const tl_table *t, size_t row, const tl_row *ur, const t
   len = (uint32_t)(out->len - 4);
   if (!st) memcpy(out->data, &len, 4);
   return st;
+}
+
+/* ---- frames ----
+ * A rank's spill file is a sequence of frames: uint32 compressed bytes, uint32 raw bytes, the
+ * zstd frame (level SPILL_ZLEVEL) of raw bytes that are whole spilled rows, then zeros up to the
+ * next multiple of SPILL_ALIGN bytes. Rows are gathered until they hold SPILL_BLOCK bytes (a
+ * row that would go past it starts a new frame, so every row starts under SPILL_BLOCK into its
+ * frame; a longer row alone makes a longer frame). A row's place (held_rows rec[1]) packs the
+ * rank (SPILL_RANK_BITS), its frame's offset in SPILL_ALIGN units (SPILL_FRAME_BITS: 16 GiB of
+ * frames per rank) and the row's offset in the frame's raw bytes (SPILL_IN_BITS).
+ * Why compressed, and why so (bench/scratch_compress.py on the 60,000-unit SpatialEval replay
+ * job, rows already without their reply texts, 64 KiB blocks; the same figures in
+ * docs/PERFORMANCE.md "Scratch"): raw 334.7 B/unit; zstd-1 48.1 B/unit (6.96x) for 0.66 us of
+ * CPU per unit to compress and 0.22 us to read back; zstd-3 46.9 B (0.74 us); libdeflate-1 59.7 B
+ * (0.95 us); libdeflate-6 51.2 B (2.90 us). zstd-1: nearly the smallest, the cheapest. */
+#define SPILL_ZLEVEL 1
+#define SPILL_BLOCK ((size_t)1 << 16)
+#define SPILL_ALIGN 64
+#define SPILL_RANK_BITS 20
+#define SPILL_FRAME_BITS 28
+#define SPILL_IN_BITS 16
+
+static uint64_t spref(int rank, uint64_t frame_off, uint64_t in) {
+  return (uint64_t)rank << (SPILL_FRAME_BITS + SPILL_IN_BITS) | (frame_off / SPILL_ALIGN) << SPILL_IN_BITS | in;
+}
+static int spref_rank(uint64_t ref) { return (int)(ref >> (SPILL_FRAME_BITS + SPILL_IN_BITS)); }
+static uint64_t spref_frame(uint64_t ref) {
+  return ((ref >> SPILL_IN_BITS) & ((1ULL << SPILL_FRAME_BITS) - 1)) * SPILL_ALIGN;
+}
+static uint32_t spref_in(uint64_t ref) { return (uint32_t)(ref & ((1ULL << SPILL_IN_BITS) - 1)); }
+
+/* The gathered rows as one frame at spill_pos. 0, or -1 (errno set) when it cannot be written. */
+static int frame_write(run_spill *sp) {
+  if (!sp->spill_blk.len) return 0;
+  const size_t bound = ZSTD_compressBound(sp->spill_blk.len) + 8 + SPILL_ALIGN;
+  if (bound > sp->spill_zcap) {
+    char *z = realloc(sp->spill_z, bound);
+    if (!z) return errno = ENOMEM, -1;
+    sp->spill_z = z;
+    sp->spill_zcap = bound;
+  }
+  size_t zn = ZSTD_compress(sp->spill_z + 8, sp->spill_zcap - 8 - SPILL_ALIGN, sp->spill_blk.data, sp->spill_blk.len,
+                            SPILL_ZLEVEL);
+  if (ZSTD_isError(zn) || zn > UINT32_MAX || sp->spill_blk.len > UINT32_MAX) return errno = EIO, -1;
+  const uint32_t hdr[2] = {(uint32_t)zn, (uint32_t)sp->spill_blk.len};
+  memcpy(sp->spill_z, hdr, 8);
+  size_t n = 8 + zn, padded = (n + SPILL_ALIGN - 1) / SPILL_ALIGN * SPILL_ALIGN;
+  memset(sp->spill_z + n, 0, padded - n);
+  if (fwrite(sp->spill_z, 1, padded, sp->spill) != padded) return -1;
+  sp->spill_pos += padded;
+  tl_buf_reset(&sp->spill_blk);
+  return 0;
+}
+
+tl_status run_spill_put(bench_run *r, const tl_buf *row, uint64_t *ref) {
+  run_spill *sp = &r->sp;
+  if (sp->spill_blk.len && sp->spill_blk.len + row->len > SPILL_BLOCK && frame_write(sp) != 0) return TL_EIO;
+  if (sp->spill_pos / SPILL_ALIGN >= (1ULL << SPILL_FRAME_BITS) || r->rank >= (1 << SPILL_RANK_BITS)) {
+    errno = EFBIG;
+    return TL_EIO;
+  }
+  *ref = spref(r->rank, sp->spill_pos, sp->spill_blk.len);
+  return tl_buf_append(&sp->spill_blk, row->data, row->len);
+}
+
+tl_status run_spill_end(bench_run *r) {
+  int rc = frame_write(&r->sp);
+  tl_buf_release(&r->sp.spill_blk);
+  free(r->sp.spill_z);
+  r->sp.spill_z = NULL;
+  r->sp.spill_zcap = 0;
+  return rc ? TL_EIO : TL_OK;
+}
+
+static int spill_read(window_ctx *c, int q, int fd, uint64_t off, void *dst, size_t n);
+
+/* The frames a window reads, decompressed: the last few (LRU), for the call (a window's rows
+ * of one rank lie mostly in order in its file; the ranks' chunks interleave). */
+enum { FCACHE = 8 };
+typedef struct {
+  int q[FCACHE];
+  uint64_t at[FCACHE], used[FCACHE], tick;
+  tl_buf raw[FCACHE], z;
+} frame_cache;
+
+/* The raw bytes of the frame at offset `at` of rank q's file (*n bytes), decompressed now if
+ * not cached; NULL on a read error, a damaged frame or no memory (c->st set). */
+static const char *frame_get(window_ctx *c, frame_cache *fc, int q, int fd, uint64_t at, size_t *n) {
+  int lru = 0;
+  fc->tick++;
+  for (int k = 0; k < FCACHE; k++) {
+    if (fc->used[k] && fc->q[k] == q && fc->at[k] == at) {
+      fc->used[k] = fc->tick;
+      *n = fc->raw[k].len;
+      return fc->raw[k].data;
+    }
+    if (fc->used[k] < fc->used[lru]) lru = k;
+  }
+  uint32_t hdr[2];
+  if (spill_read(c, q, fd, at, hdr, 8) != 0) goto cut;
+  tl_buf_reset(&fc->z);
+  tl_buf_reset(&fc->raw[lru]);
+  if (tl_buf_extend(&fc->z, hdr[0]) || tl_buf_extend(&fc->raw[lru], hdr[1])) {
+    c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
+    return NULL;
+  }
+  if (spill_read(c, q, fd, at + 8, fc->z.data, hdr[0]) != 0) goto cut;
+  size_t got = ZSTD_decompress(fc->raw[lru].data, hdr[1], fc->z.data, hdr[0]);
+  if (ZSTD_isError(got) || got != hdr[1]) goto cut;
+  fc->q[lru] = q;
+  fc->at[lru] = at;
+  fc->used[lru] = fc->tick;
+  *n = hdr[1];
+  return fc->raw[lru].data;
+cut:
+  fc->used[lru] = 0;
+  c->st = tl_err_set(&c->err, TL_EIO, "the rows of rank %d are cut short or damaged (frame at byte %llu)", q,
+                     (unsigned long long)at);
+  return NULL;
 }
 
 /* ---- the references table (run.h run_spill.pref) ---- */
@@ -254,12 +375,13 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
     return NULL;
   }
   size_t *at = c->at;
-  tl_buf raw; /* one row as spilled */
-  tl_buf_init(&raw);
+  frame_cache fc;
+  memset(&fc, 0, sizeof fc);
+  tl_buf_init(&fc.z);
+  for (int k = 0; k < FCACHE; k++) tl_buf_init(&fc.raw[k]);
   for (uint64_t i = 0; i < n && !c->st; i++) {
     const uint64_t ref = c->h->rec[(first + i) * (uint64_t)w + 1];
-    const int q = jref_file(ref);
-    const uint64_t off = jref_off(ref);
+    const int q = spref_rank(ref);
     if (r->sp.spill_fd[q] < 0) {
       char *p = spill_path(r->sp.rows_dir, q);
       r->sp.spill_fd[q] = p ? open(p, O_RDONLY) : -1;
@@ -268,23 +390,20 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
       free(p);
       if (c->st) break;
     }
+    size_t fn = 0;
+    const char *f = frame_get(c, &fc, q, r->sp.spill_fd[q], spref_frame(ref), &fn);
+    if (!f) break;
+    const size_t in = spref_in(ref);
     uint32_t len;
-    if (spill_read(c, q, r->sp.spill_fd[q], off, &len, 4) != 0) {
-      c->st = tl_err_set(&c->err, TL_EIO, "the rows of rank %d are cut short", q);
+    if (in + 4 > fn || (memcpy(&len, f + in, 4), fn - in - 4 < len)) {
+      c->st = tl_err_set(&c->err, TL_EIO, "the rows of rank %d are damaged", q);
       break;
     }
     at[i] = c->arena.len;
-    tl_buf_reset(&raw);
-    if (tl_buf_extend(&raw, len) != TL_OK) { /* the bytes are read next */
-      c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
-      break;
-    }
-    if (spill_read(c, q, r->sp.spill_fd[q], off + 4, raw.data, len) != 0)
-      c->st = tl_err_set(&c->err, TL_EIO, "the rows of rank %d are cut short", q);
-    else
-      decode_row(c, raw.data, len);
+    decode_row(c, f + in + 4, len);
   }
-  tl_buf_release(&raw);
+  tl_buf_release(&fc.z);
+  for (int k = 0; k < FCACHE; k++) tl_buf_release(&fc.raw[k]);
   tl_table *t = c->st ? NULL : c->win;
   for (uint64_t i = 0; t && i < n && !c->st; i++) {
     size_t row = tl_table_add_row(t);
