@@ -3,7 +3,7 @@
 spilled-rows file (keep them with TALLY_TEST_PAUSE=write, see scratch_compress.sh) cut into the
 blocks a writer would compress one by one (a journal: the lines of one engine poll, i.e. one
 flushed batch, independent frames so a kill loses at most the last; the spill: BLOCK bytes of
-rows), each compressed with zstd levels 1 and 3 and libdeflate levels 1 and 6 through ctypes
+rows, as the rows are before tally compresses them: the file's frames are undone first), each compressed with zstd levels 1 and 3 and libdeflate levels 1 and 6 through ctypes
 (the libraries tally links), in one process: the bytes out and the CPU seconds to compress and to
 decompress, per unit.
 
@@ -31,6 +31,20 @@ dfl.libdeflate_alloc_decompressor.restype = ctypes.c_void_p
 dfl.libdeflate_deflate_decompress.restype = ctypes.c_int
 dfl.libdeflate_deflate_decompress.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
                                               ctypes.c_size_t, ctypes.c_void_p]
+
+
+def unframe(data):
+    """A spill file as tally writes it (src/par/run/spill.c: uint32 compressed bytes, uint32 raw
+    bytes, a zstd frame, zeros to a multiple of 64 bytes) -> the raw rows."""
+    out, at = [], 0
+    while at + 8 <= len(data):
+        zn, rn = int.from_bytes(data[at:at + 4], "little"), int.from_bytes(data[at + 4:at + 8], "little")
+        buf = ctypes.create_string_buffer(rn)
+        got = zstd.ZSTD_decompress(buf, rn, data[at + 8:at + 8 + zn], zn)
+        assert got == rn, "not a tally spill file"
+        out.append(buf.raw)
+        at += (8 + zn + 63) // 64 * 64
+    return b"".join(out)
 
 
 def blocks_of_lines(data, per):
@@ -81,7 +95,7 @@ def main():
     per = int(sys.argv[4]) if len(sys.argv) > 4 else 256
     sblock = int(sys.argv[5]) if len(sys.argv) > 5 else 65536
     run("journal", blocks_of_lines(open(sys.argv[2], "rb").read(), per), units)
-    run("spill", blocks_of_bytes(open(sys.argv[3], "rb").read(), sblock), units)
+    run("spill", blocks_of_bytes(unframe(open(sys.argv[3], "rb").read()), sblock), units)
 
 
 main()
