@@ -424,6 +424,18 @@ static char *source_of(const tl_replay *r, const entry *x) {
 static int resp_string(const char *buf, size_t len, size_t resp, char **text) {
   *text = NULL;
   if (resp == 0 || resp >= len) return RB_CHANGED;
+  /* A string without escapes (most replies) is its bytes up to the closing quote: what cJSON's
+   * parse gives for it (it copies unescaped bytes as they are), without its item and parse. */
+  const char *q = buf + resp + 1, *e = buf + len;
+  const char *p = q;
+  while (p < e && *p != '"' && *p != '\\') p++;
+  if (p < e && *p == '"') {
+    const size_t n = (size_t)(p - q);
+    if (!(*text = malloc(n + 1))) return RB_NOMEM;
+    memcpy(*text, q, n);
+    (*text)[n] = 0;
+    return RB_OK;
+  }
   const char *end = NULL;
   cJSON *s = cJSON_ParseWithLengthOpts(buf + resp, len - resp, &end, 0);
   if (!cJSON_IsString(s)) { /* cannot be, for the line loaded; also when cJSON ran out of memory */
@@ -478,8 +490,7 @@ const char *tl_replay_source_path(const tl_replay *r, uint32_t src) {
   return src && src <= r->nsrc ? r->src[src - 1].path : NULL;
 }
 
-int tl_replay_ref_text(tl_replay *r, const tl_reply_ref *ref, char **text) {
-  *text = NULL;
+int tl_replay_ref_text(tl_replay *r, const tl_reply_ref *ref, tl_buf *out) {
   if (!ref->src || ref->src > r->nsrc || ref->off >= MAX_OFFSET || r->src[ref->src - 1].fd < 0) return RB_CHANGED;
   entry x; /* the entry the reference was made from, as far as reading its line back goes */
   memset(&x, 0, sizeof x);
@@ -493,12 +504,19 @@ int tl_replay_ref_text(tl_replay *r, const tl_reply_ref *ref, char **text) {
   int rb;
   const char *buf = checked_line(r, &x, &rb);
   if (!buf) return rb;
-  rb = resp_string(buf, x.len, x.resp, text);
-  if (rb == RB_OK && strlen(*text) != ref->tlen) {
-    free(*text);
-    *text = NULL;
-    rb = RB_CHANGED;
+  if (x.resp == 0 || x.resp >= x.len) return RB_CHANGED;
+  const char *q = buf + x.resp + 1, *e = buf + x.len, *p = q;
+  while (p < e && *p != '"' && *p != '\\') p++;
+  if (p < e && *p == '"') { /* no escapes: its bytes, straight into out (resp_string's fast way) */
+    if ((uint64_t)(p - q) != ref->tlen) return RB_CHANGED;
+    if (tl_buf_append(out, q, (size_t)(p - q)) || tl_buf_append(out, "", 1)) return RB_NOMEM;
+    return RB_OK;
   }
+  char *text;
+  rb = resp_string(buf, x.len, x.resp, &text);
+  if (rb == RB_OK && strlen(text) != ref->tlen) rb = RB_CHANGED;
+  if (rb == RB_OK && (tl_buf_append(out, text, (size_t)ref->tlen) || tl_buf_append(out, "", 1))) rb = RB_NOMEM;
+  free(text);
   return rb;
 }
 

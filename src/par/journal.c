@@ -179,8 +179,8 @@ tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_rep
     uint64_t at = 0;
     tl_status st = path_decl(j, rf->path, &at, err);
     if (st) return st;
-    char hex[17];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)rf->sum);
+    char hex[16]; /* the checksum's 16 hex digits, without printf (once per unit) */
+    for (int k = 0; k < 16; k++) hex[k] = "0123456789abcdef"[(rf->sum >> (60 - 4 * k)) & 15];
     tl_buf_append(b, ",\"ref\":[", 8);
     tl_json_num(b, (double)at);
     tl_buf_append(b, ",", 1);

@@ -87,6 +87,7 @@ typedef struct {
                                     the end of scheduling (run_spill_end); see spill.c */
   char *spill_z;                 /* the compressed frame's buffer, spill_zcap bytes */
   size_t spill_zcap;
+  void *spill_zctx;              /* the ZSTD_CCtx the frames are compressed with (made once) */
   int *spill_fd;                 /* [nranks] every rank's file, opened for reading on first use */
   tl_buf spill_buf;
   held_rows *held;               /* [nb] */

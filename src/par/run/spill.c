@@ -118,8 +118,9 @@ static int frame_write(run_spill *sp) {
     sp->spill_z = z;
     sp->spill_zcap = bound;
   }
-  size_t zn = ZSTD_compress(sp->spill_z + 8, sp->spill_zcap - 8 - SPILL_ALIGN, sp->spill_blk.data, sp->spill_blk.len,
-                            SPILL_ZLEVEL);
+  if (!sp->spill_zctx && !(sp->spill_zctx = ZSTD_createCCtx())) return errno = ENOMEM, -1;
+  size_t zn = ZSTD_compressCCtx(sp->spill_zctx, sp->spill_z + 8, sp->spill_zcap - 8 - SPILL_ALIGN, sp->spill_blk.data,
+                                sp->spill_blk.len, SPILL_ZLEVEL);
   if (ZSTD_isError(zn) || zn > UINT32_MAX || sp->spill_blk.len > UINT32_MAX) return errno = EIO, -1;
   const uint32_t hdr[2] = {(uint32_t)zn, (uint32_t)sp->spill_blk.len};
   memcpy(sp->spill_z, hdr, 8);
@@ -146,6 +147,8 @@ tl_status run_spill_end(bench_run *r) {
   int rc = frame_write(&r->sp);
   tl_buf_release(&r->sp.spill_blk);
   free(r->sp.spill_z);
+  ZSTD_freeCCtx(r->sp.spill_zctx);
+  r->sp.spill_zctx = NULL;
   r->sp.spill_z = NULL;
   r->sp.spill_zcap = 0;
   return rc ? TL_EIO : TL_OK;
@@ -160,6 +163,7 @@ typedef struct {
   int q[FCACHE];
   uint64_t at[FCACHE], used[FCACHE], tick;
   tl_buf raw[FCACHE], z;
+  ZSTD_DCtx *dctx;   /* made on first use, freed with the cache */
 } frame_cache;
 
 /* The raw bytes of the frame at offset `at` of rank q's file (*n bytes), decompressed now if
@@ -184,7 +188,11 @@ static const char *frame_get(window_ctx *c, frame_cache *fc, int q, int fd, uint
     return NULL;
   }
   if (spill_read(c, q, fd, at + 8, fc->z.data, hdr[0]) != 0) goto cut;
-  size_t got = ZSTD_decompress(fc->raw[lru].data, hdr[1], fc->z.data, hdr[0]);
+  if (!fc->dctx && !(fc->dctx = ZSTD_createDCtx())) {
+    c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
+    return NULL;
+  }
+  size_t got = ZSTD_decompressDCtx(fc->dctx, fc->raw[lru].data, hdr[1], fc->z.data, hdr[0]);
   if (ZSTD_isError(got) || got != hdr[1]) goto cut;
   fc->q[lru] = q;
   fc->at[lru] = at;
@@ -306,22 +314,23 @@ static size_t get_ref(window_ctx *c, uint32_t marker, const char *p, size_t left
     c->st = tl_err_set(&c->err, TL_EINTERNAL, "a spilled row names an answers file the run does not have");
     return 0;
   }
-  char *text = NULL;
-  tl_buf src;
-  tl_buf_init(&src);
-  int rb = TL_REPLAY_REF_OK;
-  if (marker == SPILL_REF) rb = tl_replay_ref_text(rp, &rf, &text);
-  else if (tl_buf_printf(&src, "%s:%lu", path, (unsigned long)rf.line)) rb = TL_REPLAY_REF_NOMEM;
-  const char *v = marker == SPILL_REF ? text : src.data;
-  uint32_t vl = v ? (uint32_t)strlen(v) : 0;
+  char num[24]; /* the source "<path>:<line>", as the engine's source_of writes it, without printf */
+  int nd = 0;
+  for (unsigned long ln = rf.line; nd == 0 || ln; ln /= 10) num[sizeof num - 1 - nd++] = (char)('0' + ln % 10);
+  const size_t pl = strlen(path);
+  const uint32_t vl = (uint32_t)(marker == SPILL_REF ? rf.tlen : pl + 1 + (size_t)nd); /* tlen: checked */
+  const size_t at = c->arena.len;
+  int rb = tl_buf_append(&c->arena, (const char *)&vl, 4) ? TL_REPLAY_REF_NOMEM : TL_REPLAY_REF_OK;
+  if (!rb && marker == SPILL_REF) rb = tl_replay_ref_text(rp, &rf, &c->arena);
+  else if (!rb && (tl_buf_append(&c->arena, path, pl) || tl_buf_append(&c->arena, ":", 1) ||
+                   tl_buf_append(&c->arena, num + sizeof num - nd, (size_t)nd) || tl_buf_append(&c->arena, "", 1)))
+    rb = TL_REPLAY_REF_NOMEM;
+  if (rb) c->arena.len = at;
   if (rb == TL_REPLAY_REF_CHANGED)
     c->st = tl_err_set(&c->err, TL_EIO, "the answers file '%s' changed during the run (its line %lu is not the one "
                        "answered): run the job again", path, (unsigned long)rf.line);
-  else if (rb != TL_REPLAY_REF_OK || tl_buf_append(&c->arena, (const char *)&vl, 4) ||
-           tl_buf_append(&c->arena, v, (size_t)vl + 1))
+  else if (rb)
     c->st = tl_err_set(&c->err, TL_ENOMEM, "out of memory for a window of rows");
-  free(text);
-  tl_buf_release(&src);
   return c->st ? 0 : need;
 }
 
@@ -329,27 +338,28 @@ static size_t get_ref(window_ctx *c, uint32_t marker, const char *p, size_t left
  * form window_from_spill's cells are borrowed from. c->st set on failure. */
 static void decode_row(window_ctx *c, const char *p, size_t len) {
   const tl_table *t = c->win; /* the window's table: its columns' types */
-  const char *end = p + len;
+  const char *end = p + len, *span = p; /* span: the cells not yet appended (copied as they are) */
   for (int k = 0; k < t->ncols && !c->st; k++) {
     if (!tl_col_is_str(t->cols[k].type)) {
-      if (end - p < 8 || tl_buf_append(&c->arena, p, 8)) goto bad;
+      if (end - p < 8) goto bad;
       p += 8;
       continue;
     }
     uint32_t sl;
     if (end - p < 4) goto bad;
     memcpy(&sl, p, 4);
-    p += 4;
     if (sl == SPILL_REF || sl == SPILL_SRC) {
-      size_t used = get_ref(c, sl, p, (size_t)(end - p));
+      if (tl_buf_append(&c->arena, span, (size_t)(p - span))) goto bad;
+      size_t used = get_ref(c, sl, p + 4, (size_t)(end - p - 4));
       if (!used) return;
-      p += used;
+      p += 4 + used;
+      span = p;
     } else {
-      if ((size_t)(end - p) < (size_t)sl + 1 || tl_buf_append(&c->arena, p - 4, 4 + (size_t)sl + 1)) goto bad;
-      p += (size_t)sl + 1;
+      if ((size_t)(end - p - 4) < (size_t)sl + 1) goto bad;
+      p += 4 + (size_t)sl + 1;
     }
   }
-  return;
+  if (!c->st && tl_buf_append(&c->arena, span, (size_t)(p - span)) == TL_OK) return;
 bad:
   if (!c->st) c->st = tl_err_set(&c->err, TL_EIO, "a spilled row is cut short (or out of memory)");
 }
@@ -404,6 +414,7 @@ static tl_table *window_from_spill(window_ctx *c, uint64_t first, uint64_t n) {
   }
   tl_buf_release(&fc.z);
   for (int k = 0; k < FCACHE; k++) tl_buf_release(&fc.raw[k]);
+  ZSTD_freeDCtx(fc.dctx);
   tl_table *t = c->st ? NULL : c->win;
   for (uint64_t i = 0; t && i < n && !c->st; i++) {
     size_t row = tl_table_add_row(t);
