@@ -20,8 +20,13 @@
  * source "<file>:<line>"; an answers line whose bytes changed (or a file gone) makes the record
  * `stale` (no text: the unit is done again, never with another text). Lines with "text" (HTTP
  * replies, lines the engine parsed whole, journals of earlier versions) are read as before.
- * Measured on the 60,000-unit SpatialEval replay job: 713 bytes a unit with the text copied,
- * 170 with the reference (docs/PERFORMANCE.md "Scratch").
+ * Lines stay plain JSON text, one per stage, uncompressed: measured on the 60,000-unit
+ * SpatialEval replay job, 713 bytes a unit with the text copied, 147.5 with the reference;
+ * zstd-1 in per-batch frames would make it 21.7 for 0.32 us a unit, but the run's scratch is
+ * already under half its input without it, and a text journal stays greppable and recoverable
+ * line by line after a kill (docs/PERFORMANCE.md "Scratch: references, not copies"). Answers
+ * files that tally run converted from another harness's outputs live in a temporary folder made
+ * afresh for each attempt: their replies are copied (schedule.c ref_kept).
  * Lines are buffered (1 MiB); after each batch of replies (one engine poll) they are flushed,
  * i.e. written to the kernel, so a killed process loses at most the batch being written; and
  * when the last fsync is TL_JOURNAL_SYNC_S seconds or more ago the journal's own thread fsyncs
