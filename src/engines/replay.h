@@ -108,7 +108,9 @@ tl_engine *tl_replay_engine(tl_replay *r); /* the engine view; freeing it frees 
 int tl_replay_ref_read(int fd, const tl_reply_ref *ref, tl_buf *buf, char **text);
 /* Through engine r's own descriptor of the reference's file (ref.src) and its read-ahead: the
  * spilled rows' texts when the tables are written. The text and a NUL are appended to out
- * (nothing on failure but, when out of memory, maybe part of it). */
+ * (nothing on failure but, when out of memory, maybe part of it). The line may come from the
+ * engine's read-ahead, which can still hold its bytes as they were answered after the file
+ * changed: the text is then the one answered (the checksum vouches for it), never another. */
 int tl_replay_ref_text(tl_replay *r, const tl_reply_ref *ref, tl_buf *out);
 
 /* The path of source `src` (tl_reply_ref.src: 1 + its index) as replies' sources name it; NULL
