@@ -580,7 +580,9 @@ static tl_status jrefs_resolve(tl_jrefs *x, int d, cJSON *o, tl_journal_rec *rec
           x->nopen--;
           break;
         }
-    if ((*fd = open(x->real[dc->real], O_RDONLY)) >= 0) x->nopen++;
+    *fd = open(x->real[dc->real], O_RDONLY);
+    if (*fd < 0) *fd = open(dc->path, O_RDONLY); /* moved: the name the job gave (relative to here) */
+    if (*fd >= 0) x->nopen++;
   }
   char *text = NULL;
   int rb = *fd >= 0 ? tl_replay_ref_read(*fd, &rec->ref, &x->line, &text) : TL_REPLAY_REF_CHANGED;

@@ -16,7 +16,8 @@
  * written once per file before the first reference to it, and the rest is tl_reply_ref's (the
  * answers line's byte offset and length, its checksum as 16 hex digits, where its response's
  * JSON string starts in it, its line number, the text's length). Reading such a line back reads
- * the answers line again (tl_replay_ref_read): the record's text is that JSON string and its
+ * the answers line again (tl_replay_ref_read; from the "at" path, else, when that cannot be
+ * opened, the name as given): the record's text is that JSON string and its
  * source "<file>:<line>"; an answers line whose bytes changed (or a file gone) makes the record
  * `stale` (no text: the unit is done again, never with another text). Lines with "text" (HTTP
  * replies, lines the engine parsed whole, journals of earlier versions) are read as before.
