@@ -476,8 +476,14 @@ int tl_replay_ref_read(int fd, const tl_reply_ref *ref, tl_buf *buf, char **text
   tl_buf_reset(buf);
   if (tl_buf_extend(buf, (size_t)ref->len + 1) != TL_OK) return RB_NOMEM;
   if (tl_pread_full(fd, buf->data, ref->len, ref->off) != 0) return RB_CHANGED;
-  if (line_sum(buf->data, ref->len) != ref->sum) return RB_CHANGED;
-  int rb = resp_string(buf->data, ref->len, ref->resp, text);
+  return tl_replay_ref_parse(buf->data, ref, text);
+}
+
+int tl_replay_ref_parse(const char *line, const tl_reply_ref *ref, char **text) {
+  *text = NULL;
+  if (!ref->src || ref->resp == 0 || ref->resp >= ref->len) return RB_CHANGED;
+  if (line_sum(line, ref->len) != ref->sum) return RB_CHANGED;
+  int rb = resp_string(line, ref->len, ref->resp, text);
   if (rb == RB_OK && strlen(*text) != ref->tlen) {
     free(*text);
     *text = NULL;

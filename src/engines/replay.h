@@ -106,6 +106,8 @@ tl_engine *tl_replay_engine(tl_replay *r); /* the engine view; freeing it frees 
 /* From the file open as fd (a journal read back without the engine: resume, merge); buf: the
  * caller's scratch buffer for the line. */
 int tl_replay_ref_read(int fd, const tl_reply_ref *ref, tl_buf *buf, char **text);
+/* The same from the line's ref->len bytes the caller read (at ref->off of the file). */
+int tl_replay_ref_parse(const char *line, const tl_reply_ref *ref, char **text);
 /* Through engine r's own descriptor of the reference's file (ref.src) and its read-ahead: the
  * spilled rows' texts when the tables are written. The text and a NUL are appended to out
  * (nothing on failure but, when out of memory, maybe part of it). The line may come from the

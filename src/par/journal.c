@@ -498,6 +498,7 @@ static void jrefs_init(tl_jrefs *x) {
   memset(x, 0, sizeof *x);
   tl_buf_init(&x->line);
   tl_buf_init(&x->src);
+  for (int k = 0; k < TL_JREFS_RA; k++) tl_rdahead_init(&x->ra[k]);
 }
 
 static void jrefs_release(tl_jrefs *x) {
@@ -511,7 +512,28 @@ static void jrefs_release(tl_jrefs *x) {
   free(x->fd);
   tl_buf_release(&x->line);
   tl_buf_release(&x->src);
+  for (int k = 0; k < TL_JREFS_RA; k++) tl_rdahead_release(&x->ra[k]);
   memset(x, 0, sizeof *x);
+}
+
+/* The len bytes at off of answers file `real` (descriptor fd), through the read-aheads (see
+ * tl_jrefs); NULL when they cannot be read (*nomem = 1: out of memory). A read-ahead that holds
+ * them, or one on the same file whose bytes end at most 64 KiB before them (its run goes on),
+ * serves; else the least recently used one is refilled from off. */
+static const char *jrefs_bytes(tl_jrefs *x, int real, int fd, uint64_t off, size_t len, int *nomem) {
+  int pick = -1, lru = 0;
+  x->ticks++;
+  for (int k = 0; k < TL_JREFS_RA && pick < 0; k++) {
+    const tl_rdahead *a = &x->ra[k];
+    if (tl_rdahead_holds(a, real, off, len) ||
+        (a->key == real && off >= a->off + a->len && off - (a->off + a->len) <= ((uint64_t)1 << 16)))
+      pick = k;
+    else if (x->ra_used[k] < x->ra_used[lru])
+      lru = k;
+  }
+  if (pick < 0) pick = lru;
+  x->ra_used[pick] = x->ticks;
+  return tl_rdahead_at(&x->ra[pick], real, fd, off, len, nomem);
 }
 
 /* The declaration of (journal file, offset at): its index, or -1. */
@@ -585,8 +607,10 @@ static tl_status jrefs_resolve(tl_jrefs *x, int d, cJSON *o, tl_journal_rec *rec
     if (*fd >= 0) x->nopen++;
   }
   char *text = NULL;
-  int rb = *fd >= 0 ? tl_replay_ref_read(*fd, &rec->ref, &x->line, &text) : TL_REPLAY_REF_CHANGED;
-  if (rb == TL_REPLAY_REF_NOMEM) return TL_ENOMEM;
+  int rb = TL_REPLAY_REF_CHANGED, nomem = 0;
+  const char *line = *fd >= 0 ? jrefs_bytes(x, dc->real, *fd, rec->ref.off, rec->ref.len, &nomem) : NULL;
+  if (line) rb = tl_replay_ref_parse(line, &rec->ref, &text);
+  if (rb == TL_REPLAY_REF_NOMEM || nomem) return free(text), TL_ENOMEM;
   tl_buf_reset(&x->src); /* the source the engine gave: "<path>:<line>" */
   if (tl_buf_printf(&x->src, "%s:%lu", dc->path, (unsigned long)rec->ref.line)) return free(text), TL_ENOMEM;
   const cJSON *src = add_text(o, "source", NULL, x->src.data);

@@ -47,6 +47,7 @@
 #include <cjson/cJSON.h>
 
 #include "tally/engine.h"
+#include "rdahead.h"
 #include "tally/err.h"
 
 #include "tally/str.h"
@@ -156,7 +157,14 @@ typedef struct {
   int *fd;           /* -1: not open (or closed to stay under TL_JFILES_MAX_OPEN) */
   int nreal, nopen, victim;
   tl_buf line, src;
+  /* the answers lines are read through TL_JREFS_RA read-aheads (keyed by real path index): a
+   * journal's records follow the units' key order, which walks an answers file in a few
+   * interleaved runs (one per prompt variant, say); each read-ahead follows one, and a line
+   * none holds refills the least recently used */
+  tl_rdahead ra[4];
+  uint64_t ra_used[4], ticks;
 } tl_jrefs;
+#define TL_JREFS_RA 4
 
 typedef struct {
   char **paths;
