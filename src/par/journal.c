@@ -512,6 +512,7 @@ static void jrefs_release(tl_jrefs *x) {
   free(x->fd);
   tl_buf_release(&x->line);
   tl_buf_release(&x->src);
+  free(x->text);
   for (int k = 0; k < TL_JREFS_RA; k++) tl_rdahead_release(&x->ra[k]);
   memset(x, 0, sizeof *x);
 }
@@ -588,8 +589,8 @@ static cJSON *add_text(cJSON *o, const char *k, char *owned, const char *v) {
 }
 
 /* A referencing record's text and source, read back from its answers file (declaration d) into
- * o (the record's object) and rec; a line that is not the one referenced makes rec stale (no
- * text). TL_ENOMEM when out of memory. */
+ * o (the record's object; NULL: into x, until the next record) and rec; a line that is not the
+ * one referenced makes rec stale (no text). TL_ENOMEM when out of memory. */
 static tl_status jrefs_resolve(tl_jrefs *x, int d, cJSON *o, tl_journal_rec *rec) {
   const struct tl_jdecl *dc = &x->decl[d];
   int *fd = &x->fd[dc->real];
@@ -611,15 +612,27 @@ static tl_status jrefs_resolve(tl_jrefs *x, int d, cJSON *o, tl_journal_rec *rec
   const char *line = *fd >= 0 ? jrefs_bytes(x, dc->real, *fd, rec->ref.off, rec->ref.len, &nomem) : NULL;
   if (line) rb = tl_replay_ref_parse(line, &rec->ref, &text);
   if (rb == TL_REPLAY_REF_NOMEM || nomem) return free(text), TL_ENOMEM;
-  tl_buf_reset(&x->src); /* the source the engine gave: "<path>:<line>" */
-  if (tl_buf_printf(&x->src, "%s:%lu", dc->path, (unsigned long)rec->ref.line)) return free(text), TL_ENOMEM;
+  char num[24]; /* the source the engine gave, "<path>:<line>" (its source_of), without printf */
+  int nd = 0;
+  for (unsigned long ln = rec->ref.line; nd == 0 || ln; ln /= 10) num[sizeof num - 1 - nd++] = (char)('0' + ln % 10);
+  tl_buf_reset(&x->src);
+  if (tl_buf_append(&x->src, dc->path, strlen(dc->path)) || tl_buf_append(&x->src, ":", 1) ||
+      tl_buf_append(&x->src, num + sizeof num - nd, (size_t)nd))
+    return free(text), TL_ENOMEM;
+  rec->stale = !text;
+  rec->ref.path = dc->path;
+  if (!o) { /* the strings live in x until the next record (tl_journal_read_file's callback) */
+    free(x->text);
+    x->text = text;
+    rec->source = x->src.data;
+    rec->text = text;
+    return TL_OK;
+  }
   const cJSON *src = add_text(o, "source", NULL, x->src.data);
   const cJSON *txt = text ? add_text(o, "text", text, NULL) : NULL;
   if (!src || (text && !txt)) return TL_ENOMEM;
   rec->source = src->valuestring;
   rec->text = txt ? txt->valuestring : NULL;
-  rec->stale = !txt;
-  rec->ref.path = dc->path;
   return TL_OK;
 }
 
@@ -665,7 +678,7 @@ tl_status tl_journal_read_file(const char *path, const char *dir, int file, cons
     rec.offset = r.line_off;
     int d = !bad && rec.has_ref ? jrefs_find(&refs, file, rec.ref_at) : 0;
     if (d < 0) bad = 1; /* a reference without its file's line: malformed */
-    else if (!bad && rec.has_ref && jrefs_resolve(&refs, d, o, &rec))
+    else if (!bad && rec.has_ref && jrefs_resolve(&refs, d, NULL, &rec))
       st = tl_err_set(err, TL_ENOMEM, "out of memory reading the journal");
     if (st) {
     } else if (bad) (*nskipped)++;

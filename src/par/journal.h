@@ -157,6 +157,7 @@ typedef struct {
   int *fd;           /* -1: not open (or closed to stay under TL_JFILES_MAX_OPEN) */
   int nreal, nopen, victim;
   tl_buf line, src;
+  char *text;        /* the last text read back for a record of tl_journal_read_file, owned */
   /* the answers lines are read through TL_JREFS_RA read-aheads (keyed by real path index): a
    * journal's records follow the units' key order, which walks an answers file in a few
    * interleaved runs (one per prompt variant, say); each read-ahead follows one, and a line
