@@ -496,6 +496,12 @@ const char *tl_replay_source_path(const tl_replay *r, uint32_t src) {
   return src && src <= r->nsrc ? r->src[src - 1].path : NULL;
 }
 
+uint32_t tl_replay_source_find(const tl_replay *r, const char *path) {
+  for (size_t i = 0; path && i < r->nsrc; i++)
+    if (strcmp(r->src[i].path, path) == 0) return (uint32_t)i + 1;
+  return 0;
+}
+
 int tl_replay_ref_text(tl_replay *r, const tl_reply_ref *ref, tl_buf *out) {
   if (!ref->src || ref->src > r->nsrc || ref->off >= MAX_OFFSET || r->src[ref->src - 1].fd < 0) return RB_CHANGED;
   entry x; /* the entry the reference was made from, as far as reading its line back goes */

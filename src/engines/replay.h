@@ -118,6 +118,9 @@ int tl_replay_ref_text(tl_replay *r, const tl_reply_ref *ref, tl_buf *out);
 /* The path of source `src` (tl_reply_ref.src: 1 + its index) as replies' sources name it; NULL
  * when there is no such source. Borrowed: lives as long as r. */
 const char *tl_replay_source_path(const tl_replay *r, uint32_t src);
+/* 1 + the index of the source whose path (as sources name it) is `path`; 0 when none: how a
+ * reference read back from a journal names the file in this run's engine. */
+uint32_t tl_replay_source_find(const tl_replay *r, const char *path);
 
 /* Simulated latency: every reply becomes ready `ms` milliseconds after its request (0 = at
  * once). For tests of scheduling, interruption and resume, and for scheduling benchmarks. */

@@ -150,6 +150,9 @@ static tl_status restore_rows(resume_ctx *c, uint8_t *done, tl_err *err) {
       int d = 0;
       while (d < ns && (m & (1u << d))) d++;
       for (int s = d; s < ns; s++) { /* a later stage without the ones before it: asked again */
+        const char *t0;
+        tl_reply_ref r0;
+        run_pref_take(&r->sp, r->rbs[b].base + c->lo[b] + i, s, &t0, &r0); /* its reference goes too */
         free(row->text[s]);
         free(row->prompt[s]);
         free(row->source[s]);
@@ -159,6 +162,11 @@ static tl_status restore_rows(resume_ctx *c, uint8_t *done, tl_err *err) {
       uint64_t g = r->rbs[b].base + c->lo[b] + i;
       if (d == 0) {
         done[g] = 0; /* nothing usable: dealt again (every rank computes the same) */
+        for (int s = 0; s < ns; s++) { /* (the texts freed with the row: their references go) */
+          const char *t0;
+          tl_reply_ref r0;
+          run_pref_take(&r->sp, g, s, &t0, &r0);
+        }
         tl_row_release(row);
         continue;
       }

@@ -214,6 +214,9 @@ typedef struct {
   uint64_t overlaps, conflicts; /* units held by two inputs; of which (identical) differ */
   tl_buf example;     /* the first overlap or conflict, for the message */
   uint64_t stale;     /* records whose referenced answers line changed since (resume: done again) */
+  const char *last_ref_path; /* the answers file of the last restored reference (the engine's
+                                name) and its source number there (note_restored_ref) */
+  uint32_t last_ref_src;
   tl_buf stale_example; /* the first of them: its answers file and line */
   const tl_merge_input *inputs;
 } resume_ctx;
