@@ -50,16 +50,16 @@ void run_restore_signals(void);
 /* One benchmark's finished units held by this rank, compact: no texts and no parse results,
  * only where the unit's item-table row was spilled (read back when the table is written,
  * window by window). Before the exchange in any order, afterwards exactly the rank's key block
- * in key order. rec[i * w] is the local unit index, rec[i * w + 1] the spilled row (jref():
- * the rank whose file holds it, the offset). */
+ * in key order. rec[i * w] is the local unit index, rec[i * w + 1] the spilled row (spill.c's
+ * packing: the rank whose file holds it, its frame's offset, the row's offset in the frame). */
 typedef struct {
   uint64_t *rec;
   size_t n, cap;  /* units */
   int w;          /* uint64 per unit: 2 */
 } held_rows;
 
-/* A journal or spill ref: file index (into the run's tl_jfiles, or the spilling rank) and byte
- * offset of the record. */
+/* A journal ref: file index (into the run's tl_jfiles) and byte offset of the record. (The
+ * spilled rows' places are packed by spill.c.) */
 #define JREF_OFF_BITS 40
 static inline uint64_t jref(int file, uint64_t off) { return ((uint64_t)file << JREF_OFF_BITS) | off; }
 static inline int jref_file(uint64_t ref) { return (int)(ref >> JREF_OFF_BITS); }
