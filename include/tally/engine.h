@@ -70,6 +70,21 @@ typedef struct tl_evidence {
 tl_evidence *tl_evidence_new(const char *finish_reason, const char *served_model, const char *request_id,
                              const char *endpoint, const char *raw);
 
+/* Where a reply's text already lies in a file that stays there (a replay file's line): so a
+ * journal or a spill can name it instead of copying it (issue 34). The line of `len` bytes at
+ * byte `off` of `path` (line number `line`, 1-based) has the 64-bit checksum `sum`
+ * (tl_hash64 of its bytes) and the reply's text is the JSON string that starts at byte `resp`
+ * of the line (its opening quote); the text's length is `tlen` bytes. src = 0: no reference (an
+ * HTTP reply, or a replay line the engine had to parse whole: the text must be copied).
+ * `path` (the file as the reply's source names it) is borrowed from the engine and lives as long
+ * as the engine; `src` is 1 + the file's index in its engine. */
+typedef struct {
+  const char *path;
+  uint64_t off, sum;
+  uint32_t src, len, resp, line;
+  uint64_t tlen;
+} tl_reply_ref;
+
 typedef struct {
   uint64_t tag;
   char *text;    /* owned by the receiver (free); NULL = no reply obtained */
@@ -81,6 +96,9 @@ typedef struct {
   int failed;    /* 1: the engine gave up (retries spent, or a request the server refused):
                     `error` says why; the stage's status is engine_error, and --resume asks again */
   tl_evidence *ev; /* owned; the meta's evidence fields (see tl_evidence), NULL: read the meta */
+  tl_reply_ref ref; /* where `text` lies in a replay file (ref.src = 0: nowhere; see tl_reply_ref):
+                       the text is then also that file's JSON string, and `source` is
+                       "<ref.path>:<ref.line>", and there is no prompt */
 } tl_eng_reply;
 
 typedef struct tl_engine tl_engine;

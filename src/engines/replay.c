@@ -418,16 +418,28 @@ static char *source_of(const tl_replay *r, const entry *x) {
  * response's JSON string is parsed (not the whole line, whose key the checksum vouches for: the
  * request's key has x's 64-bit hash, and x's is the only key of the files with it). Returns
  * RB_OK with *text set (caller frees), RB_CHANGED or RB_NOMEM; -1 when x does not qualify. */
-static int fast_text(tl_replay *r, const entry *x, char **text) {
+/* The JSON string that starts at byte resp of the len bytes of a line (buf), as a malloc'd
+ * text: RB_OK, RB_CHANGED (not a string there), RB_NOMEM. What submit and a reference's read-back
+ * (tl_replay_ref_read) both parse. */
+static int resp_string(const char *buf, size_t len, size_t resp, char **text) {
   *text = NULL;
-  if (!x->resp || r->hash != key_hash) return -1;
-  int rb;
-  const char *buf = checked_line(r, x, &rb);
-  if (!buf) return rb;
+  if (resp == 0 || resp >= len) return RB_CHANGED;
+  /* A string without escapes (most replies) is its bytes up to the closing quote: what cJSON's
+   * parse gives for it (it copies unescaped bytes as they are), without its item and parse. */
+  const char *q = buf + resp + 1, *e = buf + len;
+  const char *p = q;
+  while (p < e && *p != '"' && *p != '\\') p++;
+  if (p < e && *p == '"') {
+    const size_t n = (size_t)(p - q);
+    if (!(*text = malloc(n + 1))) return RB_NOMEM;
+    memcpy(*text, q, n);
+    (*text)[n] = 0;
+    return RB_OK;
+  }
   const char *end = NULL;
-  cJSON *s = cJSON_ParseWithLengthOpts(buf + x->resp, x->len - x->resp, &end, 0);
+  cJSON *s = cJSON_ParseWithLengthOpts(buf + resp, len - resp, &end, 0);
   if (!cJSON_IsString(s)) { /* cannot be, for the line loaded; also when cJSON ran out of memory */
-    rb = s ? RB_CHANGED : RB_NOMEM;
+    int rb = s ? RB_CHANGED : RB_NOMEM;
     cJSON_Delete(s);
     return rb;
   }
@@ -435,6 +447,89 @@ static int fast_text(tl_replay *r, const entry *x, char **text) {
   s->valuestring = NULL;
   cJSON_Delete(s);
   return RB_OK;
+}
+
+static int fast_text(tl_replay *r, const entry *x, char **text) {
+  *text = NULL;
+  if (!x->resp || r->hash != key_hash) return -1;
+  int rb;
+  const char *buf = checked_line(r, x, &rb);
+  if (!buf) return rb;
+  return resp_string(buf, x->len, x->resp, text);
+}
+
+/* Where entry x's text lies (the fast path's reply, whose text is x's response string). */
+static void ref_of(const tl_replay *r, const entry *x, const char *text, tl_reply_ref *ref) {
+  ref->path = r->src[ent_src(x)].path;
+  ref->off = ent_off(x);
+  ref->sum = ent_sum(x);
+  ref->src = (uint32_t)ent_src(x) + 1;
+  ref->len = x->len;
+  ref->resp = x->resp;
+  ref->line = x->line;
+  ref->tlen = strlen(text);
+}
+
+int tl_replay_ref_read(int fd, const tl_reply_ref *ref, tl_buf *buf, char **text) {
+  *text = NULL;
+  if (!ref->src || ref->resp == 0 || ref->resp >= ref->len) return RB_CHANGED;
+  tl_buf_reset(buf);
+  if (tl_buf_extend(buf, (size_t)ref->len + 1) != TL_OK) return RB_NOMEM;
+  if (tl_pread_full(fd, buf->data, ref->len, ref->off) != 0) return RB_CHANGED;
+  return tl_replay_ref_parse(buf->data, ref, text);
+}
+
+int tl_replay_ref_parse(const char *line, const tl_reply_ref *ref, char **text) {
+  *text = NULL;
+  if (!ref->src || ref->resp == 0 || ref->resp >= ref->len) return RB_CHANGED;
+  if (line_sum(line, ref->len) != ref->sum) return RB_CHANGED;
+  int rb = resp_string(line, ref->len, ref->resp, text);
+  if (rb == RB_OK && strlen(*text) != ref->tlen) {
+    free(*text);
+    *text = NULL;
+    rb = RB_CHANGED;
+  }
+  return rb;
+}
+
+const char *tl_replay_source_path(const tl_replay *r, uint32_t src) {
+  return src && src <= r->nsrc ? r->src[src - 1].path : NULL;
+}
+
+uint32_t tl_replay_source_find(const tl_replay *r, const char *path) {
+  for (size_t i = 0; path && i < r->nsrc; i++)
+    if (strcmp(r->src[i].path, path) == 0) return (uint32_t)i + 1;
+  return 0;
+}
+
+int tl_replay_ref_text(tl_replay *r, const tl_reply_ref *ref, tl_buf *out) {
+  if (!ref->src || ref->src > r->nsrc || ref->off >= MAX_OFFSET || r->src[ref->src - 1].fd < 0) return RB_CHANGED;
+  entry x; /* the entry the reference was made from, as far as reading its line back goes */
+  memset(&x, 0, sizeof x);
+  x.pos[0] = (uint32_t)ref->off;
+  x.pos[1] = (uint32_t)(ref->off >> 32) | (uint32_t)(ref->src - 1) << 16;
+  x.len = ref->len;
+  x.line = ref->line;
+  x.sum[0] = (uint32_t)ref->sum;
+  x.sum[1] = (uint32_t)(ref->sum >> 32);
+  x.resp = ref->resp;
+  int rb;
+  const char *buf = checked_line(r, &x, &rb);
+  if (!buf) return rb;
+  if (x.resp == 0 || x.resp >= x.len) return RB_CHANGED;
+  const char *q = buf + x.resp + 1, *e = buf + x.len, *p = q;
+  while (p < e && *p != '"' && *p != '\\') p++;
+  if (p < e && *p == '"') { /* no escapes: its bytes, straight into out (resp_string's fast way) */
+    if ((uint64_t)(p - q) != ref->tlen) return RB_CHANGED;
+    if (tl_buf_append(out, q, (size_t)(p - q)) || tl_buf_append(out, "", 1)) return RB_NOMEM;
+    return RB_OK;
+  }
+  char *text;
+  rb = resp_string(buf, x.len, x.resp, &text);
+  if (rb == RB_OK && strlen(text) != ref->tlen) rb = RB_CHANGED;
+  if (rb == RB_OK && (tl_buf_append(out, text, (size_t)ref->tlen) || tl_buf_append(out, "", 1))) rb = RB_NOMEM;
+  free(text);
+  return rb;
 }
 
 /* Fills out (tag set, the rest zero) for key k. TL_ENOMEM leaves out's strings freed. */
@@ -451,6 +546,7 @@ static tl_status answer(tl_replay *r, const tl_unit_key *k, tl_eng_reply *out) {
     if (rb == RB_OK) {
       r->served_fast++;
       out->text = text;
+      ref_of(r, &r->e[first], text, &out->ref);
       if (!(out->source = source_of(r, &r->e[first]))) {
         tl_eng_reply_release(out);
         return TL_ENOMEM;

@@ -38,6 +38,7 @@
 
 #include "tally/engine.h"
 #include "tally/inlog.h"
+#include "tally/str.h"
 
 typedef struct {
   const char *path;
@@ -90,6 +91,36 @@ tl_engine *tl_replay_engine(tl_replay *r); /* the engine view; freeing it frees 
  * with no line: error "no answer in the replay files". A line that cannot be read back as it was
  * loaded (a read error, the file cut short or changed): error "the answer file changed since it
  * was read: PATH:LINE", no text. Only an allocation failure makes submit fail. */
+
+/* References (tl_reply_ref, tally/engine.h): a reply submit answers by the fast way (its line's
+ * response a string member, no prompt, the only key of its hash) carries in rep.ref where its
+ * text lies, so the journal and the spilled rows name the line instead of copying the text. The
+ * text comes back from a reference by the same read submit does: the line's len bytes at off
+ * read back, checked against the checksum, and the JSON string at resp parsed (its length must
+ * be tlen). Each returns 0 with *text (malloc'd), 1 when the line is not the one referenced any
+ * more (the file changed, was cut short or cannot be read: the caller must not take another
+ * text), 2 when out of memory. */
+#define TL_REPLAY_REF_OK 0
+#define TL_REPLAY_REF_CHANGED 1
+#define TL_REPLAY_REF_NOMEM 2
+/* From the file open as fd (a journal read back without the engine: resume, merge); buf: the
+ * caller's scratch buffer for the line. */
+int tl_replay_ref_read(int fd, const tl_reply_ref *ref, tl_buf *buf, char **text);
+/* The same from the line's ref->len bytes the caller read (at ref->off of the file). */
+int tl_replay_ref_parse(const char *line, const tl_reply_ref *ref, char **text);
+/* Through engine r's own descriptor of the reference's file (ref.src) and its read-ahead: the
+ * spilled rows' texts when the tables are written. The text and a NUL are appended to out
+ * (nothing on failure but, when out of memory, maybe part of it). The line may come from the
+ * engine's read-ahead, which can still hold its bytes as they were answered after the file
+ * changed: the text is then the one answered (the checksum vouches for it), never another. */
+int tl_replay_ref_text(tl_replay *r, const tl_reply_ref *ref, tl_buf *out);
+
+/* The path of source `src` (tl_reply_ref.src: 1 + its index) as replies' sources name it; NULL
+ * when there is no such source. Borrowed: lives as long as r. */
+const char *tl_replay_source_path(const tl_replay *r, uint32_t src);
+/* 1 + the index of the source whose path (as sources name it) is `path`; 0 when none: how a
+ * reference read back from a journal names the file in this run's engine. */
+uint32_t tl_replay_source_find(const tl_replay *r, const char *path);
 
 /* Simulated latency: every reply becomes ready `ms` milliseconds after its request (0 = at
  * once). For tests of scheduling, interruption and resume, and for scheduling benchmarks. */

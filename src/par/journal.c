@@ -1,5 +1,6 @@
 /* journal.c - the resume journal (see journal.h). */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* realpath */
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,6 +26,7 @@ static double now_s(void) {
 #include "tally/jsonl.h"
 #include "tally/jsonw.h"
 #include "tally/str.h"
+#include "replay.h"
 
 char *tl_journal_dir(const char *output) {
   tl_buf b;
@@ -115,6 +117,50 @@ static void put_field(tl_buf *b, const char *key, const char *v, int first) {
   tl_json_cstr(b, v);
 }
 
+/* The offset of the "tally_replay_file" line of answers file `path` (the engine's pointer, which
+ * lives as long as the engine) in j's file: the one written before, or a new one written now. */
+static tl_status path_decl(tl_journal *j, const char *path, uint64_t *at, tl_err *err) {
+  if (j->npaths && j->paths[j->lastpath].key == path) {
+    *at = j->paths[j->lastpath].at;
+    return TL_OK;
+  }
+  for (int k = 0; k < j->npaths; k++)
+    if (j->paths[k].key == path || strcmp(j->paths[k].path, path) == 0) {
+      j->paths[k].key = path;
+      j->lastpath = k;
+      *at = j->paths[k].at;
+      return TL_OK;
+    }
+  struct tl_jpath *p = realloc(j->paths, (size_t)(j->npaths + 1) * sizeof *p);
+  if (!p) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  j->paths = p;
+  char *real = realpath(path, NULL); /* the file a resume or merge from another folder opens */
+  tl_buf b;
+  tl_buf_init(&b);
+  tl_buf_append(&b, "{", 1);
+  put_field(&b, "tally_replay_file", path, 1);
+  put_field(&b, "at", real ? real : path, 0);
+  tl_buf_append(&b, "}\n", 2);
+  free(real);
+  char *copy = tl_strdup(path);
+  if (!b.data || !copy) {
+    free(copy);
+    tl_buf_release(&b);
+    return tl_err_set(err, TL_ENOMEM, "out of memory");
+  }
+  if (fwrite(b.data, 1, b.len, j->fp) != b.len) {
+    free(copy);
+    tl_buf_release(&b);
+    return tl_err_set(err, TL_EIO, "cannot write journal '%s': %s", j->path, strerror(errno));
+  }
+  p[j->npaths] = (struct tl_jpath){path, copy, j->pos};
+  *at = j->pos;
+  j->pos += b.len;
+  j->lastpath = j->npaths++;
+  tl_buf_release(&b);
+  return TL_OK;
+}
+
 tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_reply *rep, uint64_t *offset,
                          tl_err *err) {
   /* Hand-written JSON (one reused buffer, no per-field allocation): this runs once per unit. */
@@ -128,9 +174,33 @@ tl_status tl_journal_add(tl_journal *j, const tl_unit_key *key, const tl_eng_rep
   put_field(b, "id", key->id, 0);
   put_int(b, "t", (long long)(unsigned)key->sub);
   put_int(b, "st", key->stage);
-  put_field(b, "text", rep->text, 0);
-  put_field(b, "prompt", rep->prompt, 0);
-  put_field(b, "source", rep->source, 0);
+  const tl_reply_ref *rf = &rep->ref;
+  if (rf->src && rep->text && !rep->prompt && !rep->failed && rf->path) { /* named, not copied */
+    uint64_t at = 0;
+    tl_status st = path_decl(j, rf->path, &at, err);
+    if (st) return st;
+    char hex[16]; /* the checksum's 16 hex digits, without printf (once per unit) */
+    for (int k = 0; k < 16; k++) hex[k] = "0123456789abcdef"[(rf->sum >> (60 - 4 * k)) & 15];
+    tl_buf_append(b, ",\"ref\":[", 8);
+    tl_json_num(b, (double)at);
+    tl_buf_append(b, ",", 1);
+    tl_json_num(b, (double)rf->off);
+    tl_buf_append(b, ",", 1);
+    tl_json_num(b, (double)rf->len);
+    tl_buf_append(b, ",\"", 2);
+    tl_buf_append(b, hex, 16);
+    tl_buf_append(b, "\",", 2);
+    tl_json_num(b, (double)rf->resp);
+    tl_buf_append(b, ",", 1);
+    tl_json_num(b, (double)rf->line);
+    tl_buf_append(b, ",", 1);
+    tl_json_num(b, (double)rf->tlen);
+    tl_buf_append(b, "]", 1);
+  } else {
+    put_field(b, "text", rep->text, 0);
+    put_field(b, "prompt", rep->prompt, 0);
+    put_field(b, "source", rep->source, 0);
+  }
   if (rep->meta) { /* one JSON object on one line (the engine prints it unformatted) */
     tl_buf_append(b, ",\"meta\":", 8);
     tl_buf_append(b, rep->meta, strlen(rep->meta));
@@ -244,6 +314,8 @@ void tl_journal_close(tl_journal *j) {
   if (j->fp) fclose(j->fp);
   free(j->vbuf);
   free(j->path);
+  for (int k = 0; k < j->npaths; k++) free(j->paths[k].path);
+  free(j->paths);
   tl_buf_release(&j->line);
   memset(j, 0, sizeof *j);
 }
@@ -329,6 +401,32 @@ static const char *str_or_null(const cJSON *o, const char *k, int *bad) {
   return NULL;
 }
 
+/* A record's "ref": [P, off, len, "sum", resp, line, tlen] (journal.h) into rec. 0 = ok, 1 =
+ * malformed. */
+static int parse_ref(const cJSON *rf, tl_journal_rec *rec) {
+  if (!cJSON_IsArray(rf) || cJSON_GetArraySize(rf) != 7) return 1;
+  const double lim[7] = {(double)(1ULL << 52), (double)(1ULL << 48), UINT32_MAX, 0, UINT32_MAX, UINT32_MAX,
+                         (double)(1ULL << 52)};
+  uint64_t v[7] = {0};
+  int k = 0;
+  for (const cJSON *e = rf->child; e; e = e->next, k++) {
+    if (k == 3) {
+      char *end = NULL;
+      if (!cJSON_IsString(e) || strlen(e->valuestring) != 16) return 1;
+      v[3] = (uint64_t)strtoull(e->valuestring, &end, 16);
+      if (*end) return 1;
+    } else if (!tl_json_is_int(e, 0, lim[k])) {
+      return 1;
+    } else {
+      v[k] = (uint64_t)e->valuedouble;
+    }
+  }
+  rec->has_ref = 1;
+  rec->ref_at = v[0];
+  rec->ref = (tl_reply_ref){NULL, v[1], v[3], 1, (uint32_t)v[2], (uint32_t)v[4], (uint32_t)v[5], v[6]};
+  return 0;
+}
+
 /* A record line's fields into rec (strings borrowed from o). 0 = ok, 1 = malformed. */
 static int parse_rec(const cJSON *o, tl_journal_rec *rec) {
   int bad = !cJSON_IsObject(o);
@@ -338,9 +436,15 @@ static int parse_rec(const cJSON *o, tl_journal_rec *rec) {
   rec->key.model = str_or_null(o, "m", &bad);
   rec->key.variant = str_or_null(o, "v", &bad);
   rec->key.id = str_or_null(o, "id", &bad);
-  rec->text = str_or_null(o, "text", &bad);
-  rec->prompt = str_or_null(o, "prompt", &bad);
-  rec->source = str_or_null(o, "source", &bad);
+  const cJSON *rf = cJSON_GetObjectItemCaseSensitive(o, "ref");
+  if (rf) { /* its text, prompt and source are read back from the answers file */
+    bad |= cJSON_GetObjectItemCaseSensitive(o, "text") || cJSON_GetObjectItemCaseSensitive(o, "prompt") ||
+           cJSON_GetObjectItemCaseSensitive(o, "source") || parse_ref(rf, rec);
+  } else {
+    rec->text = str_or_null(o, "text", &bad);
+    rec->prompt = str_or_null(o, "prompt", &bad);
+    rec->source = str_or_null(o, "source", &bad);
+  }
   rec->meta = cJSON_GetObjectItemCaseSensitive(o, "meta");
   if (rec->meta && !cJSON_IsObject(rec->meta)) bad = 1;
   const cJSON *er = cJSON_GetObjectItemCaseSensitive(o, "error");
@@ -387,11 +491,158 @@ tl_status tl_journal_files(const char *dir, char ***paths, int *n, tl_err *err) 
 }
 
 
+/* ---- references to answers files (journal.h): their "tally_replay_file" lines, and the texts
+ * read back ---- */
+
+static void jrefs_init(tl_jrefs *x) {
+  memset(x, 0, sizeof *x);
+  tl_buf_init(&x->line);
+  tl_buf_init(&x->src);
+  for (int k = 0; k < TL_JREFS_RA; k++) tl_rdahead_init(&x->ra[k]);
+}
+
+static void jrefs_release(tl_jrefs *x) {
+  for (int k = 0; k < x->ndecl; k++) free(x->decl[k].path);
+  for (int k = 0; k < x->nreal; k++) {
+    if (x->fd[k] >= 0) close(x->fd[k]);
+    free(x->real[k]);
+  }
+  free(x->decl);
+  free(x->real);
+  free(x->fd);
+  tl_buf_release(&x->line);
+  tl_buf_release(&x->src);
+  free(x->text);
+  for (int k = 0; k < TL_JREFS_RA; k++) tl_rdahead_release(&x->ra[k]);
+  memset(x, 0, sizeof *x);
+}
+
+/* The len bytes at off of answers file `real` (descriptor fd), through the read-aheads (see
+ * tl_jrefs); NULL when they cannot be read (*nomem = 1: out of memory). A read-ahead that holds
+ * them, or one on the same file whose bytes end at most 64 KiB before them (its run goes on),
+ * serves; else the least recently used one is refilled from off. */
+static const char *jrefs_bytes(tl_jrefs *x, int real, int fd, uint64_t off, size_t len, int *nomem) {
+  int pick = -1, lru = 0;
+  x->ticks++;
+  for (int k = 0; k < TL_JREFS_RA && pick < 0; k++) {
+    const tl_rdahead *a = &x->ra[k];
+    if (tl_rdahead_holds(a, real, off, len) ||
+        (a->key == real && off >= a->off + a->len && off - (a->off + a->len) <= ((uint64_t)1 << 16)))
+      pick = k;
+    else if (x->ra_used[k] < x->ra_used[lru])
+      lru = k;
+  }
+  if (pick < 0) pick = lru;
+  x->ra_used[pick] = x->ticks;
+  return tl_rdahead_at(&x->ra[pick], real, fd, off, len, nomem);
+}
+
+/* The declaration of (journal file, offset at): its index, or -1. */
+static int jrefs_find(tl_jrefs *x, int file, uint64_t at) {
+  if (x->ndecl && x->decl[x->last].file == file && x->decl[x->last].at == at) return x->last;
+  for (int k = 0; k < x->ndecl; k++)
+    if (x->decl[k].file == file && x->decl[k].at == at) return x->last = k;
+  return -1;
+}
+
+/* Notes the "tally_replay_file" line o at (file, at). 0, 1 when it is malformed, -1 when out of
+ * memory. */
+static int jrefs_decl(tl_jrefs *x, int file, uint64_t at, const cJSON *o) {
+  const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "tally_replay_file");
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "at");
+  if (!cJSON_IsString(p) || !cJSON_IsString(a)) return 1;
+  if (jrefs_find(x, file, at) >= 0) return 0;
+  int r = 0;
+  while (r < x->nreal && strcmp(x->real[r], a->valuestring) != 0) r++;
+  if (r == x->nreal) {
+    char **rp = realloc(x->real, (size_t)(r + 1) * sizeof *rp);
+    if (rp) x->real = rp;
+    int *fd = rp ? realloc(x->fd, (size_t)(r + 1) * sizeof *fd) : NULL;
+    if (fd) x->fd = fd;
+    if (!fd || !(x->real[r] = tl_strdup(a->valuestring))) return -1;
+    x->fd[r] = -1;
+    x->nreal++;
+  }
+  struct tl_jdecl *d = realloc(x->decl, (size_t)(x->ndecl + 1) * sizeof *d);
+  if (!d) return -1;
+  x->decl = d;
+  if (!(d[x->ndecl].path = tl_strdup(p->valuestring))) return -1;
+  d[x->ndecl].file = file;
+  d[x->ndecl].at = at;
+  d[x->ndecl].real = r;
+  x->last = x->ndecl++;
+  return 0;
+}
+
+/* Adds a string member k to o, taking `owned` (malloc'd: cJSON's hooks are malloc and free)
+ * when it is not NULL, else copying v. The new item, NULL when out of memory. */
+static cJSON *add_text(cJSON *o, const char *k, char *owned, const char *v) {
+  cJSON *it = cJSON_CreateString(owned ? "" : v);
+  if (!it) return free(owned), NULL;
+  if (owned) {
+    cJSON_free(it->valuestring);
+    it->valuestring = owned;
+  }
+  cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+  cJSON_AddItemToObject(o, k, it);
+  return it;
+}
+
+/* A referencing record's text and source, read back from its answers file (declaration d) into
+ * o (the record's object; NULL: into x, until the next record) and rec; a line that is not the
+ * one referenced makes rec stale (no text). TL_ENOMEM when out of memory. */
+static tl_status jrefs_resolve(tl_jrefs *x, int d, cJSON *o, tl_journal_rec *rec) {
+  const struct tl_jdecl *dc = &x->decl[d];
+  int *fd = &x->fd[dc->real];
+  if (*fd < 0) {
+    if (x->nopen >= TL_JFILES_MAX_OPEN) /* many inputs' answers files: close another one */
+      for (int k = 0; k < x->nreal; k++, x->victim = (x->victim + 1) % x->nreal)
+        if (x->fd[x->victim] >= 0 && x->victim != dc->real) {
+          close(x->fd[x->victim]);
+          x->fd[x->victim] = -1;
+          x->nopen--;
+          break;
+        }
+    *fd = open(x->real[dc->real], O_RDONLY);
+    if (*fd < 0) *fd = open(dc->path, O_RDONLY); /* moved: the name the job gave (relative to here) */
+    if (*fd >= 0) x->nopen++;
+  }
+  char *text = NULL;
+  int rb = TL_REPLAY_REF_CHANGED, nomem = 0;
+  const char *line = *fd >= 0 ? jrefs_bytes(x, dc->real, *fd, rec->ref.off, rec->ref.len, &nomem) : NULL;
+  if (line) rb = tl_replay_ref_parse(line, &rec->ref, &text);
+  if (rb == TL_REPLAY_REF_NOMEM || nomem) return free(text), TL_ENOMEM;
+  char num[24]; /* the source the engine gave, "<path>:<line>" (its source_of), without printf */
+  int nd = 0;
+  for (unsigned long ln = rec->ref.line; nd == 0 || ln; ln /= 10) num[sizeof num - 1 - nd++] = (char)('0' + ln % 10);
+  tl_buf_reset(&x->src);
+  if (tl_buf_append(&x->src, dc->path, strlen(dc->path)) || tl_buf_append(&x->src, ":", 1) ||
+      tl_buf_append(&x->src, num + sizeof num - nd, (size_t)nd))
+    return free(text), TL_ENOMEM;
+  rec->stale = !text;
+  rec->ref.path = dc->path;
+  if (!o) { /* the strings live in x until the next record (tl_journal_read_file's callback) */
+    free(x->text);
+    x->text = text;
+    rec->source = x->src.data;
+    rec->text = text;
+    return TL_OK;
+  }
+  const cJSON *src = add_text(o, "source", NULL, x->src.data);
+  const cJSON *txt = text ? add_text(o, "text", text, NULL) : NULL;
+  if (!src || (text && !txt)) return TL_ENOMEM;
+  rec->source = src->valuestring;
+  rec->text = txt ? txt->valuestring : NULL;
+  return TL_OK;
+}
+
 tl_status tl_journal_read_file(const char *path, const char *dir, int file, const char *job_hash, tl_journal_cb cb,
                                void *ctx, long *nrecs, long *nskipped, tl_err *err) {
   tl_jsonl r;
   tl_status st = tl_jsonl_open(&r, path, 0, err);
   if (st) return st;
+  tl_jrefs refs;
+  jrefs_init(&refs);
   cJSON *o;
   tl_jl_result res;
   tl_err e;
@@ -414,17 +665,30 @@ tl_status tl_journal_read_file(const char *path, const char *dir, int file, cons
       cJSON_Delete(o);
       continue;
     }
+    if (cJSON_GetObjectItemCaseSensitive(o, "tally_replay_file")) { /* what later lines reference */
+      int k = jrefs_decl(&refs, file, r.line_off, o);
+      if (k < 0) st = tl_err_set(err, TL_ENOMEM, "out of memory reading the journal");
+      else if (k) (*nskipped)++;
+      cJSON_Delete(o);
+      continue;
+    }
     tl_journal_rec rec;
     int bad = parse_rec(o, &rec);
     rec.file = file;
     rec.offset = r.line_off;
-    if (bad) (*nskipped)++;
+    int d = !bad && rec.has_ref ? jrefs_find(&refs, file, rec.ref_at) : 0;
+    if (d < 0) bad = 1; /* a reference without its file's line: malformed */
+    else if (!bad && rec.has_ref && jrefs_resolve(&refs, d, NULL, &rec))
+      st = tl_err_set(err, TL_ENOMEM, "out of memory reading the journal");
+    if (st) {
+    } else if (bad) (*nskipped)++;
     else {
       (*nrecs)++;
       st = cb(ctx, &rec);
     }
     cJSON_Delete(o);
   }
+  jrefs_release(&refs);
   tl_jsonl_close(&r);
   return st;
 }
@@ -469,6 +733,7 @@ tl_status tl_journal_remove(const char *dir, tl_err *err) {
 void tl_jfiles_init(tl_jfiles *f) {
   memset(f, 0, sizeof *f);
   tl_buf_init(&f->line);
+  jrefs_init(&f->refs);
 }
 
 tl_status tl_jfiles_add(tl_jfiles *f, const char *path, int *index) {
@@ -493,12 +758,12 @@ void tl_jfiles_release(tl_jfiles *f) {
   free(f->paths);
   free(f->fd);
   tl_buf_release(&f->line);
+  jrefs_release(&f->refs);
   memset(f, 0, sizeof *f);
 }
 
-tl_status tl_jfiles_read(tl_jfiles *f, int file, uint64_t offset, tl_journal_rec *rec, cJSON **obj, tl_err *err) {
-  *obj = NULL;
-  if (file < 0 || file >= f->n) return tl_err_set(err, TL_EINTERNAL, "journal: no file %d", file);
+/* The line at offset of journal file `file` into f->line (without its newline). */
+static tl_status jfiles_line(tl_jfiles *f, int file, uint64_t offset, tl_err *err) {
   if (f->fd[file] < 0) {
     if (f->nopen >= TL_JFILES_MAX_OPEN) { /* a merge of many inputs: close another one first */
       for (int k = 0; k < f->n; k++, f->victim = (f->victim + 1) % f->n)
@@ -526,11 +791,51 @@ tl_status tl_jfiles_read(tl_jfiles *f, int file, uint64_t offset, tl_journal_rec
     if (nl) break;
     at += (uint64_t)k;
   }
+  return TL_OK;
+}
+
+/* The declaration at offset `at` of journal file `file`: *d its index in f->refs, read now when
+ * it was not. TL_EIO or TL_ENOMEM (err set) when it cannot be. */
+static tl_status jfiles_decl(tl_jfiles *f, int file, uint64_t at, int *d, tl_err *err) {
+  if ((*d = jrefs_find(&f->refs, file, at)) >= 0) return TL_OK;
+  tl_status st = jfiles_line(f, file, at, err);
+  if (st) return st;
+  cJSON *o = f->line.data ? cJSON_ParseWithLength(f->line.data, f->line.len) : NULL;
+  int k = o ? jrefs_decl(&f->refs, file, at, o) : 1;
+  cJSON_Delete(o);
+  if (k < 0) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (k)
+    return tl_err_set(err, TL_EIO, "journal '%s': the line at byte %llu changed since it was written", f->paths[file],
+                      (unsigned long long)at);
+  *d = jrefs_find(&f->refs, file, at);
+  return TL_OK;
+}
+
+tl_status tl_jfiles_read(tl_jfiles *f, int file, uint64_t offset, tl_journal_rec *rec, cJSON **obj, tl_err *err) {
+  *obj = NULL;
+  if (file < 0 || file >= f->n) return tl_err_set(err, TL_EINTERNAL, "journal: no file %d", file);
+  tl_status st = jfiles_line(f, file, offset, err);
+  if (st) return st;
   cJSON *o = f->line.data ? cJSON_ParseWithLength(f->line.data, f->line.len) : NULL;
   if (!o || parse_rec(o, rec)) {
     cJSON_Delete(o);
     return tl_err_set(err, TL_EIO, "journal '%s': the line at byte %llu changed since it was written",
                       f->paths[file], (unsigned long long)offset);
+  }
+  if (rec->has_ref) {
+    int d;
+    if ((st = jfiles_decl(f, file, rec->ref_at, &d, err)) == TL_OK && jrefs_resolve(&f->refs, d, o, rec))
+      st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    if (st) {
+      cJSON_Delete(o);
+      return st;
+    }
+    if (rec->stale) {
+      tl_err_set(err, TL_EIO, "journal '%s': the reply its line at byte %llu names, %s, changed since it was "
+                 "journaled (the answers file was modified)", f->paths[file], (unsigned long long)offset, rec->source);
+      cJSON_Delete(o);
+      return TL_EIO;
+    }
   }
   rec->file = file;
   rec->offset = offset;

@@ -8,6 +8,26 @@
  *    "st": stage, "text": reply|null, "prompt": str|null, "source": str|null,
  *    "meta": {the engine's evidence}?, "error": str?, "failed": 1?}
  * ("t" and "st" are 0 when absent, as in the lines of earlier versions).
+ * A reply the replay engine served from a line of an answers file (tl_eng_reply.ref) is not
+ * copied: its line carries, instead of "text", "prompt" and "source",
+ *   "ref": [P, off, len, "sum", resp, line, tlen]
+ * where P is the byte offset, in the same journal file, of a line
+ *   {"tally_replay_file": "<the file as sources name it>", "at": "<its real path>"}
+ * written once per file before the first reference to it, and the rest is tl_reply_ref's (the
+ * answers line's byte offset and length, its checksum as 16 hex digits, where its response's
+ * JSON string starts in it, its line number, the text's length). Reading such a line back reads
+ * the answers line again (tl_replay_ref_read; from the "at" path, else, when that cannot be
+ * opened, the name as given): the record's text is that JSON string and its
+ * source "<file>:<line>"; an answers line whose bytes changed (or a file gone) makes the record
+ * `stale` (no text: the unit is done again, never with another text). Lines with "text" (HTTP
+ * replies, lines the engine parsed whole, journals of earlier versions) are read as before.
+ * Lines stay plain JSON text, one per stage, uncompressed: measured on the 60,000-unit
+ * SpatialEval replay job, 713 bytes a unit with the text copied, 147.5 with the reference;
+ * zstd-1 in per-batch frames would make it 21.7 for 0.32 us a unit, but the run's scratch is
+ * already under half its input without it, and a text journal stays greppable and recoverable
+ * line by line after a kill (docs/PERFORMANCE.md "Scratch: references, not copies"). Answers
+ * files that tally run converted from another harness's outputs live in a temporary folder made
+ * afresh for each attempt: their replies are copied (schedule.c ref_kept).
  * Lines are buffered (1 MiB); after each batch of replies (one engine poll) they are flushed,
  * i.e. written to the kernel, so a killed process loses at most the batch being written; and
  * when the last fsync is TL_JOURNAL_SYNC_S seconds or more ago the journal's own thread fsyncs
@@ -27,6 +47,7 @@
 #include <cjson/cJSON.h>
 
 #include "tally/engine.h"
+#include "rdahead.h"
 #include "tally/err.h"
 
 #include "tally/str.h"
@@ -42,6 +63,12 @@ typedef struct {
   uint64_t pos;     /* bytes written to the file so far (the next line's offset) */
   double last_sync; /* CLOCK_MONOTONIC seconds */
   tl_buf line;      /* reused line buffer */
+  struct tl_jpath { /* the answers files this file's "tally_replay_file" lines name */
+    const char *key; /* the engine's path pointer last seen for it (borrowed) */
+    char *path;      /* owned copy */
+    uint64_t at;     /* the byte offset of its line */
+  } *paths;
+  int npaths, lastpath;
   char *vbuf;       /* fp's buffer (TL_JOURNAL_VBUF bytes), owned; freed after fp is closed */
   struct tl_jsync *bg; /* the thread that fsyncs after each timed flush; NULL: they are inline */
 } tl_journal;
@@ -84,6 +111,12 @@ typedef struct {
   int failed;        /* 1: the engine gave up on this stage (resume asks again) */
   int file;          /* tl_journal_read_all: index in tl_journal_files' order; tl_jfiles_read: its own */
   uint64_t offset;   /* byte offset of the line in that file */
+  int has_ref;       /* 1: the line references its text in an answers file ("ref"); text and
+                        source were read back from it (or, stale, could not be) */
+  int stale;         /* 1: the referenced answers line is not there any more: text NULL, the
+                        stage must be done again; source names the line */
+  uint64_t ref_at;   /* has_ref: the offset of the "tally_replay_file" line */
+  tl_reply_ref ref;  /* has_ref: the reference (ref.path NULL: read from that line) */
 } tl_journal_rec;
 typedef tl_status (*tl_journal_cb)(void *ctx, const tl_journal_rec *rec);
 
@@ -110,17 +143,43 @@ tl_status tl_journal_files(const char *dir, char ***paths, int *n, tl_err *err);
 #ifndef TL_JFILES_MAX_OPEN
 #define TL_JFILES_MAX_OPEN 256
 #endif
+/* The answers files journal lines reference, opened as they are first read (shared by the
+ * journal files that name the same real path). */
+typedef struct {
+  struct tl_jdecl { /* a "tally_replay_file" line read: journal file, offset, what it names */
+    int file;
+    uint64_t at;
+    char *path;      /* as the sources name it (what a reply's source starts with) */
+    int real;        /* index in real/fd */
+  } *decl;
+  int ndecl, last;
+  char **real;       /* real paths */
+  int *fd;           /* -1: not open (or closed to stay under TL_JFILES_MAX_OPEN) */
+  int nreal, nopen, victim;
+  tl_buf line, src;
+  char *text;        /* the last text read back for a record of tl_journal_read_file, owned */
+  /* the answers lines are read through TL_JREFS_RA read-aheads (keyed by real path index): a
+   * journal's records follow the units' key order, which walks an answers file in a few
+   * interleaved runs (one per prompt variant, say); each read-ahead follows one, and a line
+   * none holds refills the least recently used */
+  tl_rdahead ra[4];
+  uint64_t ra_used[4], ticks;
+} tl_jrefs;
+#define TL_JREFS_RA 4
+
 typedef struct {
   char **paths;
   int *fd;
   int n;
   int nopen, victim; /* fds open; where the search for one to close starts */
   tl_buf line;
+  tl_jrefs refs;     /* the answers files the lines read reference */
 } tl_jfiles;
 void tl_jfiles_init(tl_jfiles *f);
 tl_status tl_jfiles_add(tl_jfiles *f, const char *path, int *index); /* copies path */
 /* Reads the record at offset of file; rec's strings live in *obj (cJSON_Delete it). TL_EIO
- * when the line cannot be read or no longer parses as a record. */
+ * when the line cannot be read or no longer parses as a record, or when it references a
+ * reply whose answers line changed since (err names the answers file and line). */
 tl_status tl_jfiles_read(tl_jfiles *f, int file, uint64_t offset, tl_journal_rec *rec, cJSON **obj,
                          tl_err *err);
 void tl_jfiles_release(tl_jfiles *f);

@@ -1059,7 +1059,7 @@ static void test_journal_text_escapes(void **state) {
         assert_true(n < sizeof texts / sizeof texts[0]);
         texts[n] = strdup(t);
         tl_unit_key key = {"spatialeval", "a.1", "m", "letter", 0, (uint32_t)n, 0};
-        tl_eng_reply rep = {0, texts[n], NULL, NULL, NULL, NULL, 0, NULL};
+        tl_eng_reply rep = {0, texts[n], NULL, NULL, NULL, NULL, 0, NULL, {0}};
         assert_int_equal(tl_journal_add(&j, &key, &rep, &off[n], &err), TL_OK);
         n++;
       }
@@ -1123,7 +1123,7 @@ static void test_journal_keys(void **state) {
   assert_true(nadd <= 8);
   for (size_t i = 0; i < nadd; i++) {
     tl_eng_reply rep = {0, (char *)ADD[i].text, (char *)ADD[i].prompt, (char *)ADD[i].source,
-                        (char *)ADD[i].error, (char *)ADD[i].meta, ADD[i].failed, NULL};
+                        (char *)ADD[i].error, (char *)ADD[i].meta, ADD[i].failed, NULL, {0}};
     assert_int_equal(tl_journal_add(&j, &ADD[i].key, &rep, &off[i], &err), TL_OK);
   }
   /* each record read back at its offset: the texts come back this way when tables are written */

@@ -45,6 +45,27 @@ static int merge_overlap(resume_ctx *c, size_t b, size_t i, const tl_journal_rec
   }
 }
 
+/* A restored stage whose text a journal line referenced (rec->has_ref, read back and checked):
+ * its reference noted (run_pref_note) in this run's replay engine's terms, so the unit's spilled
+ * row names the answers line as a fresh run's does. Not in a merge (no engine), nor when the
+ * engine does not read that file. */
+static tl_status note_restored_ref(resume_ctx *c, uint64_t g, int s, const tl_journal_rec *rec, const char *text) {
+  bench_run *r = c->r;
+  tl_replay *rp = r->en.replay[s ? TL_ROLE_JUDGE : TL_ROLE_MODEL];
+  if (c->merge || !rec->has_ref || rec->stale || !text || !rp || r->en.eng[s ? TL_ROLE_JUDGE : TL_ROLE_MODEL] !=
+                                                                       tl_replay_engine(rp))
+    return TL_OK;
+  if (!c->last_ref_path || strcmp(c->last_ref_path, rec->ref.path) != 0) {
+    c->last_ref_src = tl_replay_source_find(rp, rec->ref.path);
+    c->last_ref_path = tl_replay_source_path(rp, c->last_ref_src);
+  }
+  if (!c->last_ref_src) return TL_OK;
+  tl_reply_ref ref = rec->ref;
+  ref.src = c->last_ref_src;
+  ref.path = c->last_ref_path;
+  return run_pref_note(&r->sp, g, s, text, &ref);
+}
+
 /* A journal record (a tl_journal_read_all / tl_jfiles_read callback; vctx: the resume_ctx): the
  * stage's texts go into the row of its unit when this rank restores that unit's key block. */
 tl_status run_on_journal_rec(void *vctx, const tl_journal_rec *rec) {
@@ -64,6 +85,10 @@ tl_status run_on_journal_rec(void *vctx, const tl_journal_rec *rec) {
   if (!known) return TL_OK; /* not a unit of this job any more: ignored */
   if (rec->failed && !c->merge) return TL_OK; /* the engine gave up on it: asked again (a merge keeps
                                                    the failure: the unit stays engine_error) */
+  if (rec->stale) { /* its answers line changed since it was journaled: done again, never with another text */
+    if (!c->stale++ && tl_buf_printf(&c->stale_example, "%s", rec->source ? rec->source : "?")) return TL_ENOMEM;
+    return TL_OK;
+  }
   tl_unit x = {(uint32_t)cfg, (uint32_t)item, k->sub};
   uint64_t u = tl_rb_index(rb, &x);
   c->done[rb->base + u] = 1;
@@ -83,5 +108,5 @@ tl_status run_on_journal_rec(void *vctx, const tl_journal_rec *rec) {
       (rec->meta && !row->meta[s]) || (rec->failed && !row->error[s]))
     return TL_ENOMEM;
   c->mask[b][i] |= (uint8_t)(1u << s);
-  return TL_OK;
+  return note_restored_ref(c, rb->base + u, s, rec, row->text[s]);
 }

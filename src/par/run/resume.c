@@ -17,6 +17,7 @@ static void resume_ctx_release(resume_ctx *c, size_t nb) {
   free(c->from);
   free(c->ovl);
   tl_buf_release(&c->example);
+  tl_buf_release(&c->stale_example);
   free(c->cfg_of);
   free(c->lo);
   free(c->hi);
@@ -33,6 +34,7 @@ static tl_status ctx_init(resume_ctx *c, const tl_run_opts *o, bench_run *r, uin
   c->overlap = o->overlap;
   c->inputs = o->merge;
   tl_buf_init(&c->example);
+  tl_buf_init(&c->stale_example);
   c->cfg_of = calloc(r->nb, sizeof *c->cfg_of);
   c->lo = calloc(r->nb, sizeof *c->lo);
   c->hi = calloc(r->nb, sizeof *c->hi);
@@ -119,6 +121,20 @@ static tl_status merge_overlaps(const tl_run_opts *o, resume_ctx *c, MPI_Comm co
   return refuse ? TL_EUSAGE : TL_OK; /* (the same on every rank: err stays empty, said above) */
 }
 
+/* Collective: the records whose answers line changed since they were journaled (their units are
+ * done again), said once on the log: how many, and the first rank's first one. Agreed. */
+static tl_status said_stale(const tl_run_opts *o, resume_ctx *c, MPI_Comm comm, tl_err *err) {
+  uint64_t all = 0;
+  int who = c->stale ? c->r->rank : c->r->nranks, first = c->r->nranks;
+  tl_status st = TL_MPI(err, MPI_Allreduce(&c->stale, &all, 1, MPI_UINT64_T, MPI_SUM, comm));
+  if (!st) st = TL_MPI(err, MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (!st && all && c->r->rank == first)
+    fprintf(o->log, "tally: resume: %llu journaled repl%s changed in the answers file since (first: %s): %s done "
+                    "again\n", (unsigned long long)all, all == 1 ? "y" : "ies",
+            c->stale_example.data ? c->stale_example.data : "?", all == 1 ? "its unit is" : "their units are");
+  return tl_agree(st, err, comm);
+}
+
 /* This rank's restored rows: the fully recorded units are scored at once, the partly recorded
  * ones started at their next stage (their replies come during scheduling); a unit with only a
  * later stage recorded is dealt again (done[g] = 0). Local. */
@@ -134,6 +150,9 @@ static tl_status restore_rows(resume_ctx *c, uint8_t *done, tl_err *err) {
       int d = 0;
       while (d < ns && (m & (1u << d))) d++;
       for (int s = d; s < ns; s++) { /* a later stage without the ones before it: asked again */
+        const char *t0;
+        tl_reply_ref r0;
+        run_pref_take(&r->sp, r->rbs[b].base + c->lo[b] + i, s, &t0, &r0); /* its reference goes too */
         free(row->text[s]);
         free(row->prompt[s]);
         free(row->source[s]);
@@ -143,6 +162,11 @@ static tl_status restore_rows(resume_ctx *c, uint8_t *done, tl_err *err) {
       uint64_t g = r->rbs[b].base + c->lo[b] + i;
       if (d == 0) {
         done[g] = 0; /* nothing usable: dealt again (every rank computes the same) */
+        for (int s = 0; s < ns; s++) { /* (the texts freed with the row: their references go) */
+          const char *t0;
+          tl_reply_ref r0;
+          run_pref_take(&r->sp, g, s, &t0, &r0);
+        }
         tl_row_release(row);
         continue;
       }
@@ -182,6 +206,7 @@ tl_status run_resume_read(const tl_run_opts *o, bench_run *r, const char *const 
   if (!st && c.merge) st = merge_overlaps(o, &c, comm, err);
   if (!st) st = tl_agree(done_combine(done, r->U, MPI_BOR, comm, err), err, comm);
   if (!st) st = tl_agree(restore_rows(&c, done, err), err, comm);
+  if (!st) st = said_stale(o, &c, comm, err);
   resume_ctx_release(&c, r->nb);
   /* a unit with only a later stage recorded is dealt again: every rank must agree on done[] */
   if (!st) st = tl_agree(done_combine(done, r->U, MPI_BAND, comm, err), err, comm);

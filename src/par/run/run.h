@@ -50,16 +50,16 @@ void run_restore_signals(void);
 /* One benchmark's finished units held by this rank, compact: no texts and no parse results,
  * only where the unit's item-table row was spilled (read back when the table is written,
  * window by window). Before the exchange in any order, afterwards exactly the rank's key block
- * in key order. rec[i * w] is the local unit index, rec[i * w + 1] the spilled row (jref():
- * the rank whose file holds it, the offset). */
+ * in key order. rec[i * w] is the local unit index, rec[i * w + 1] the spilled row (spill.c's
+ * packing: the rank whose file holds it, its frame's offset, the row's offset in the frame). */
 typedef struct {
   uint64_t *rec;
   size_t n, cap;  /* units */
   int w;          /* uint64 per unit: 2 */
 } held_rows;
 
-/* A journal or spill ref: file index (into the run's tl_jfiles, or the spilling rank) and byte
- * offset of the record. */
+/* A journal ref: file index (into the run's tl_jfiles) and byte offset of the record. (The
+ * spilled rows' places are packed by spill.c.) */
 #define JREF_OFF_BITS 40
 static inline uint64_t jref(int file, uint64_t off) { return ((uint64_t)file << JREF_OFF_BITS) | off; }
 static inline int jref_file(uint64_t ref) { return (int)(ref >> JREF_OFF_BITS); }
@@ -82,6 +82,12 @@ typedef struct {
   FILE *spill;                   /* this rank's file, NULL when rows are not spilled (dry run) */
   char *spill_vbuf;              /* its stdio buffer (TL_JOURNAL_VBUF bytes), freed after it is closed */
   uint64_t spill_pos;            /* bytes written to it */
+  tl_buf spill_blk;              /* the rows spilled since the last frame (raw): compressed and
+                                    written as one frame when it holds SPILL_BLOCK bytes, and at
+                                    the end of scheduling (run_spill_end); see spill.c */
+  char *spill_z;                 /* the compressed frame's buffer, spill_zcap bytes */
+  size_t spill_zcap;
+  void *spill_zctx;              /* the ZSTD_CCtx the frames are compressed with (made once) */
   int *spill_fd;                 /* [nranks] every rank's file, opened for reading on first use */
   tl_buf spill_buf;
   held_rows *held;               /* [nb] */
@@ -92,6 +98,22 @@ typedef struct {
   int *nstr;                     /* [nb] string columns of the item table */
   tl_table **rowtab;             /* [nb] one finished unit's item-table row, cleared and filled again
                                     for each unit (its columns are made once) */
+  /* The references of the replies journaled and not yet in a finished unit's row: a stage's
+   * text served from a replay line (tl_reply_ref) is spilled as that reference, not copied, and
+   * read back from the answers file when the table is written. Open addressing, linear probing;
+   * key 1 + g * TL_MAX_STAGES + s (0: empty). */
+  struct run_pref {
+    uint64_t key;
+    const char *text;            /* the reply's text (the row's text[s] must be this pointer) */
+    tl_reply_ref ref;
+  } *pref;
+  size_t npref, cappref;         /* entries; slots (a power of two, or 0) */
+  const char *nocopy_dir;        /* answers files under this folder are temporary (tally run's
+                                    imported inputs): their replies are copied, not referenced;
+                                    "" none; NULL not known yet */
+  char *nocopy_own;              /* its storage */
+  const char *last_path;         /* the last reference's path, and whether it is kept */
+  int last_kept;
 } run_spill;
 
 /* tally merge only: every input's journal files are r->jf's files (the same list on every rank,
@@ -191,6 +213,11 @@ typedef struct {
   uint8_t **ovl;      /* [nb][hi - lo] 1: a second input holds the unit too (counted) */
   uint64_t overlaps, conflicts; /* units held by two inputs; of which (identical) differ */
   tl_buf example;     /* the first overlap or conflict, for the message */
+  uint64_t stale;     /* records whose referenced answers line changed since (resume: done again) */
+  const char *last_ref_path; /* the answers file of the last restored reference (the engine's
+                                name) and its source number there (note_restored_ref) */
+  uint32_t last_ref_src;
+  tl_buf stale_example; /* the first of them: its answers file and line */
   const tl_merge_input *inputs;
 } resume_ctx;
 
@@ -220,6 +247,7 @@ typedef struct {
     tl_buf cells;     /* this rank's rows in key order, each cell NUL-terminated */
   } *sc;
   tl_buf arena;       /* the window's spilled rows, read back; its strings are the table's cells */
+  tl_buf raw;         /* one spilled row as read (its referenced texts not yet read back) */
   tl_table *win;      /* the window's rows (cells borrowed from the arena): one table, cleared for
                          each window, so its columns are allocated (and their pages touched) once */
   size_t *at;         /* [at_cap] each row's start in the arena */
@@ -336,7 +364,21 @@ int run_test_fail(const char *phase, int rank);
 /* Collective (agreed status). */
 tl_status run_open_spill(bench_run *r, const char *output, MPI_Comm comm, tl_err *err);
 void run_remove_spill(const char *dir, FILE *log);
-tl_status run_spill_row(const tl_table *t, size_t row, tl_buf *out, uint64_t *sb);
+/* The spilled form of row `row` of t (the unit's tl_row `ur`, NULL: none; refs[s], NULL or the
+ * reference of ur->text[s]): see spill.c. */
+tl_status run_spill_row(const tl_table *t, size_t row, const tl_row *ur, const tl_reply_ref *const *refs, tl_buf *out,
+                        uint64_t *sb);
+/* Appends a spilled row (run_spill_row's form) to this rank's spill; *ref: where it lies
+ * (spill.c's packing of rank, frame and offset in the frame). TL_EIO when the file cannot be
+ * written or is past the packing's limits. */
+tl_status run_spill_put(bench_run *r, const tl_buf *row, uint64_t *ref);
+/* The last frame written and the frame buffers freed: after the last row (end of scheduling). */
+tl_status run_spill_end(bench_run *r);
+/* The references table (run_spill.pref): note the reference of unit g's stage s reply (its
+ * text pointer), take it back (removed; 0 when there is none), free the table. */
+tl_status run_pref_note(run_spill *sp, uint64_t g, int s, const char *text, const tl_reply_ref *ref);
+int run_pref_take(run_spill *sp, uint64_t g, int s, const char **text, tl_reply_ref *ref);
+void run_pref_release(run_spill *sp);
 tl_table *run_window_fill(void *vctx, uint64_t first, uint64_t n);
 
 /* state.c */

@@ -71,14 +71,16 @@ tl_status run_on_unit_done(void *ctx, size_t b, uint64_t g, tl_row *row) {
   r->sp.rowtab[b] = t;
   uint64_t spilled = TL_REF_NONE;
   tl_status st = TL_OK;
+  tl_reply_ref refv[TL_MAX_STAGES];
+  const tl_reply_ref *refs[TL_MAX_STAGES] = {NULL};
+  for (int s = 0; s < rb->nstages && s < TL_MAX_STAGES; s++) { /* the stages' texts that lie in answers files */
+    const char *text = NULL;
+    if (run_pref_take(&r->sp, g, s, &text, &refv[s]) && text && text == row->text[s]) refs[s] = &refv[s];
+  }
   if (r->sp.spill) { /* its row, and its share of the table's string bytes and longest values for its owner */
     uint64_t *sb = r->sp.strb[b] + (size_t)tl_block_owner(g - rb->base, rb->U, r->nranks) * (size_t)r->sp.nstr[b] * 2;
-    st = run_spill_row(t, 0, &r->sp.spill_buf, sb);
-    if (!st && fwrite(r->sp.spill_buf.data, 1, r->sp.spill_buf.len, r->sp.spill) != r->sp.spill_buf.len) st = TL_EIO;
-    if (!st) {
-      spilled = jref(r->rank, r->sp.spill_pos);
-      r->sp.spill_pos += r->sp.spill_buf.len;
-    }
+    st = run_spill_row(t, 0, row, refs, &r->sp.spill_buf, sb);
+    if (!st) st = run_spill_put(r, &r->sp.spill_buf, &spilled);
   }
   tl_table_clear(t); /* it borrows the row's texts, which are freed next */
   if (st) return st;
@@ -156,6 +158,29 @@ static uint64_t start_bound(const bench_run *r) {
   return cap ? cap + cap / 4 + 16 : UINT64_MAX;
 }
 
+/* 1 when a reply whose text lies in answers file `path` (tl_reply_ref.path) may be referenced
+ * rather than copied: the file outlives the run. The answers tally run converted from another
+ * harness's files (tally/import.h) live in a temporary folder that is made afresh for each
+ * attempt ("<TMPDIR>/tally-import-XXXXXX", the folder of the job copy it runs, cmd_run.c) and
+ * removed at the end: their replies are copied, or every resume would find them stale. */
+static int ref_kept(bench_run *r, const char *path) {
+  if (path == r->sp.last_path) return r->sp.last_kept;
+  if (!r->sp.nocopy_dir) {
+    const char *jp = r->job ? r->job->path : NULL; /* ".../tally-import-XXXXXX/<job file>" */
+    const char *slash = jp ? strrchr(jp, '/') : NULL;
+    char *jd = slash ? tl_strndup(jp, (size_t)(slash - jp)) : NULL;
+    const char *base = jd ? strrchr(jd, '/') : NULL;
+    base = base ? base + 1 : jd;
+    r->sp.nocopy_dir = "";
+    if (base && strncmp(base, "tally-import-", 13) == 0) r->sp.nocopy_dir = r->sp.nocopy_own = jd;
+    else free(jd);
+  }
+  const size_t n = strlen(r->sp.nocopy_dir);
+  r->sp.last_path = path;
+  r->sp.last_kept = !n || strncmp(path, r->sp.nocopy_dir, n) != 0 || path[n] != '/';
+  return r->sp.last_kept;
+}
+
 /* Polls every engine once and feeds the replies to the pipeline, journaling each first.
  * Returns the number of replies (waiting at most timeout_ms for the first of one engine). */
 tl_status run_poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nrep, tl_err *err) {
@@ -170,7 +195,11 @@ tl_status run_poll_engines(bench_run *r, int timeout_ms, int maxrep, int *nrep, 
       uint64_t g = tl_tag_unit(rep[i].tag);
       int s = tl_tag_stage(rep[i].tag);
       tl_unit_key key = run_unit_key(r, g, s);
+      if (rep[i].ref.src && (r->dry || !rep[i].text || !ref_kept(r, rep[i].ref.path)))
+        memset(&rep[i].ref, 0, sizeof rep[i].ref); /* copied */
       if (st == TL_OK && !r->dry) st = tl_journal_add(r->jn, &key, &rep[i], NULL, err);
+      if (st == TL_OK && rep[i].ref.src && run_pref_note(&r->sp, g, s, rep[i].text, &rep[i].ref))
+        st = tl_err_set(err, TL_ENOMEM, "out of memory");
       if (st == TL_OK) {
         char src[512]; /* for the message: the pipeline takes the reply's strings */
         const char *sp = rep[i].source ? rep[i].source : "no source";
@@ -369,6 +398,9 @@ tl_status run_schedule(bench_run *r, const uint64_t *pending, uint64_t P, progre
   tl_status st = r->rank == 0 ? deal(&s, interrupted, err) : work(&s, interrupted, err);
   tl_err e2;
   tl_journal_sync(r->jn, &e2); /* finished stages of an interrupted chunk are kept too */
+  run_pref_release(&r->sp); /* (the references of stages whose units did not finish) */
+  tl_status s3 = r->sp.spill ? run_spill_end(r) : TL_OK; /* every row written before the tables are */
+  if (!st && s3) st = tl_err_set(err, s3, "cannot write '%s': %s", r->sp.rows_dir, strerror(errno));
   *sched_s = s.sched_s;
   *nchunks = s.nchunks;
   return st;
