@@ -792,6 +792,47 @@ static int cmp_entry(const void *a, const void *b) { /* by hash, then file order
 static tl_status replay_new(int nsrc, tl_replay_sub_fn sub_of, void *sub_ctx, tl_replay **out, tl_err *err);
 static void index_finish(tl_replay *r);
 
+/* Sorts r->e[0..n) by cmp_entry: a counting sort on the hashes' top bits (about one entry a
+ * bucket: hashes are uniform), then each bucket by cmp_entry (insertion sort, qsort past 16
+ * entries: a test's constant hash puts all in one). glibc's qsort sorts elements over 32 bytes
+ * through an array of pointers: 0.5 s for 900,000 entries here, where this takes a tenth of
+ * that. Falls back to qsort without memory for the copy. */
+static void sort_entries(tl_replay *r) {
+  const size_t n = r->n;
+  if (n < 2) return;
+  int bits = 1;
+  while (bits < 24 && ((size_t)2 << bits) <= n) bits++;
+  const size_t nb = (size_t)1 << bits;
+  size_t *at = calloc(nb + 1, sizeof *at);
+  entry *out = at ? malloc(n * sizeof *out) : NULL;
+  if (!out) {
+    free(at);
+    qsort(r->e, n, sizeof *r->e, cmp_entry);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) at[(ent_hash(&r->e[i]) >> (64 - bits)) + 1]++;
+  for (size_t b = 0; b < nb; b++) at[b + 1] += at[b];
+  for (size_t i = 0; i < n; i++) out[at[ent_hash(&r->e[i]) >> (64 - bits)]++] = r->e[i];
+  /* at[b] is now the end of bucket b */
+  for (size_t b = 0, lo = 0; b < nb; lo = at[b++]) {
+    const size_t hi = at[b];
+    if (hi - lo > 16) {
+      qsort(out + lo, hi - lo, sizeof *out, cmp_entry);
+      continue;
+    }
+    for (size_t i = lo + 1; i < hi; i++) {
+      entry x = out[i];
+      size_t j = i;
+      for (; j > lo && cmp_entry(&out[j - 1], &x) > 0; j--) out[j] = out[j - 1];
+      out[j] = x;
+    }
+  }
+  free(at);
+  free(r->e);
+  r->e = out;
+  r->cap = n;
+}
+
 tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line, tl_inlog *log,
                          tl_replay_key_fn key_fn, void *key_ctx, tl_replay **out, tl_err *err) {
   return tl_replay_open_subs(src, nsrc, max_line, log, key_fn, key_ctx, NULL, NULL, out, err);
@@ -808,7 +849,7 @@ tl_status tl_replay_open_subs(const tl_replay_source *src, int nsrc, size_t max_
     if (r) free_(&r->base);
     return st;
   }
-  if (r->n) qsort(r->e, r->n, sizeof *r->e, cmp_entry);
+  sort_entries(r);
   index_finish(r);
   *out = r;
   return TL_OK;
@@ -1209,7 +1250,7 @@ tl_status tl_replay_share_index(tl_replay_share *sh, void *all, size_t n, tl_err
   r->n = r->cap = n;
   const size_t rows = sh->rec->table->nrows;
   if (!(sh->drop = calloc(rows ? rows : 1, 1))) return tl_err_set(err, TL_ENOMEM, "out of memory");
-  if (n) qsort(r->e, n, sizeof *r->e, cmp_entry);
+  sort_entries(r);
   size_t w = 0;
   tl_status st = TL_OK;
   for (size_t i = 0; i < n && st == TL_OK;) {

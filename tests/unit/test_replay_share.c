@@ -6,7 +6,7 @@
  * rejected, matched), the same index (its size, and the same line answering each key), and under
  * strict input the same first problem. The files hold blank lines, "\r\n" ends, a last line
  * without "\n", bad lines, unknown items, duplicates within a share, across shares, across files
- * and of an unknown item's line, and an empty file. */
+ * and of an unknown item's line, and an empty file; and with every key given one hash. */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <unistd.h>
@@ -230,7 +230,22 @@ static void test_shared_strict(void **state) {
   run_case(1);
 }
 
+/* Every key with one hash: each line is read back and compared with the earlier ones, across
+ * shares too (and the index's buckets hold everything). */
+static uint64_t one_hash(const tl_unit_key *key) {
+  (void)key;
+  return 0x9e3779b97f4a7c15ULL;
+}
+
+static void test_shared_collisions(void **state) {
+  (void)state;
+  tl_replay_test_hash(one_hash);
+  run_case(0);
+  tl_replay_test_hash(NULL);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_shared_equals_one), cmocka_unit_test(test_shared_strict)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_shared_equals_one), cmocka_unit_test(test_shared_strict),
+                                     cmocka_unit_test(test_shared_collisions)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
