@@ -6,7 +6,8 @@
 # files, the duplicate of an unknown item's line, an empty file, a file of blank lines, "\r\n"
 # ends, a last line without "\n"), the same per-file counts, the same output file
 # (tools/h5_same.py), the same single problem and exit under --strict-input, and the same
-# models, in the same order, named by a filter that matches no answer.
+# models, in the same order, named by a filter that matches no answer; a rank failing in a step
+# of the shared load (TALLY_TEST_FAIL) ends every rank with one message.
 . "$(dirname "$0")/common.sh"
 need_python
 command -v mpirun > /dev/null || { echo "skipped: no mpirun"; exit 77; }
@@ -84,5 +85,17 @@ for n in 2 3 4; do
   run "$n" "filter$n" filter.json
   [ "$(cat filter$n.rc)" = 2 ] || { cat "filter$n.raw"; fail "$n ranks, filter: exit $(cat filter$n.rc)"; }
   diff filter1.err "filter$n.err" || fail "$n ranks, filter: the messages differ from one rank's"
+done
+# a rank that fails in a step of the shared load ends every rank at once (no rank waits in a
+# collective for it), with one message naming it, and nothing written
+for fault in share-read:1 share-index:0 share-report:2; do
+  rc=0
+  TALLY_TEST_FAIL=$fault timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe -np 3 "$TALLY_BIN" run job.json \
+    --out fault.h5 > /dev/null 2> fault.err || rc=$?
+  [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || fail "$fault: a rank hung (killed by timeout)"
+  [ "$rc" = 1 ] || { cat fault.err; fail "$fault: exit $rc, expected 1"; }
+  [ "$(grep -c 'TALLY_TEST_FAIL' fault.err)" = 1 ] || { cat fault.err; fail "$fault: the failure is not said once"; }
+  [ "${fault#*:}" = 0 ] || grep -q "rank ${fault#*:}: " fault.err || { cat fault.err; fail "$fault: the rank is not named"; }
+  [ ! -e fault.h5 ] || fail "$fault: an output was written"
 done
 echo "ok: 2, 3 and 4 ranks sharing the load give the one rank's messages and output"

@@ -341,7 +341,9 @@ void run_test_pause(int rank, const char *phase, FILE *log);
  * and nothing else: with TALLY_TEST_FAIL=PHASE:RANK set, 1 on rank RANK at PHASE, which then
  * fails as a full disk would make it fail: "spill" (its spill file cannot be created), "restore"
  * (while it finishes the partly restored units of a resume), "write" (its block of the item
- * table). Unset: 0. */
+ * table); "share-read", "share-index", "share-report" (the steps of the shared replay load,
+ * share.c: its share cannot be read, its index cannot be built, its problems cannot be
+ * reported). Unset: 0. */
 int run_test_fail(const char *phase, int rank);
 
 /* spill.c */

@@ -49,7 +49,7 @@ static int share_key(void *ctx, const tl_unit_key *k, const char *path, long lin
 }
 
 /* Collective: every rank's n elements of `size` bytes (mine), in rank order, into *all (malloc'd,
- * the caller frees it), with len[nranks] the elements of each. */
+ * the caller frees it), with len[nranks] the elements of each. Agrees before the gather. */
 static tl_status allgather_elems(const void *mine, size_t n, size_t size, int nranks, void **all, uint64_t *len,
                                  MPI_Comm comm, tl_err *err) {
   *all = NULL;
@@ -63,11 +63,11 @@ static tl_status allgather_elems(const void *mine, size_t n, size_t size, int nr
     dsp[j] = (int)total;
     total += len[j];
   }
-  if (!cnt || !dsp || !(*all = malloc(total * size + 1))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
-  /* (every rank computed the same total: a failure here is every rank's) */
+  if (!st && (!cnt || !dsp || !(*all = malloc(total * size + 1)))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
   MPI_Datatype t = MPI_DATATYPE_NULL;
   if (!st) st = TL_MPI(err, MPI_Type_contiguous((int)size, MPI_BYTE, &t));
   if (!st) st = TL_MPI(err, MPI_Type_commit(&t));
+  st = tl_agree(st, err, comm); /* (a rank without the memory must not leave the others in the gather) */
   if (!st) st = TL_MPI(err, MPI_Allgatherv(mine, (int)n, t, *all, cnt, dsp, t, comm));
   if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
   free(cnt);
@@ -224,6 +224,8 @@ static tl_status share_index(tl_replay_share *sh, int nsrc, int nranks, MPI_Comm
   free(len);
   if (!st) st = tl_replay_share_index(sh, every, total, err); /* (takes every) */
   else free(every);
+  if (!st && run_test_fail("share-index", tl_comm_rank(comm)))
+    st = tl_err_set(err, TL_EIO, "the replay index cannot be built (TALLY_TEST_FAIL)");
   return tl_agree(st, err, comm);
 }
 
@@ -239,6 +241,8 @@ static tl_status share_report(tl_replay_share *sh, int nranks, tl_inlog *log, MP
            : tl_err_set(err, TL_ENOMEM, "out of memory");
   tl_buf_release(&mine);
   if (!st) st = tl_replay_share_report(sh, all, len, log, err);
+  if (!st && run_test_fail("share-report", tl_comm_rank(comm)))
+    st = tl_err_set(err, TL_EIO, "the replay files' problems cannot be reported (TALLY_TEST_FAIL)");
   free(all);
   free(len);
   return tl_agree(st, err, comm);
@@ -266,6 +270,7 @@ tl_status run_share_replay(bench_run *r, const tl_replay_source *src, int n, siz
     st = tl_replay_share_read(src, n, max_line, r->rank, r->nranks, &rec, share_key, &c, run_replay_sub, r, &sh, err);
     r->log = saved;
     if (!st && c.nomem) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    if (!st && run_test_fail("share-read", r->rank)) st = tl_err_set(err, TL_EIO, "its share of the replay files cannot be read (TALLY_TEST_FAIL)");
   }
   if (!(st = tl_agree(st, err, comm)) && !(st = share_index(sh, n, r->nranks, comm, err)) &&
       !(st = answers ? share_cfgs(&c, comm, err) : TL_OK) && !(st = share_report(sh, r->nranks, log, comm, err))) {
