@@ -3,10 +3,9 @@
 #
 # The job: the 1,388 dialogues of ../shared/data/mtbench101/mtbench101.jsonl (3,615 judged turns
 # per model and seed), MODELS models x SEEDS seeds (default 20 x 3: 216,900 judged turns), every
-# answer and judgment replayed from files that the Python generator below writes (deterministic:
-# a fixed numpy seed; model m's ratings centre on a level of its own, 1% of the judgments carry
-# no rating, 0.5% of the answers are null, so both policies and the `missing` counts are
-# exercised). The default parser set of the module (mtbench101 alone).
+# answer and judgment replayed from files that bench/mtb_gen.py writes (deterministic; both
+# policies and the `missing` counts are exercised). The default parser set of the module
+# (mtbench101 alone).
 #
 # Timed, REPS times in turn (A B A B ...), wall clock and CPU time (user + sys) of the whole
 # `tally run`, one rank:
@@ -21,68 +20,12 @@
 # usage: bench/mtb_compare_bench.sh [REPS=3] [MODELS=20] [SEEDS=3]
 # env: BUILD (build folder, default build), PY (python with numpy, default /usr/bin/python3),
 #      TALLY_SHARED_DATA (default ../shared/data), KEEP (a folder: keep the generated job there)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-REPS="${1:-3}"; MODELS="${2:-20}"; SEEDS="${3:-3}"
-PY="${PY:-/usr/bin/python3}"
-BUILD="${BUILD:-build}"
-DATA="${TALLY_SHARED_DATA:-$PWD/../shared/data}"
-[ -f "$DATA/mtbench101/mtbench101.jsonl" ] || { echo "mtb_compare_bench: needs $DATA/mtbench101/mtbench101.jsonl"; exit 77; }
-"$PY" -c 'import numpy' 2> /dev/null || { echo "mtb_compare_bench: needs numpy ($PY)"; exit 77; }
-cmake -S . -B "$BUILD" > /dev/null
-cmake --build "$BUILD" -j1 --target tally > /dev/null
-if [ -n "${KEEP:-}" ]; then T="$KEEP"; mkdir -p "$T"; else T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT; fi
-
-"$PY" - "$DATA/mtbench101/mtbench101.jsonl" "$T" "$MODELS" "$SEEDS" <<'PY'
-import json, sys
-import numpy as np
-src, out, M, S = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-SKIP_FIRST = {"FR", "CR", "AR", "SA", "SC", "CM"}  # turn 1 is context only (docs/MTBENCH101.md)
-dlg = [json.loads(l) for l in open(src)]
-turns = [(str(d["id"]), len(d["history"]) - (d["task"] in SKIP_FIRST)) for d in dlg]
-rng = np.random.default_rng(101)
-units = 0
-with open(out + "/answers.jsonl", "w") as fa, open(out + "/judgments.jsonl", "w") as fj:
-    for m in range(M):
-        name = "model-%02d" % m
-        centre = 3.0 + 6.0 * m / max(M - 1, 1)
-        for s in range(S):
-            for i, k in turns:
-                r = np.clip(np.rint(rng.normal(centre, 2.0, k)), 1, 10).astype(int)
-                u = rng.random((k, 2))
-                for t in range(k):
-                    units += 1
-                    base = {"id": i, "model": name, "seed": s, "turn": t}
-                    ans = None if u[t, 0] < 0.005 else "Answer %d of %s to turn %d of dialogue %s." % (s, name, t, i)
-                    fa.write(json.dumps(dict(base, response=ans)) + "\n")
-                    if ans is None:
-                        continue
-                    j = "The answer is adequate." if u[t, 1] < 0.01 else \
-                        "The answer follows the instruction. Rating: [[%d]]" % r[t]
-                    fj.write(json.dumps(dict(base, response=j)) + "\n")
-for tag, cmp in (("a", None), ("b", False)):
-    b = {"benchmark": "mtbench101", "items": src, "answers": out + "/answers.jsonl",
-         "judgments": out + "/judgments.jsonl"}
-    if cmp is not None:
-        b["comparison"] = cmp
-    json.dump({"name": "mtb-compare-" + tag, "output": out + "/" + tag + ".h5", "benchmarks": [b]},
-              open(out + "/job_" + tag + ".json", "w"), indent=1)
-print("generated: %d models x %d seeds x %d dialogues = %d judged turns" % (M, S, len(dlg), units))
-PY
-
-med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-div() { awk "BEGIN{printf \"%.2f\", $1 / $2}"; }
-run() { # TAG: one timed run of job TAG; prints its wall and CPU (user + sys) seconds
-  rm -f "$T/$1.h5"
-  /usr/bin/time -f '%e %U %S' -o "$T/$1.time" "$BUILD/tally" run "$T/job_$1.json" --quiet > "$T/$1.log" 2>&1 ||
-    { cat "$T/$1.log" >&2; exit 1; }
-  awk '{printf "%.3f %.3f", $1, $2 + $3}' "$T/$1.time"
-}
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+NAME=mtb_compare_bench PY_MODULES="numpy"
+source "$(dirname "$0")/mtb_common.sh" "$@"
 A=(); B=(); AC=(); BC=()
 for i in $(seq "$REPS"); do
-  read -r a ac <<< "$(run a)"
-  read -r b bc <<< "$(run b)"
+  read -r a ac <<< "$(timed a "$BUILD/tally" run "$T/job_a.json" --quiet --force)"
+  read -r b bc <<< "$(timed b "$BUILD/tally" run "$T/job_b.json" --quiet --force)"
   A+=("$a"); B+=("$b"); AC+=("$ac"); BC+=("$bc")
   printf 'rep %d: defaults (comparisons on) %8.3f s wall %8.3f s CPU   comparisons off %8.3f s wall %8.3f s CPU\n' \
     "$i" "$a" "$ac" "$b" "$bc"

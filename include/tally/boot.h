@@ -242,5 +242,29 @@ tl_cluster_draws *tl_cluster_draws_new(uint32_t B, uint64_t seed); /* NULL when 
 void tl_cluster_draws_free(tl_cluster_draws *d);
 tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int64_t *den, uint32_t n,
                               double level, double *lo, double *hi);
+/* For tests, before the first row: the largest count kept as a byte (1..255, default 255); a
+ * cluster count m with a larger count keeps its draws as int32. The same bits either way. */
+void tl_cluster_draws_byte_max(tl_cluster_draws *d, unsigned byte_max);
+
+/* The same bounds as tl_cluster_ci for many rows of any non-negative values (a summary's rows:
+ * MT-Bench-101's weighted dialogue scores), bit for bit, fast: each cluster count m's draws are
+ * made once and kept as bytes (at most TL_CCIS_CACHE bytes in all, B x m a count; past that a
+ * row is computed by tl_cluster_ci), and 8 resamples are summed side by side, each in cluster
+ * order with the same roundings (src/core/stats/cluster_ci.c says why the bits are the same).
+ * A row with a kept value that is negative or not finite is computed by tl_cluster_ci. One
+ * object per (B, seed); not shared by threads. */
+#define TL_CCIS_CACHE ((size_t)256 << 20)
+typedef struct tl_ccis tl_ccis;
+tl_ccis *tl_ccis_new(uint32_t B, uint64_t seed); /* NULL when out of memory */
+void tl_ccis_free(tl_ccis *s);
+/* tl_cluster_ci(num, den, n, B, seed, level, lo, hi)'s bounds. TL_ENOMEM when a work array
+ * cannot be had (a cache that cannot grow is not an error: the row is computed without it). */
+tl_status tl_ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t n, double level, double *lo,
+                      double *hi);
+/* For tests, before the first row: the bound on the kept counts (bytes; 0 keeps none), the
+ * largest count kept as a byte (1..255; a block of 8 resamples with a larger count is computed
+ * by tl_cluster_ci's loop), and 0 = the portable kernel even where the CPU has AVX2. The bounds
+ * are the same bits whatever these are. */
+void tl_ccis_limits(tl_ccis *s, size_t cache_bytes, unsigned count_max, int simd);
 
 #endif

@@ -2217,10 +2217,12 @@ struct tl_cluster_draws {
   uint64_t seed;
   struct {
     uint32_t m;
-    int32_t *w; /* [B][m]: tl_boot_counts(seed, r, m) */
+    int32_t *w;  /* [B][m]: tl_boot_counts(seed, r, m), when a count is over 255; else NULL */
+    uint8_t *w8; /* [B][m]: the same counts as bytes (a quarter of the memory traffic) */
   } *c;
   int n;
   size_t bytes;
+  int32_t byte_max; /* the largest count kept as a byte: 255 (less in tests) */
 };
 
 tl_cluster_draws *tl_cluster_draws_new(uint32_t B, uint64_t seed) {
@@ -2228,37 +2230,100 @@ tl_cluster_draws *tl_cluster_draws_new(uint32_t B, uint64_t seed) {
   if (d) {
     d->B = B;
     d->seed = seed;
+    d->byte_max = 255;
   }
   return d;
 }
 
+void tl_cluster_draws_byte_max(tl_cluster_draws *d, unsigned byte_max) {
+  d->byte_max = byte_max < 1 ? 1 : byte_max > 255 ? 255 : (int32_t)byte_max;
+}
+
 void tl_cluster_draws_free(tl_cluster_draws *d) {
   if (!d) return;
-  for (int i = 0; i < d->n; i++) free(d->c[i].w);
+  for (int i = 0; i < d->n; i++) free(d->c[i].w), free(d->c[i].w8);
   free(d->c);
   free(d);
 }
 
-/* The counts of every resample for m clusters, or NULL (out of memory, or past the cap). */
-static const int32_t *draws_for(tl_cluster_draws *d, uint32_t m) {
+/* The counts of every resample for m clusters (slot *k of d->c), drawn now if needed: as bytes,
+ * or as int32 when a count is over 255 (possible only for m > 255). NULL when out of memory or
+ * past the cap. */
+static const void *draws_for(tl_cluster_draws *d, uint32_t m, int *wide) {
   for (int i = 0; i < d->n; i++)
-    if (d->c[i].m == m) return d->c[i].w;
-  const size_t bytes = (size_t)d->B * m * sizeof(int32_t);
-  if (bytes / m / sizeof(int32_t) != d->B || d->bytes + bytes > DRAWS_MAX_BYTES) return NULL;
-  int32_t *w = malloc(bytes);
-  void *nc = w ? realloc(d->c, (size_t)(d->n + 1) * sizeof *d->c) : NULL;
-  if (!nc) {
-    free(w);
+    if (d->c[i].m == m) return *wide = d->c[i].w != NULL, d->c[i].w ? (const void *)d->c[i].w : d->c[i].w8;
+  const size_t ncell = (size_t)d->B * m;
+  if (ncell / m != d->B || ncell > SIZE_MAX / sizeof(int32_t) || d->bytes + ncell > DRAWS_MAX_BYTES) return NULL;
+  void *nc = realloc(d->c, (size_t)(d->n + 1) * sizeof *d->c);
+  if (!nc) return NULL;
+  d->c = nc;
+  int32_t *row = malloc((size_t)m * sizeof *row);
+  uint8_t *w8 = malloc(ncell);
+  int32_t *w = NULL;
+  if (!row || !w8) {
+    free(row), free(w8);
     return NULL;
   }
-  d->c = nc;
-  for (uint32_t r = 0; r < d->B; r++) tl_boot_counts(d->seed, r, m, w + (size_t)r * m);
+  for (uint32_t r = 0; r < d->B; r++) {
+    tl_boot_counts(d->seed, r, m, row);
+    if (!w) {
+      uint32_t k = 0;
+      while (k < m && row[k] <= d->byte_max) k++;
+      if (k < m) { /* a count over 255: this m's counts are kept as int32 */
+        if (d->bytes + 4 * ncell > DRAWS_MAX_BYTES || !(w = malloc(ncell * sizeof *w))) {
+          free(row), free(w8);
+          return NULL;
+        }
+        for (uint32_t q = 0; q < r; q++)
+          for (uint32_t j = 0; j < m; j++) w[(size_t)q * m + j] = w8[(size_t)q * m + j];
+        free(w8);
+        w8 = NULL;
+      }
+    }
+    if (w) memcpy(w + (size_t)r * m, row, (size_t)m * sizeof *row);
+    else
+      for (uint32_t k = 0; k < m; k++) w8[(size_t)r * m + k] = (uint8_t)row[k];
+  }
+  free(row);
   d->c[d->n].m = m;
   d->c[d->n].w = w;
+  d->c[d->n].w8 = w8;
   d->n++;
-  d->bytes += bytes;
-  return w;
+  d->bytes += w ? 4 * ncell : ncell;
+  *wide = w != NULL;
+  return w ? (const void *)w : w8;
 }
+
+/* sum_k w8[k] * n32[k] (exact: the caller bounds it below 2^31), 8 clusters at a time with
+ * AVX2 where the CPU has it. Integer sums: any order gives the same value. */
+static int32_t dot_u8_i32(const uint8_t *w8, const int32_t *n32, uint32_t m);
+#ifdef BOOT_X86
+AVX2_FN static int32_t dot_u8_i32_avx2(const uint8_t *w8, const int32_t *n32, uint32_t m) {
+  __m256i acc = _mm256_setzero_si256();
+  uint32_t k = 0;
+  for (; k + 8 <= m; k += 8) {
+    __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(w8 + k)));
+    acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(w, _mm256_loadu_si256((const __m256i *)(const void *)(n32 + k))));
+  }
+  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4e));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xb1));
+  int32_t sn = _mm_cvtsi128_si32(h);
+  for (; k < m; k++) sn += (int32_t)w8[k] * n32[k];
+  return sn;
+}
+#endif
+static int32_t dot_u8_i32(const uint8_t *w8, const int32_t *n32, uint32_t m) {
+#ifdef BOOT_X86
+  if (boot_cpu_avx2()) return dot_u8_i32_avx2(w8, n32, m);
+#endif
+  int32_t sn = 0;
+  for (uint32_t k = 0; k < m; k++) sn += (int32_t)w8[k] * n32[k];
+  return sn;
+}
+
+/* Counts as bytes or as int32 (draws_for), read the same way. */
+#define W_AT(r, k) (w8 ? (int32_t)w8[(size_t)(r) * m + (k)] : w32[(size_t)(r) * m + (k)])
 
 tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int64_t *den, uint32_t n,
                               double level, double *lo, double *hi) {
@@ -2267,8 +2332,9 @@ tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int
   uint32_t m = 0;
   for (uint32_t i = 0; i < n; i++) m += den[i] > 0;
   if (m < 2) return TL_OK;
-  const int32_t *w = draws_for(d, m);
-  if (!w || m != n) { /* past the cap (or a cluster without units: not made here): the reference */
+  int wide = 0;
+  const void *wv = m == n ? draws_for(d, m, &wide) : NULL;
+  if (!wv) { /* past the cap (or a cluster without units: not made here): the reference */
     double *dn = malloc((size_t)n * 2 * sizeof *dn);
     if (!dn) return TL_ENOMEM;
     for (uint32_t i = 0; i < n; i++) dn[i] = (double)num[i], dn[n + i] = (double)den[i];
@@ -2276,9 +2342,12 @@ tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int
     free(dn);
     return st;
   }
+  const uint8_t *w8 = wide ? NULL : wv;
+  const int32_t *w32 = wide ? wv : NULL;
   /* Every cluster has the same den here (a model's seeds) and every resample draws m clusters,
    * so sum w*den = m * den; sum w*num fits in 32 bits when m * max(num) does (it does unless a
-   * model has more than ~2^31 / m seeds), which lets the compiler vectorize it. */
+   * model has more than ~2^31 / m seeds), which lets the compiler vectorize it. The sums are
+   * exact integers in any order, so bytes or int32 give the same values. */
   int same = 1, small = 1;
   for (uint32_t k = 0; k < m; k++) {
     same &= den[k] == den[0];
@@ -2291,19 +2360,22 @@ tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int
     for (uint32_t k = 0; k < m; k++) n32[k] = (int32_t)num[k];
     const double sd = (double)((int64_t)m * den[0]);
     for (uint32_t r = 0; r < d->B; r++) {
-      const int32_t *wr = w + (size_t)r * m;
       int32_t sn = 0;
-      for (uint32_t k = 0; k < m; k++) sn += wr[k] * n32[k];
+      if (w8) {
+        sn = dot_u8_i32(w8 + (size_t)r * m, n32, m);
+      } else {
+        const int32_t *wr = w32 + (size_t)r * m;
+        for (uint32_t k = 0; k < m; k++) sn += wr[k] * n32[k];
+      }
       vals[r] = (double)sn / sd;
     }
     free(n32);
   } else {
     for (uint32_t r = 0; r < d->B; r++) {
-      const int32_t *wr = w + (size_t)r * m;
       int64_t sn = 0, sd = 0;
       for (uint32_t k = 0; k < m; k++) {
-        sn += (int64_t)wr[k] * num[k];
-        sd += (int64_t)wr[k] * den[k];
+        sn += (int64_t)W_AT(r, k) * num[k];
+        sd += (int64_t)W_AT(r, k) * den[k];
       }
       vals[r] = (double)sn / (double)sd;
     }
@@ -2314,3 +2386,4 @@ tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int
   free(vals);
   return TL_OK;
 }
+#undef W_AT

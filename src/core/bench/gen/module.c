@@ -9,14 +9,14 @@
  * Job keys: "items" (a path or a list), "modes" (default: strict, exact), lm-eval's exact_match
  * options "regexes_to_ignore" (a list of patterns), "ignore_case", "ignore_punctuation",
  * "ignore_numbers" (false), "ci_resamples" (1000), "ci_seed" (0). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
 #include "tally/acctab.h"
 #include "tally/bench.h"
-#include "tally/jsonl.h"
-#include "tally/strmap.h"
+#include "tally/itemset.h"
 
 static const char *const VARIANTS[] = {"default", NULL};
 static const char *const KEYS[] = {"items", "modes", "regexes_to_ignore", "ignore_case", "ignore_punctuation",
@@ -32,12 +32,11 @@ struct tl_bench {
   int n_rx;
   bool ignore_case, ignore_punctuation, ignore_numbers;
   int ci_B, ci_seed;
+  tl_itemset set;     /* the items (tally/itemset.h); what follows is a view of it, set at load */
   tl_gen_item *items; /* [n], sorted by id */
-  size_t n, cap;
-  tl_strmap by_id;
+  size_t n;
   char **tasks;       /* [ntasks] sorted; slot ntasks of the counts is "all" */
   int ntasks;
-  int loaded;
   tl_gen_parsers P;
   tl_acctab at;       /* the accuracy tables' view of this object (set at load) */
 };
@@ -48,10 +47,7 @@ static void gen_free(tl_bench *b) {
   free(b->files);
   for (int i = 0; i < b->n_rx; i++) free(b->rx[i]);
   free(b->rx);
-  for (size_t i = 0; i < b->n; i++) tl_gen_item_release(&b->items[i]);
-  free(b->items);
-  free(b->tasks); /* the names are the items' */
-  if (b->loaded) tl_strmap_release(&b->by_id);
+  tl_itemset_release(&b->set);
   tl_gen_parsers_release(&b->P);
   free(b);
 }
@@ -146,54 +142,12 @@ static int gen_default_variant(const tl_bench *b) {
   return 0;
 }
 
-static int item_cmp(const void *x, const void *y) {
-  return strcmp(((const tl_gen_item *)x)->id, ((const tl_gen_item *)y)->id);
+static tl_status item_from_json(const cJSON *o, void *item, char *msg, size_t msz) {
+  return tl_gen_item_from_json(o, item, msg, msz);
 }
-static int str_cmp(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
-
-typedef struct {
-  tl_bench *b;
-  tl_inlog *log;
-  tl_err *err;
-} load_ctx;
-
-static tl_status item_line(void *vctx, const cJSON *o, const tl_jsonl *r) {
-  load_ctx *c = vctx;
-  tl_bench *b = c->b;
-  tl_gen_item it;
-  char msg[256];
-  tl_status st = tl_gen_item_from_json(o, &it, msg, sizeof msg);
-  if (st == TL_ENOMEM) return tl_err_set(c->err, TL_ENOMEM, "out of memory");
-  if (st) {
-    tl_in_kind k = strstr(msg, "missing field") ? TL_IN_MISSING_FIELD : TL_IN_BAD_FIELD;
-    return tl_inlog_report(c->log, k, r->path, r->line_no, "%s%s", strncmp(msg, "item '", 6) ? "item " : "", msg)
-               ? TL_EINPUT
-               : TL_OK;
-  }
-  bool inserted;
-  size_t prev;
-  if (tl_strmap_put(&b->by_id, it.id, b->n, &inserted, &prev) != TL_OK) {
-    tl_gen_item_release(&it);
-    return tl_err_set(c->err, TL_ENOMEM, "out of memory");
-  }
-  if (!inserted) {
-    tl_gen_item_release(&it);
-    return tl_inlog_report(c->log, TL_IN_DUPLICATE, r->path, r->line_no, "duplicate item id '%s' (the first one is kept)",
-                           b->items[prev].id) ? TL_EINPUT : TL_OK;
-  }
-  if (b->n == b->cap) {
-    size_t cap = b->cap ? 2 * b->cap : 256;
-    tl_gen_item *p = realloc(b->items, cap * sizeof *p);
-    if (!p) {
-      tl_gen_item_release(&it);
-      return tl_err_set(c->err, TL_ENOMEM, "out of memory");
-    }
-    b->items = p;
-    b->cap = cap;
-  }
-  b->items[b->n++] = it;
-  return TL_OK;
-}
+static void item_release(void *item) { tl_gen_item_release(item); }
+static const tl_itemset_type ITEMS = {sizeof(tl_gen_item), offsetof(tl_gen_item, id), offsetof(tl_gen_item, task), offsetof(tl_gen_item, task_ix),
+                                      item_from_json, item_release};
 
 static int item_task(const void *ctx, size_t i) { return ((const tl_bench *)ctx)->items[i].task_ix; }
 
@@ -216,32 +170,12 @@ static void acctab_init(tl_bench *b) {
 }
 
 static tl_status gen_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *err) {
-  tl_strmap_init(&b->by_id);
-  b->loaded = 1;
-  load_ctx c = {b, log, err};
-  tl_status st = TL_OK;
-  for (int f = 0; f < b->n_files && !st; f++) {
-    tl_jsonl r;
-    if ((st = tl_jsonl_open(&r, b->files[f], max_line, err))) break;
-    st = tl_inlog_each(log, &r, "items", item_line, &c, err);
-    tl_jsonl_close(&r);
-  }
+  tl_status st = tl_itemset_load(&b->set, &ITEMS, b->files, b->n_files, max_line, log, err);
   if (st) return st;
-  if (b->n > 1) qsort(b->items, b->n, sizeof *b->items, item_cmp);
-  tl_strmap_release(&b->by_id);
-  tl_strmap_init(&b->by_id);
-  for (size_t i = 0; i < b->n; i++)
-    if (tl_strmap_put(&b->by_id, b->items[i].id, i, NULL, NULL)) return tl_err_set(err, TL_ENOMEM, "out of memory");
-  /* the tasks, sorted; each item's index among them */
-  if (b->n && !(b->tasks = malloc(b->n * sizeof *b->tasks))) return tl_err_set(err, TL_ENOMEM, "out of memory");
-  for (size_t i = 0; i < b->n; i++) b->tasks[i] = b->items[i].task;
-  if (b->n > 1) qsort(b->tasks, b->n, sizeof *b->tasks, str_cmp);
-  for (size_t i = 0; i < b->n; i++)
-    if (b->ntasks == 0 || strcmp(b->tasks[b->ntasks - 1], b->tasks[i])) b->tasks[b->ntasks++] = b->tasks[i];
-  for (size_t i = 0; i < b->n; i++) {
-    char **t = bsearch(&b->items[i].task, b->tasks, (size_t)b->ntasks, sizeof *b->tasks, str_cmp);
-    b->items[i].task_ix = (int)(t - b->tasks);
-  }
+  b->items = b->set.items;
+  b->n = b->set.n;
+  b->tasks = b->set.tasks;
+  b->ntasks = b->set.ntasks;
   acctab_init(b);
   return tl_gen_parsers_init(&b->P, (const char *const *)b->rx, b->n_rx, b->ignore_case, b->ignore_punctuation,
                              b->ignore_numbers, err);
@@ -249,7 +183,7 @@ static tl_status gen_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *e
 
 static size_t gen_n_items(const tl_bench *b) { return b->n; }
 static const char *gen_item_id(const tl_bench *b, size_t i) { return b->items[i].id; }
-static int gen_item_find(const tl_bench *b, const char *id, size_t *i) { return tl_strmap_get(&b->by_id, id, i); }
+static int gen_item_find(const tl_bench *b, const char *id, size_t *i) { return tl_itemset_find(&b->set, id, i); }
 static uint32_t gen_n_subs(const tl_bench *b, size_t i) { return i <= b->n ? 1 : 0; }
 static int gen_n_modes(const tl_bench *b) { return b->n_modes; }
 static const char *gen_mode_name(const tl_bench *b, int k) { return tl_gen_mode_name(b->modes[k]); }

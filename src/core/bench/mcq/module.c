@@ -9,14 +9,14 @@
  * Job keys: "items" (a path or a list), "modes" (default: strict, lmeval-regex, inspect-choice,
  * helm-mapping, vlmeval-heuristic, acc_norm; at most 6), "lmeval_regex" (lm-eval's filter pattern,
  * default "Answer: ([A-D])"), "ci_resamples" (1000), "ci_seed" (0). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mcq.h"
 #include "tally/acctab.h"
 #include "tally/bench.h"
-#include "tally/jsonl.h"
-#include "tally/strmap.h"
+#include "tally/itemset.h"
 
 static const char *const VARIANTS[] = {"default", NULL};
 static const char *const KEYS[] = {"items", "modes", "lmeval_regex", "ci_resamples", "ci_seed", NULL};
@@ -30,12 +30,11 @@ struct tl_bench {
   int n_modes;
   char *lmeval_rx;
   int ci_B, ci_seed;
+  tl_itemset set;     /* the items (tally/itemset.h); what follows is a view of it, set at load */
   tl_mcq_item *items; /* [n], sorted by id */
-  size_t n, cap;
-  tl_strmap by_id;
+  size_t n;
   char **tasks;       /* [ntasks] sorted; slot ntasks of the counts is "all" */
   int ntasks;
-  int loaded;
   tl_mcq_parsers P;
   tl_acctab at;       /* the accuracy tables' view of this object (set at load) */
 };
@@ -45,10 +44,7 @@ static void mcq_free(tl_bench *b) {
   for (int i = 0; i < b->n_files; i++) free(b->files[i]);
   free(b->files);
   free(b->lmeval_rx);
-  for (size_t i = 0; i < b->n; i++) tl_mcq_item_release(&b->items[i]);
-  free(b->items);
-  free(b->tasks); /* the names are the items' */
-  if (b->loaded) tl_strmap_release(&b->by_id);
+  tl_itemset_release(&b->set);
   tl_mcq_parsers_release(&b->P);
   free(b);
 }
@@ -116,54 +112,12 @@ static int mcq_default_variant(const tl_bench *b) {
   return 0;
 }
 
-static int item_cmp(const void *x, const void *y) {
-  return strcmp(((const tl_mcq_item *)x)->id, ((const tl_mcq_item *)y)->id);
+static tl_status item_from_json(const cJSON *o, void *item, char *msg, size_t msz) {
+  return tl_mcq_item_from_json(o, item, msg, msz);
 }
-static int str_cmp(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
-
-typedef struct {
-  tl_bench *b;
-  tl_inlog *log;
-  tl_err *err;
-} load_ctx;
-
-static tl_status item_line(void *vctx, const cJSON *o, const tl_jsonl *r) {
-  load_ctx *c = vctx;
-  tl_bench *b = c->b;
-  tl_mcq_item it;
-  char msg[256];
-  tl_status st = tl_mcq_item_from_json(o, &it, msg, sizeof msg);
-  if (st == TL_ENOMEM) return tl_err_set(c->err, TL_ENOMEM, "out of memory");
-  if (st) {
-    tl_in_kind k = strstr(msg, "missing field") ? TL_IN_MISSING_FIELD : TL_IN_BAD_FIELD;
-    return tl_inlog_report(c->log, k, r->path, r->line_no, "%s%s", strncmp(msg, "item '", 6) ? "item " : "", msg)
-               ? TL_EINPUT
-               : TL_OK;
-  }
-  bool inserted;
-  size_t prev;
-  if (tl_strmap_put(&b->by_id, it.id, b->n, &inserted, &prev) != TL_OK) {
-    tl_mcq_item_release(&it);
-    return tl_err_set(c->err, TL_ENOMEM, "out of memory");
-  }
-  if (!inserted) {
-    tl_mcq_item_release(&it);
-    return tl_inlog_report(c->log, TL_IN_DUPLICATE, r->path, r->line_no, "duplicate item id '%s' (the first one is kept)",
-                           b->items[prev].id) ? TL_EINPUT : TL_OK;
-  }
-  if (b->n == b->cap) {
-    size_t cap = b->cap ? 2 * b->cap : 256;
-    tl_mcq_item *p = realloc(b->items, cap * sizeof *p);
-    if (!p) {
-      tl_mcq_item_release(&it);
-      return tl_err_set(c->err, TL_ENOMEM, "out of memory");
-    }
-    b->items = p;
-    b->cap = cap;
-  }
-  b->items[b->n++] = it;
-  return TL_OK;
-}
+static void item_release(void *item) { tl_mcq_item_release(item); }
+static const tl_itemset_type ITEMS = {sizeof(tl_mcq_item), offsetof(tl_mcq_item, id), offsetof(tl_mcq_item, task), offsetof(tl_mcq_item, task_ix),
+                                      item_from_json, item_release};
 
 static int item_task(const void *ctx, size_t i) { return ((const tl_bench *)ctx)->items[i].task_ix; }
 
@@ -185,39 +139,19 @@ static void acctab_init(tl_bench *b) {
 }
 
 static tl_status mcq_load(tl_bench *b, size_t max_line, tl_inlog *log, tl_err *err) {
-  tl_strmap_init(&b->by_id);
-  b->loaded = 1;
-  load_ctx c = {b, log, err};
-  tl_status st = TL_OK;
-  for (int f = 0; f < b->n_files && !st; f++) {
-    tl_jsonl r;
-    if ((st = tl_jsonl_open(&r, b->files[f], max_line, err))) break;
-    st = tl_inlog_each(log, &r, "items", item_line, &c, err);
-    tl_jsonl_close(&r);
-  }
+  tl_status st = tl_itemset_load(&b->set, &ITEMS, b->files, b->n_files, max_line, log, err);
   if (st) return st;
-  if (b->n > 1) qsort(b->items, b->n, sizeof *b->items, item_cmp);
-  tl_strmap_release(&b->by_id);
-  tl_strmap_init(&b->by_id);
-  for (size_t i = 0; i < b->n; i++)
-    if (tl_strmap_put(&b->by_id, b->items[i].id, i, NULL, NULL)) return tl_err_set(err, TL_ENOMEM, "out of memory");
-  /* the tasks, sorted; each item's index among them */
-  if (b->n && !(b->tasks = malloc(b->n * sizeof *b->tasks))) return tl_err_set(err, TL_ENOMEM, "out of memory");
-  for (size_t i = 0; i < b->n; i++) b->tasks[i] = b->items[i].task;
-  if (b->n > 1) qsort(b->tasks, b->n, sizeof *b->tasks, str_cmp);
-  for (size_t i = 0; i < b->n; i++)
-    if (b->ntasks == 0 || strcmp(b->tasks[b->ntasks - 1], b->tasks[i])) b->tasks[b->ntasks++] = b->tasks[i];
-  for (size_t i = 0; i < b->n; i++) {
-    char **t = bsearch(&b->items[i].task, b->tasks, (size_t)b->ntasks, sizeof *b->tasks, str_cmp);
-    b->items[i].task_ix = (int)(t - b->tasks);
-  }
+  b->items = b->set.items;
+  b->n = b->set.n;
+  b->tasks = b->set.tasks;
+  b->ntasks = b->set.ntasks;
   acctab_init(b);
   return tl_mcq_parsers_init(&b->P, b->lmeval_rx, err);
 }
 
 static size_t mcq_n_items(const tl_bench *b) { return b->n; }
 static const char *mcq_item_id(const tl_bench *b, size_t i) { return b->items[i].id; }
-static int mcq_item_find(const tl_bench *b, const char *id, size_t *i) { return tl_strmap_get(&b->by_id, id, i); }
+static int mcq_item_find(const tl_bench *b, const char *id, size_t *i) { return tl_itemset_find(&b->set, id, i); }
 static uint32_t mcq_n_subs(const tl_bench *b, size_t i) { return i <= b->n ? 1 : 0; }
 static int mcq_n_modes(const tl_bench *b) { return b->n_modes; }
 static const char *mcq_mode_name(const tl_bench *b, int k) { return tl_mcq_mode_name(b->modes[k]); }

@@ -1206,9 +1206,10 @@ static void model_clusters(const tl_bench *b, int64_t *const *acc, int k, size_t
 /* The headline CI of group g's score from a model's clusters (model_clusters): a percentile
  * bootstrap over the group's dialogues (tl_cluster_ci). Each dialogue of task t is weighted by
  * 1 / (the scored dialogue-seeds of t), so that sum(num) / sum(den) is the mean of the task
- * means, the group's score (for a task: its dialogues' mean, unweighted). cn, cd: [n] work. */
-static tl_status group_ci(const tl_bench *b, int g, const double *num, const double *den, double *cn, double *cd,
-                          double *lo, double *hi) {
+ * means, the group's score (for a task: its dialogues' mean, unweighted). cn, cd: [n] work; ci: the
+ * job's (ci_resamples, ci_seed), shared by every row. */
+static tl_status group_ci(const tl_bench *b, tl_ccis *ci, int g, const double *num, const double *den, double *cn,
+                          double *cd, double *lo, double *hi) {
   double tden[NTASK] = {0};
   for (size_t i = 0; i < b->n; i++)
     if (task_in_group(b->d[i].task, g)) tden[b->d[i].task] += den[i];
@@ -1219,7 +1220,7 @@ static tl_status group_ci(const tl_bench *b, int g, const double *num, const dou
     cn[m] = num[i] / tden[t];
     cd[m++] = den[i] / tden[t];
   }
-  return tl_cluster_ci(cn, cd, m, (uint32_t)b->ci_B, (uint64_t)b->ci_seed, 0.95, lo, hi);
+  return tl_ccis_row(ci, cn, cd, m, 0.95, lo, hi); /* tl_cluster_ci's bounds, the draws made once */
 }
 
 /* A model's judged turns (cfgs c0..c1, primary parser) as the summaries count them: n asked,
@@ -1260,7 +1261,8 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   double *gs = malloc((ng ? ng : 1) * sizeof *gs);
   double *sv = malloc((ncfgs ? ncfgs : 1) * sizeof *sv); /* one group's values over a model's seeds */
   double *cl = malloc(4 * (n ? n : 1) * sizeof *cl);    /* a model's clusters: num, den, then work */
-  tl_status st = (!t || !ex || !fa || !gs || !sv || !cl) ? TL_ENOMEM : TL_OK;
+  tl_ccis *ci = tl_ccis_new((uint32_t)b->ci_B, (uint64_t)b->ci_seed); /* every row's CI: draws made once */
+  tl_status st = (!t || !ex || !fa || !gs || !sv || !cl || !ci) ? TL_ENOMEM : TL_OK;
   for (int i = 0; !st && i < T__N; i++)
     if (!(t[i] = tl_table_new(PATHS[i]))) st = TL_ENOMEM;
   if (!st && (tl_table_add_cols(t[T_DLG], DLG_COLS, 10) || tl_table_add_cols(t[T_OVERALL], GRP_COLS, GC__N) ||
@@ -1375,7 +1377,7 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
           tl_table_set_f64(tt, r, 8, sd);
           tl_table_set_f64(tt, r, 9, m > 1 ? sd / sqrt((double)m) : NAN);
           double lo, hi;
-          if ((st = group_ci(b, g, num, den, cl + 2 * n, cl + 3 * n, &lo, &hi))) break;
+          if ((st = group_ci(b, ci, g, num, den, cl + 2 * n, cl + 3 * n, &lo, &hi))) break;
           tl_table_set_f64(tt, r, 10, lo);
           tl_table_set_f64(tt, r, 11, hi);
           /* the paper's layout: primary parser, one row per model and policy */
@@ -1448,6 +1450,7 @@ static tl_status mtb_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   free(gs);
   free(sv);
   free(cl);
+  tl_ccis_free(ci);
   if (st) {
     for (int i = 0; t && i < T__N; i++) tl_table_free(t[i]);
     free(t);
