@@ -8,8 +8,10 @@
  * cache misses where a binary search over 150,000 entries took 17, 3% of a replay run). A request is answered at submit time, by reading its line back
  * (through a read-ahead buffer when the file is read in order), and queued. The engine names
  * no benchmark: what a benchmark allows (its variant names) comes with each source. */
+#define _GNU_SOURCE /* fopencookie (tl_replay_share_read) */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -736,6 +738,35 @@ static tl_status add_source(tl_replay *r, const tl_replay_source *s, const char 
   return TL_OK;
 }
 
+/* The message of a duplicate line with key k, whose first line (kept) is kept_path:kept_line. */
+static void dup_msg(char *msg, size_t msz, const tl_unit_key *k, const char *kept_path, unsigned long kept_line) {
+  char turn[32] = "";
+  if (k->sub) snprintf(turn, sizeof turn, ", turn %u", (unsigned)k->sub);
+  if (k->stage > 1) snprintf(turn + strlen(turn), sizeof turn - strlen(turn), ", sample %d", k->stage - 1);
+  snprintf(msg, msz, "duplicate %s for id '%s', model '%s', seed %d, variant %s%s (the one at %s:%lu is kept)",
+           k->stage == 0 ? "answer" : "judgment", k->id, k->model, k->seed, k->variant, turn, kept_path, kept_line);
+}
+
+/* Fills x for the line jl just gave (key hash h, key and response in v), which starts at byte
+ * `start` of source f. The caller checked the index's limits. */
+static void fill_entry(entry *x, uint64_t h, uint64_t start, size_t f, const tl_jsonl *jl, const line_view *v) {
+  const size_t len = jl->line.len;
+  x->h[0] = (uint32_t)h;
+  x->h[1] = (uint32_t)(h >> 32);
+  x->pos[0] = (uint32_t)start;
+  x->pos[1] = (uint32_t)(start >> 32) | (uint32_t)f << 16;
+  x->len = (uint32_t)len;
+  x->line = (uint32_t)jl->line_no;
+  size_t roff = 0, rlen = 0;
+  x->resp = cJSON_IsString(v->resp) && !v->prompt && tl_jsonl_span(jl, v->resp, &roff, &rlen) &&
+                    roff > 0 && roff < len && jl->line.data[roff] == '"'
+                ? (uint32_t)roff
+                : 0;
+  const uint64_t sum = line_sum(jl->line.data, len);
+  x->sum[0] = (uint32_t)sum;
+  x->sum[1] = (uint32_t)(sum >> 32);
+}
+
 /* Indexes one line (o, parsed from jl's current line, with key v): a duplicate is reported,
  * anything else is added and handed to key_fn. */
 static tl_status add_line(tl_replay *r, const tl_jsonl *jl, size_t f, const line_view *v, tl_inlog *log,
@@ -763,14 +794,9 @@ static tl_status add_line(tl_replay *r, const tl_jsonl *jl, size_t f, const line
     int same = key_equal(&pv.key, &v->key);
     cJSON_Delete(o);
     if (!same) continue; /* a collision: both are kept */
-    char turn[32] = "";
-    if (v->key.sub) snprintf(turn, sizeof turn, ", turn %u", (unsigned)v->key.sub);
-    if (v->key.stage > 1) snprintf(turn + strlen(turn), sizeof turn - strlen(turn), ", sample %d", v->key.stage - 1);
-    if (tl_inlog_report(log, TL_IN_DUPLICATE, jl->path, jl->line_no,
-                        "duplicate %s for id '%s', model '%s', seed %d, variant %s%s (the one at %s:%lu is kept)",
-                        v->key.stage == 0 ? "answer" : "judgment", v->key.id, v->key.model, v->key.seed,
-                        v->key.variant, turn, r->src[ent_src(x)].path, (unsigned long)x->line))
-      return TL_EINPUT;
+    char msg[1024];
+    dup_msg(msg, sizeof msg, &v->key, r->src[ent_src(x)].path, x->line);
+    if (tl_inlog_report(log, TL_IN_DUPLICATE, jl->path, jl->line_no, "%s", msg)) return TL_EINPUT;
     return TL_OK;
   }
   if (r->n == r->cap) {
@@ -780,21 +806,7 @@ static tl_status add_line(tl_replay *r, const tl_jsonl *jl, size_t f, const line
     r->e = p;
     r->cap = cap;
   }
-  entry *x = &r->e[r->n];
-  x->h[0] = (uint32_t)h;
-  x->h[1] = (uint32_t)(h >> 32);
-  x->pos[0] = (uint32_t)start;
-  x->pos[1] = (uint32_t)(start >> 32) | (uint32_t)f << 16;
-  x->len = (uint32_t)len;
-  x->line = (uint32_t)jl->line_no;
-  size_t roff = 0, rlen = 0;
-  x->resp = cJSON_IsString(v->resp) && !v->prompt && tl_jsonl_span(jl, v->resp, &roff, &rlen) &&
-                    roff > 0 && roff < len && jl->line.data[roff] == '"'
-                ? (uint32_t)roff
-                : 0;
-  const uint64_t sum = line_sum(jl->line.data, len);
-  x->sum[0] = (uint32_t)sum;
-  x->sum[1] = (uint32_t)(sum >> 32);
+  fill_entry(&r->e[r->n], h, start, f, jl, v);
   r->tab[j] = (uint32_t)++r->n;
   if (key_fn && key_fn(key_ctx, &v->key, jl->path, jl->line_no))
     return tl_err_set(err, TL_EINPUT, "%s:%ld: loading stopped here", jl->path, jl->line_no);
@@ -823,35 +835,44 @@ static tl_status answer_line(void *vctx, const cJSON *o, const tl_jsonl *jl) {
   return add_line(c->r, jl, c->f, &v, c->log, c->key_fn, c->key_ctx, c->err);
 }
 
-static tl_status load_source(tl_replay *r, const tl_replay_source *src, size_t max_line, tl_inlog *log,
-                             tl_replay_key_fn key_fn, void *key_ctx, tl_err *err) {
+/* Opens src into jl and adds it as source r->nsrc - 1 (its descriptor for reading back and its
+ * names). On failure jl is closed. */
+static tl_status open_source(tl_replay *r, const tl_replay_source *src, size_t max_line, tl_jsonl *jl, tl_err *err) {
   if (!src->bench || !src->variant)
     return tl_err_set(err, TL_EINTERNAL, "replay source '%s' names no benchmark or default variant",
                       nz(src->path));
-  tl_jsonl jl;
-  tl_status st = tl_jsonl_open(&jl, src->path, max_line, err);
+  tl_status st = tl_jsonl_open(jl, src->path, max_line, err);
   if (st != TL_OK) return st;
   /* a descriptor of the same open file, for reading lines back (pread leaves the reader's
    * position alone) */
-  int fd = fcntl(fileno(jl.fp), F_DUPFD_CLOEXEC, 0);
+  int fd = fcntl(fileno(jl->fp), F_DUPFD_CLOEXEC, 0);
   struct stat sb;
-  if (fd < 0) st = tl_err_set(err, TL_EIO, "cannot open '%s': %s", jl.path, strerror(errno));
-  else if (fstat(fd, &sb) != 0) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", jl.path, strerror(errno));
+  if (fd < 0) st = tl_err_set(err, TL_EIO, "cannot open '%s': %s", jl->path, strerror(errno));
+  else if (fstat(fd, &sb) != 0) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", jl->path, strerror(errno));
   else if (!S_ISREG(sb.st_mode))
     st = tl_err_set(err, TL_EIO, "'%s' is not a regular file: the replay engine reads each answer back from "
-                    "its file when it is requested", jl.path);
+                    "its file when it is requested", jl->path);
   if (st != TL_OK) {
     if (fd >= 0) close(fd);
-    tl_jsonl_close(&jl);
+    tl_jsonl_close(jl);
     return st;
   }
-  off_t base = ftello(jl.fp); /* before the first read */
+  off_t base = ftello(jl->fp); /* before the first read */
   size_t f = r->nsrc;
-  if (add_source(r, src, jl.path, fd) != TL_OK) st = tl_err_set(err, TL_ENOMEM, "out of memory");
-  if (base < 0 && st == TL_OK) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", jl.path, strerror(errno));
+  if (add_source(r, src, jl->path, fd) != TL_OK) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (base < 0 && st == TL_OK) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", jl->path, strerror(errno));
   r->src[f].base = base > 0 ? (uint64_t)base : 0;
-  line_load c = {r, f, log, key_fn, key_ctx, err};
-  if (st == TL_OK) st = tl_inlog_each(log, &jl, src->stage ? "judgments" : "answers", answer_line, &c, err);
+  if (st != TL_OK) tl_jsonl_close(jl);
+  return st;
+}
+
+static tl_status load_source(tl_replay *r, const tl_replay_source *src, size_t max_line, tl_inlog *log,
+                             tl_replay_key_fn key_fn, void *key_ctx, tl_err *err) {
+  tl_jsonl jl;
+  tl_status st = open_source(r, src, max_line, &jl, err);
+  if (st != TL_OK) return st;
+  line_load c = {r, r->nsrc - 1, log, key_fn, key_ctx, err};
+  st = tl_inlog_each(log, &jl, src->stage ? "judgments" : "answers", answer_line, &c, err);
   tl_jsonl_close(&jl);
   return st;
 }
@@ -864,6 +885,50 @@ static int cmp_entry(const void *a, const void *b) { /* by hash, then file order
   return (x > y) - (x < y);
 }
 
+static tl_status replay_new(int nsrc, tl_replay_sub_fn sub_of, void *sub_ctx, tl_replay **out, tl_err *err);
+static void index_finish(tl_replay *r);
+
+/* Sorts r->e[0..n) by cmp_entry: a counting sort on the hashes' top bits (about one entry a
+ * bucket: hashes are uniform), then each bucket by cmp_entry (insertion sort, qsort past 16
+ * entries: a test's constant hash puts all in one). glibc's qsort sorts elements over 32 bytes
+ * through an array of pointers: 0.5 s for 900,000 entries here, where this takes a tenth of
+ * that. Falls back to qsort without memory for the copy. */
+static void sort_entries(tl_replay *r) {
+  const size_t n = r->n;
+  if (n < 2) return;
+  int bits = 1;
+  while (bits < 24 && ((size_t)2 << bits) <= n) bits++;
+  const size_t nb = (size_t)1 << bits;
+  size_t *at = calloc(nb + 1, sizeof *at);
+  entry *out = at ? malloc(n * sizeof *out) : NULL;
+  if (!out) {
+    free(at);
+    qsort(r->e, n, sizeof *r->e, cmp_entry);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) at[(ent_hash(&r->e[i]) >> (64 - bits)) + 1]++;
+  for (size_t b = 0; b < nb; b++) at[b + 1] += at[b];
+  for (size_t i = 0; i < n; i++) out[at[ent_hash(&r->e[i]) >> (64 - bits)]++] = r->e[i];
+  /* at[b] is now the end of bucket b */
+  for (size_t b = 0, lo = 0; b < nb; lo = at[b++]) {
+    const size_t hi = at[b];
+    if (hi - lo > 16) {
+      qsort(out + lo, hi - lo, sizeof *out, cmp_entry);
+      continue;
+    }
+    for (size_t i = lo + 1; i < hi; i++) {
+      entry x = out[i];
+      size_t j = i;
+      for (; j > lo && cmp_entry(&out[j - 1], &x) > 0; j--) out[j] = out[j - 1];
+      out[j] = x;
+    }
+  }
+  free(at);
+  free(r->e);
+  r->e = out;
+  r->cap = n;
+}
+
 tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line, tl_inlog *log,
                          tl_replay_key_fn key_fn, void *key_ctx, tl_replay **out, tl_err *err) {
   return tl_replay_open_subs(src, nsrc, max_line, log, key_fn, key_ctx, NULL, NULL, out, err);
@@ -872,6 +937,22 @@ tl_status tl_replay_open(const tl_replay_source *src, int nsrc, size_t max_line,
 tl_status tl_replay_open_subs(const tl_replay_source *src, int nsrc, size_t max_line, tl_inlog *log,
                               tl_replay_key_fn key_fn, void *key_ctx, tl_replay_sub_fn sub_of, void *sub_ctx,
                               tl_replay **out, tl_err *err) {
+  *out = NULL;
+  tl_replay *r;
+  tl_status st = replay_new(nsrc, sub_of, sub_ctx, &r, err);
+  for (int f = 0; f < nsrc && st == TL_OK; f++) st = load_source(r, &src[f], max_line, log, key_fn, key_ctx, err);
+  if (st != TL_OK) {
+    if (r) free_(&r->base);
+    return st;
+  }
+  sort_entries(r);
+  index_finish(r);
+  *out = r;
+  return TL_OK;
+}
+
+/* A new engine with room for nsrc sources (*out NULL on failure). */
+static tl_status replay_new(int nsrc, tl_replay_sub_fn sub_of, void *sub_ctx, tl_replay **out, tl_err *err) {
   *out = NULL;
   if (nsrc < 0 || (unsigned)nsrc > MAX_SOURCES)
     return tl_err_set(err, TL_EIO, "%d replay files: at most %u can be read at once", nsrc, MAX_SOURCES);
@@ -886,13 +967,13 @@ tl_status tl_replay_open_subs(const tl_replay_source *src, int nsrc, size_t max_
   }
   r->hash = g_test_hash ? g_test_hash : key_hash;
   tl_strmap_init(&r->pool);
-  tl_status st = TL_OK;
-  if (nsrc && !(r->src = calloc((size_t)nsrc, sizeof *r->src))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
-  for (int f = 0; f < nsrc && st == TL_OK; f++) st = load_source(r, &src[f], max_line, log, key_fn, key_ctx, err);
-  if (st != TL_OK) {
-    free_(&r->base);
-    return st;
-  }
+  *out = r;
+  if (nsrc && !(r->src = calloc((size_t)nsrc, sizeof *r->src))) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  return TL_OK;
+}
+
+/* Ends loading: r->e[0..n) is sorted (cmp_entry); builds the directory and turns read-ahead on. */
+static void index_finish(tl_replay *r) {
   /* the table is for loading only: the index is the entries, sorted by hash */
   drop_long_buffer(r);
   r->ra_on = 1;
@@ -900,7 +981,6 @@ tl_status tl_replay_open_subs(const tl_replay_source *src, int nsrc, size_t max_
   r->tab = NULL;
   r->tcap = 0;
   if (r->n) {
-    qsort(r->e, r->n, sizeof *r->e, cmp_entry);
     entry *p = realloc(r->e, r->n * sizeof *p);
     if (p) {
       r->e = p;
@@ -921,8 +1001,6 @@ tl_status tl_replay_open_subs(const tl_replay_source *src, int nsrc, size_t max_
       r->dir[nb] = (uint32_t)r->n;
     }
   }
-  *out = r;
-  return TL_OK;
 }
 
 tl_engine *tl_replay_engine(tl_replay *r) { return &r->base; }
@@ -930,4 +1008,482 @@ size_t tl_replay_served(const tl_replay *r) { return r->served; }
 size_t tl_replay_served_fast(const tl_replay *r) { return r->served_fast; }
 size_t tl_replay_index_bytes(const tl_replay *r) {
   return r->cap * sizeof *r->e + (r->dir ? (((size_t)1 << r->dbits) + 1) * sizeof *r->dir : 0);
+}
+
+/* ---- one load shared by several processes (replay.h "one load shared") ----
+ * Hand-written: a share of a text file read through stdio ends at a byte offset, which no
+ * stdio call gives; fopencookie (glibc, musl) makes the reader's FILE one that reads
+ * [pos, end) of a descriptor with pread. */
+
+_Static_assert(sizeof(entry) == TL_REPLAY_ENTRY_BYTES, "the exchanged entry's size");
+
+struct tl_replay_share {
+  tl_replay *r;          /* the engine being built: r->e is this rank's entries (step 1), then
+                            every rank's (tl_replay_share_index) */
+  int rank, nranks;
+  tl_inlog *rec;         /* the caller's recorder (rows in file:line order of this rank's shares) */
+  size_t nsrc;
+  struct share_src {
+    uint64_t lo, hi;     /* the share: the lines starting in bytes [lo, hi) of the file */
+    int64_t lines, recs; /* its physical lines; its records and bad lines */
+    int64_t line0, total;/* (place) the lines before the share; records and bad lines of the file */
+    int64_t matched;     /* what key_fn added to rec's matched count for the share's kept lines */
+    size_t row0, row1;   /* rec's rows [row0, row1) were reported while the share was read */
+  } *s;
+  int32_t *dm;           /* [r->cap while reading] what key_fn added to rec's matched count per line */
+  entry *own;            /* (index) this rank's entries, until duplicates are undone */
+  size_t nown;
+  unsigned char *drop;   /* (index) [rec rows] 1 = the row of a line found to be a duplicate */
+  struct share_dup {
+    size_t f;
+    uint32_t line;
+    char *msg;           /* owned */
+  } *dup;
+  size_t ndup, capdup;
+  size_t hint;           /* rec's file last found by matched_of */
+};
+
+typedef struct {
+  int fd;
+  uint64_t pos, end;
+} range_cookie;
+
+static ssize_t range_read(void *cv, char *buf, size_t n) {
+  range_cookie *c = cv;
+  if (n > c->end - c->pos) n = (size_t)(c->end - c->pos);
+  if (n == 0) return 0;
+  ssize_t k;
+  do k = pread(c->fd, buf, n, (off_t)c->pos);
+  while (k < 0 && errno == EINTR);
+  if (k > 0) c->pos += (uint64_t)k;
+  return k;
+}
+
+static int range_close(void *cv) {
+  free(cv);
+  return 0;
+}
+
+/* The offset after the first '\n' at or after `from` (size when there is none); UINT64_MAX on a
+ * read error. */
+static uint64_t line_after(int fd, uint64_t from, uint64_t size) {
+  char buf[65536];
+  while (from < size) {
+    size_t n = size - from < sizeof buf ? (size_t)(size - from) : sizeof buf;
+    ssize_t k = pread(fd, buf, n, (off_t)from);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return k == 0 ? size : UINT64_MAX;
+    const char *nl = memchr(buf, '\n', (size_t)k);
+    if (nl) return from + (uint64_t)(nl - buf) + 1;
+    from += (uint64_t)k;
+  }
+  return size;
+}
+
+/* rec's matched count of path (0 when it has none). */
+static long matched_of(tl_replay_share *sh, const char *path) {
+  const tl_inlog *l = sh->rec;
+  if (sh->hint < l->nfiles && strcmp(l->files[sh->hint].path, path) == 0) return l->files[sh->hint].matched;
+  for (size_t k = l->nfiles; k-- > 0;)
+    if (strcmp(l->files[k].path, path) == 0) return sh->hint = k, l->files[k].matched;
+  return 0;
+}
+
+/* Adds the line jl just gave (of source f, key v) to this rank's entries and hands it to key_fn. */
+static tl_status share_add(tl_replay_share *sh, const tl_jsonl *jl, size_t f, const line_view *v,
+                           tl_replay_key_fn key_fn, void *key_ctx, tl_err *err) {
+  tl_replay *r = sh->r;
+  const uint64_t start = sh->s[f].lo + jl->line_off;
+  if (start >= MAX_OFFSET || jl->line.len > UINT32_MAX || r->n >= UINT32_MAX - 1)
+    return tl_err_set(err, TL_EIO, "%s: the line at byte %llu is past the replay index's limits (offsets under "
+                      "2^48, lines under 2^32 bytes, under 2^32 lines)", jl->path, (unsigned long long)start);
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? r->cap * 2 : 1024;
+    entry *p = realloc(r->e, cap * sizeof *p);
+    if (p) r->e = p;
+    int32_t *d = p ? realloc(sh->dm, cap * sizeof *d) : NULL;
+    if (!d) return tl_err_set(err, TL_ENOMEM, "out of memory");
+    sh->dm = d;
+    r->cap = cap;
+  }
+  fill_entry(&r->e[r->n], r->hash(&v->key), start, f, jl, v);
+  const long m0 = key_fn ? matched_of(sh, jl->path) : 0;
+  int stop = key_fn && key_fn(key_ctx, &v->key, jl->path, jl->line_no);
+  sh->dm[r->n] = key_fn ? (int32_t)(matched_of(sh, jl->path) - m0) : 0;
+  sh->s[f].matched += sh->dm[r->n];
+  r->n++;
+  if (stop) return tl_err_set(err, TL_EINPUT, "%s: loading stopped here (line %ld of this rank's share)", jl->path,
+                              jl->line_no);
+  return TL_OK;
+}
+
+/* Reads the lines of source f's share [lo, hi) through jl (open on the whole file). */
+static tl_status share_lines(tl_replay_share *sh, size_t f, tl_jsonl *jl, tl_replay_key_fn key_fn, void *key_ctx,
+                             tl_err *err) {
+  range_cookie *c = malloc(sizeof *c);
+  if (!c) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  *c = (range_cookie){sh->r->src[f].fd, sh->s[f].lo, sh->s[f].hi};
+  FILE *fp = fopencookie(c, "r", (cookie_io_functions_t){range_read, NULL, NULL, range_close});
+  if (!fp) {
+    free(c);
+    return tl_err_set(err, TL_ENOMEM, "out of memory");
+  }
+  if (jl->fp != stdin) fclose(jl->fp);
+  jl->fp = fp; /* (tl_jsonl_close closes it) */
+  tl_status st = TL_OK;
+  cJSON *obj;
+  tl_jl_result res;
+  tl_err e;
+  while (st == TL_OK && (res = tl_jsonl_next(jl, &obj, &e)) != TL_JL_EOF) {
+    if (res == TL_JL_IOERR) return tl_err_set(err, TL_EIO, "%s", e.msg);
+    if (res == TL_JL_BAD) {
+      if (tl_inlog_report_bad_line(sh->rec, jl) != TL_OK) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+      continue;
+    }
+    line_view v;
+    tl_in_kind kind;
+    char msg[512];
+    if (read_answer(obj, &sh->r->src[f], &v, &kind, msg, sizeof msg) != 0) {
+      if (tl_inlog_report(sh->rec, kind, jl->path, jl->line_no, "%s", msg) != TL_OK)
+        st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    } else {
+      st = share_add(sh, jl, f, &v, key_fn, key_ctx, err);
+    }
+    cJSON_Delete(obj);
+  }
+  return st;
+}
+
+/* Opens source f and reads this rank's share of it. */
+static tl_status share_source(tl_replay_share *sh, const tl_replay_source *src, size_t max_line,
+                              tl_replay_key_fn key_fn, void *key_ctx, tl_err *err) {
+  tl_replay *r = sh->r;
+  const size_t f = r->nsrc;
+  struct share_src *ss = &sh->s[f];
+  ss->row0 = ss->row1 = sh->rec->table->nrows;
+  tl_jsonl jl;
+  tl_status st = open_source(r, src, max_line, &jl, err);
+  if (st != TL_OK) return st;
+  const int fd = r->src[f].fd;
+  const uint64_t base = r->src[f].base;
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", jl.path, strerror(errno));
+  if (st == TL_OK) {
+    const uint64_t size = (uint64_t)sb.st_size > base ? (uint64_t)sb.st_size : base, span = size - base;
+    const uint64_t n = (uint64_t)sh->nranks, k = (uint64_t)sh->rank;
+    /* o_j = base + floor(span * j / n), without overflow */
+    const uint64_t ok = base + span / n * k + span % n * k / n, ok1 = base + span / n * (k + 1) + span % n * (k + 1) / n;
+    ss->lo = k == 0 ? base : line_after(fd, ok, size);
+    ss->hi = k + 1 == n ? size : line_after(fd, ok1, size);
+    if (ss->lo == UINT64_MAX || ss->hi == UINT64_MAX)
+      st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", jl.path, strerror(errno));
+    else if (ss->lo < ss->hi)
+      st = share_lines(sh, f, &jl, key_fn, key_ctx, err);
+  }
+  ss->lines = jl.line_no;
+  ss->recs = jl.n_records + jl.n_bad;
+  ss->row1 = sh->rec->table->nrows;
+  tl_jsonl_close(&jl);
+  return st;
+}
+
+void tl_replay_share_free(tl_replay_share *sh) {
+  if (!sh) return;
+  if (sh->r) free_(&sh->r->base);
+  for (size_t i = 0; i < sh->ndup; i++) free(sh->dup[i].msg);
+  free(sh->dup);
+  free(sh->s);
+  free(sh->dm);
+  free(sh->own);
+  free(sh->drop);
+  free(sh);
+}
+
+tl_status tl_replay_share_read(const tl_replay_source *src, int nsrc, size_t max_line, int rank, int nranks,
+                               tl_inlog *rec, tl_replay_key_fn key_fn, void *key_ctx, tl_replay_sub_fn sub_of,
+                               void *sub_ctx, tl_replay_share **out, tl_err *err) {
+  *out = NULL;
+  if (nranks < 1 || rank < 0 || rank >= nranks) return tl_err_set(err, TL_EINTERNAL, "rank %d of %d", rank, nranks);
+  tl_replay_share *sh = calloc(1, sizeof *sh);
+  if (!sh) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  sh->rank = rank;
+  sh->nranks = nranks;
+  sh->rec = rec;
+  tl_status st = replay_new(nsrc, sub_of, sub_ctx, &sh->r, err);
+  sh->nsrc = nsrc > 0 ? (size_t)nsrc : 0;
+  if (st == TL_OK && !(sh->s = calloc(sh->nsrc ? sh->nsrc : 1, sizeof *sh->s)))
+    st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  for (int f = 0; f < nsrc && st == TL_OK; f++) st = share_source(sh, &src[f], max_line, key_fn, key_ctx, err);
+  *out = sh; /* (also on failure: the caller frees it) */
+  return st;
+}
+
+void tl_replay_share_counts(const tl_replay_share *sh, int64_t *out) {
+  for (size_t f = 0; f < sh->nsrc; f++) {
+    out[2 * f] = sh->s[f].lines;
+    out[2 * f + 1] = sh->s[f].recs;
+  }
+}
+
+tl_status tl_replay_share_place(tl_replay_share *sh, const int64_t *all, tl_err *err) {
+  const size_t w = 2 * sh->nsrc;
+  for (size_t f = 0; f < sh->nsrc; f++) {
+    struct share_src *ss = &sh->s[f];
+    ss->line0 = ss->total = 0;
+    for (int j = 0; j < sh->nranks; j++) {
+      if (j < sh->rank) ss->line0 += all[(size_t)j * w + 2 * f];
+      ss->total += all[(size_t)j * w + 2 * f + 1];
+    }
+    tl_table *t = sh->rec->table;
+    for (size_t i = ss->row0; i < ss->row1; i++)
+      if (t->cols[2].v.i[i] > 0) t->cols[2].v.i[i] += ss->line0;
+  }
+  tl_replay *r = sh->r;
+  for (size_t i = 0; i < r->n; i++) {
+    entry *x = &r->e[i];
+    const uint64_t line = (uint64_t)x->line + (uint64_t)sh->s[ent_src(x)].line0;
+    if (line > UINT32_MAX)
+      return tl_err_set(err, TL_EIO, "%s:%llu: past the replay index's limits (offsets under 2^48, lines under "
+                        "2^32 bytes, under 2^32 lines)", r->src[ent_src(x)].path, (unsigned long long)line);
+    x->line = (uint32_t)line;
+  }
+  return TL_OK;
+}
+
+void tl_replay_share_entries(const tl_replay_share *sh, const void **p, size_t *n) {
+  *p = sh->r->e;
+  *n = sh->r->n;
+}
+
+static int cmp_src_off(const entry *a, size_t f, uint64_t off) { /* a against (f, off), file order */
+  const uint64_t x = (uint64_t)ent_src(a) << 48 | ent_off(a), y = (uint64_t)f << 48 | off;
+  return (x > y) - (x < y);
+}
+
+/* Line x (of every rank's entries) is a duplicate: when it is this rank's, what key_fn did to
+ * rec for it is undone (its matched count, its reports: rec's rows at its line). */
+static void share_undo(tl_replay_share *sh, const entry *x) {
+  const size_t f = ent_src(x);
+  struct share_src *ss = &sh->s[f];
+  const uint64_t off = ent_off(x);
+  if (off < ss->lo || off >= ss->hi) return;
+  size_t lo = 0, hi = sh->nown;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (cmp_src_off(&sh->own[mid], f, off) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < sh->nown && cmp_src_off(&sh->own[lo], f, off) == 0) ss->matched -= sh->dm[lo];
+  const int64_t *line = sh->rec->table->cols[2].v.i;
+  lo = ss->row0, hi = ss->row1;
+  while (lo < hi) { /* rows are in line order */
+    size_t mid = lo + (hi - lo) / 2;
+    if (line[mid] < (int64_t)x->line) lo = mid + 1;
+    else hi = mid;
+  }
+  for (; lo < ss->row1 && line[lo] == (int64_t)x->line; lo++) sh->drop[lo] = 1;
+}
+
+/* Notes the duplicate x of kept line k (key v). */
+static tl_status share_dup(tl_replay_share *sh, const entry *x, const entry *k, const line_view *v) {
+  if (sh->ndup == sh->capdup) {
+    size_t cap = sh->capdup ? 2 * sh->capdup : 16;
+    struct share_dup *d = realloc(sh->dup, cap * sizeof *d);
+    if (!d) return TL_ENOMEM;
+    sh->dup = d;
+    sh->capdup = cap;
+  }
+  char msg[1024];
+  dup_msg(msg, sizeof msg, &v->key, sh->r->src[ent_src(k)].path, k->line);
+  struct share_dup *d = &sh->dup[sh->ndup];
+  d->f = ent_src(x);
+  d->line = x->line;
+  if (!(d->msg = tl_strdup(msg))) return TL_ENOMEM;
+  sh->ndup++;
+  share_undo(sh, x);
+  return TL_OK;
+}
+
+/* The entries [i, j) share a hash (in file order): each is read back and compared with the kept
+ * ones before it; the kept are moved to e[*w...]. */
+static tl_status dedupe_run(tl_replay_share *sh, size_t i, size_t j, size_t *w, tl_err *err) {
+  tl_replay *r = sh->r;
+  line_view *kv = malloc((j - i) * sizeof *kv);
+  cJSON **ko = calloc(j - i, sizeof *ko);
+  size_t *kat = malloc((j - i) * sizeof *kat), nk = 0;
+  tl_status st = kv && ko && kat ? TL_OK : tl_err_set(err, TL_ENOMEM, "out of memory");
+  for (size_t q = i; q < j && st == TL_OK; q++) {
+    const entry x = r->e[q];
+    int rb = read_back(r, &x, &ko[nk], &kv[nk]);
+    if (rb == RB_NOMEM) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    else if (rb == RB_CHANGED)
+      st = tl_err_set(err, TL_EIO, "%s:%lu: cannot read the line back: the file changed while it was read",
+                      r->src[ent_src(&x)].path, (unsigned long)x.line);
+    if (st != TL_OK) break;
+    size_t k = 0;
+    while (k < nk && !key_equal(&kv[k].key, &kv[nk].key)) k++;
+    if (k < nk) { /* the first of its key is kept */
+      if (share_dup(sh, &x, &r->e[kat[k]], &kv[nk]) != TL_OK) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+      cJSON_Delete(ko[nk]);
+      ko[nk] = NULL;
+      continue;
+    }
+    kat[nk++] = *w; /* (*w <= q: the kept move down, never over one not read yet) */
+    r->e[(*w)++] = x;
+  }
+  for (size_t k = 0; ko && k < nk + 1 && k < j - i; k++) cJSON_Delete(ko[k]);
+  free(kv);
+  free(ko);
+  free(kat);
+  return st;
+}
+
+tl_status tl_replay_share_index(tl_replay_share *sh, void *all, size_t n, tl_err *err) {
+  tl_replay *r = sh->r;
+  sh->own = r->e;
+  sh->nown = r->n;
+  r->e = all;
+  r->n = r->cap = n;
+  const size_t rows = sh->rec->table->nrows;
+  if (!(sh->drop = calloc(rows ? rows : 1, 1))) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  sort_entries(r);
+  size_t w = 0;
+  tl_status st = TL_OK;
+  for (size_t i = 0; i < n && st == TL_OK;) {
+    size_t j = i + 1;
+    while (j < n && ent_hash(&r->e[j]) == ent_hash(&r->e[i])) j++;
+    if (j - i == 1) r->e[w++] = r->e[i];
+    else st = dedupe_run(sh, i, j, &w, err);
+    i = j;
+  }
+  r->n = w;
+  free(sh->own);
+  sh->own = NULL;
+  sh->nown = 0;
+  return st;
+}
+
+static int kind_of(const char *name) {
+  for (int k = 0; k < TL_IN__NKINDS; k++)
+    if (strcmp(tl_in_kind_name((tl_in_kind)k), name) == 0) return k;
+  return TL_IN_BAD_FIELD;
+}
+
+/* The serialized events: int64 [nsrc] matched counts, then per problem uint32 source, uint32
+ * kind, int64 line, uint32 message bytes, the message (no NUL). Native byte order (the ranks of
+ * one job share a machine architecture). */
+tl_status tl_replay_share_events(const tl_replay_share *sh, tl_buf *out) {
+  const tl_table *t = sh->rec->table;
+  for (size_t f = 0; f < sh->nsrc; f++)
+    if (tl_buf_append(out, (const char *)&sh->s[f].matched, sizeof(int64_t))) return TL_ENOMEM;
+  for (size_t f = 0; f < sh->nsrc; f++)
+    for (size_t i = sh->s[f].row0; i < sh->s[f].row1; i++) {
+      if (sh->drop && sh->drop[i]) continue;
+      const uint32_t hd[2] = {(uint32_t)f, (uint32_t)kind_of(t->cols[0].v.s[i])};
+      const int64_t line = t->cols[2].v.i[i];
+      const uint32_t len = (uint32_t)strlen(t->cols[3].v.s[i]);
+      if (tl_buf_append(out, (const char *)hd, sizeof hd) || tl_buf_append(out, (const char *)&line, sizeof line) ||
+          tl_buf_append(out, (const char *)&len, sizeof len) || tl_buf_append(out, t->cols[3].v.s[i], len))
+        return TL_ENOMEM;
+    }
+  return TL_OK;
+}
+
+typedef struct {
+  size_t f, seq;
+  int64_t line;
+  int kind;
+  const char *msg;
+  uint32_t len;
+} share_event;
+
+static int cmp_event(const void *a, const void *b) { /* file order, then as reported */
+  const share_event *x = a, *y = b;
+  if (x->f != y->f) return (x->f > y->f) - (x->f < y->f);
+  if (x->line != y->line) return (x->line > y->line) - (x->line < y->line);
+  return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Parses the nranks blobs into *ev (every problem, then the duplicates) and matched[nsrc]. */
+static tl_status share_parse(const tl_replay_share *sh, const char *blobs, const uint64_t *len, int64_t *matched,
+                             share_event **ev, size_t *nev, tl_err *err) {
+  size_t cap = sh->ndup + 16, n = 0;
+  share_event *e = malloc(cap * sizeof *e);
+  if (!e) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  const char *p = blobs;
+  for (int j = 0; j < sh->nranks; j++) {
+    const char *end = p + len[j];
+    for (size_t f = 0; f < sh->nsrc; f++, p += sizeof(int64_t)) {
+      int64_t m;
+      if (p + sizeof m > end) goto bad;
+      memcpy(&m, p, sizeof m);
+      matched[f] += m;
+    }
+    while (p < end) {
+      uint32_t hd[2], mlen;
+      int64_t line;
+      if (end - p < (ptrdiff_t)(sizeof hd + sizeof line + sizeof mlen)) goto bad;
+      memcpy(hd, p, sizeof hd);
+      memcpy(&line, p + sizeof hd, sizeof line);
+      memcpy(&mlen, p + sizeof hd + sizeof line, sizeof mlen);
+      p += sizeof hd + sizeof line + sizeof mlen;
+      if ((uint64_t)(end - p) < mlen || hd[0] >= sh->nsrc || hd[1] >= TL_IN__NKINDS) goto bad;
+      if (n + sh->ndup == cap) {
+        share_event *q = realloc(e, 2 * cap * sizeof *q);
+        if (!q) return free(e), tl_err_set(err, TL_ENOMEM, "out of memory");
+        e = q;
+        cap *= 2;
+      }
+      e[n] = (share_event){hd[0], n, line, (int)hd[1], p, mlen};
+      n++;
+      p += mlen;
+    }
+  }
+  for (size_t i = 0; i < sh->ndup; i++, n++)
+    e[n] = (share_event){sh->dup[i].f, n, sh->dup[i].line, TL_IN_DUPLICATE, sh->dup[i].msg,
+                         (uint32_t)strlen(sh->dup[i].msg)};
+  qsort(e, n, sizeof *e, cmp_event);
+  *ev = e;
+  *nev = n;
+  return TL_OK;
+bad:
+  free(e);
+  return tl_err_set(err, TL_EINTERNAL, "internal error: a rank's replay problems do not parse");
+}
+
+tl_status tl_replay_share_report(const tl_replay_share *sh, const char *blobs, const uint64_t *len, tl_inlog *log,
+                                 tl_err *err) {
+  int64_t *matched = calloc(sh->nsrc ? sh->nsrc : 1, sizeof *matched);
+  if (!matched) return tl_err_set(err, TL_ENOMEM, "out of memory");
+  share_event *ev = NULL;
+  size_t nev = 0, i = 0;
+  tl_status st = share_parse(sh, blobs, len, matched, &ev, &nev, err);
+  for (size_t f = 0; f < sh->nsrc && st == TL_OK; f++) {
+    const source *s = &sh->r->src[f];
+    for (; i < nev && ev[i].f == f && st == TL_OK; i++) {
+      st = tl_inlog_report(log, (tl_in_kind)ev[i].kind, s->path, (long)ev[i].line, "%.*s", (int)ev[i].len, ev[i].msg);
+      if (st == TL_EINPUT) tl_err_set(err, st, "%s:%lld: stopped at this problem (strict input)", s->path,
+                                      (long long)ev[i].line);
+    }
+    if (st != TL_OK) break;
+    const char *what = s->stage ? "judgments" : "answers";
+    if (tl_inlog_lines(log, s->path, what, (long)sh->s[f].total) != TL_OK ||
+        (matched[f] && tl_inlog_matched(log, s->path, (long)matched[f]) != TL_OK))
+      st = tl_err_set(err, TL_ENOMEM, "out of memory");
+    else if (sh->s[f].total == 0 &&
+             (st = tl_inlog_report(log, TL_IN_EMPTY_FILE, s->path, 0, "no %s in this file", what)) == TL_EINPUT)
+      tl_err_set(err, TL_EINPUT, "%s: no %s (strict input)", s->path, what);
+  }
+  if (st == TL_ENOMEM && !err->msg[0]) tl_err_set(err, st, "out of memory");
+  free(ev);
+  free(matched);
+  return st;
+}
+
+tl_replay *tl_replay_share_finish(tl_replay_share *sh) {
+  tl_replay *r = sh->r;
+  sh->r = NULL;
+  tl_replay_share_free(sh);
+  index_finish(r);
+  return r;
 }

@@ -136,6 +136,59 @@ size_t tl_replay_served_fast(const tl_replay *r);
 /* Bytes of index held (the heap the engine keeps per accepted line, for measurements). */
 size_t tl_replay_index_bytes(const tl_replay *r);
 
+/* ---- one load shared by several processes ----
+ * tl_replay_open_subs on N ranks, each reading a share of the bytes: the par tier runs these
+ * steps on every rank and moves their bytes between ranks (src/par/run/share.c; this tier has
+ * no MPI). The engine every rank ends with, and what the log holds, are those of
+ * tl_replay_open_subs on one rank with the same arguments.
+ *
+ * 1. tl_replay_share_read: rank k of n reads, of each source, the lines that start in its
+ *    share of the file's bytes [base, size): with o_j = base + (size - base) * j / n, share k
+ *    starts after the first '\n' at or after o_k (k > 0; share 0 starts at base) and ends where
+ *    share k + 1 starts (as Hadoop and Spark split text files). Each line is checked as
+ *    tl_replay_open_subs checks it; its problems go to `rec` (a silent, non-strict log of the
+ *    caller's, empty, used for nothing else) with its line number within the share (1 = the
+ *    share's first line); key_fn is called for every accepted line with that number, before
+ *    duplicates are known (the caller's key_fn reports to `rec` too). Contract on key_fn: what
+ *    it does outside `rec` is the same for a key given twice as once; what it did to `rec` for
+ *    a line found to be a duplicate (its reports, its tl_inlog_matched counts on `path`) is
+ *    undone in step 3.
+ * 2. tl_replay_share_counts gives int64 [2 * nsrc]: per source the share's physical lines and
+ *    its lines that count (records and bad lines, not blank ones); the caller gathers every
+ *    rank's, in rank order, and tl_replay_share_place numbers the share's lines truly (in its
+ *    entries and in rec), adding the lines of the shares before it.
+ * 3. tl_replay_share_entries gives this rank's index entries (TL_REPLAY_ENTRY_BYTES each, their
+ *    bytes opaque); the caller gathers every rank's in rank order into one malloc'd buffer and
+ *    gives it to tl_replay_share_index, which keeps it: sorted as tl_replay_open_subs sorts, the
+ *    later lines of a key dropped (read back and compared, the first in file order kept), and
+ *    this rank's key_fn effects on rec for the dropped lines undone.
+ * 4. tl_replay_share_events serializes this rank's problems (rec's rows, but those undone) and
+ *    key_fn's matched counts into *out; the caller gathers every rank's; tl_replay_share_report
+ *    reports them all, and the duplicates, into `log` in file:line order, notes each file's
+ *    lines and matched count and an empty file, as tl_replay_open_subs does: TL_EINPUT when the
+ *    log is strict and a problem is reported (it stops there), as tl_replay_open_subs stops.
+ * 5. tl_replay_share_finish gives the engine (and frees sh); on any failure
+ *    tl_replay_share_free frees sh and what it holds. */
+typedef struct tl_replay_share tl_replay_share;
+#define TL_REPLAY_ENTRY_BYTES 36
+tl_status tl_replay_share_read(const tl_replay_source *src, int nsrc, size_t max_line, int rank, int nranks,
+                               tl_inlog *rec, tl_replay_key_fn key_fn, void *key_ctx, tl_replay_sub_fn sub_of,
+                               void *sub_ctx, tl_replay_share **out, tl_err *err);
+void tl_replay_share_counts(const tl_replay_share *sh, int64_t *out);
+/* all: [nranks][2 * nsrc], every rank's tl_replay_share_counts. TL_EIO past the index's limits. */
+tl_status tl_replay_share_place(tl_replay_share *sh, const int64_t *all, tl_err *err);
+void tl_replay_share_entries(const tl_replay_share *sh, const void **p, size_t *n);
+/* all: n entries (malloc'd; taken, also on failure). TL_EIO when a line cannot be read back as
+ * loaded (the file changed). Reads the lines of keys that share a hash. */
+tl_status tl_replay_share_index(tl_replay_share *sh, void *all, size_t n, tl_err *err);
+tl_status tl_replay_share_events(const tl_replay_share *sh, tl_buf *out);
+/* blobs: the nranks events, concatenated in rank order, len[r] bytes each. TL_EINPUT (strict),
+ * TL_ENOMEM, TL_EINTERNAL for a blob that does not parse. */
+tl_status tl_replay_share_report(const tl_replay_share *sh, const char *blobs, const uint64_t *len, tl_inlog *log,
+                                 tl_err *err);
+tl_replay *tl_replay_share_finish(tl_replay_share *sh);
+void tl_replay_share_free(tl_replay_share *sh);
+
 /* ---- tests only ---- */
 /* Replaces the key hash of the engines opened from now on (NULL: the real one), so that tests
  * can force collisions (a function returning one value for every key). An engine keeps the

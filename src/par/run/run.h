@@ -348,6 +348,18 @@ tl_status run_schedule(bench_run *r, const uint64_t *pending, uint64_t P, progre
 /* setup.c */
 tl_status run_bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *job, int rank, int nranks, MPI_Comm comm, tl_inlog *log, tl_err *err);
 void run_nothing_to_run(FILE *log, const bench_run *r, const tl_inlog *in);
+/* setup.c: the replay's discovery callback (a tl_replay_key_fn on a bench_run: the cfgs found,
+ * unknown items reported to r->log) and its sub of a line (a tl_replay_sub_fn). */
+int run_replay_key(void *ctx, const tl_unit_key *k, const char *path, long line);
+int run_replay_sub(void *ctx, const char *bench, const char *id, int64_t turn, int64_t turn_id, uint32_t *sub,
+                   char *msg, size_t msz);
+/* share.c: collective over comm (nranks > 1). tl_replay_open_subs(src, n, max_line, log,
+ * run_replay_key, r, run_replay_sub, r, out) with each rank reading a share of each file's
+ * bytes (replay.h "one load shared"): every rank ends with the same engine in *out, the same
+ * r->found (in the same order) and the same problems in log as one rank reading every line.
+ * Every step ends in tl_agree: a failure is every rank's (*out NULL). */
+tl_status run_share_replay(bench_run *r, const tl_replay_source *src, int n, size_t max_line, tl_inlog *log,
+                           MPI_Comm comm, tl_replay **out, tl_err *err);
 
 /* signals.c */
 void run_install_signals(void);
@@ -357,7 +369,9 @@ void run_test_pause(int rank, const char *phase, FILE *log);
  * and nothing else: with TALLY_TEST_FAIL=PHASE:RANK set, 1 on rank RANK at PHASE, which then
  * fails as a full disk would make it fail: "spill" (its spill file cannot be created), "restore"
  * (while it finishes the partly restored units of a resume), "write" (its block of the item
- * table). Unset: 0. */
+ * table); "share-read", "share-index", "share-report" (the steps of the shared replay load,
+ * share.c: its share cannot be read, its index cannot be built, its problems cannot be
+ * reported). Unset: 0. */
 int run_test_fail(const char *phase, int rank);
 
 /* spill.c */

@@ -1,4 +1,5 @@
-/* setup.c - loading a run on every rank: items, replies, cfgs, units, accumulators (no collective but the merge scan). */
+/* setup.c - loading a run on every rank: items, replies, cfgs, units, accumulators (no collective but the merge scan
+ * and, on several ranks, the shared load of the replay files: share.c). */
 #include "run.h"
 
 /* The key of a replay source's default variant: the source's, else the benchmark's. */
@@ -25,7 +26,7 @@ static tl_status check_filters(const bench_run *r, size_t b, tl_err *err) {
 /* The replay's discovery callback, once per accepted line: a reply for an item the job does
  * not have is reported and counted, never scored; the answers' (model, variant, seed) and
  * models are noted for the cfgs and the filter checks. Nonzero stops loading (strict input). */
-static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long line) {
+int run_replay_key(void *ctx, const tl_unit_key *k, const char *path, long line) {
   bench_run *r = ctx;
   int b = run_bench_index(r, k->bench);
   size_t item;
@@ -59,9 +60,9 @@ static int on_replay_key(void *ctx, const tl_unit_key *k, const char *path, long
  * the module maps to its sub (vt->turn_sub; without one turn t is sub t - 1); with both they
  * must agree. A line that
  * names no unit is a bad line (file:line), never a reply that is silently never asked for. An
- * item the job does not have passes: on_replay_key reports it. */
-static int replay_sub(void *ctx, const char *bench, const char *id, int64_t turn, int64_t turn_id, uint32_t *sub,
-                      char *msg, size_t msz) {
+ * item the job does not have passes: run_replay_key reports it. */
+int run_replay_sub(void *ctx, const char *bench, const char *id, int64_t turn, int64_t turn_id, uint32_t *sub,
+                   char *msg, size_t msz) {
   const bench_run *r = ctx;
   int b = run_bench_index(r, bench);
   size_t item;
@@ -92,9 +93,18 @@ static int replay_sub(void *ctx, const char *bench, const char *id, int64_t turn
   return 0;
 }
 
+/* A rank that fails before the shared load of the replay files (share.c) while the others go on
+ * into it meets them at its first tl_agree, so that none waits for it: collective on several
+ * ranks when the job replays files, st otherwise. */
+static tl_status join_shared_load(const bench_run *r, tl_status st, MPI_Comm comm, tl_err *err) {
+  int replays = 0;
+  for (int b = 0; b < r->job->n_benches; b++) replays |= r->job->benches[b].n_answers + r->job->benches[b].n_judgments > 0;
+  return r->nranks > 1 && !r->merging && replays ? tl_agree(st, err, comm) : st;
+}
+
 /* Opens the replay engine of each role from the benchmarks' files (answers: stage 0 for the
  * model; judgments: stage 1 for the judge). */
-static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
+static tl_status open_replays(bench_run *r, tl_inlog *log, MPI_Comm comm, tl_err *err) {
   const tl_job *job = r->job;
   r->log = log;
   for (int role = 0; role < TL_ROLE__N; role++) {
@@ -103,7 +113,7 @@ static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
       n += role == TL_ROLE_MODEL ? job->benches[b].n_answers : job->benches[b].n_judgments;
     if (n == 0) continue;
     tl_replay_source *src = calloc((size_t)n, sizeof *src);
-    if (!src) return tl_err_set(err, TL_ENOMEM, "out of memory");
+    if (!src) return join_shared_load(r, tl_err_set(err, TL_ENOMEM, "out of memory"), comm, err);
     int k = 0;
     for (int b = 0; b < job->n_benches; b++) {
       const tl_job_bench *jb = &job->benches[b];
@@ -122,8 +132,11 @@ static tl_status open_replays(bench_run *r, tl_inlog *log, tl_err *err) {
     tl_status st = TL_OK;
     for (int i = 0; i < n && !st; i++) /* their lines are matched to units: counted as such */
       if (tl_inlog_matched(log, src[i].path, 0)) st = tl_err_set(err, TL_ENOMEM, "out of memory");
-    if (!st)
-      st = tl_replay_open_subs(src, n, job->max_line, log, on_replay_key, r, replay_sub, r, &r->en.replay[role], err);
+    if (st) st = join_shared_load(r, st, comm, err);
+    else if (r->nranks > 1) /* each rank reads a share of the bytes (collective: every rank gets here) */
+      st = run_share_replay(r, src, n, job->max_line, log, comm, &r->en.replay[role], err);
+    else if (!st)
+      st = tl_replay_open_subs(src, n, job->max_line, log, run_replay_key, r, run_replay_sub, r, &r->en.replay[role], err);
     free(src);
     if (st) return st;
     tl_replay_set_latency(r->en.replay[role], job->engines[role].latency_ms);
@@ -166,11 +179,11 @@ tl_status run_bench_setup(const tl_run_opts *o, bench_run *r, const tl_job *job,
     const tl_job_bench *jb = &job->benches[b];
     r->rbs[b].vt = jb->vt;
     r->rbs[b].b = jb->mod;
-    if ((st = jb->vt->load(jb->mod, job->max_line, log, err))) return st;
+    if ((st = jb->vt->load(jb->mod, job->max_line, log, err))) return join_shared_load(r, st, comm, err);
   }
   if (r->merging) {
     if ((st = run_merge_scan(o, r, comm, err))) return st;
-  } else if ((st = open_replays(r, log, err))) {
+  } else if ((st = open_replays(r, log, comm, err))) {
     return st;
   }
   for (int k = 0; k < TL_ROLE__N; k++) {
