@@ -19,7 +19,8 @@
 #include "tally/strmap.h"
 #include "vqa_eval.h"
 
-/* One question with its reference answers. Every string is owned by the set. */
+/* One question with its reference answers. Every string (and the answers array) is owned by
+ * the set: it lives in the set's arena and is freed by tl_vqa_set_release, never alone. */
 typedef struct {
   char *id;            /* canonical id: an integer's decimal digits ("42000"), or the string */
   int64_t num;         /* the integer id (0 for a string id) */
@@ -47,6 +48,7 @@ typedef struct {
   size_t n_dropped;    /* items (annotations or lines) reported and left out */
   size_t n_no_question;   /* official: annotations with no question in the questions file */
   size_t n_no_annotation; /* official: questions with no annotation (left out) */
+  struct vqa_arena *arena; /* owns every string of the items (vqa_scan.h) */
 } tl_vqa_set;
 
 void tl_vqa_set_init(tl_vqa_set *s);
