@@ -334,7 +334,10 @@ static tl_status question_elem(void *ctx, vqa_jscan *c, size_t b, size_t e, long
   official_ctx *x = ctx;
   tl_status st;
   size_t index = x->q_index++;
-  if (fast_question(x, c, b, e, line, &st)) return st;
+  if (fast_question(x, c, b, e, line, &st)) {
+    x->set->n_plain++;
+    return st;
+  }
   char what[64];
   snprintf(what, sizeof what, "question %zu", index);
   cJSON *o;
@@ -517,6 +520,7 @@ static tl_status annotation_elem(void *ctx, vqa_jscan *c, size_t b, size_t e, lo
   int bad = 0;
   tl_status st = TL_OK;
   int fast = fast_annotation(x, c, b, e, line, &it);
+  x->set->n_plain += fast > 0;
   if (fast < 0) st = TL_ENOMEM;
   else if (fast == 0) {
     memset(&it, 0, sizeof it);
@@ -861,7 +865,10 @@ static tl_status result_elem(void *ctx, vqa_jscan *c, size_t b, size_t e, long l
   results_ctx *x = ctx;
   size_t index = x->index++;
   tl_status st;
-  if (fast_result(x, c, b, e, line, &st)) return st;
+  if (fast_result(x, c, b, e, line, &st)) {
+    x->res->n_plain++;
+    return st;
+  }
   char what[64];
   snprintf(what, sizeof what, "result %zu", index);
   cJSON *o;

@@ -48,6 +48,8 @@ typedef struct {
   size_t n_dropped;    /* items (annotations or lines) reported and left out */
   size_t n_no_question;   /* official: annotations with no question in the questions file */
   size_t n_no_annotation; /* official: questions with no annotation (left out) */
+  size_t n_plain;      /* official: elements (questions and annotations) read in place, the
+                        * rest parsed by cJSON (docs/VQA.md, "Loading") */
   struct vqa_arena *arena; /* owns every string of the items (vqa_scan.h) */
 } tl_vqa_set;
 
@@ -81,6 +83,7 @@ typedef struct {
   size_t n_unknown;    /* results for an id the set does not have (reported, ignored) */
   size_t n_duplicate;  /* second results for an id (reported; the first kept) */
   size_t n_bad;        /* results reported for a missing or mistyped field */
+  size_t n_plain;      /* results of the official array form read in place (vqa_scan.h) */
 } tl_vqa_results;
 
 /* An empty prediction table for s (every answer NULL). TL_OK or TL_ENOMEM. */

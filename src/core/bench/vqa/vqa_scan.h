@@ -72,10 +72,10 @@ int vqa_plain_string(const char *s, const vqa_member *v, const char **str, size_
  * a double, inside +-2^53, so cJSON reads the same integer): *v its value ("-0" gives 0). */
 int vqa_plain_int(const char *s, const vqa_member *v, int64_t *out);
 
-/* 1 when the value is a scalar cJSON reads exactly as the scanner validated it: a string,
- * true, false, null, or a number of at most 63 bytes (cJSON 1.7 reads at most 63 bytes of a
- * number and fails on a longer one). 0 for an object or an array (the caller leaves those
- * to cJSON and tl_json_check, which look inside them). */
+/* 1 when the value is a scalar cJSON reads as the scanner validated it: a string, true, false,
+ * null, or a number of at most 63 bytes (cJSON's reading of longer numbers has changed across
+ * its versions: such an element is left to cJSON). 0 for an object or an array (the caller
+ * leaves those to cJSON and tl_json_check, which look inside them). */
 int vqa_plain_scalar(const char *s, const vqa_member *v);
 
 /* The canonical decimal text of v ("%lld") into buf[24]; returns buf. */
