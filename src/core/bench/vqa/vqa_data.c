@@ -204,6 +204,7 @@ void tl_vqa_set_init(tl_vqa_set *s) {
 
 void tl_vqa_set_release(tl_vqa_set *s) {
   vqa_arena_free(&s->arena);
+  free(s->at);
   free(s->items);
   free(s->path);
   tl_strmap_release(&s->index);
@@ -237,17 +238,18 @@ static int cmp_bytes(const void *a, const void *b) {
   return strcmp(x->id, y->id);
 }
 
-/* Sorts the items by id and rebuilds the index; counts N != 10. */
+/* Sorts the items by id and maps each item's order to its new position (s->at: the index,
+ * built while reading, stays as it is); counts N != 10. */
 static tl_status set_finish(tl_vqa_set *s, tl_err *err) {
   s->numeric = 1;
   for (size_t i = 0; i < s->n; i++) s->numeric &= s->items[i].is_num;
   if (s->n) qsort(s->items, s->n, sizeof *s->items, s->numeric ? cmp_num : cmp_bytes);
-  tl_strmap_release(&s->index);
-  tl_strmap_init(&s->index);
+  free(s->at);
+  if (!(s->at = malloc((s->n ? s->n : 1) * sizeof *s->at)))
+    return tl_err_set(err, TL_ENOMEM, "out of memory indexing the questions");
   s->n_not10 = 0;
   for (size_t i = 0; i < s->n; i++) {
-    if (tl_strmap_put(&s->index, s->items[i].id, i, NULL, NULL) != TL_OK)
-      return tl_err_set(err, TL_ENOMEM, "out of memory indexing the questions");
+    s->at[s->items[i].order] = i;
     s->n_not10 += s->items[i].n_answers != 10;
   }
   return TL_OK;
@@ -255,7 +257,7 @@ static tl_status set_finish(tl_vqa_set *s, tl_err *err) {
 
 long tl_vqa_find(const tl_vqa_set *s, const char *id) {
   size_t v;
-  return tl_strmap_get(&s->index, id, &v) ? (long)v : -1;
+  return s->at && tl_strmap_get(&s->index, id, &v) && v < s->n ? (long)s->at[v] : -1;
 }
 
 /* ---- the official files ------------------------------------------------------------------------ */

@@ -43,7 +43,9 @@ typedef struct {
   int numeric;         /* every id is an integer */
   int official;        /* loaded from the official files (result ids must be integers) */
   char *path;          /* the annotations or items file (owned), for messages */
-  tl_strmap index;     /* canonical id -> position in items */
+  tl_strmap index;     /* canonical id -> the item's order (its position among the kept items
+                        * in the file, built while reading: duplicates are found there) */
+  size_t *at;          /* [n]: at[order] = the item's position in items (after the sort) */
   size_t n_not10;      /* items whose reference count is not 10 (allowed; counted to be shown) */
   size_t n_dropped;    /* items (annotations or lines) reported and left out */
   size_t n_no_question;   /* official: annotations with no question in the questions file */

@@ -34,12 +34,41 @@ static inline void ws(vqa_jscan *c) {
 void vqa_sc_ws(vqa_jscan *c) { ws(c); }
 
 /* Nonzero when one of the 8 bytes of x is '"', '\\' or below 0x20: the bytes a string scan
- * must stop at. The exact any-byte tests "haszero" and "hasless" of Hacker's Delight (2nd ed.,
- * section 6-1): (v - 0x01..01) & ~v & 0x80..80 is nonzero iff some byte of v is zero. */
+ * must stop at. The any-byte tests "haszero" and "hasless" of Hacker's Delight (2nd ed.,
+ * section 6-1): (v - 0x01..01) & ~v & 0x80..80 is nonzero iff some byte of v is zero, and its
+ * lowest set bit is the high bit of the first such byte (a borrow only runs upward, so bytes
+ * above a true one may be flagged falsely, never those below). */
 static inline uint64_t swar_stop(uint64_t x) {
   const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
   uint64_t q = x ^ (ones * (uint64_t)'"'), b = x ^ (ones * (uint64_t)'\\');
   return (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20u) & ~x)) & high;
+}
+
+static inline uint64_t swar_quote(uint64_t x) {
+  const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+  uint64_t q = x ^ (ones * (uint64_t)'"');
+  return (q - ones) & ~q & high;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+#define SWAR_FIRST(mask) ((size_t)__builtin_ctzll(mask) / 8) /* the first flagged byte */
+#else
+#define SWAR_FIRST(mask) ((size_t)0) /* no byte order known: look from the first byte */
+#endif
+
+/* Moves *i (< n) to the first byte of s[*i..n) that is '"', '\\' or below 0x20 (n when none). */
+static inline void to_string_stop(const char *s, size_t n, size_t *i) {
+  while (*i + 8 <= n) {
+    uint64_t x;
+    memcpy(&x, s + *i, 8);
+    uint64_t m = swar_stop(x);
+    if (m) {
+      *i += SWAR_FIRST(m);
+      break;
+    }
+    *i += 8;
+  }
+  while (*i < n && (unsigned char)s[*i] >= 0x20 && s[*i] != '"' && s[*i] != '\\') ++*i;
 }
 
 static int is_hex(char ch) {
@@ -50,12 +79,8 @@ static int is_hex(char ch) {
 int vqa_sc_string(vqa_jscan *c) {
   c->i++;
   while (c->i < c->n) {
-    while (c->i + 8 <= c->n) { /* 8 plain bytes at a time */
-      uint64_t x;
-      memcpy(&x, c->s + c->i, 8);
-      if (swar_stop(x)) break;
-      c->i += 8;
-    }
+    to_string_stop(c->s, c->n, &c->i);
+    if (c->i >= c->n) break;
     unsigned char ch = (unsigned char)c->s[c->i];
     if (ch == '"') {
       c->i++;
@@ -327,9 +352,23 @@ static void skip_plain(vqa_jscan *c) {
   int depth = 0;
   do {
     char ch = s[i];
-    if (ch == '"') {
-      const char *q = memchr(s + i + 1, '"', c->n - i - 1);
-      i = q ? (size_t)(q - s) + 1 : c->n; /* never NULL: the text was validated */
+    if (ch == '"') { /* the next quote ends it (8 bytes at a time) */
+      i++;
+      for (;;) {
+        if (i + 8 <= c->n) {
+          uint64_t x;
+          memcpy(&x, s + i, 8);
+          uint64_t m = swar_quote(x);
+          if (!m) {
+            i += 8;
+            continue;
+          }
+          i += SWAR_FIRST(m);
+        }
+        while (i < c->n && s[i] != '"') i++;
+        break;
+      }
+      if (i < c->n) i++; /* the text was validated: always */
     } else if (ch == '{' || ch == '[') {
       depth++;
       i++;
