@@ -274,7 +274,7 @@ typedef struct {
   tl_err *err;
   const char *path;
   /* questions file */
-  tl_strmap qmap; /* id -> index in qs */
+  vqa_imap qmap;  /* question_id -> index in qs */
   question_rec *qs;
   size_t nq, qcap, q_index;
   /* annotations */
@@ -284,11 +284,11 @@ typedef struct {
 
 /* Keeps question `idb` (num) with its text s[0..n) unless its id was given before (reported). */
 static tl_status add_question(official_ctx *x, const char *idb, int64_t num, const char *s, size_t n, long line) {
-  bool inserted;
   size_t prev;
   tl_status st = TL_OK;
-  if (tl_strmap_put(&x->qmap, idb, x->nq, &inserted, &prev) != TL_OK) st = TL_ENOMEM;
-  else if (!inserted)
+  int ins = vqa_imap_put(&x->qmap, num, x->nq, &prev);
+  if (ins < 0) st = TL_ENOMEM;
+  else if (!ins)
     return problem(x->log, x->err, TL_IN_DUPLICATE, x->path, line,
                    "question %s given again (first at line %ld; the first is kept)", idb, x->qs[prev].line);
   if (st == TL_OK && x->nq == x->qcap) {
@@ -565,7 +565,7 @@ static tl_status cross_check(official_ctx *x, const char *qpath, const char *apa
   tl_status st = TL_OK;
   for (size_t i = 0; i < s->n && st == TL_OK; i++) {
     size_t q;
-    if (tl_strmap_get(&x->qmap, s->items[i].id, &q)) {
+    if (vqa_imap_get(&x->qmap, s->items[i].num, &q)) { /* official ids are integers */
       x->qs[q].used = 1;
       s->items[i].question = x->qs[q].text; /* both in the set's arena */
     } else {
@@ -595,7 +595,7 @@ tl_status tl_vqa_load_official(tl_vqa_set *s, const char *questions, const char 
   x.log = log;
   x.err = err;
   x.set = s;
-  tl_strmap_init(&x.qmap);
+  vqa_imap_init(&x.qmap);
   int found;
   tl_status st = TL_OK;
   if (!(s->path = tl_strdup(annotations))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
@@ -612,7 +612,7 @@ tl_status tl_vqa_load_official(tl_vqa_set *s, const char *questions, const char 
   if (st == TL_OK && s->n == 0)
     st = tl_err_set(err, TL_EINPUT, "'%s': no usable annotation", annotations);
   free(x.qs); /* the texts live in the set's arena */
-  tl_strmap_release(&x.qmap);
+  vqa_imap_release(&x.qmap);
   return st;
 }
 

@@ -467,6 +467,69 @@ char *vqa_i64_text(int64_t v, char buf[24]) {
   return buf;
 }
 
+/* ---- the integer map ------------------------------------------------------------------- */
+
+/* The finalizer of SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
+ * generators", OOPSLA 2014): every bit of the key moves every bit of the slot index. */
+static size_t imap_hash(int64_t k, size_t cap) {
+  uint64_t z = (uint64_t)k;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return (size_t)(z ^ (z >> 31)) & (cap - 1);
+}
+
+void vqa_imap_init(vqa_imap *m) { memset(m, 0, sizeof *m); }
+
+void vqa_imap_release(vqa_imap *m) {
+  free(m->slot);
+  memset(m, 0, sizeof *m);
+}
+
+static int imap_grow(vqa_imap *m) {
+  size_t cap = m->cap ? m->cap * 2 : 1024;
+  struct vqa_islot *t = calloc(cap, sizeof *t);
+  if (!t) return -1;
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->slot[i].val1) continue;
+    size_t h = imap_hash(m->slot[i].key, cap);
+    while (t[h].val1) h = (h + 1) & (cap - 1);
+    t[h] = m->slot[i];
+  }
+  free(m->slot);
+  m->slot = t;
+  m->cap = cap;
+  return 0;
+}
+
+int vqa_imap_put(vqa_imap *m, int64_t key, size_t val, size_t *existing) {
+  if (2 * (m->n + 1) > m->cap && imap_grow(m)) return -1;
+  size_t h = imap_hash(key, m->cap);
+  while (m->slot[h].val1) {
+    if (m->slot[h].key == key) {
+      if (existing) *existing = m->slot[h].val1 - 1;
+      return 0;
+    }
+    h = (h + 1) & (m->cap - 1);
+  }
+  m->slot[h].key = key;
+  m->slot[h].val1 = val + 1;
+  m->n++;
+  return 1;
+}
+
+int vqa_imap_get(const vqa_imap *m, int64_t key, size_t *val) {
+  if (!m->cap) return 0;
+  size_t h = imap_hash(key, m->cap);
+  while (m->slot[h].val1) {
+    if (m->slot[h].key == key) {
+      *val = m->slot[h].val1 - 1;
+      return 1;
+    }
+    h = (h + 1) & (m->cap - 1);
+  }
+  return 0;
+}
+
 /* ---- the arena -------------------------------------------------------------------------- */
 
 #define ARENA_BLOCK ((size_t)1 << 20) /* 1 MiB: 214,354 questions' strings in ~25 blocks */

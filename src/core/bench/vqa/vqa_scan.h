@@ -81,6 +81,27 @@ int vqa_plain_scalar(const char *s, const vqa_member *v);
 /* The canonical decimal text of v ("%lld") into buf[24]; returns buf. */
 char *vqa_i64_text(int64_t v, char buf[24]);
 
+/* ---- an integer map ------------------------------------------------------------------------ */
+
+/* int64 -> size_t (the questions file's ids -> their records): open addressing with linear
+ * probing in one array of (key, value + 1) slots, 0 marking an empty one; the capacity a power
+ * of two at least twice the count. One cache line per lookup where a string map needs the
+ * key's bytes too. */
+typedef struct {
+  struct vqa_islot {
+    int64_t key;
+    size_t val1; /* value + 1; 0: empty */
+  } *slot;
+  size_t cap, n;
+} vqa_imap;
+
+void vqa_imap_init(vqa_imap *m);
+void vqa_imap_release(vqa_imap *m);
+/* 1 inserted; 0 the key was there (*existing its value, the map unchanged); -1 out of memory. */
+int vqa_imap_put(vqa_imap *m, int64_t key, size_t val, size_t *existing);
+/* 1 found (*val set), 0 not. */
+int vqa_imap_get(const vqa_imap *m, int64_t key, size_t *val);
+
 /* ---- the string arena ---------------------------------------------------------------------- */
 
 /* Blocks of memory that live as long as their owner (a tl_vqa_set): one free for every string
