@@ -318,7 +318,7 @@ static int fast_question(official_ctx *x, vqa_jscan *c, size_t b, size_t e, long
   if (c->s[b] != '{' || !vqa_plain_elem(c->s, b, e)) return 0;
   vqa_jscan w = {.s = c->s, .n = e, .i = b, .line = line};
   vqa_member m[16];
-  int k = vqa_obj_members(&w, m, 16);
+  int k = vqa_obj_members(&w, m, 16, NULL, NULL, NULL);
   if (k < 0) return 0;
   const vqa_member *jid = vqa_member_get(m, k, "question_id"), *jq = vqa_member_get(m, k, "question");
   int64_t num;
@@ -444,23 +444,37 @@ static tl_status take_annotation(official_ctx *x, const cJSON *o, const char *wh
 
 #define FAST_MAX_ANSWERS 64 /* a plain annotation has 1..64 answers (VQA v2: 10) */
 
-/* The answers of a plain annotation (the array at w->i) into ans[]/alen[]: their count, or 0
- * when the array is not plain: not 1..FAST_MAX_ANSWERS objects, each with a string "answer",
- * scalar members only, integer "answer_id"s (when numbers) given once each. */
-static int fast_answers(vqa_jscan *w, const char **ans, size_t *alen) {
+typedef struct {
+  const char *ans[FAST_MAX_ANSWERS]; /* each answer's bytes in the text */
+  size_t alen[FAST_MAX_ANSWERS];
+  int n;
+} fast_ans;
+
+/* The answers of a plain annotation (the value at w->i) into x (a fast_ans), as a vqa_inner_fn:
+ * 0 when the value is not plain: not an array of 1..FAST_MAX_ANSWERS objects, each with a
+ * string "answer", scalar members only, integer "answer_id"s (when numbers) given once each. */
+static int fast_answers(void *ctx, vqa_jscan *w) {
+  fast_ans *x = ctx;
+  const char **ans = x->ans;
+  size_t *alen = x->alen;
   int64_t ids[FAST_MAX_ANSWERS];
   int has[FAST_MAX_ANSWERS], n = 0;
+  x->n = 0;
+  if (w->s[w->i] != '[') return 0;
   w->i++; /* '[' */
   for (;;) {
     vqa_sc_ws(w);
-    if (w->s[w->i] == ']') break;
+    if (w->s[w->i] == ']') {
+      w->i++;
+      break;
+    }
     if (n) {
       w->i++; /* ',' */
       vqa_sc_ws(w);
     }
     if (n == FAST_MAX_ANSWERS || w->s[w->i] != '{') return 0;
     vqa_member m[16];
-    int k = vqa_obj_members(w, m, 16);
+    int k = vqa_obj_members(w, m, 16, NULL, NULL, NULL);
     if (k < 0) return 0;
     const vqa_member *t = vqa_member_get(m, k, "answer"), *aid = vqa_member_get(m, k, "answer_id");
     if (!t || !vqa_plain_string(w->s, t, &ans[n], &alen[n])) return 0;
@@ -473,7 +487,8 @@ static int fast_answers(vqa_jscan *w, const char **ans, size_t *alen) {
       if (has[j] && ids[j] == ids[n]) return 0; /* cJSON's path reports it */
     n++;
   }
-  return n;
+  x->n = n;
+  return n > 0;
 }
 
 /* A plain annotation read in place into *it (strings in the set's arena): 1 read, 0 not plain
@@ -482,7 +497,9 @@ static int fast_annotation(official_ctx *x, vqa_jscan *c, size_t b, size_t e, lo
   if (c->s[b] != '{' || !vqa_plain_elem(c->s, b, e)) return 0;
   vqa_jscan w = {.s = c->s, .n = e, .i = b, .line = line};
   vqa_member m[32];
-  int k = vqa_obj_members(&w, m, 32);
+  fast_ans fa;
+  fa.n = 0;
+  int k = vqa_obj_members(&w, m, 32, "answers", fast_answers, &fa);
   if (k < 0) return 0;
   const vqa_member *jid = vqa_member_get(m, k, "question_id"), *qt = vqa_member_get(m, k, "question_type"),
                    *at = vqa_member_get(m, k, "answer_type"), *ja = vqa_member_get(m, k, "answers");
@@ -493,11 +510,9 @@ static int fast_annotation(official_ctx *x, vqa_jscan *c, size_t b, size_t e, lo
     return 0;
   for (int i = 0; i < k; i++)
     if (&m[i] != ja && !vqa_plain_scalar(c->s, &m[i])) return 0;
-  const char *ans[FAST_MAX_ANSWERS];
-  size_t alen[FAST_MAX_ANSWERS];
-  w.i = ja->vb;
-  int n = fast_answers(&w, ans, alen);
-  if (n == 0) return 0;
+  const char *const *ans = fa.ans;
+  const size_t *alen = fa.alen;
+  int n = fa.n; /* >= 1: "answers" was read */
   char idb[24];
   tl_vqa_set *s = x->set;
   it->is_num = 1;
@@ -841,7 +856,7 @@ static int fast_result(results_ctx *x, vqa_jscan *c, size_t b, size_t e, long li
   if (c->s[b] != '{' || !vqa_plain_elem(c->s, b, e)) return 0;
   vqa_jscan w = {.s = c->s, .n = e, .i = b, .line = line};
   vqa_member m[16];
-  int k = vqa_obj_members(&w, m, 16);
+  int k = vqa_obj_members(&w, m, 16, NULL, NULL, NULL);
   if (k < 0) return 0;
   const vqa_member *a = vqa_member_get(m, k, "question_id"), *bb = vqa_member_get(m, k, "id"),
                    *ans = vqa_member_get(m, k, "answer"), *v = a ? a : bb;

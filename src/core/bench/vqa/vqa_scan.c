@@ -384,7 +384,8 @@ static void skip_plain(vqa_jscan *c) {
   c->i = i;
 }
 
-int vqa_obj_members(vqa_jscan *c, vqa_member *m, int cap) {
+int vqa_obj_members(vqa_jscan *c, vqa_member *m, int cap, const char *inner, vqa_inner_fn fn, void *ctx) {
+  size_t ilen = inner ? strlen(inner) : 0;
   int k = 0;
   c->i++; /* '{' */
   ws(c);
@@ -402,7 +403,11 @@ int vqa_obj_members(vqa_jscan *c, vqa_member *m, int cap) {
     c->i++; /* ':' */
     ws(c);
     m[k].vb = c->i;
-    skip_plain(c);
+    if (inner && m[k].klen == ilen && memcmp(m[k].key, inner, ilen) == 0) {
+      if (!fn(ctx, c)) return -1;
+    } else {
+      skip_plain(c);
+    }
     m[k].ve = c->i;
     for (int j = 0; j < k; j++) /* keys hold no escape: equal bytes are equal keys */
       if (m[j].klen == m[k].klen && memcmp(m[j].key, m[k].key, m[k].klen) == 0) return -1;

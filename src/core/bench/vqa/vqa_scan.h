@@ -56,11 +56,18 @@ typedef struct {
  * surrogate can be there). */
 int vqa_plain_elem(const char *s, size_t b, size_t e);
 
+/* Reads the value of a member in place (vqa_obj_members' `inner`): called with c->i at the
+ * value's first byte; returns 0 when the value is not what it reads (the element is then not
+ * plain), else 1 with c->i after the value. */
+typedef int (*vqa_inner_fn)(void *ctx, vqa_jscan *c);
+
 /* The members of the object at c->i (which holds '{'), in text order, into m[cap]; c->i after
- * the '}'. -1 when there are more than cap, or when two keys are equal (the caller leaves the
+ * the '}'. The value of the member named `inner` (when not NULL) is read by fn(ctx, c) as the
+ * members are walked (one pass over it), every other value is skipped. -1 when there are more
+ * than cap members, when fn returned 0, or when two keys are equal (the caller leaves the
  * element to cJSON and tl_json_check, which report a duplicate). The text must have been
  * validated by vqa_sc_value and be plain (vqa_plain_elem). */
-int vqa_obj_members(vqa_jscan *c, vqa_member *m, int cap);
+int vqa_obj_members(vqa_jscan *c, vqa_member *m, int cap, const char *inner, vqa_inner_fn fn, void *ctx);
 
 /* The member named key, or NULL. */
 const vqa_member *vqa_member_get(const vqa_member *m, int n, const char *key);
