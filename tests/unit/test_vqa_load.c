@@ -5,7 +5,9 @@
  * elements read in place; the fall-back cases (a duplicate key, a duplicate answer_id, a
  * 70-digit number, a null type, a non-string answer, no answers, more than 64 answers) giving
  * cJSON's reading and reports; the arena across blocks and with a
- * large string; the integer-to-text routine. */
+ * large string; 200 random question, annotation and results files (plain and not, bad in every
+ * way the generator knows) loaded with and without the in-place reading: the same status, items,
+ * results and input problems (kind, line, message, in order); the integer-to-text routine. */
 #define _GNU_SOURCE /* asprintf, mkdtemp */
 #include "testutil.h"
 
@@ -293,6 +295,211 @@ static void test_arena(void **state) {
   tl_inlog_release(&log);
 }
 
+/* ---- differential: random files loaded both ways ------------------------------------------- */
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ULL;
+static uint32_t rnd(uint32_t n) { /* xorshift64*: a fixed sequence, test data only */
+  g_rng ^= g_rng >> 12;
+  g_rng ^= g_rng << 25;
+  g_rng ^= g_rng >> 27;
+  return (uint32_t)((g_rng * 2685821657736338717ULL) >> 33) % n;
+}
+
+/* A JSON string value: mostly plain words, sometimes an escape, a quote, a \u0000, invalid
+ * UTF-8, non-ASCII. */
+static void rnd_string(tl_buf *b) {
+  static const char *const W[] = {"yes", "no", "2", "two", "dont", "the cat", "Black.", "caf\xc3\xa9", "",
+                                  "a, b", "3.5", "  x  ", "\\\"q\\\"", "\\u0041", "\\u0000", "\\/", "\xff",
+                                  "\\n", "it's", "\\ud83d\\ude00"};
+  tl_buf_printf(b, "\"%s\"", W[rnd(sizeof W / sizeof W[0])]);
+}
+
+/* A value for a field that should be an integer id. */
+static void rnd_id(tl_buf *b, int pool) {
+  switch (rnd(14)) {
+  case 0: tl_buf_printf(b, "%u.0", rnd((uint32_t)pool)); break;
+  case 1: tl_buf_printf(b, "\"%u\"", rnd((uint32_t)pool)); break;
+  case 2: tl_buf_printf(b, "null"); break;
+  case 3: tl_buf_printf(b, "-%u", rnd((uint32_t)pool)); break;
+  case 4: tl_buf_printf(b, "1e%u", rnd(3)); break;
+  case 5: tl_buf_printf(b, "12345678901234567"); break;
+  default: tl_buf_printf(b, "%u", rnd((uint32_t)pool)); break;
+  }
+}
+
+/* Any scalar or a small container (with a duplicate key sometimes). */
+static void rnd_extra(tl_buf *b) {
+  switch (rnd(7)) {
+  case 0: tl_buf_printf(b, "{\"a\": 1, \"a\": 2}"); break;
+  case 1: tl_buf_printf(b, "[1, {\"b\": \"\\u0000\"}]"); break;
+  case 2: tl_buf_printf(b, "{}"); break;
+  case 3: tl_buf_printf(b, "true"); break;
+  case 4: tl_buf_printf(b, "-0.5e3"); break;
+  default: rnd_string(b); break;
+  }
+}
+
+static void rnd_answers(tl_buf *b) {
+  if (rnd(15) == 0) {
+    rnd_extra(b);
+    return;
+  }
+  uint32_t n = rnd(12);
+  tl_buf_printf(b, "[");
+  for (uint32_t k = 0; k < n; k++) {
+    tl_buf_printf(b, "%s", k ? ", " : "");
+    if (rnd(40) == 0) {
+      rnd_extra(b);
+      continue;
+    }
+    tl_buf_printf(b, "{");
+    int first = 1;
+    if (rnd(20)) {
+      tl_buf_printf(b, "\"answer\": ");
+      if (rnd(25) == 0) tl_buf_printf(b, "%u", rnd(9));
+      else rnd_string(b);
+      first = 0;
+    }
+    if (rnd(3)) {
+      tl_buf_printf(b, "%s\"answer_id\": ", first ? "" : ", ");
+      rnd(8) ? tl_buf_printf(b, "%u", 1 + rnd(n + 2)) : (rnd_id(b, 5), TL_OK);
+      first = 0;
+    }
+    if (rnd(4) == 0) {
+      tl_buf_printf(b, "%s\"%s\": ", first ? "" : ", ", rnd(6) ? "answer_confidence" : "answer");
+      rnd_extra(b);
+    }
+    tl_buf_printf(b, "}");
+  }
+  tl_buf_printf(b, "]");
+}
+
+/* One annotation: its members in a random order, some missing, some mistyped, some repeated. */
+static void rnd_annotation(tl_buf *b) {
+  if (rnd(50) == 0) {
+    rnd_extra(b);
+    return;
+  }
+  static const char *const K[] = {"question_id", "question_type", "answer_type", "answers", "image_id", "x"};
+  int order[6] = {0, 1, 2, 3, 4, 5};
+  for (int i = 5; i > 0; i--) {
+    int j = (int)rnd((uint32_t)i + 1), t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  tl_buf_printf(b, "{");
+  int first = 1;
+  for (int i = 0; i < 6; i++) {
+    int k = order[i];
+    if (rnd(k >= 4 ? 2 : 30) == 0) continue;
+    int reps = rnd(60) == 0 ? 2 : 1;
+    for (int r = 0; r < reps; r++) {
+      tl_buf_printf(b, "%s%s\"%s\": ", first ? "" : ",", rnd(5) ? " " : "\n ", K[k]);
+      first = 0;
+      if (k == 0) rnd_id(b, 40);
+      else if (k == 3) rnd_answers(b);
+      else if (k >= 4 || rnd(20) == 0) rnd_extra(b);
+      else rnd_string(b);
+    }
+  }
+  tl_buf_printf(b, "}");
+}
+
+static void rnd_question(tl_buf *b) {
+  if (rnd(60) == 0) {
+    rnd_extra(b);
+    return;
+  }
+  tl_buf_printf(b, "{\"question_id\": ");
+  rnd_id(b, 40);
+  tl_buf_printf(b, ", \"question\": ");
+  rnd(20) ? rnd_string(b) : rnd_extra(b);
+  if (rnd(4) == 0) {
+    tl_buf_printf(b, ", \"image_id\": ");
+    rnd_extra(b);
+  }
+  tl_buf_printf(b, "}");
+}
+
+static void rnd_result(tl_buf *b) {
+  tl_buf_printf(b, "{");
+  if (rnd(3)) {
+    tl_buf_printf(b, "\"%s\": ", rnd(10) ? "question_id" : "id");
+    rnd_id(b, 45);
+    tl_buf_printf(b, ", ");
+  }
+  tl_buf_printf(b, "\"answer\": ");
+  rnd(25) ? rnd_string(b) : rnd_extra(b);
+  tl_buf_printf(b, "}");
+}
+
+static const char *rnd_file(const char *name, const char *head, void (*elem)(tl_buf *), int n, const char *tail) {
+  tl_buf b;
+  tl_buf_init(&b);
+  tl_buf_printf(&b, "%s", head);
+  for (int i = 0; i < n; i++) {
+    if (i) tl_buf_printf(&b, rnd(3) ? ", " : ",\n");
+    elem(&b);
+  }
+  tl_buf_printf(&b, "%s", tail);
+  const char *p = tmp_file(name, b.data);
+  tl_buf_release(&b);
+  return p;
+}
+
+/* Loads the files with vqa_plain_off = off into L (the status in *st). */
+static void load_both(int off, const char *q, const char *a, const char *r, loaded *L, tl_status *st) {
+  tl_err err;
+  vqa_plain_off = off;
+  assert_int_equal(tl_inlog_init(&L->log, NULL, 0), TL_OK);
+  *st = tl_vqa_load_official(&L->set, q, a, &L->log, &err);
+  memset(&L->res, 0, sizeof L->res);
+  if (*st == TL_OK) *st = tl_vqa_load_results(&L->res, &L->set, r, &L->log, &err);
+  vqa_plain_off = 0;
+}
+
+static void test_differential(void **state) {
+  (void)state;
+  size_t plain = 0, total = 0;
+  for (int round = 0; round < 200; round++) {
+    const char *q = rnd_file("dq.json", "{\"questions\": [", rnd_question, 1 + (int)rnd(30), "]}");
+    const char *a = rnd_file("da.json", "{\"info\": {\"a\": [1]}, \"annotations\": [\n", rnd_annotation, 1 + (int)rnd(40), "\n]}");
+    const char *r = rnd_file("dr.json", "[", rnd_result, 1 + (int)rnd(40), "]");
+    loaded x, y;
+    tl_status sx, sy;
+    load_both(0, q, a, r, &x, &sx);
+    load_both(1, q, a, r, &y, &sy);
+    assert_int_equal(sx, sy);
+    assert_int_equal(y.set.n_plain + y.res.n_plain, 0);
+    plain += x.set.n_plain + x.res.n_plain;
+    total += x.set.n + x.set.n_dropped;
+    assert_int_equal(x.log.total, y.log.total);
+    for (int k = 0; k < TL_IN__NKINDS; k++) assert_int_equal(x.log.counts[k], y.log.counts[k]);
+    const tl_table *tx = x.log.table, *ty = y.log.table;
+    assert_int_equal(tx->nrows, ty->nrows);
+    for (size_t i = 0; i < tx->nrows; i++) {
+      assert_string_equal(tx->cols[0].v.s[i], ty->cols[0].v.s[i]);
+      assert_int_equal(tx->cols[2].v.i[i], ty->cols[2].v.i[i]);
+      assert_string_equal(tx->cols[3].v.s[i], ty->cols[3].v.s[i]);
+    }
+    if (sx == TL_OK) {
+      expect_same_sets(&x.set, &y.set);
+      assert_int_equal(x.set.n_no_question, y.set.n_no_question);
+      assert_int_equal(x.set.n_no_annotation, y.set.n_no_annotation);
+      assert_int_equal(x.res.n_given, y.res.n_given);
+      assert_int_equal(x.res.n_unknown, y.res.n_unknown);
+      assert_int_equal(x.res.n_duplicate, y.res.n_duplicate);
+      assert_int_equal(x.res.n_bad, y.res.n_bad);
+      for (size_t i = 0; i < x.set.n; i++) expect_same_str("result", i, x.res.answer[i], y.res.answer[i]);
+    }
+    loaded_release(&x);
+    loaded_release(&y);
+  }
+  /* the generator must exercise both readings */
+  print_message("differential: %zu of the elements read in place, %zu annotations\n", plain, total);
+  assert_true(plain > 1000);
+}
+
 static void test_i64_text(void **state) {
   (void)state;
   static const struct {
@@ -309,7 +516,8 @@ static void test_i64_text(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_contractions), cmocka_unit_test(test_plain_equals_cjson),
-      cmocka_unit_test(test_fallbacks_report), cmocka_unit_test(test_arena), cmocka_unit_test(test_i64_text),
+      cmocka_unit_test(test_fallbacks_report), cmocka_unit_test(test_arena), cmocka_unit_test(test_differential),
+      cmocka_unit_test(test_i64_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -338,9 +338,11 @@ tl_status vqa_sc_document(vqa_jscan *c, const char *key, vqa_elem_fn fn, void *c
 }
 /* ---- in-place reading ------------------------------------------------------------------- */
 
+int vqa_plain_off;
+
 int vqa_plain_elem(const char *s, size_t b, size_t e) {
   size_t bad;
-  return memchr(s + b, '\\', e - b) == NULL && tl_utf8_valid(s + b, e - b, &bad);
+  return !vqa_plain_off && memchr(s + b, '\\', e - b) == NULL && tl_utf8_valid(s + b, e - b, &bad);
 }
 
 /* Skips the value at c->i of validated plain text (no backslash, so a string ends at the next

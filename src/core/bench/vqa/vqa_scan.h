@@ -56,6 +56,11 @@ typedef struct {
  * surrogate can be there). */
 int vqa_plain_elem(const char *s, size_t b, size_t e);
 
+/* Tests only: nonzero makes vqa_plain_elem say no to every element, so that every element goes
+ * to cJSON (the reference reading) and a test can load the same file both ways. tally never
+ * sets it. */
+extern int vqa_plain_off;
+
 /* Reads the value of a member in place (vqa_obj_members' `inner`): called with c->i at the
  * value's first byte; returns 0 when the value is not what it reads (the element is then not
  * plain), else 1 with c->i after the value. */
