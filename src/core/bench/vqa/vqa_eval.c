@@ -165,20 +165,23 @@ tl_status tl_vqa_prepare(const char *s, size_t n, tl_buf *out) {
   while (b < n && is_space_at(s, n, b, &len)) b += len;
   for (size_t i = b; i < n; i += len)
     if (!is_space_at(s, n, i, &len)) e = i + len;
-  for (size_t i = b; i < e; i++) {
-    char c = (s[i] == '\n' || s[i] == '\t') ? ' ' : s[i];
-    if (tl_buf_append(out, &c, 1) != TL_OK) return TL_ENOMEM;
-  }
+  if (e <= b) return TL_OK; /* nothing but whitespace: e stays 0 while b moved past it */
+  if (tl_buf_reserve(out, e - b) != TL_OK) return TL_ENOMEM;
+  for (size_t i = b; i < e; i++) out->data[out->len++] = (s[i] == '\n' || s[i] == '\t') ? ' ' : s[i];
+  out->data[out->len] = 0; /* reserved: out->cap > 0, the buffer's own */
   return TL_OK;
 }
 
 /* ---- processPunctuation ---------------------------------------------------------------- */
 
-static int punct_index(unsigned char c) {
-  if (c >= 0x80 || c == 0) return -1;
-  const char *p = strchr(PUNCT, c);
-  return p ? (int)(p - PUNCT) : -1;
-}
+/* PUNCT_AT[c] = 1 + the index of c in PUNCT, 0 when c is no mark (the 21 ASCII marks). */
+static const unsigned char PUNCT_AT[128] = {
+    [';'] = 1,  ['/'] = 2,  ['['] = 3,  [']'] = 4,  ['"'] = 5,  ['{'] = 6,  ['}'] = 7,
+    ['('] = 8,  [')'] = 9,  ['='] = 10, ['+'] = 11, ['\\'] = 12, ['_'] = 13, ['-'] = 14,
+    ['>'] = 15, ['<'] = 16, ['@'] = 17, ['`'] = 18, [','] = 19, ['?'] = 20, ['!'] = 21};
+_Static_assert(sizeof PUNCT - 1 == 21, "21 marks");
+
+static int punct_index(unsigned char c) { return c < 0x80 ? (int)PUNCT_AT[c] - 1 : -1; }
 
 /* commaStrip's re.search: a Unicode digit, ',', a Unicode digit, anywhere in s. */
 static int has_digit_comma_digit(const char *s, size_t n) {
@@ -203,15 +206,16 @@ tl_status tl_vqa_punctuation(const char *s, size_t n, tl_buf *out) {
   }
   tl_buf mid;
   tl_buf_init(&mid);
-  tl_status st = TL_OK;
-  for (size_t i = 0; i < n && st == TL_OK; i++) {
+  tl_status st = tl_buf_reserve(&mid, n + 1);
+  for (size_t i = 0; i < n && st == TL_OK; i++) { /* each byte gives at most one: no growth */
     int p = punct_index((unsigned char)s[i]);
-    if (p < 0) st = tl_buf_append(&mid, s + i, 1);
-    else if (!del[p]) st = tl_buf_append(&mid, " ", 1);
+    if (p < 0) mid.data[mid.len++] = s[i];
+    else if (!del[p]) mid.data[mid.len++] = ' ';
   }
   /* periodStrip on that result: '.' not followed by a digit, at most 32, left to right; the
    * lookahead reads the text being substituted (re.sub scans its subject unchanged) */
   tl_buf_reset(out);
+  if (st == TL_OK) st = tl_buf_reserve(out, mid.len + 1);
   int removed = 0;
   for (size_t i = 0; i < mid.len && st == TL_OK; i++) {
     if (mid.data[i] == '.' && removed < TL_VQA_PERIOD_COUNT) {
@@ -221,8 +225,9 @@ tl_status tl_vqa_punctuation(const char *s, size_t n, tl_buf *out) {
         continue;
       }
     }
-    st = tl_buf_append(out, mid.data + i, 1);
+    out->data[out->len++] = mid.data[i];
   }
+  if (st == TL_OK) out->data[out->len] = 0;
   tl_buf_release(&mid);
   return st;
 }
