@@ -1569,7 +1569,12 @@ static tl_status summary_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncf
   const int64_t *cnt = acc[nm + 2], *peritem = acc[nm + 2] + ncfgs * (size_t)b->G * K__N;
   double *v = malloc((ncfgs ? ncfgs : 1) * sizeof *v);
   double *num = malloc((b->n ? b->n : 1) * sizeof *num), *den = malloc((b->n ? b->n : 1) * sizeof *den);
-  tl_status st = v && num && den ? TL_OK : TL_ENOMEM;
+  /* the last CI's clusters and bounds: a group with the same clusters (the level "all" and a
+   * set's only dataset, or its only answer type) has the same bounds, which are not drawn again */
+  double *pnum = malloc((b->n ? b->n : 1) * sizeof *pnum), *pden = malloc((b->n ? b->n : 1) * sizeof *pden);
+  double plo = NAN, phi = NAN;
+  uint32_t pm = UINT32_MAX;
+  tl_status st = v && num && den && pnum && pden ? TL_OK : TL_ENOMEM;
   for (size_t c0 = 0; !st && c0 < ncfgs;) {
     size_t c1 = c0 + 1;
     while (c1 < ncfgs && !strcmp(cfgs[c1].model, cfgs[c0].model) && cfgs[c1].variant == cfgs[c0].variant) c1++;
@@ -1629,7 +1634,17 @@ static tl_status summary_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncf
         m++;
       }
       double lo = NAN, hi = NAN;
-      st = tl_cluster_ci(num, den, m, b->ci_B, b->ci_seed, 0.95, &lo, &hi);
+      if (m == pm && !memcmp(num, pnum, m * sizeof *num) && !memcmp(den, pden, m * sizeof *den)) {
+        lo = plo; /* tl_cluster_ci is a function of its arguments: the same bounds */
+        hi = phi;
+      } else {
+        st = tl_cluster_ci(num, den, m, b->ci_B, b->ci_seed, 0.95, &lo, &hi);
+        memcpy(pnum, num, m * sizeof *num);
+        memcpy(pden, den, m * sizeof *den);
+        pm = m;
+        plo = lo;
+        phi = hi;
+      }
       tl_table_set_f64(t, r, SC_LO, lo);
       tl_table_set_f64(t, r, SC_HI, hi);
     }
@@ -1638,6 +1653,8 @@ static tl_status summary_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncf
   free(v);
   free(num);
   free(den);
+  free(pnum);
+  free(pden);
   return st;
 }
 

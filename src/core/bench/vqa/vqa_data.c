@@ -3,9 +3,12 @@
  * The official files are single JSON documents (often one line of 100+ MB). They are read
  * whole, then walked by a small validating scanner that finds the array the format names
  * ("questions", "annotations", or the results' top-level array) and each element's byte range
- * and starting line; each element is then parsed on its own with cJSON. So a problem is
- * reported at the line where its element starts, one bad element is skipped without losing
- * the others, and memory holds the text plus one element's tree at a time. */
+ * and starting line (vqa_scan.c). A plain element (vqa_plain_elem: no escape, valid UTF-8,
+ * the expected fields with the expected types, no nested container it does not read) is read in
+ * place; any other is parsed on its own with cJSON and checked with tl_json_check, which keep
+ * the reference reading and every message. So a problem is reported at the line where its
+ * element starts, one bad element is skipped without losing the others, and memory holds the
+ * text plus one element's tree at a time. The items' strings live in the set's arena. */
 #include "vqa_data.h"
 
 #include <stdarg.h>
@@ -15,6 +18,7 @@
 
 #include "tally/jsonl.h"
 #include "tally/str.h"
+#include "vqa_scan.h"
 
 /* ---- reporting ----------------------------------------------------------------------------- */
 
@@ -54,295 +58,6 @@ static const char *show(const char *s, char *buf, size_t cap) {
   return buf;
 }
 
-/* ---- the JSON scanner ------------------------------------------------------------------------ */
-
-#define SCAN_MAX_DEPTH 1000
-
-typedef struct {
-  char *s;        /* the file's text, NUL-terminated (mutable: see parse_elem) */
-  size_t n, i;    /* length, position */
-  long line;      /* 1-based line at position i */
-  char what[200]; /* why the scan stopped, "" while it goes on */
-} jscan;
-
-static void sc_fail(jscan *c, const char *what) {
-  if (!c->what[0]) snprintf(c->what, sizeof c->what, "%s", what);
-}
-
-static void sc_ws(jscan *c) {
-  while (c->i < c->n) {
-    char ch = c->s[c->i];
-    if (ch == '\n') c->line++;
-    else if (ch != ' ' && ch != '\t' && ch != '\r') break;
-    c->i++;
-  }
-}
-
-static int is_hex(char ch) {
-  return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
-}
-
-/* A JSON string at c->i (which holds '"'); 0 with c->what set when malformed. */
-static int sc_string(jscan *c) {
-  c->i++;
-  while (c->i < c->n) {
-    unsigned char ch = (unsigned char)c->s[c->i];
-    if (ch == '"') {
-      c->i++;
-      return 1;
-    }
-    if (ch < 0x20) {
-      sc_fail(c, ch == 0 ? "NUL byte in a string" : "control character in a string");
-      return 0;
-    }
-    if (ch == '\\') {
-      if (c->i + 1 >= c->n) break;
-      char e = c->s[c->i + 1];
-      if (e == 'u') {
-        for (int k = 2; k < 6; k++)
-          if (c->i + (size_t)k >= c->n || !is_hex(c->s[c->i + (size_t)k])) {
-            sc_fail(c, "bad \\u escape in a string");
-            return 0;
-          }
-        c->i += 6;
-        continue;
-      }
-      if (!strchr("\"\\/bfnrt", e) || e == 0) {
-        sc_fail(c, "bad escape in a string");
-        return 0;
-      }
-      c->i += 2;
-      continue;
-    }
-    c->i++;
-  }
-  sc_fail(c, "unterminated string");
-  return 0;
-}
-
-static int sc_digits(jscan *c) {
-  size_t b = c->i;
-  while (c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9') c->i++;
-  return c->i > b;
-}
-
-/* A JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
-static int sc_number(jscan *c) {
-  if (c->s[c->i] == '-') c->i++;
-  if (c->i < c->n && c->s[c->i] == '0') c->i++;
-  else if (!sc_digits(c)) goto bad;
-  if (c->i < c->n && c->s[c->i] == '.') {
-    c->i++;
-    if (!sc_digits(c)) goto bad;
-  }
-  if (c->i < c->n && (c->s[c->i] == 'e' || c->s[c->i] == 'E')) {
-    c->i++;
-    if (c->i < c->n && (c->s[c->i] == '+' || c->s[c->i] == '-')) c->i++;
-    if (!sc_digits(c)) goto bad;
-  }
-  return 1;
-bad:
-  sc_fail(c, "malformed number");
-  return 0;
-}
-
-static int sc_literal(jscan *c) {
-  static const char *const LIT[] = {"true", "false", "null"};
-  for (int k = 0; k < 3; k++) {
-    size_t L = strlen(LIT[k]);
-    if (c->n - c->i >= L && memcmp(c->s + c->i, LIT[k], L) == 0) {
-      c->i += L;
-      return 1;
-    }
-  }
-  sc_fail(c, "unexpected character");
-  return 0;
-}
-
-/* A key and its ':' inside an object (c->i at the key's quote, after blanks). */
-static int sc_key(jscan *c) {
-  if (c->i >= c->n) {
-    sc_fail(c, "unexpected end of the text");
-    return 0;
-  }
-  if (c->s[c->i] != '"') {
-    sc_fail(c, "expected a key (a string)");
-    return 0;
-  }
-  if (!sc_string(c)) return 0;
-  sc_ws(c);
-  if (c->i >= c->n || c->s[c->i] != ':') {
-    sc_fail(c, "expected ':' after a key");
-    return 0;
-  }
-  c->i++;
-  return 1;
-}
-
-/* Skips one JSON value of any depth (iterative, SCAN_MAX_DEPTH levels), validating it. */
-static int sc_value(jscan *c) {
-  char stack[SCAN_MAX_DEPTH];
-  int depth = 0;
-  for (;;) {
-    sc_ws(c);
-    if (c->i >= c->n) {
-      sc_fail(c, "unexpected end of the text");
-      return 0;
-    }
-    char ch = c->s[c->i];
-    int scalar = 1;
-    if (ch == '{' || ch == '[') {
-      if (depth == SCAN_MAX_DEPTH) {
-        sc_fail(c, "nested too deeply");
-        return 0;
-      }
-      stack[depth++] = ch;
-      c->i++;
-      sc_ws(c);
-      char close = ch == '{' ? '}' : ']';
-      if (c->i < c->n && c->s[c->i] == close) {
-        c->i++;
-        depth--;
-      } else if (ch == '{') {
-        if (!sc_key(c)) return 0;
-        continue;
-      } else {
-        continue;
-      }
-      scalar = 0;
-    }
-    if (scalar) {
-      int ok = ch == '"' ? sc_string(c) : (ch == '-' || (ch >= '0' && ch <= '9')) ? sc_number(c) : sc_literal(c);
-      if (!ok) return 0;
-    }
-    /* after a value: close containers, or take ',' and go on */
-    for (;;) {
-      if (depth == 0) return 1;
-      sc_ws(c);
-      char top = stack[depth - 1], close = top == '{' ? '}' : ']';
-      if (c->i < c->n && c->s[c->i] == close) {
-        c->i++;
-        depth--;
-        continue;
-      }
-      if (c->i < c->n && c->s[c->i] == ',') {
-        c->i++;
-        if (top == '{') {
-          sc_ws(c);
-          if (!sc_key(c)) return 0;
-        }
-        break;
-      }
-      sc_fail(c, top == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
-      return 0;
-    }
-  }
-}
-
-/* Called for each element of the array: its bytes s[b..e) and starting line. */
-typedef tl_status (*elem_fn)(void *ctx, jscan *c, size_t b, size_t e, long line);
-
-/* The elements of the array at c->i (which holds '['). TL_OK, or the status fn returned;
- * a malformed text sets c->what and returns TL_OK (the caller reports it). */
-static tl_status sc_array(jscan *c, elem_fn fn, void *ctx) {
-  c->i++;
-  sc_ws(c);
-  if (c->i < c->n && c->s[c->i] == ']') {
-    c->i++;
-    return TL_OK;
-  }
-  for (;;) {
-    sc_ws(c);
-    size_t b = c->i;
-    long line = c->line;
-    if (!sc_value(c)) return TL_OK;
-    tl_status st = fn(ctx, c, b, c->i, line);
-    if (st != TL_OK) return st;
-    sc_ws(c);
-    if (c->i < c->n && c->s[c->i] == ',') {
-      c->i++;
-      continue;
-    }
-    if (c->i < c->n && c->s[c->i] == ']') {
-      c->i++;
-      return TL_OK;
-    }
-    sc_fail(c, "expected ',' or ']'");
-    return TL_OK;
-  }
-}
-
-/* Walks the whole text: key == NULL: the top level must be an array, whose elements go to fn;
- * else the top level must be an object, and the elements of its first member `key` (an array)
- * go to fn. *found: 0 no such member, 1 found as an array, 2 found but not an array. */
-static tl_status sc_document(jscan *c, const char *key, elem_fn fn, void *ctx, int *found) {
-  *found = 0;
-  sc_ws(c);
-  if (c->i + 3 <= c->n && !memcmp(c->s + c->i, "\xef\xbb\xbf", 3)) c->i += 3; /* a BOM */
-  sc_ws(c);
-  tl_status st = TL_OK;
-  if (!key) {
-    if (c->i >= c->n || c->s[c->i] != '[') {
-      sc_fail(c, "the text is not a JSON array");
-      return TL_OK;
-    }
-    *found = 1;
-    st = sc_array(c, fn, ctx);
-  } else {
-    if (c->i >= c->n || c->s[c->i] != '{') {
-      sc_fail(c, "the text is not a JSON object");
-      return TL_OK;
-    }
-    c->i++;
-    sc_ws(c);
-    if (c->i < c->n && c->s[c->i] == '}') {
-      c->i++;
-    } else {
-      for (;;) {
-        sc_ws(c);
-        size_t kb = c->i; /* the key's opening quote */
-        if (c->i >= c->n || c->s[c->i] != '"') {
-          sc_fail(c, "expected a key (a string)");
-          return TL_OK;
-        }
-        if (!sc_string(c)) return TL_OK;
-        size_t klen = strlen(key), ke = c->i; /* one past the closing quote */
-        int match = !*found && ke - kb - 2 == klen && !memcmp(c->s + kb + 1, key, klen);
-        sc_ws(c);
-        if (c->i >= c->n || c->s[c->i] != ':') {
-          sc_fail(c, "expected ':' after a key");
-          return TL_OK;
-        }
-        c->i++;
-        sc_ws(c);
-        if (match && c->i < c->n && c->s[c->i] == '[') {
-          *found = 1;
-          st = sc_array(c, fn, ctx);
-          if (st != TL_OK || c->what[0]) return st;
-        } else {
-          if (match) *found = 2;
-          if (!sc_value(c)) return TL_OK;
-        }
-        sc_ws(c);
-        if (c->i < c->n && c->s[c->i] == ',') {
-          c->i++;
-          continue;
-        }
-        if (c->i < c->n && c->s[c->i] == '}') {
-          c->i++;
-          break;
-        }
-        sc_fail(c, "expected ',' or '}'");
-        return TL_OK;
-      }
-    }
-  }
-  if (st == TL_OK && !c->what[0]) {
-    sc_ws(c);
-    if (c->i < c->n) sc_fail(c, "text after the JSON value");
-  }
-  return st;
-}
 
 /* Lines (newlines) in s[0..n). */
 static long newlines(const char *s, size_t n) {
@@ -376,7 +91,7 @@ static int on_issue(void *ctx, const tl_json_issue *is) {
 /* Parses the element s[b..e) that starts on `line`: *out the tree (caller deletes), or NULL
  * when the element was reported (invalid UTF-8, a duplicate key, a \u0000 escape; cJSON
  * refusing it). `what` names the element in messages ("annotation 3"). */
-static tl_status parse_elem(tl_inlog *log, tl_err *err, const char *path, jscan *c, size_t b,
+static tl_status parse_elem(tl_inlog *log, tl_err *err, const char *path, vqa_jscan *c, size_t b,
                             size_t e, long line, const char *what, cJSON **out) {
   *out = NULL;
   size_t bad;
@@ -399,11 +114,11 @@ static tl_status parse_elem(tl_inlog *log, tl_err *err, const char *path, jscan 
   return TL_OK;
 }
 
-/* Reads `path` and walks it (sc_document). A file that cannot be walked to its end is not valid
+/* Reads `path` and walks it (vqa_sc_document). A file that cannot be walked to its end is not valid
  * JSON: TL_EINPUT with err "PATH: not valid JSON: <why> at byte N (line L)", fatal for the
  * caller (the elements before the break may have been handed to fn; the caller discards what
  * it built). An empty file or a missing array member is reported (bad input). */
-static tl_status walk_file(const char *path, const char *key, elem_fn fn, void *ctx, tl_inlog *log,
+static tl_status walk_file(const char *path, const char *key, vqa_elem_fn fn, void *ctx, tl_inlog *log,
                            tl_err *err, int *found) {
   tl_buf text;
   tl_buf_init(&text);
@@ -412,7 +127,7 @@ static tl_status walk_file(const char *path, const char *key, elem_fn fn, void *
     tl_buf_release(&text);
     return st;
   }
-  jscan c;
+  vqa_jscan c;
   memset(&c, 0, sizeof c);
   c.s = text.data;
   c.n = text.len;
@@ -423,7 +138,7 @@ static tl_status walk_file(const char *path, const char *key, elem_fn fn, void *
   if (i == c.n) {
     st = problem(log, err, TL_IN_EMPTY_FILE, path, 0, "the file is empty");
   } else {
-    st = sc_document(&c, key, fn, ctx, found);
+    st = vqa_sc_document(&c, key, fn, ctx, found);
     if (st == TL_OK && c.what[0]) /* a partial document is never taken for the whole */
       st = tl_err_set(err, TL_EINPUT, "%s: not valid JSON: %s at byte %zu (line %ld); the file is not used "
                       "(a file cut short, or an editing mistake?)", path, c.what, c.i + 1, c.line);
@@ -449,7 +164,10 @@ static int id_of(const cJSON *v, char *buf, size_t cap, int64_t *num) {
   *num = 0;
   if (tl_json_is_int(v, -ID_LIMIT, ID_LIMIT)) {
     *num = (int64_t)v->valuedouble;
-    snprintf(buf, cap, "%lld", (long long)*num);
+    char t[24];
+    vqa_i64_text(*num, t);
+    if (strlen(t) < cap) memcpy(buf, t, strlen(t) + 1);
+    else buf[0] = 0; /* never: cap > 20 everywhere */
     return 1;
   }
   if (cJSON_IsString(v) && v->valuestring[0] && strlen(v->valuestring) <= ID_MAX_BYTES &&
@@ -460,28 +178,24 @@ static int id_of(const cJSON *v, char *buf, size_t cap, int64_t *num) {
   return 0;
 }
 
-/* An optional string field: *out a copy (NULL when absent or null). -1: present but not a
- * string; -2: out of memory. */
-static int opt_string(const cJSON *o, const char *key, char **out) {
+/* A copy of s in the set's arena (NULL: out of memory). */
+static char *set_str(tl_vqa_set *set, const char *s, size_t n) { return vqa_arena_strndup(&set->arena, s, n); }
+
+/* An optional string field: *out a copy in the set's arena (NULL when absent or null). -1:
+ * present but not a string; -2: out of memory. */
+static int opt_string(tl_vqa_set *set, const cJSON *o, const char *key, char **out) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
   *out = NULL;
   if (!v || cJSON_IsNull(v)) return 0;
   if (!cJSON_IsString(v)) return -1;
-  return (*out = tl_strdup(v->valuestring)) ? 1 : -2;
+  return (*out = set_str(set, v->valuestring, strlen(v->valuestring))) ? 1 : -2;
 }
 
 /* ---- sets ------------------------------------------------------------------------------------ */
 
-static void item_release(tl_vqa_item *it) {
-  free(it->id);
-  free(it->question);
-  free(it->image);
-  free(it->question_type);
-  free(it->answer_type);
-  for (size_t i = 0; i < it->n_answers; i++) free(it->answers[i]);
-  free(it->answers);
-  memset(it, 0, sizeof *it);
-}
+/* Forgets an item that was not kept (its strings stay in the set's arena until the set is
+ * released). */
+static void item_release(tl_vqa_item *it) { memset(it, 0, sizeof *it); }
 
 void tl_vqa_set_init(tl_vqa_set *s) {
   memset(s, 0, sizeof *s);
@@ -489,7 +203,8 @@ void tl_vqa_set_init(tl_vqa_set *s) {
 }
 
 void tl_vqa_set_release(tl_vqa_set *s) {
-  for (size_t i = 0; i < s->n; i++) item_release(&s->items[i]);
+  vqa_arena_free(&s->arena);
+  free(s->at);
   free(s->items);
   free(s->path);
   tl_strmap_release(&s->index);
@@ -523,17 +238,18 @@ static int cmp_bytes(const void *a, const void *b) {
   return strcmp(x->id, y->id);
 }
 
-/* Sorts the items by id and rebuilds the index; counts N != 10. */
+/* Sorts the items by id and maps each item's order to its new position (s->at: the index,
+ * built while reading, stays as it is); counts N != 10. */
 static tl_status set_finish(tl_vqa_set *s, tl_err *err) {
   s->numeric = 1;
   for (size_t i = 0; i < s->n; i++) s->numeric &= s->items[i].is_num;
   if (s->n) qsort(s->items, s->n, sizeof *s->items, s->numeric ? cmp_num : cmp_bytes);
-  tl_strmap_release(&s->index);
-  tl_strmap_init(&s->index);
+  free(s->at);
+  if (!(s->at = malloc((s->n ? s->n : 1) * sizeof *s->at)))
+    return tl_err_set(err, TL_ENOMEM, "out of memory indexing the questions");
   s->n_not10 = 0;
   for (size_t i = 0; i < s->n; i++) {
-    if (tl_strmap_put(&s->index, s->items[i].id, i, NULL, NULL) != TL_OK)
-      return tl_err_set(err, TL_ENOMEM, "out of memory indexing the questions");
+    s->at[s->items[i].order] = i;
     s->n_not10 += s->items[i].n_answers != 10;
   }
   return TL_OK;
@@ -541,13 +257,14 @@ static tl_status set_finish(tl_vqa_set *s, tl_err *err) {
 
 long tl_vqa_find(const tl_vqa_set *s, const char *id) {
   size_t v;
-  return tl_strmap_get(&s->index, id, &v) ? (long)v : -1;
+  return s->at && tl_strmap_get(&s->index, id, &v) && v < s->n ? (long)s->at[v] : -1;
 }
 
 /* ---- the official files ------------------------------------------------------------------------ */
 
 typedef struct {
-  char *id, *text;
+  char *text;  /* in the set's arena (an annotated question's item borrows it) */
+  int64_t num; /* its question_id */
   long line;
   int used;
 } question_rec;
@@ -557,7 +274,7 @@ typedef struct {
   tl_err *err;
   const char *path;
   /* questions file */
-  tl_strmap qmap; /* id -> index in qs */
+  vqa_imap qmap;  /* question_id -> index in qs */
   question_rec *qs;
   size_t nq, qcap, q_index;
   /* annotations */
@@ -565,12 +282,68 @@ typedef struct {
   size_t cap, a_index;
 } official_ctx;
 
-static tl_status question_elem(void *ctx, jscan *c, size_t b, size_t e, long line) {
+/* Keeps question `idb` (num) with its text s[0..n) unless its id was given before (reported). */
+static tl_status add_question(official_ctx *x, const char *idb, int64_t num, const char *s, size_t n, long line) {
+  size_t prev;
+  tl_status st = TL_OK;
+  int ins = vqa_imap_put(&x->qmap, num, x->nq, &prev);
+  if (ins < 0) st = TL_ENOMEM;
+  else if (!ins)
+    return problem(x->log, x->err, TL_IN_DUPLICATE, x->path, line,
+                   "question %s given again (first at line %ld; the first is kept)", idb, x->qs[prev].line);
+  if (st == TL_OK && x->nq == x->qcap) {
+    size_t nc = x->qcap ? x->qcap * 2 : 256;
+    question_rec *p = realloc(x->qs, nc * sizeof *p);
+    if (!p) st = TL_ENOMEM;
+    else {
+      x->qs = p;
+      x->qcap = nc;
+    }
+  }
+  if (st == TL_OK) {
+    question_rec *q = &x->qs[x->nq++];
+    q->num = num;
+    q->text = set_str(x->set, s, n);
+    q->line = line;
+    q->used = 0;
+    if (!q->text) st = TL_ENOMEM;
+  }
+  if (st == TL_ENOMEM) tl_err_set(x->err, TL_ENOMEM, "out of memory reading '%s'", x->path);
+  return st;
+}
+
+/* A plain question read in place: 1 kept (or reported as a duplicate) with *st set, 0 when
+ * the element is not plain (the caller parses it). */
+static int fast_question(official_ctx *x, vqa_jscan *c, size_t b, size_t e, long line, tl_status *st) {
+  if (c->s[b] != '{' || !vqa_plain_elem(c->s, b, e)) return 0;
+  vqa_jscan w = {.s = c->s, .n = e, .i = b, .line = line};
+  vqa_member m[16];
+  int k = vqa_obj_members(&w, m, 16, NULL, NULL, NULL);
+  if (k < 0) return 0;
+  const vqa_member *jid = vqa_member_get(m, k, "question_id"), *jq = vqa_member_get(m, k, "question");
+  int64_t num;
+  const char *q;
+  size_t qn;
+  if (!jid || !jq || !vqa_plain_int(c->s, jid, &num) || !vqa_plain_string(c->s, jq, &q, &qn)) return 0;
+  for (int i = 0; i < k; i++)
+    if (!vqa_plain_scalar(c->s, &m[i])) return 0;
+  char idb[24];
+  *st = add_question(x, vqa_i64_text(num, idb), num, q, qn, line);
+  return 1;
+}
+
+static tl_status question_elem(void *ctx, vqa_jscan *c, size_t b, size_t e, long line) {
   official_ctx *x = ctx;
+  tl_status st;
+  size_t index = x->q_index++;
+  if (fast_question(x, c, b, e, line, &st)) {
+    x->set->n_plain++;
+    return st;
+  }
   char what[64];
-  snprintf(what, sizeof what, "question %zu", x->q_index++);
+  snprintf(what, sizeof what, "question %zu", index);
   cJSON *o;
-  tl_status st = parse_elem(x->log, x->err, x->path, c, b, e, line, what, &o);
+  st = parse_elem(x->log, x->err, x->path, c, b, e, line, what, &o);
   if (st != TL_OK || !o) return st;
   char idb[32];
   int64_t num;
@@ -583,35 +356,9 @@ static tl_status question_elem(void *ctx, jscan *c, size_t b, size_t e, long lin
   else if (!jq) st = problem(x->log, x->err, TL_IN_MISSING_FIELD, x->path, line, "question %s: no 'question'", idb);
   else if (!cJSON_IsString(jq))
     st = problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "question %s: 'question' is not a string", idb);
-  else {
-    bool inserted;
-    size_t prev;
-    if (tl_strmap_put(&x->qmap, idb, x->nq, &inserted, &prev) != TL_OK) st = TL_ENOMEM;
-    else if (!inserted)
-      st = problem(x->log, x->err, TL_IN_DUPLICATE, x->path, line,
-                   "question %s given again (first at line %ld; the first is kept)", idb, x->qs[prev].line);
-    else {
-      if (x->nq == x->qcap) {
-        size_t nc = x->qcap ? x->qcap * 2 : 256;
-        question_rec *p = realloc(x->qs, nc * sizeof *p);
-        if (!p) st = TL_ENOMEM;
-        else {
-          x->qs = p;
-          x->qcap = nc;
-        }
-      }
-      if (st == TL_OK) {
-        question_rec *q = &x->qs[x->nq++];
-        q->id = tl_strdup(idb);
-        q->text = tl_strdup(jq->valuestring);
-        q->line = line;
-        q->used = 0;
-        if (!q->id || !q->text) st = TL_ENOMEM;
-      }
-    }
-  }
+  else
+    st = add_question(x, idb, num, jq->valuestring, strlen(jq->valuestring), line);
   cJSON_Delete(o);
-  if (st == TL_ENOMEM) tl_err_set(x->err, TL_ENOMEM, "out of memory reading '%s'", x->path);
   return st;
 }
 
@@ -620,15 +367,19 @@ static tl_status question_elem(void *ctx, jscan *c, size_t b, size_t e, long lin
 static tl_status check_answer_ids(official_ctx *x, const cJSON *answers, const char *idb, long line) {
   int n = cJSON_GetArraySize(answers);
   if (n > 100) return TL_OK; /* pairwise check only for realistic sizes */
-  for (int i = 0; i < n; i++) {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(answers, i), "answer_id");
-    if (!tl_json_is_int(a, -ID_LIMIT, ID_LIMIT)) continue;
-    for (int j = 0; j < i; j++) {
-      const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(answers, j), "answer_id");
-      if (tl_json_is_int(b, -ID_LIMIT, ID_LIMIT) && b->valuedouble == a->valuedouble)
+  double id[100];
+  int has[100];
+  int i = 0;
+  const cJSON *a;
+  cJSON_ArrayForEach(a, answers) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "answer_id");
+    has[i] = tl_json_is_int(v, -ID_LIMIT, ID_LIMIT);
+    id[i] = has[i] ? v->valuedouble : 0.0;
+    for (int j = 0; has[i] && j < i; j++)
+      if (has[j] && id[j] == id[i])
         return problem(x->log, x->err, TL_IN_DUPLICATE, x->path, line,
-                       "question %s: answer_id %.0f given twice (scored by position)", idb, a->valuedouble);
-    }
+                       "question %s: answer_id %.0f given twice (scored by position)", idb, id[i]);
+    i++;
   }
   return TL_OK;
 }
@@ -643,7 +394,7 @@ static tl_status take_answers(official_ctx *x, const cJSON *answers, const char 
   if (n > TL_VQA_MAX_REFS)
     return problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "question %s: %d answers (at most %d)",
                    idb, n, TL_VQA_MAX_REFS);
-  it->answers = calloc((size_t)n, sizeof *it->answers);
+  it->answers = vqa_arena_alloc(&x->set->arena, (size_t)n * sizeof *it->answers);
   if (!it->answers) return TL_ENOMEM;
   int i = 0;
   const cJSON *a;
@@ -653,7 +404,7 @@ static tl_status take_answers(official_ctx *x, const cJSON *answers, const char 
       return problem(x->log, x->err, !cJSON_IsObject(a) || t ? TL_IN_BAD_FIELD : TL_IN_MISSING_FIELD,
                      x->path, line, "question %s: answers[%d] %s", idb, i,
                      !cJSON_IsObject(a) ? "is not an object" : t ? "'answer' is not a string" : "has no 'answer'");
-    if (!(it->answers[i] = tl_strdup(t->valuestring))) return TL_ENOMEM;
+    if (!(it->answers[i] = set_str(x->set, t->valuestring, strlen(t->valuestring)))) return TL_ENOMEM;
     it->n_answers = (size_t)++i;
   }
   *bad = 0;
@@ -674,7 +425,7 @@ static tl_status take_annotation(official_ctx *x, const cJSON *o, const char *wh
   static const char *const KEYS[] = {"question_type", "answer_type"};
   char **dst[] = {&it->question_type, &it->answer_type};
   for (int k = 0; k < 2; k++) {
-    int r = opt_string(o, KEYS[k], dst[k]);
+    int r = opt_string(x->set, o, KEYS[k], dst[k]);
     if (r == -2) return TL_ENOMEM;
     if (r <= 0)
       return problem(x->log, x->err, r == 0 ? TL_IN_MISSING_FIELD : TL_IN_BAD_FIELD, x->path, line,
@@ -686,27 +437,122 @@ static tl_status take_annotation(official_ctx *x, const cJSON *o, const char *wh
     return problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "question %s: 'answers' is not an array", idb);
   tl_status st = take_answers(x, ja, idb, line, it, bad);
   if (st != TL_OK || *bad) return st;
-  if (!(it->id = tl_strdup(idb))) return TL_ENOMEM;
+  if (!(it->id = set_str(x->set, idb, strlen(idb)))) return TL_ENOMEM;
   it->line = line;
   return TL_OK;
 }
 
-static tl_status annotation_elem(void *ctx, jscan *c, size_t b, size_t e, long line) {
-  official_ctx *x = ctx;
-  char what[64];
-  snprintf(what, sizeof what, "annotation %zu", x->a_index++);
-  cJSON *o;
-  tl_status st = parse_elem(x->log, x->err, x->path, c, b, e, line, what, &o);
-  if (st != TL_OK) return st;
-  if (!o) {
-    x->set->n_dropped++;
-    return TL_OK;
+#define FAST_MAX_ANSWERS 64 /* a plain annotation has 1..64 answers (VQA v2: 10) */
+
+typedef struct {
+  const char *ans[FAST_MAX_ANSWERS]; /* each answer's bytes in the text */
+  size_t alen[FAST_MAX_ANSWERS];
+  int n;
+} fast_ans;
+
+/* The answers of a plain annotation (the value at w->i) into x (a fast_ans), as a vqa_inner_fn:
+ * 0 when the value is not plain: not an array of 1..FAST_MAX_ANSWERS objects, each with a
+ * string "answer", scalar members only, integer "answer_id"s (when numbers) given once each. */
+static int fast_answers(void *ctx, vqa_jscan *w) {
+  fast_ans *x = ctx;
+  const char **ans = x->ans;
+  size_t *alen = x->alen;
+  int64_t ids[FAST_MAX_ANSWERS];
+  int has[FAST_MAX_ANSWERS], n = 0;
+  x->n = 0;
+  if (w->s[w->i] != '[') return 0;
+  w->i++; /* '[' */
+  for (;;) {
+    vqa_sc_ws(w);
+    if (w->s[w->i] == ']') {
+      w->i++;
+      break;
+    }
+    if (n) {
+      w->i++; /* ',' */
+      vqa_sc_ws(w);
+    }
+    if (n == FAST_MAX_ANSWERS || w->s[w->i] != '{') return 0;
+    vqa_member m[16];
+    int k = vqa_obj_members(w, m, 16, NULL, NULL, NULL);
+    if (k < 0) return 0;
+    const vqa_member *t = vqa_member_get(m, k, "answer"), *aid = vqa_member_get(m, k, "answer_id");
+    if (!t || !vqa_plain_string(w->s, t, &ans[n], &alen[n])) return 0;
+    for (int i = 0; i < k; i++)
+      if (!vqa_plain_scalar(w->s, &m[i])) return 0;
+    char ch = aid ? w->s[aid->vb] : 0;
+    has[n] = ch == '-' || (ch >= '0' && ch <= '9'); /* a number: it must read as an integer */
+    if (has[n] && !vqa_plain_int(w->s, aid, &ids[n])) return 0;
+    for (int j = 0; has[n] && j < n; j++)
+      if (has[j] && ids[j] == ids[n]) return 0; /* cJSON's path reports it */
+    n++;
   }
+  x->n = n;
+  return n > 0;
+}
+
+/* A plain annotation read in place into *it (strings in the set's arena): 1 read, 0 not plain
+ * (the caller parses it with cJSON, which reports what is wrong), -1 out of memory. */
+static int fast_annotation(official_ctx *x, vqa_jscan *c, size_t b, size_t e, long line, tl_vqa_item *it) {
+  if (c->s[b] != '{' || !vqa_plain_elem(c->s, b, e)) return 0;
+  vqa_jscan w = {.s = c->s, .n = e, .i = b, .line = line};
+  vqa_member m[32];
+  fast_ans fa;
+  fa.n = 0;
+  int k = vqa_obj_members(&w, m, 32, "answers", fast_answers, &fa);
+  if (k < 0) return 0;
+  const vqa_member *jid = vqa_member_get(m, k, "question_id"), *qt = vqa_member_get(m, k, "question_type"),
+                   *at = vqa_member_get(m, k, "answer_type"), *ja = vqa_member_get(m, k, "answers");
+  const char *qs, *as;
+  size_t qn, an;
+  if (!jid || !qt || !at || !ja || !vqa_plain_int(c->s, jid, &it->num) || !vqa_plain_string(c->s, qt, &qs, &qn) ||
+      !vqa_plain_string(c->s, at, &as, &an) || c->s[ja->vb] != '[')
+    return 0;
+  for (int i = 0; i < k; i++)
+    if (&m[i] != ja && !vqa_plain_scalar(c->s, &m[i])) return 0;
+  const char *const *ans = fa.ans;
+  const size_t *alen = fa.alen;
+  int n = fa.n; /* >= 1: "answers" was read */
+  char idb[24];
+  tl_vqa_set *s = x->set;
+  it->is_num = 1;
+  it->line = line;
+  vqa_i64_text(it->num, idb);
+  it->id = set_str(s, idb, strlen(idb));
+  it->question_type = set_str(s, qs, qn);
+  it->answer_type = set_str(s, as, an);
+  it->answers = vqa_arena_alloc(&s->arena, (size_t)n * sizeof *it->answers);
+  if (!it->id || !it->question_type || !it->answer_type || !it->answers) return -1;
+  for (int i = 0; i < n; i++)
+    if (!(it->answers[i] = set_str(s, ans[i], alen[i]))) return -1;
+  it->n_answers = (size_t)n;
+  return 1;
+}
+
+static tl_status annotation_elem(void *ctx, vqa_jscan *c, size_t b, size_t e, long line) {
+  official_ctx *x = ctx;
+  size_t index = x->a_index++;
   tl_vqa_item it;
   memset(&it, 0, sizeof it);
-  int bad;
-  st = take_annotation(x, o, what, line, &it, &bad);
-  cJSON_Delete(o);
+  int bad = 0;
+  tl_status st = TL_OK;
+  int fast = fast_annotation(x, c, b, e, line, &it);
+  x->set->n_plain += fast > 0;
+  if (fast < 0) st = TL_ENOMEM;
+  else if (fast == 0) {
+    memset(&it, 0, sizeof it);
+    char what[64];
+    snprintf(what, sizeof what, "annotation %zu", index);
+    cJSON *o;
+    st = parse_elem(x->log, x->err, x->path, c, b, e, line, what, &o);
+    if (st != TL_OK) return st;
+    if (!o) {
+      x->set->n_dropped++;
+      return TL_OK;
+    }
+    st = take_annotation(x, o, what, line, &it, &bad);
+    cJSON_Delete(o);
+  }
   if (st == TL_OK && !bad) {
     bool inserted;
     size_t prev;
@@ -734,9 +580,9 @@ static tl_status cross_check(official_ctx *x, const char *qpath, const char *apa
   tl_status st = TL_OK;
   for (size_t i = 0; i < s->n && st == TL_OK; i++) {
     size_t q;
-    if (tl_strmap_get(&x->qmap, s->items[i].id, &q)) {
+    if (vqa_imap_get(&x->qmap, s->items[i].num, &q)) { /* official ids are integers */
       x->qs[q].used = 1;
-      if (!(s->items[i].question = tl_strdup(x->qs[q].text))) st = TL_ENOMEM;
+      s->items[i].question = x->qs[q].text; /* both in the set's arena */
     } else {
       s->n_no_question++;
       st = problem(x->log, x->err, TL_IN_UNKNOWN_ITEM, apath, s->items[i].line,
@@ -747,8 +593,9 @@ static tl_status cross_check(official_ctx *x, const char *qpath, const char *apa
   for (size_t q = 0; q < x->nq && st == TL_OK; q++) {
     if (x->qs[q].used) continue;
     s->n_no_annotation++;
+    char idb[24];
     st = problem(x->log, x->err, TL_IN_UNKNOWN_ITEM, qpath, x->qs[q].line,
-                 "question %s has no annotation in '%s' (left out)", x->qs[q].id, apath);
+                 "question %s has no annotation in '%s' (left out)", vqa_i64_text(x->qs[q].num, idb), apath);
   }
   if (st == TL_ENOMEM) tl_err_set(x->err, TL_ENOMEM, "out of memory");
   return st;
@@ -763,7 +610,7 @@ tl_status tl_vqa_load_official(tl_vqa_set *s, const char *questions, const char 
   x.log = log;
   x.err = err;
   x.set = s;
-  tl_strmap_init(&x.qmap);
+  vqa_imap_init(&x.qmap);
   int found;
   tl_status st = TL_OK;
   if (!(s->path = tl_strdup(annotations))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
@@ -779,12 +626,8 @@ tl_status tl_vqa_load_official(tl_vqa_set *s, const char *questions, const char 
   if (st == TL_OK) st = set_finish(s, err);
   if (st == TL_OK && s->n == 0)
     st = tl_err_set(err, TL_EINPUT, "'%s': no usable annotation", annotations);
-  for (size_t q = 0; q < x.nq; q++) {
-    free(x.qs[q].id);
-    free(x.qs[q].text);
-  }
-  free(x.qs);
-  tl_strmap_release(&x.qmap);
+  free(x.qs); /* the texts live in the set's arena */
+  vqa_imap_release(&x.qmap);
   return st;
 }
 
@@ -834,13 +677,13 @@ static tl_status item_answers(items_ctx *x, const cJSON *o, const tl_jsonl *r, t
   if (n == 0) return problem(x->log, x->err, TL_IN_BAD_FIELD, r->path, r->line_no, "no answers ('answers' is empty)");
   if (n > TL_VQA_MAX_REFS)
     return problem(x->log, x->err, TL_IN_BAD_FIELD, r->path, r->line_no, "%d answers (at most %d)", n, TL_VQA_MAX_REFS);
-  if (!(it->answers = calloc((size_t)n, sizeof *it->answers))) return TL_ENOMEM;
+  if (!(it->answers = vqa_arena_alloc(&x->set->arena, (size_t)n * sizeof *it->answers))) return TL_ENOMEM;
   const cJSON *a;
   int i = 0;
   cJSON_ArrayForEach(a, ja) {
     if (!cJSON_IsString(a))
       return problem(x->log, x->err, TL_IN_BAD_FIELD, r->path, r->line_no, "answers[%d] is not a string", i);
-    if (!(it->answers[i] = tl_strdup(a->valuestring))) return TL_ENOMEM;
+    if (!(it->answers[i] = set_str(x->set, a->valuestring, strlen(a->valuestring)))) return TL_ENOMEM;
     it->n_answers = (size_t)++i;
   }
   *bad = 0;
@@ -855,7 +698,7 @@ static tl_status take_item(items_ctx *x, const cJSON *o, const tl_jsonl *r, tl_v
   int k = jsonl_id(x->log, x->err, o, r, idb, sizeof idb, &it->num, &st);
   if (!k) return st;
   it->is_num = k == 1;
-  int q = opt_string(o, "question", &it->question);
+  int q = opt_string(x->set, o, "question", &it->question);
   if (q == -2) return TL_ENOMEM;
   if (q <= 0)
     return problem(x->log, x->err, q == 0 ? TL_IN_MISSING_FIELD : TL_IN_BAD_FIELD, r->path, r->line_no,
@@ -863,12 +706,12 @@ static tl_status take_item(items_ctx *x, const cJSON *o, const tl_jsonl *r, tl_v
   static const char *const OPT[] = {"image", "question_type", "answer_type"};
   char **dst[] = {&it->image, &it->question_type, &it->answer_type};
   for (int i = 0; i < 3; i++) {
-    int v = opt_string(o, OPT[i], dst[i]);
+    int v = opt_string(x->set, o, OPT[i], dst[i]);
     if (v == -2) return TL_ENOMEM;
     if (v < 0) return problem(x->log, x->err, TL_IN_BAD_FIELD, r->path, r->line_no, "'%s' is not a string", OPT[i]);
   }
   if ((st = item_answers(x, o, r, it, bad)) != TL_OK || *bad) return st;
-  if (!(it->id = tl_strdup(idb))) return TL_ENOMEM;
+  if (!(it->id = set_str(x->set, idb, strlen(idb)))) return TL_ENOMEM;
   it->line = r->line_no;
   return TL_OK;
 }
@@ -929,13 +772,20 @@ void tl_vqa_results_release(tl_vqa_results *r) {
   memset(r, 0, sizeof *r);
 }
 
-tl_status tl_vqa_results_set(tl_vqa_results *r, size_t i, const char *answer) {
-  char *c = tl_strdup(answer);
+/* tl_vqa_results_set with the answer's length given (answer[0..n), no NUL needed). */
+static tl_status results_set_n(tl_vqa_results *r, size_t i, const char *answer, size_t n) {
+  char *c = malloc(n + 1);
   if (!c) return TL_ENOMEM;
+  memcpy(c, answer, n);
+  c[n] = 0;
   if (r->answer[i]) free(r->answer[i]);
   else r->n_given++;
   r->answer[i] = c;
   return TL_OK;
+}
+
+tl_status tl_vqa_results_set(tl_vqa_results *r, size_t i, const char *answer) {
+  return results_set_n(r, i, answer, strlen(answer));
 }
 
 typedef struct {
@@ -948,6 +798,28 @@ typedef struct {
   size_t index;
 } results_ctx;
 
+/* Takes the result `answer`[0..n) for question idb, given on `line`: reported when the set
+ * does not have the question or when it had a result already. */
+static tl_status put_result(results_ctx *x, const char *idb, const char *answer, size_t n, long line) {
+  char sb[64];
+  long i = tl_vqa_find(x->set, idb);
+  if (i < 0) {
+    x->res->n_unknown++;
+    return problem(x->log, x->err, TL_IN_UNKNOWN_ITEM, x->path, line,
+                   "a result for question %s, which the questions do not have (ignored)", show(idb, sb, sizeof sb));
+  }
+  if (x->res->answer[i]) {
+    x->res->n_duplicate++;
+    return problem(x->log, x->err, TL_IN_DUPLICATE, x->path, line,
+                   "a second result for question %s (first at line %ld; the first is kept)",
+                   show(idb, sb, sizeof sb), x->line_of[i]);
+  }
+  x->line_of[i] = line;
+  if (results_set_n(x->res, (size_t)i, answer, n) != TL_OK)
+    return tl_err_set(x->err, TL_ENOMEM, "out of memory reading '%s'", x->path);
+  return TL_OK;
+}
+
 /* One result object, from line `line`. */
 static tl_status take_result(results_ctx *x, const cJSON *o, long line, const char *what) {
   if (!cJSON_IsObject(o)) {
@@ -958,7 +830,7 @@ static tl_status take_result(results_ctx *x, const cJSON *o, long line, const ch
   const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "id");
   const cJSON *ans = cJSON_GetObjectItemCaseSensitive(o, "answer");
   const cJSON *v = a ? a : b;
-  char idb[1024], sb[64];
+  char idb[1024];
   int64_t num;
   int k = v && !(a && b) ? id_of(v, idb, sizeof idb, &num) : 0;
   tl_status st = TL_OK;
@@ -970,34 +842,54 @@ static tl_status take_result(results_ctx *x, const cJSON *o, long line, const ch
   else if (!ans) st = problem(x->log, x->err, TL_IN_MISSING_FIELD, x->path, line, "%s: no 'answer'", what);
   else if (!cJSON_IsString(ans))
     st = problem(x->log, x->err, TL_IN_BAD_FIELD, x->path, line, "%s: 'answer' is not a string", what);
-  else {
-    long i = tl_vqa_find(x->set, idb);
-    if (i < 0) {
-      x->res->n_unknown++;
-      return problem(x->log, x->err, TL_IN_UNKNOWN_ITEM, x->path, line,
-                     "a result for question %s, which the questions do not have (ignored)", show(idb, sb, sizeof sb));
-    }
-    if (x->res->answer[i]) {
-      x->res->n_duplicate++;
-      return problem(x->log, x->err, TL_IN_DUPLICATE, x->path, line,
-                     "a second result for question %s (first at line %ld; the first is kept)",
-                     show(idb, sb, sizeof sb), x->line_of[i]);
-    }
-    x->line_of[i] = line;
-    if (tl_vqa_results_set(x->res, (size_t)i, ans->valuestring) != TL_OK)
-      return tl_err_set(x->err, TL_ENOMEM, "out of memory reading '%s'", x->path);
-    return TL_OK;
-  }
+  else
+    return put_result(x, idb, ans->valuestring, strlen(ans->valuestring), line);
   x->res->n_bad++;
   return st;
 }
 
-static tl_status result_elem(void *ctx, jscan *c, size_t b, size_t e, long line) {
+/* A plain result read in place: 1 taken (put_result's status in *st), 0 when the element is
+ * not plain (the caller parses it): an object with one of "question_id" and "id" (an integer
+ * of at most 15 digits, or for a non-official set a string of 1..ID_MAX_BYTES bytes), a string
+ * "answer", and scalar members only. */
+static int fast_result(results_ctx *x, vqa_jscan *c, size_t b, size_t e, long line, tl_status *st) {
+  if (c->s[b] != '{' || !vqa_plain_elem(c->s, b, e)) return 0;
+  vqa_jscan w = {.s = c->s, .n = e, .i = b, .line = line};
+  vqa_member m[16];
+  int k = vqa_obj_members(&w, m, 16, NULL, NULL, NULL);
+  if (k < 0) return 0;
+  const vqa_member *a = vqa_member_get(m, k, "question_id"), *bb = vqa_member_get(m, k, "id"),
+                   *ans = vqa_member_get(m, k, "answer"), *v = a ? a : bb;
+  const char *as, *is;
+  size_t an, in;
+  int64_t num;
+  char idb[ID_MAX_BYTES + 1];
+  if ((a && bb) || !v || !ans || !vqa_plain_string(c->s, ans, &as, &an)) return 0;
+  for (int i = 0; i < k; i++)
+    if (!vqa_plain_scalar(c->s, &m[i])) return 0;
+  if (vqa_plain_int(c->s, v, &num)) vqa_i64_text(num, idb);
+  else if (!x->set->official && vqa_plain_string(c->s, v, &is, &in) && in > 0 && in <= ID_MAX_BYTES) {
+    memcpy(idb, is, in);
+    idb[in] = 0;
+  } else {
+    return 0;
+  }
+  *st = put_result(x, idb, as, an, line);
+  return 1;
+}
+
+static tl_status result_elem(void *ctx, vqa_jscan *c, size_t b, size_t e, long line) {
   results_ctx *x = ctx;
+  size_t index = x->index++;
+  tl_status st;
+  if (fast_result(x, c, b, e, line, &st)) {
+    x->res->n_plain++;
+    return st;
+  }
   char what[64];
-  snprintf(what, sizeof what, "result %zu", x->index++);
+  snprintf(what, sizeof what, "result %zu", index);
   cJSON *o;
-  tl_status st = parse_elem(x->log, x->err, x->path, c, b, e, line, what, &o);
+  st = parse_elem(x->log, x->err, x->path, c, b, e, line, what, &o);
   if (st != TL_OK) return st;
   if (!o) {
     x->res->n_bad++;

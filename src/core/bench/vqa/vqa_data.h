@@ -19,7 +19,8 @@
 #include "tally/strmap.h"
 #include "vqa_eval.h"
 
-/* One question with its reference answers. Every string is owned by the set. */
+/* One question with its reference answers. Every string (and the answers array) is owned by
+ * the set: it lives in the set's arena and is freed by tl_vqa_set_release, never alone. */
 typedef struct {
   char *id;            /* canonical id: an integer's decimal digits ("42000"), or the string */
   int64_t num;         /* the integer id (0 for a string id) */
@@ -42,11 +43,16 @@ typedef struct {
   int numeric;         /* every id is an integer */
   int official;        /* loaded from the official files (result ids must be integers) */
   char *path;          /* the annotations or items file (owned), for messages */
-  tl_strmap index;     /* canonical id -> position in items */
+  tl_strmap index;     /* canonical id -> the item's order (its position among the kept items
+                        * in the file, built while reading: duplicates are found there) */
+  size_t *at;          /* [n]: at[order] = the item's position in items (after the sort) */
   size_t n_not10;      /* items whose reference count is not 10 (allowed; counted to be shown) */
   size_t n_dropped;    /* items (annotations or lines) reported and left out */
   size_t n_no_question;   /* official: annotations with no question in the questions file */
   size_t n_no_annotation; /* official: questions with no annotation (left out) */
+  size_t n_plain;      /* official: elements (questions and annotations) read in place, the
+                        * rest parsed by cJSON (docs/VQA.md, "Loading") */
+  struct vqa_arena *arena; /* owns every string of the items (vqa_scan.h) */
 } tl_vqa_set;
 
 void tl_vqa_set_init(tl_vqa_set *s);
@@ -79,6 +85,7 @@ typedef struct {
   size_t n_unknown;    /* results for an id the set does not have (reported, ignored) */
   size_t n_duplicate;  /* second results for an id (reported; the first kept) */
   size_t n_bad;        /* results reported for a missing or mistyped field */
+  size_t n_plain;      /* results of the official array form read in place (vqa_scan.h) */
 } tl_vqa_results;
 
 /* An empty prediction table for s (every answer NULL). TL_OK or TL_ENOMEM. */

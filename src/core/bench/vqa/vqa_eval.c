@@ -31,11 +31,13 @@ static const char PUNCT[] = ";/[]\"{}()=+\\_-><@`,?!";
 
 typedef struct {
   const char *key, *val;
+  size_t klen, vlen; /* strlen of each, from the literal */
 } pair;
+#define P(k, v) {k, v, sizeof k - 1, sizeof v - 1}
 
 static const pair MANUAL_MAP[] = {
-    {"none", "0"}, {"zero", "0"}, {"one", "1"}, {"two", "2"},   {"three", "3"}, {"four", "4"},
-    {"five", "5"}, {"six", "6"},  {"seven", "7"}, {"eight", "8"}, {"nine", "9"}, {"ten", "10"}};
+    P("none", "0"), P("zero", "0"), P("one", "1"), P("two", "2"),   P("three", "3"), P("four", "4"),
+    P("five", "5"), P("six", "6"),  P("seven", "7"), P("eight", "8"), P("nine", "9"), P("ten", "10")};
 
 static const char *const ARTICLES[] = {"a", "an", "the"};
 
@@ -43,44 +45,58 @@ static const char *const ARTICLES[] = {"a", "an", "the"};
  * capitals and never match a lower-cased word; "somebody'd" -> "somebodyd" runs backwards. Both
  * are kept as the script has them. */
 static const pair CONTRACTIONS[] = {
-    {"aint", "ain't"}, {"arent", "aren't"}, {"cant", "can't"}, {"couldve", "could've"},
-    {"couldnt", "couldn't"}, {"couldn'tve", "couldn't've"}, {"couldnt've", "couldn't've"},
-    {"didnt", "didn't"}, {"doesnt", "doesn't"}, {"dont", "don't"}, {"hadnt", "hadn't"},
-    {"hadnt've", "hadn't've"}, {"hadn'tve", "hadn't've"}, {"hasnt", "hasn't"},
-    {"havent", "haven't"}, {"hed", "he'd"}, {"hed've", "he'd've"}, {"he'dve", "he'd've"},
-    {"hes", "he's"}, {"howd", "how'd"}, {"howll", "how'll"}, {"hows", "how's"},
-    {"Id've", "I'd've"}, {"I'dve", "I'd've"}, {"Im", "I'm"}, {"Ive", "I've"}, {"isnt", "isn't"},
-    {"itd", "it'd"}, {"itd've", "it'd've"}, {"it'dve", "it'd've"}, {"itll", "it'll"},
-    {"let's", "let's"}, {"maam", "ma'am"}, {"mightnt", "mightn't"}, {"mightnt've", "mightn't've"},
-    {"mightn'tve", "mightn't've"}, {"mightve", "might've"}, {"mustnt", "mustn't"},
-    {"mustve", "must've"}, {"neednt", "needn't"}, {"notve", "not've"}, {"oclock", "o'clock"},
-    {"oughtnt", "oughtn't"}, {"ow's'at", "'ow's'at"}, {"'ows'at", "'ow's'at"},
-    {"'ow'sat", "'ow's'at"}, {"shant", "shan't"}, {"shed've", "she'd've"},
-    {"she'dve", "she'd've"}, {"she's", "she's"}, {"shouldve", "should've"},
-    {"shouldnt", "shouldn't"}, {"shouldnt've", "shouldn't've"}, {"shouldn'tve", "shouldn't've"},
-    {"somebody'd", "somebodyd"}, {"somebodyd've", "somebody'd've"},
-    {"somebody'dve", "somebody'd've"}, {"somebodyll", "somebody'll"}, {"somebodys", "somebody's"},
-    {"someoned", "someone'd"}, {"someoned've", "someone'd've"}, {"someone'dve", "someone'd've"},
-    {"someonell", "someone'll"}, {"someones", "someone's"}, {"somethingd", "something'd"},
-    {"somethingd've", "something'd've"}, {"something'dve", "something'd've"},
-    {"somethingll", "something'll"}, {"thats", "that's"}, {"thered", "there'd"},
-    {"thered've", "there'd've"}, {"there'dve", "there'd've"}, {"therere", "there're"},
-    {"theres", "there's"}, {"theyd", "they'd"}, {"theyd've", "they'd've"},
-    {"they'dve", "they'd've"}, {"theyll", "they'll"}, {"theyre", "they're"},
-    {"theyve", "they've"}, {"twas", "'twas"}, {"wasnt", "wasn't"}, {"wed've", "we'd've"},
-    {"we'dve", "we'd've"}, {"weve", "we've"}, {"werent", "weren't"}, {"whatll", "what'll"},
-    {"whatre", "what're"}, {"whats", "what's"}, {"whatve", "what've"}, {"whens", "when's"},
-    {"whered", "where'd"}, {"wheres", "where's"}, {"whereve", "where've"}, {"whod", "who'd"},
-    {"whod've", "who'd've"}, {"who'dve", "who'd've"}, {"wholl", "who'll"}, {"whos", "who's"},
-    {"whove", "who've"}, {"whyll", "why'll"}, {"whyre", "why're"}, {"whys", "why's"},
-    {"wont", "won't"}, {"wouldve", "would've"}, {"wouldnt", "wouldn't"},
-    {"wouldnt've", "wouldn't've"}, {"wouldn'tve", "wouldn't've"}, {"yall", "y'all"},
-    {"yall'll", "y'all'll"}, {"y'allll", "y'all'll"}, {"yall'd've", "y'all'd've"},
-    {"y'alld've", "y'all'd've"}, {"y'all'dve", "y'all'd've"}, {"youd", "you'd"},
-    {"youd've", "you'd've"}, {"you'dve", "you'd've"}, {"youll", "you'll"}, {"youre", "you're"},
-    {"youve", "you've"},
+    P("aint", "ain't"), P("arent", "aren't"), P("cant", "can't"), P("couldve", "could've"),
+    P("couldnt", "couldn't"), P("couldn'tve", "couldn't've"), P("couldnt've", "couldn't've"),
+    P("didnt", "didn't"), P("doesnt", "doesn't"), P("dont", "don't"), P("hadnt", "hadn't"),
+    P("hadnt've", "hadn't've"), P("hadn'tve", "hadn't've"), P("hasnt", "hasn't"),
+    P("havent", "haven't"), P("hed", "he'd"), P("hed've", "he'd've"), P("he'dve", "he'd've"),
+    P("hes", "he's"), P("howd", "how'd"), P("howll", "how'll"), P("hows", "how's"),
+    P("Id've", "I'd've"), P("I'dve", "I'd've"), P("Im", "I'm"), P("Ive", "I've"), P("isnt", "isn't"),
+    P("itd", "it'd"), P("itd've", "it'd've"), P("it'dve", "it'd've"), P("itll", "it'll"),
+    P("let's", "let's"), P("maam", "ma'am"), P("mightnt", "mightn't"), P("mightnt've", "mightn't've"),
+    P("mightn'tve", "mightn't've"), P("mightve", "might've"), P("mustnt", "mustn't"),
+    P("mustve", "must've"), P("neednt", "needn't"), P("notve", "not've"), P("oclock", "o'clock"),
+    P("oughtnt", "oughtn't"), P("ow's'at", "'ow's'at"), P("'ows'at", "'ow's'at"),
+    P("'ow'sat", "'ow's'at"), P("shant", "shan't"), P("shed've", "she'd've"),
+    P("she'dve", "she'd've"), P("she's", "she's"), P("shouldve", "should've"),
+    P("shouldnt", "shouldn't"), P("shouldnt've", "shouldn't've"), P("shouldn'tve", "shouldn't've"),
+    P("somebody'd", "somebodyd"), P("somebodyd've", "somebody'd've"),
+    P("somebody'dve", "somebody'd've"), P("somebodyll", "somebody'll"), P("somebodys", "somebody's"),
+    P("someoned", "someone'd"), P("someoned've", "someone'd've"), P("someone'dve", "someone'd've"),
+    P("someonell", "someone'll"), P("someones", "someone's"), P("somethingd", "something'd"),
+    P("somethingd've", "something'd've"), P("something'dve", "something'd've"),
+    P("somethingll", "something'll"), P("thats", "that's"), P("thered", "there'd"),
+    P("thered've", "there'd've"), P("there'dve", "there'd've"), P("therere", "there're"),
+    P("theres", "there's"), P("theyd", "they'd"), P("theyd've", "they'd've"),
+    P("they'dve", "they'd've"), P("theyll", "they'll"), P("theyre", "they're"),
+    P("theyve", "they've"), P("twas", "'twas"), P("wasnt", "wasn't"), P("wed've", "we'd've"),
+    P("we'dve", "we'd've"), P("weve", "we've"), P("werent", "weren't"), P("whatll", "what'll"),
+    P("whatre", "what're"), P("whats", "what's"), P("whatve", "what've"), P("whens", "when's"),
+    P("whered", "where'd"), P("wheres", "where's"), P("whereve", "where've"), P("whod", "who'd"),
+    P("whod've", "who'd've"), P("who'dve", "who'd've"), P("wholl", "who'll"), P("whos", "who's"),
+    P("whove", "who've"), P("whyll", "why'll"), P("whyre", "why're"), P("whys", "why's"),
+    P("wont", "won't"), P("wouldve", "would've"), P("wouldnt", "wouldn't"),
+    P("wouldnt've", "wouldn't've"), P("wouldn'tve", "wouldn't've"), P("yall", "y'all"),
+    P("yall'll", "y'all'll"), P("y'allll", "y'all'll"), P("yall'd've", "y'all'd've"),
+    P("y'alld've", "y'all'd've"), P("y'all'dve", "y'all'd've"), P("youd", "you'd"),
+    P("youd've", "you'd've"), P("you'dve", "you'd've"), P("youll", "you'll"), P("youre", "you're"),
+    P("youve", "you've"),
 };
 _Static_assert(sizeof CONTRACTIONS / sizeof CONTRACTIONS[0] == 120, "120 contractions");
+#define N_CONTRACTIONS (sizeof CONTRACTIONS / sizeof CONTRACTIONS[0])
+
+/* The contractions in (key length, key bytes) order, as indices into CONTRACTIONS: the binary
+ * search of contraction_get (7 comparisons instead of a scan of 120). Written once from the
+ * table above (a script sorted it); test_vqa_eval checks that it is a permutation in that
+ * order and that the search finds exactly what the script's scan finds, on every key. */
+static const unsigned char CONTRACTION_ORDER[] = {
+    24, 25, 15, 18, 27, 0, 2, 9, 19, 21, 26, 30, 32, 80, 84, 94, 98, 102, 103, 108, 114, 23, 22,
+    1, 7, 10, 13, 20, 31, 40, 46, 49, 68, 74, 81, 88, 90, 97, 99, 100, 101, 117, 118, 119, 8,
+    14, 17, 16, 29, 28, 37, 38, 39, 41, 69, 73, 77, 78, 79, 83, 82, 85, 86, 87, 89, 91, 92, 45,
+    44, 4, 3, 33, 36, 42, 43, 48, 47, 72, 93, 96, 95, 105, 104, 110, 109, 116, 115, 12, 11, 51,
+    50, 59, 63, 76, 75, 58, 62, 71, 70, 113, 112, 111, 5, 6, 35, 34, 54, 57, 64, 107, 106, 53,
+    52, 61, 60, 67, 56, 55, 66, 65};
+_Static_assert(sizeof CONTRACTION_ORDER == N_CONTRACTIONS, "one index per contraction");
 
 /* Unicode 14.0 category Nd (Python 3.11's unicodedata, the same set as PCRE2 10.42's \d with
  * UCP; test_vqa_eval checks every code point against PCRE2). Sorted, disjoint. */
@@ -149,20 +165,23 @@ tl_status tl_vqa_prepare(const char *s, size_t n, tl_buf *out) {
   while (b < n && is_space_at(s, n, b, &len)) b += len;
   for (size_t i = b; i < n; i += len)
     if (!is_space_at(s, n, i, &len)) e = i + len;
-  for (size_t i = b; i < e; i++) {
-    char c = (s[i] == '\n' || s[i] == '\t') ? ' ' : s[i];
-    if (tl_buf_append(out, &c, 1) != TL_OK) return TL_ENOMEM;
-  }
+  if (e <= b) return TL_OK; /* nothing but whitespace: e stays 0 while b moved past it */
+  if (tl_buf_reserve(out, e - b) != TL_OK) return TL_ENOMEM;
+  for (size_t i = b; i < e; i++) out->data[out->len++] = (s[i] == '\n' || s[i] == '\t') ? ' ' : s[i];
+  out->data[out->len] = 0; /* reserved: out->cap > 0, the buffer's own */
   return TL_OK;
 }
 
 /* ---- processPunctuation ---------------------------------------------------------------- */
 
-static int punct_index(unsigned char c) {
-  if (c >= 0x80 || c == 0) return -1;
-  const char *p = strchr(PUNCT, c);
-  return p ? (int)(p - PUNCT) : -1;
-}
+/* PUNCT_AT[c] = 1 + the index of c in PUNCT, 0 when c is no mark (the 21 ASCII marks). */
+static const unsigned char PUNCT_AT[128] = {
+    [';'] = 1,  ['/'] = 2,  ['['] = 3,  [']'] = 4,  ['"'] = 5,  ['{'] = 6,  ['}'] = 7,
+    ['('] = 8,  [')'] = 9,  ['='] = 10, ['+'] = 11, ['\\'] = 12, ['_'] = 13, ['-'] = 14,
+    ['>'] = 15, ['<'] = 16, ['@'] = 17, ['`'] = 18, [','] = 19, ['?'] = 20, ['!'] = 21};
+_Static_assert(sizeof PUNCT - 1 == 21, "21 marks");
+
+static int punct_index(unsigned char c) { return c < 0x80 ? (int)PUNCT_AT[c] - 1 : -1; }
 
 /* commaStrip's re.search: a Unicode digit, ',', a Unicode digit, anywhere in s. */
 static int has_digit_comma_digit(const char *s, size_t n) {
@@ -187,15 +206,16 @@ tl_status tl_vqa_punctuation(const char *s, size_t n, tl_buf *out) {
   }
   tl_buf mid;
   tl_buf_init(&mid);
-  tl_status st = TL_OK;
-  for (size_t i = 0; i < n && st == TL_OK; i++) {
+  tl_status st = tl_buf_reserve(&mid, n + 1);
+  for (size_t i = 0; i < n && st == TL_OK; i++) { /* each byte gives at most one: no growth */
     int p = punct_index((unsigned char)s[i]);
-    if (p < 0) st = tl_buf_append(&mid, s + i, 1);
-    else if (!del[p]) st = tl_buf_append(&mid, " ", 1);
+    if (p < 0) mid.data[mid.len++] = s[i];
+    else if (!del[p]) mid.data[mid.len++] = ' ';
   }
   /* periodStrip on that result: '.' not followed by a digit, at most 32, left to right; the
    * lookahead reads the text being substituted (re.sub scans its subject unchanged) */
   tl_buf_reset(out);
+  if (st == TL_OK) st = tl_buf_reserve(out, mid.len + 1);
   int removed = 0;
   for (size_t i = 0; i < mid.len && st == TL_OK; i++) {
     if (mid.data[i] == '.' && removed < TL_VQA_PERIOD_COUNT) {
@@ -205,43 +225,78 @@ tl_status tl_vqa_punctuation(const char *s, size_t n, tl_buf *out) {
         continue;
       }
     }
-    st = tl_buf_append(out, mid.data + i, 1);
+    out->data[out->len++] = mid.data[i];
   }
+  if (st == TL_OK) out->data[out->len] = 0;
   tl_buf_release(&mid);
   return st;
 }
 
 /* ---- processDigitArticle --------------------------------------------------------------- */
 
-static int word_is(const char *w, size_t n, const char *key) {
-  return strlen(key) == n && memcmp(w, key, n) == 0;
-}
-
-static const char *table_get(const pair *t, size_t count, const char *w, size_t n) {
+/* The entry of t[count] whose key is w[0..n), or NULL: the script's dict lookup as a scan
+ * (manualMap's 12 words; for the contractions, the reference the search is tested against). */
+static const pair *table_scan(const pair *t, size_t count, const char *w, size_t n) {
   for (size_t i = 0; i < count; i++)
-    if (word_is(w, n, t[i].key)) return t[i].val;
+    if (t[i].klen == n && memcmp(w, t[i].key, n) == 0) return &t[i];
   return NULL;
 }
 
+/* w[0..n) against p's key in (length, bytes) order. */
+static int key_cmp(const char *w, size_t n, const pair *p) {
+  if (n != p->klen) return n < p->klen ? -1 : 1;
+  return memcmp(w, p->key, n);
+}
+
+/* The contraction whose key is w[0..n), or NULL: binary search over CONTRACTION_ORDER. */
+static const pair *contraction_get(const char *w, size_t n) {
+  if (n < 2 || n > 13) return NULL; /* the keys are 2 to 13 bytes long */
+  size_t lo = 0, hi = N_CONTRACTIONS;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const pair *p = &CONTRACTIONS[CONTRACTION_ORDER[mid]];
+    int c = key_cmp(w, n, p);
+    if (c == 0) return p;
+    if (c < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  return NULL;
+}
+
+size_t tl_vqa_contraction_count(void) { return N_CONTRACTIONS; }
+
+const char *tl_vqa_contraction_key(size_t i) { return i < N_CONTRACTIONS ? CONTRACTIONS[i].key : NULL; }
+
+const char *tl_vqa_contraction(const char *w, size_t n) {
+  const pair *p = contraction_get(w, n);
+  return p ? p->val : NULL;
+}
+
+const char *tl_vqa_contraction_scan(const char *w, size_t n) {
+  const pair *p = table_scan(CONTRACTIONS, N_CONTRACTIONS, w, n);
+  return p ? p->val : NULL;
+}
+
 static int is_article(const char *w, size_t n) {
+  if (n > 3) return 0;
   for (size_t i = 0; i < sizeof ARTICLES / sizeof ARTICLES[0]; i++)
-    if (word_is(w, n, ARTICLES[i])) return 1;
+    if (strlen(ARTICLES[i]) == n && memcmp(w, ARTICLES[i], n) == 0) return 1;
   return 0;
 }
 
 /* One word through manualMap, the articles and the contractions: the text to emit (NULL when
  * the word is dropped); *len its length. */
 static const char *word_map(const char *w, size_t n, size_t *len) {
-  const char *m = table_get(MANUAL_MAP, sizeof MANUAL_MAP / sizeof MANUAL_MAP[0], w, n);
+  const pair *m = n <= 5 ? table_scan(MANUAL_MAP, sizeof MANUAL_MAP / sizeof MANUAL_MAP[0], w, n) : NULL;
   if (m) { /* manualMap's values are digits: neither articles nor contraction keys */
-    *len = strlen(m);
-    return m;
+    *len = m->vlen;
+    return m->val;
   }
   if (is_article(w, n)) return NULL;
-  const char *c = table_get(CONTRACTIONS, sizeof CONTRACTIONS / sizeof CONTRACTIONS[0], w, n);
+  const pair *c = contraction_get(w, n);
   if (c) {
-    *len = strlen(c);
-    return c;
+    *len = c->vlen;
+    return c->val;
   }
   *len = n;
   return w;

@@ -133,6 +133,14 @@ tl_status tl_vqa_score(tl_vqa_ws *ws, tl_vqa_version v, const char *pred, const 
 tl_status tl_vqa_exact_match(tl_vqa_ws *ws, tl_vqa_version v, const char *pred,
                              const char *const *refs, size_t n_refs, int *match, tl_err *err);
 
+/* The official contractions table (tests): its size, its i-th key in the script's order (NULL
+ * past the end), and the value of the word w[0..n) (NULL when w is no key) by the binary
+ * search the normalization uses and by a linear scan of the script's table. */
+size_t tl_vqa_contraction_count(void);
+const char *tl_vqa_contraction_key(size_t i);
+const char *tl_vqa_contraction(const char *w, size_t n);
+const char *tl_vqa_contraction_scan(const char *w, size_t n);
+
 /* ---- soft VQA accuracy (tally's definition; UNVERIFIED against Agrawal et al. 2023) ------- */
 
 /* Strings longer than this many code points are cut to their first TL_VQA_LEV_MAX_CP code
