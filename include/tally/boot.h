@@ -247,10 +247,11 @@ tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int
 void tl_cluster_draws_byte_max(tl_cluster_draws *d, unsigned byte_max);
 
 /* The same bounds as tl_cluster_ci for many rows of any non-negative values (a summary's rows:
- * MT-Bench-101's weighted dialogue scores), bit for bit, fast: each cluster count m's draws are
- * made once and kept as bytes (at most TL_CCIS_CACHE bytes in all, B x m a count; past that a
- * row is computed by tl_cluster_ci), and 8 resamples are summed side by side, each in cluster
- * order with the same roundings (src/core/stats/cluster_ci.c says why the bits are the same).
+ * MT-Bench-101's weighted dialogue scores, VQA accuracy), bit for bit, fast: a cluster count m
+ * asked for by a second row has its draws kept as bytes (B x m, at most TL_CCIS_CACHE bytes in
+ * all) for every later row; other rows draw theirs 8 resamples at a time; and 8 resamples are
+ * summed side by side, each in cluster order with the same roundings
+ * (src/core/stats/cluster_ci.c says why the bits are the same).
  * A row with a kept value that is negative or not finite is computed by tl_cluster_ci. One
  * object per (B, seed); not shared by threads. */
 #define TL_CCIS_CACHE ((size_t)256 << 20)

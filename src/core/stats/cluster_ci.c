@@ -4,7 +4,8 @@
  * Why: a summary asks tl_cluster_ci for thousands of rows (MT-Bench-101: parser x model x policy
  * x group, 3,840 rows on a 20-model job with four parsers), and every call drew B x m Philox
  * indices again and summed them with a branch per cluster: 60% of such a run. The counts of
- * resample r depend only on (seed, r, m), so they are drawn once per distinct m and kept.
+ * resample r depend only on (seed, r, m), so from the second row with the same m they are kept
+ * and not drawn again (a count asked for once keeps nothing: its B x m bytes would be waste).
  *
  * Same bits as tl_cluster_ci:
  *  - the ratio of resample r is sum_k w[k] * num[k] / sum_k w[k] * den[k], each sum in cluster
@@ -62,6 +63,9 @@ struct tl_ccis {
   int simd;
   int32_t *w;    /* [wcap] one resample's counts */
   uint32_t wcap;
+  uint8_t *blk;  /* [wcap][RB] one block's counts, for a row whose draws are not kept */
+  uint32_t *once; /* cluster counts seen by one row so far, their draws not kept */
+  int nonce, caponce;
   double *buf;   /* [bcap] compacted num, den, then B values */
   size_t bcap;
 };
@@ -101,25 +105,66 @@ void tl_ccis_free(tl_ccis *s) {
   for (int i = 0; i < s->nd; i++) free(s->d[i].cb), free(s->d[i].plain);
   free(s->d);
   free(s->w);
+  free(s->blk);
+  free(s->once);
   free(s->buf);
   free(s);
 }
 
-/* The kept counts of m clusters, drawn now if needed; NULL past the cache bound or out of
- * memory (the caller then computes the row with tl_cluster_ci). */
+/* s->w and s->blk hold m clusters. 0, or -1 out of memory. */
+static int work_for(tl_ccis *s, uint32_t m) {
+  if (m <= s->wcap) return 0;
+  int32_t *w = realloc(s->w, (size_t)m * sizeof *w);
+  if (w) s->w = w;
+  uint8_t *blk = w ? realloc(s->blk, (size_t)m * RB) : NULL;
+  if (blk) s->blk = blk;
+  if (!w || !blk) return -1;
+  s->wcap = m;
+  return 0;
+}
+
+/* The counts of resamples r0 .. r0 + nl (nl <= RB) of m clusters into blk[m][RB] (lanes past nl
+ * zero). Returns 1 when a count is over count_max (the block is then computed by the plain
+ * loop and its bytes are not read), else 0. */
+static int fill_block(tl_ccis *s, uint32_t m, uint32_t r0, uint32_t nl, uint8_t *blk) {
+  int plain = 0;
+  if (nl < RB) memset(blk, 0, (size_t)m * RB);
+  for (uint32_t l = 0; l < nl; l++) {
+    tl_boot_counts(s->seed, r0 + l, m, s->w);
+    for (uint32_t k = 0; k < m; k++) {
+      const int32_t c = s->w[k];
+      plain |= c > s->count_max;
+      blk[(size_t)k * RB + l] = (uint8_t)c;
+    }
+  }
+  return plain;
+}
+
+/* The kept counts of m clusters, or NULL: not kept (yet). A cluster count is kept from the
+ * second row that asks for it (a summary asks for a few counts many times; a count asked for
+ * once is not worth its B x m bytes: on 214,354 questions that is 214 MB), while the kept bytes
+ * stay under the bound. NULL also when out of memory (the row is then streamed, as it is the
+ * first time). */
 static const cc_draws *draws_for(tl_ccis *s, uint32_t m) {
   for (int i = 0; i < s->nd; i++)
     if (s->d[i].m == m) return &s->d[i];
+  int seen = 0;
+  for (int i = 0; i < s->nonce && !seen; i++) seen = s->once[i] == m;
+  if (!seen) {
+    if (s->nonce == s->caponce) {
+      int nc = s->caponce ? 2 * s->caponce : 16;
+      uint32_t *no = realloc(s->once, (size_t)nc * sizeof *no);
+      if (!no) return NULL;
+      s->once = no;
+      s->caponce = nc;
+    }
+    s->once[s->nonce++] = m;
+    return NULL;
+  }
   const size_t nblk = ((size_t)s->B + RB - 1) / RB;
   if ((size_t)m > (SIZE_MAX / RB) / nblk) return NULL;
   const size_t bytes = nblk * m * RB;
-  if (bytes > s->cap_bytes || s->bytes > s->cap_bytes - bytes) return NULL;
-  if (m > s->wcap) {
-    int32_t *w = realloc(s->w, (size_t)m * sizeof *w);
-    if (!w) return NULL;
-    s->w = w;
-    s->wcap = m;
-  }
+  if (bytes > s->cap_bytes || s->bytes > s->cap_bytes - bytes || work_for(s, m)) return NULL;
   if (s->nd == s->capd) {
     int nc = s->capd ? 2 * s->capd : 16;
     cc_draws *nd = realloc(s->d, (size_t)nc * sizeof *nd);
@@ -127,19 +172,14 @@ static const cc_draws *draws_for(tl_ccis *s, uint32_t m) {
     s->d = nd;
     s->capd = nc;
   }
-  uint8_t *cb = calloc(bytes, 1), *plain = calloc(nblk, 1);
+  uint8_t *cb = malloc(bytes), *plain = malloc(nblk);
   if (!cb || !plain) {
     free(cb), free(plain);
     return NULL;
   }
-  for (uint32_t r = 0; r < s->B; r++) {
-    tl_boot_counts(s->seed, r, m, s->w);
-    uint8_t *blk = cb + (size_t)(r / RB) * m * RB + r % RB;
-    for (uint32_t k = 0; k < m; k++) {
-      const int32_t c = s->w[k];
-      if (c > s->count_max) plain[r / RB] = 1;
-      blk[(size_t)k * RB] = (uint8_t)c; /* a plain block's bytes are not read */
-    }
+  for (size_t bl = 0; bl < nblk; bl++) {
+    const uint32_t r0 = (uint32_t)(bl * RB), nl = s->B - r0 < RB ? s->B - r0 : RB;
+    plain[bl] = (uint8_t)fill_block(s, m, r0, nl, cb + bl * m * RB);
   }
   s->d[s->nd] = (cc_draws){m, cb, plain};
   s->bytes += bytes;
@@ -246,8 +286,9 @@ tl_status tl_ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t
       fits &= isfinite(den[i]) && isfinite(num[i]) && num[i] >= 0.0;
     }
   if (m < 2) return TL_OK;
-  const cc_draws *d = fits ? draws_for(s, m) : NULL;
-  if (!d) return tl_cluster_ci(num, den, n, B, s->seed, level, lo, hi);
+  if (!fits) return tl_cluster_ci(num, den, n, B, s->seed, level, lo, hi);
+  const cc_draws *d = draws_for(s, m);
+  if (!d && work_for(s, m)) return TL_ENOMEM; /* streamed: one block of counts at a time */
   const size_t need = 2 * (size_t)m + B;
   if (need > s->bcap) {
     double *nb = realloc(s->buf, need * sizeof *nb);
@@ -261,12 +302,12 @@ tl_status tl_ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t
   const size_t nblk = ((size_t)B + RB - 1) / RB;
   for (size_t bl = 0; bl < nblk; bl++) {
     const uint32_t r0 = (uint32_t)(bl * RB), nl = B - r0 < RB ? B - r0 : RB;
-    if (d->plain[bl]) {
+    const uint8_t *cb = d ? d->cb + bl * m * RB : s->blk;
+    if (d ? d->plain[bl] : fill_block(s, m, r0, nl, s->blk)) {
       for (uint32_t l = 0; l < nl; l++) vals[r0 + l] = ratio_plain(s, r0 + l, m, cn, cd);
       continue;
     }
     double sums[2 * RB];
-    const uint8_t *cb = d->cb + bl * m * RB;
 #ifdef CC_X86
     if (s->simd)
       kern_avx2(m, cb, cn, cd, sums);

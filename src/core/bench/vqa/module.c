@@ -1574,7 +1574,8 @@ static tl_status summary_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncf
   double *pnum = malloc((b->n ? b->n : 1) * sizeof *pnum), *pden = malloc((b->n ? b->n : 1) * sizeof *pden);
   double plo = NAN, phi = NAN;
   uint32_t pm = UINT32_MAX;
-  tl_status st = v && num && den && pnum && pden ? TL_OK : TL_ENOMEM;
+  tl_ccis *ci = tl_ccis_new(b->ci_B, b->ci_seed); /* tl_cluster_ci's bounds, draws kept where rows share a size */
+  tl_status st = v && num && den && pnum && pden && ci ? TL_OK : TL_ENOMEM;
   for (size_t c0 = 0; !st && c0 < ncfgs;) {
     size_t c1 = c0 + 1;
     while (c1 < ncfgs && !strcmp(cfgs[c1].model, cfgs[c0].model) && cfgs[c1].variant == cfgs[c0].variant) c1++;
@@ -1638,7 +1639,7 @@ static tl_status summary_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncf
         lo = plo; /* tl_cluster_ci is a function of its arguments: the same bounds */
         hi = phi;
       } else {
-        st = tl_cluster_ci(num, den, m, b->ci_B, b->ci_seed, 0.95, &lo, &hi);
+        st = tl_ccis_row(ci, num, den, m, 0.95, &lo, &hi);
         memcpy(pnum, num, m * sizeof *num);
         memcpy(pden, den, m * sizeof *den);
         pm = m;
@@ -1655,6 +1656,7 @@ static tl_status summary_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncf
   free(den);
   free(pnum);
   free(pden);
+  tl_ccis_free(ci);
   return st;
 }
 
