@@ -388,6 +388,9 @@ tl_status run_spill_row(const tl_table *t, size_t row, const tl_row *ur, const t
 tl_status run_spill_put(bench_run *r, const tl_buf *row, uint64_t *ref);
 /* The last frame written and the frame buffers freed: after the last row (end of scheduling). */
 tl_status run_spill_end(bench_run *r);
+/* The frame buffers and the compression context freed (idempotent: also when a run stops
+ * before its scheduling ends). */
+void run_spill_frames_release(run_spill *sp);
 /* The references table (run_spill.pref): note the reference of unit g's stage s reply (its
  * text pointer), take it back (removed; 0 when there is none), free the table. */
 tl_status run_pref_note(run_spill *sp, uint64_t g, int s, const char *text, const tl_reply_ref *ref);

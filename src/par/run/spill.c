@@ -143,14 +143,18 @@ tl_status run_spill_put(bench_run *r, const tl_buf *row, uint64_t *ref) {
   return tl_buf_append(&sp->spill_blk, row->data, row->len);
 }
 
+void run_spill_frames_release(run_spill *sp) {
+  tl_buf_release(&sp->spill_blk);
+  free(sp->spill_z);
+  ZSTD_freeCCtx(sp->spill_zctx);
+  sp->spill_zctx = NULL;
+  sp->spill_z = NULL;
+  sp->spill_zcap = 0;
+}
+
 tl_status run_spill_end(bench_run *r) {
   int rc = frame_write(&r->sp);
-  tl_buf_release(&r->sp.spill_blk);
-  free(r->sp.spill_z);
-  ZSTD_freeCCtx(r->sp.spill_zctx);
-  r->sp.spill_zctx = NULL;
-  r->sp.spill_z = NULL;
-  r->sp.spill_zcap = 0;
+  run_spill_frames_release(&r->sp);
   return rc ? TL_EIO : TL_OK;
 }
 

@@ -24,6 +24,8 @@ void run_bench_run_release(bench_run *r) {
   for (size_t b = 0; r->sp.rowtab && b < r->nb; b++) tl_table_free(r->sp.rowtab[b]);
   free(r->sp.rowtab);
   free(r->sp.nstr);
+  run_spill_frames_release(&r->sp); /* both were done at the end of scheduling, unless the run stopped before */
+  run_pref_release(&r->sp);
   free(r->tal.acc);
   free(r->tal.lay);
   free(r->tal.nblk);
