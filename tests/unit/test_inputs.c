@@ -5,19 +5,11 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tu_tmp.h"
 #include "journal.h"
 #include "replay.h"
 #include "tally/job.h"
 #include "se_eval.h"
-
-static char *write_tmp(const char *content, size_t n) {
-  char *path = strdup("/tmp/tally-test-XXXXXX");
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  assert_int_equal(write(fd, content, n), (ssize_t)n);
-  close(fd);
-  return path;
-}
 
 #define ITEM_MAP(inst, opt)                                                                      \
   "{\"id\":\"spatialmap.tqa." inst ".0\",\"text\":\"Q? Available options:\\nA. Northeast\\nB. " \
@@ -40,7 +32,7 @@ static void test_jsonl_reader(void **state) {
   tl_buf_puts(&b, "{\"a\":2}\r\n");
   tl_buf_append(&b, "{\"a\":\0}\n", 8); /* line 7: a NUL byte must not merge lines */
   tl_buf_puts(&b, "[3]");
-  char *path = write_tmp(b.data, b.len);
+  char *path = tu_write_tmp_n(b.data, b.len);
   tl_buf_release(&b);
   tl_jsonl r;
   tl_err err;
@@ -83,8 +75,8 @@ static void test_items_bad_lines(void **state) {
       "{\"id\":\"bogus\",\"text\":\"t\",\"oracle_answer\":\"x\",\"oracle_option\":\"A\",\"oracle_full_answer\":\"A. x\"}\n" /* 4 bad id */
       ITEM_MAP("2000", "B")                           /* 5 duplicate */
       ITEM_MAP("1999", "C");                          /* 6 ok */
-  char *path = write_tmp(content, strlen(content));
-  char *empty = write_tmp("", 0);
+  char *path = tu_write_tmp_n(content, strlen(content));
+  char *empty = tu_write_tmp_n("", 0);
   char *paths[2] = {path, empty};
   tl_inlog log;
   assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
@@ -211,7 +203,7 @@ static void test_replay(void **state) {
       "{\"id\":\"a.5\",\"model\":\"m\",\"seed\":1.5,\"response\":\"x\"}\n"              /* 6 bad seed */
       "{\"id\":\"a.6\",\"model\":\"m\"}\n"                                               /* 7 missing */
       "{\"id\":\"a.7\",\"model\":\"m\",\"prompt_variant\":\"nope\",\"response\":\"x\"}\n"; /* 8 bad variant */
-  char *path = write_tmp(content, strlen(content));
+  char *path = tu_write_tmp_n(content, strlen(content));
   tl_replay_source src = {path, "spatialeval", 0, "dflt", 7, "letter", SE_VARIANTS};
   tl_inlog log;
   assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
@@ -448,7 +440,7 @@ static void test_replay_keys(void **state) {
     char name[200];
     snprintf(name, sizeof name, "%s%s", RT[c].name, collide ? " (every key one hash)" : "");
     tl_replay_test_hash(collide ? one_hash : NULL);
-    char *path = write_tmp(RT[c].lines, strlen(RT[c].lines));
+    char *path = tu_write_tmp_n(RT[c].lines, strlen(RT[c].lines));
     tl_replay_source src = {path, SE, RT[c].stage, NULL, 0, RT[c].variant, RT[c].variants};
     tl_inlog log;
     assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
@@ -613,7 +605,7 @@ static void test_replay_line_positions(void **state) {
   t9[n9] = 0;
   tl_buf_printf(&b, "{\"id\":\"p.9\",\"model\":\"m\",\"response\":\"%s\"}\n", t9);
   tl_buf_puts(&b, "{\"id\":\"p.8\",\"model\":\"m\",\"response\":\"last\"}"); /* 9, no newline */
-  char *path = write_tmp(b.data, b.len);
+  char *path = tu_write_tmp_n(b.data, b.len);
   tl_buf_release(&b);
   tl_inlog log;
   tl_replay *r = open_clean(path, &log);
@@ -689,7 +681,7 @@ static void test_replay_fast_text(void **state) {
   }
   for (int collide = 0; collide < 2; collide++) {
     tl_replay_test_hash(collide ? one_hash : NULL);
-    char *path = write_tmp(b.data, b.len);
+    char *path = tu_write_tmp_n(b.data, b.len);
     tl_inlog log;
     tl_replay *r = open_clean(path, &log);
     tl_engine *e = tl_replay_engine(r);
@@ -753,7 +745,7 @@ static void test_replay_file_changed(void **state) {
       snprintf(name, sizeof name, "%s%s", T[c].name, collide ? " (every key one hash)" : "");
       tl_replay_test_hash(collide ? one_hash : NULL);
       const char *orig = L1 L2 L3;
-      char *path = write_tmp(orig, strlen(orig));
+      char *path = tu_write_tmp_n(orig, strlen(orig));
       tl_replay_source src = {path, SE, 0, NULL, 0, "reason", SE_VARIANTS};
       tl_inlog log;
       assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
@@ -818,8 +810,8 @@ static void test_replay_key_fn(void **state) {
   const char *c2 = "{\"id\":\"g.1\",\"model\":\"n\",\"response\":\"c\"}\n"
                    "{\"id\":\"g.2\"}\n"
                    "{\"id\":\"g.3\",\"model\":\"n\",\"response\":\"d\"}\n";
-  char *p1 = write_tmp(c1, strlen(c1));
-  char *p2 = write_tmp(c2, strlen(c2));
+  char *p1 = tu_write_tmp_n(c1, strlen(c1));
+  char *p2 = tu_write_tmp_n(c2, strlen(c2));
   static const struct {
     size_t stop_at;
     tl_status st;
@@ -873,7 +865,7 @@ static void test_replay_key_fn(void **state) {
   assert_non_null(strstr(err.msg, "'/dev/null' is not a regular file"));
   assert_null(r);
   /* "-": standard input, here a file already read up to its line 2: offsets are the file's */
-  char *p3 = write_tmp(L1 L2, strlen(L1 L2));
+  char *p3 = tu_write_tmp_n(L1 L2, strlen(L1 L2));
   int saved = dup(0), fd = open(p3, O_RDONLY);
   assert_true(saved >= 0 && fd >= 0);
   assert_int_equal(lseek(fd, (off_t)strlen(L1), SEEK_SET), (off_t)strlen(L1));
@@ -1244,7 +1236,7 @@ static void test_job_validation(void **state) {
 
   };
   for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
-    char *path = write_tmp(T[i].json, strlen(T[i].json));
+    char *path = tu_write_tmp_n(T[i].json, strlen(T[i].json));
     tl_job job;
     tl_buf probs;
     tl_buf_init(&probs);

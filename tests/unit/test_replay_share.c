@@ -12,16 +12,8 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tu_tmp.h"
 #include "replay.h"
-
-static char *write_tmp(const char *content) {
-  char *path = strdup("/tmp/tally-share-XXXXXX");
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
-  close(fd);
-  return path;
-}
 
 /* The discovery callback of a caller: ids starting with 'x' are unknown items (reported to the
  * log it is given), the others are matched. */
@@ -54,13 +46,13 @@ static char *file_a(void) {
                        i % 5 ? "golden" : "other", i);
   }
   tl_buf_printf(&b, "{\"id\": \"q2\", \"model\": \"m\", \"response\": \"last, no newline\"}");
-  char *p = write_tmp(b.data);
+  char *p = tu_write_tmp(b.data);
   tl_buf_release(&b);
   return p;
 }
 
 static char *file_b(void) {
-  return write_tmp("{\"id\": \"q1\", \"model\": \"m\", \"response\": \"dup across files\"}\n\n"
+  return tu_write_tmp("{\"id\": \"q1\", \"model\": \"m\", \"response\": \"dup across files\"}\n\n"
                    "{\"id\": \"q1\", \"model\": \"n\", \"response\": \"another model\"}\n"
                    "{\"id\": \"x19\", \"model\": \"n\", \"response\": \"unknown\"}\n"
                    "{\"id\": \"q1\", \"model\": \"n\", \"response\": \"dup in b\"}\n");
@@ -192,7 +184,7 @@ static void same_engine(tl_replay *a, tl_replay *b) {
 }
 
 static void run_case(int strict) {
-  char *a = file_a(), *b = file_b(), *c = write_tmp("");
+  char *a = file_a(), *b = file_b(), *c = tu_write_tmp("");
   tl_replay_source src[3] = {{a, "b", 0, NULL, 0, "golden", VARS}, {b, "b", 0, NULL, 0, "golden", VARS},
                              {c, "b", 0, NULL, 0, "golden", VARS}};
   outcome one;

@@ -8,16 +8,8 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tu_tmp.h"
 #include "replay.h"
-
-static char *write_tmp(const char *content) {
-  char *path = strdup("/tmp/tally-test-XXXXXX");
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
-  close(fd);
-  return path;
-}
 
 typedef struct {
   char id[8][32];
@@ -57,7 +49,7 @@ static const char *const VARS[] = {"golden", NULL};
 
 static void test_default_mapping(void **state) {
   (void)state;
-  char *path = write_tmp("{\"id\":17,\"model\":\"m\",\"turn_id\":3,\"response\":\"A\"}\n"     /* 1: sub 2, id "17" */
+  char *path = tu_write_tmp("{\"id\":17,\"model\":\"m\",\"turn_id\":3,\"response\":\"A\"}\n"     /* 1: sub 2, id "17" */
                          "{\"id\":\"17\",\"model\":\"m\",\"turn\":0,\"turn_id\":1,\"response\":\"B\"}\n" /* 2: sub 0 */
                          "{\"id\":\"17\",\"model\":\"m\",\"turn\":1,\"turn_id\":1,\"response\":\"C\"}\n" /* 3: disagree */
                          "{\"id\":\"17\",\"model\":\"m\",\"turn_id\":0,\"response\":\"D\"}\n"   /* 4: turn_id < 1 */
@@ -94,7 +86,7 @@ static void test_default_mapping(void **state) {
 
 static void test_sub_of(void **state) {
   (void)state;
-  char *path = write_tmp("{\"id\":1,\"model\":\"m\",\"turn_id\":2,\"response\":\"T2\"}\n"    /* 1: sub 0 */
+  char *path = tu_write_tmp("{\"id\":1,\"model\":\"m\",\"turn_id\":2,\"response\":\"T2\"}\n"    /* 1: sub 0 */
                          "{\"id\":1,\"model\":\"m\",\"turn_id\":1,\"response\":\"ctx\"}\n"   /* 2: context only */
                          "{\"id\":1,\"model\":\"m\",\"turn_id\":99,\"response\":\"x\"}\n"    /* 3: past the end */
                          "{\"id\":1,\"model\":\"m\",\"turn\":2,\"response\":\"x\"}\n"        /* 4: past the end */

@@ -16,6 +16,7 @@
  * the annotations as PROVENANCE.md describes. */
 #define _POSIX_C_SOURCE 200809L /* open_memstream, mkdtemp */
 #include "testutil.h"
+#include "tu_tmp.h"
 
 #include <math.h>
 #include <unistd.h>
@@ -451,23 +452,6 @@ static void test_python_numbers(void **state) {
 
 /* ---- loaders ----------------------------------------------------------------------------------- */
 
-static char g_dir[64];
-
-static const char *tmp_file(const char *name, const char *text) {
-  static char paths[8][128];
-  static int next;
-  if (!g_dir[0]) {
-    snprintf(g_dir, sizeof g_dir, "/tmp/tally-vqa-XXXXXX");
-    assert_non_null(mkdtemp(g_dir));
-  }
-  char *p = paths[next++ & 7];
-  snprintf(p, sizeof paths[0], "%s/%s", g_dir, name);
-  FILE *f = fopen(p, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-  assert_int_equal(fclose(f), 0);
-  return p;
-}
 
 /* 1 when the log has a problem of kind `kind` at `line` whose message holds `sub`. */
 static int has_problem(const tl_inlog *l, const char *kind, long line, const char *sub) {
@@ -518,7 +502,7 @@ static const char *QUE =
 
 static void test_load_official(void **state) {
   (void)state;
-  const char *ann = tmp_file("ann.json", ANN_BAD), *que = tmp_file("que.json", QUE);
+  const char *ann = tu_tmp_file("ann.json", ANN_BAD), *que = tu_tmp_file("que.json", QUE);
   tl_inlog log;
   assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
   tl_vqa_set s;
@@ -557,7 +541,7 @@ static void test_load_official(void **state) {
   assert_int_equal(s.n_no_annotation, 1);
 
   /* results: an unknown id, a duplicate, a string id, a non-string answer; question 9 missing */
-  const char *res = tmp_file("res.json",
+  const char *res = tu_tmp_file("res.json",
                              "[{\"question_id\": 3, \"answer\": \"B\"},\n"
                              " {\"question_id\": 77, \"answer\": \"x\"},\n"
                              " {\"question_id\": 3, \"answer\": \"c\"},\n"
@@ -645,7 +629,7 @@ static void test_load_malformed(void **state) {
   };
   for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
     assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
-    const char *p = tmp_file("m.json", C[i].text);
+    const char *p = tu_tmp_file("m.json", C[i].text);
     memset(&err, 0, sizeof err);
     tl_status st = tl_vqa_load_official(&s, NULL, p, &log, &err);
     if (st != C[i].st || (C[i].kind && s.n != C[i].n)) fail_msg("case %zu: status %d n %zu", i, (int)st, s.n);
@@ -670,7 +654,7 @@ static void test_load_malformed(void **state) {
 
 static void test_load_items(void **state) {
   (void)state;
-  const char *items = tmp_file("items.jsonl",
+  const char *items = tu_tmp_file("items.jsonl",
                                "{\"id\": \"b\", \"question\": \"Q?\", \"answers\": [\"x\", \"y\"], \"image\": \"i.png\"}\n"
                                "{\"id\": \"a\", \"question\": \"Q?\", \"answers\": [\"x\"], \"question_type\": \"t\"}\n"
                                "{\"id\": \"a\", \"question\": \"Q?\", \"answers\": [\"z\"]}\n"
@@ -718,7 +702,7 @@ static void test_load_items(void **state) {
   assert_int_equal(log.total, 11);
 
   /* JSONL results, string and integer ids matched by their canonical text */
-  const char *res = tmp_file("res.jsonl", "{\"id\": \"a\", \"answer\": \"x\"}\n"
+  const char *res = tu_tmp_file("res.jsonl", "{\"id\": \"a\", \"answer\": \"x\"}\n"
                                           "{\"question_id\": \"10\", \"answer\": \"x\"}\n"
                                           "{\"question_id\": 9, \"answer\": \"y\"}\n"
                                           "{\"question_id\": \"zz\", \"answer\": \"y\"}\n");
@@ -740,7 +724,7 @@ static void test_load_items(void **state) {
   cJSON_Delete(j);
   tl_vqa_results_release(&r);
   /* no result at all: nothing to score */
-  const char *none = tmp_file("none.json", "[]");
+  const char *none = tu_tmp_file("none.json", "[]");
   assert_int_equal(tl_vqa_load_results(&r, &s, none, &log, &err), TL_OK);
   assert_int_equal(tl_vqa_report(&s, &r, TL_VQA_OFFICIAL, &j, NULL, &err), TL_EINPUT);
   assert_null(j);
@@ -749,7 +733,7 @@ static void test_load_items(void **state) {
   tl_vqa_set_release(&s);
 
   /* integer ids only: numeric order */
-  const char *num = tmp_file("num.jsonl", "{\"id\": 10, \"question\": \"q\", \"answers\": [\"x\"]}\n"
+  const char *num = tu_tmp_file("num.jsonl", "{\"id\": 10, \"question\": \"q\", \"answers\": [\"x\"]}\n"
                                           "{\"id\": 9, \"question\": \"q\", \"answers\": [\"x\"]}\n"
                                           "{\"id\": -3, \"question\": \"q\", \"answers\": [\"x\"]}\n");
   assert_int_equal(tl_vqa_load_items(&s, num, &log, &err), TL_OK);
@@ -760,7 +744,7 @@ static void test_load_items(void **state) {
   assert_int_equal(tl_vqa_find(&s, "9"), 1);
   assert_int_equal(tl_vqa_find(&s, "09"), -1);
   tl_vqa_set_release(&s);
-  const char *empty = tmp_file("empty.jsonl", "");
+  const char *empty = tu_tmp_file("empty.jsonl", "");
   assert_int_equal(tl_vqa_load_items(&s, empty, &log, &err), TL_EINPUT);
   tl_vqa_set_release(&s);
   tl_inlog_release(&log);
@@ -950,15 +934,6 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_shared_smallval),
   };
   int rc = TU_SHARED_GROUP(argc, argv, fixture, shared, setup, teardown);
-  if (g_dir[0]) { /* the loaders' temporary files */
-    static const char *const F[] = {"ann.json", "que.json", "res.json", "m.json", "items.jsonl",
-                                    "res.jsonl", "none.json", "num.jsonl", "empty.jsonl"};
-    char p[160];
-    for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
-      snprintf(p, sizeof p, "%s/%s", g_dir, F[i]);
-      unlink(p);
-    }
-    rmdir(g_dir);
-  }
+  tu_tmp_clean(); /* the loaders' temporary files */
   return rc;
 }

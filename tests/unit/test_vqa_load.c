@@ -10,6 +10,7 @@
  * results and input problems (kind, line, message, in order); the integer-to-text routine. */
 #define _GNU_SOURCE /* asprintf, mkdtemp */
 #include "testutil.h"
+#include "tu_tmp.h"
 
 #include "tally/inlog.h"
 #include "tally/str.h"
@@ -57,23 +58,6 @@ static void test_contractions(void **state) {
 
 /* ---- the loaders ----------------------------------------------------------------------------- */
 
-static char g_dir[64];
-
-static const char *tmp_file(const char *name, const char *text) {
-  static char paths[8][128];
-  static int next;
-  if (!g_dir[0]) {
-    snprintf(g_dir, sizeof g_dir, "/tmp/tally-vqaload-XXXXXX");
-    assert_non_null(mkdtemp(g_dir));
-  }
-  char *p = paths[next++ & 7];
-  snprintf(p, sizeof paths[0], "%s/%s", g_dir, name);
-  FILE *f = fopen(p, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-  assert_int_equal(fclose(f), 0);
-  return p;
-}
 
 static void expect_same_str(const char *what, size_t i, const char *a, const char *b) {
   if ((a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0))
@@ -163,7 +147,7 @@ static void load_case_files(const load_case *c, loaded *L) {
   assert_true(asprintf(&ann, "{\"info\": {}, \"annotations\": [\n%s]}", c->ann) > 0);
   assert_true(asprintf(&que, "{\"questions\": [\n%s\n]}", c->que) > 0);
   assert_true(asprintf(&res, "[%s]", c->res) > 0);
-  const char *pa = tmp_file("ann.json", ann), *pq = tmp_file("que.json", que), *pr = tmp_file("res.json", res);
+  const char *pa = tu_tmp_file("ann.json", ann), *pq = tu_tmp_file("que.json", que), *pr = tu_tmp_file("res.json", res);
   free(ann);
   free(que);
   free(res);
@@ -224,7 +208,7 @@ static void test_fallbacks_report(void **state) {
                        "{\"question_id\": 8, \"question_type\": \"a\", \"answer_type\": \"b\", \"answers\": [{\"answer\": \"x\"}]}\n"
                        "]}",
                        digits) > 0);
-  const char *pa = tmp_file("fb.json", ann);
+  const char *pa = tu_tmp_file("fb.json", ann);
   free(ann);
   tl_inlog log;
   assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
@@ -270,7 +254,7 @@ static void test_arena(void **state) {
     assert_int_equal(tl_buf_append(&t, "]}", 2), TL_OK);
   }
   assert_int_equal(tl_buf_append(&t, "]}", 3), TL_OK); /* with the NUL */
-  const char *pa = tmp_file("big.json", t.data);
+  const char *pa = tu_tmp_file("big.json", t.data);
   tl_buf_release(&t);
   tl_inlog log;
   assert_int_equal(tl_inlog_init(&log, NULL, 0), TL_OK);
@@ -442,7 +426,7 @@ static const char *rnd_file(const char *name, const char *head, void (*elem)(tl_
     elem(&b);
   }
   tl_buf_printf(&b, "%s", tail);
-  const char *p = tmp_file(name, b.data);
+  const char *p = tu_tmp_file(name, b.data);
   tl_buf_release(&b);
   return p;
 }
@@ -519,5 +503,7 @@ int main(void) {
       cmocka_unit_test(test_fallbacks_report), cmocka_unit_test(test_arena), cmocka_unit_test(test_differential),
       cmocka_unit_test(test_i64_text),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  tu_tmp_clean();
+  return rc;
 }
