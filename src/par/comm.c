@@ -99,13 +99,6 @@ tl_status tl_probe_idle(int src, int tag, MPI_Comm c, MPI_Status *status, tl_err
   }
 }
 
-tl_status tl_barrier_idle(MPI_Comm c, tl_err *err) {
-  if (c == TL_SOLO) return TL_OK;
-  MPI_Request rq;
-  tl_status st = TL_MPI(err, MPI_Ibarrier(c, &rq));
-  return st ? st : tl_wait_idle(&rq, MPI_STATUS_IGNORE, err);
-}
-
 tl_status tl_mpi_check(int rc, const char *call, tl_err *err) {
   if (rc == MPI_SUCCESS) return TL_OK;
   char why[MPI_MAX_ERROR_STRING + 1] = "";

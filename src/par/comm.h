@@ -48,8 +48,6 @@ tl_status tl_barrier(MPI_Comm c, tl_err *err);
 tl_status tl_wait_idle(MPI_Request *rq, MPI_Status *status, tl_err *err);
 /* MPI_Probe(src, tag, c) the same way. */
 tl_status tl_probe_idle(int src, int tag, MPI_Comm c, MPI_Status *status, tl_err *err);
-/* Collective: MPI_Ibarrier waited for by tl_wait_idle (no-op over TL_SOLO). */
-tl_status tl_barrier_idle(MPI_Comm c, tl_err *err);
 
 /* ---- the collective error contract (docs/ARCHITECTURE.md "Failures") ----
  * Every phase of a collective command ends in tl_agree before the next collective: a rank that
