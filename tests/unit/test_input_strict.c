@@ -294,6 +294,28 @@ static void test_json_check(void **state) {
   assert_string_equal(c.got[3], "dup 4 52 [] a");
   assert_string_equal(c.got[4], "nul 4 60 [a[0]] -");
   cJSON_Delete(root);
+
+  /* a path through arrays, empty keys and a key of 300 bytes: cut at 255 bytes, as written
+   * step by step into the 256-byte buffer */
+  char big[301];
+  memset(big, 'k', 300);
+  big[300] = 0;
+  char deep[700];
+  snprintf(deep, sizeof deep, "{\"\": {\"x\": [0, {\"%s\": {\"y\": \"\\u0000\"}}]}}", big);
+  root = cJSON_Parse(deep);
+  assert_non_null(root);
+  issues d = {0};
+  assert_int_equal(tl_json_check(deep, root, collect, &d), 1);
+  char want[256]; /* "x[1]." and the key, cut at 255 bytes; the empty key adds nothing at the start */
+  memcpy(want, "x[1].", 5);
+  memcpy(want + 5, big, 250);
+  want[255] = 0;
+  char line[400];
+  snprintf(line, sizeof line, "nul 1 %zu [%s] -", strstr(deep, "\\u0000") - deep + 1, want);
+  line[sizeof d.got[0] - 1] = 0;
+  assert_string_equal(d.got[0], line);
+  assert_int_equal(strlen(want), 255);
+  cJSON_Delete(root);
 }
 
 /* ---- through the loaders: items, answers, tables ---- */

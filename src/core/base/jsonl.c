@@ -112,11 +112,22 @@ static int read_line(tl_jsonl *r) {
 
 /* ---- what cJSON reads silently wrong: duplicate keys, \u0000 escapes ---- */
 
+/* The walk's path is kept as its steps and written out only when an issue is reported (a
+ * member's key, or an array element's index when key is NULL): writing it at every member cost
+ * a snprintf per value of every line read (7% of loading a judgments file). cJSON parses at most
+ * CJSON_NESTING_LIMIT (1000) levels, so PATH_STEPS steps always hold the whole path. */
+#define PATH_STEPS 1024
+typedef struct {
+  const char *key;
+  int idx;
+} path_step;
+
 typedef struct {
   const char *text, *p;
   long line;
-  char path[256];
-  size_t plen;
+  char path[256];             /* the path, written by path_write when an issue is reported */
+  path_step steps[PATH_STEPS];
+  int nsteps;
   tl_json_issue_fn fn;
   void *ctx;
   long n;
@@ -126,9 +137,24 @@ typedef struct {
   int *ntop;
 } json_walk;
 
+/* w->path: the steps written one after the other as "a.b[2].c", cut to fit the buffer (each
+ * step's text as far as it fits, as snprintf cuts it; nothing once the buffer is full). */
+static void path_write(json_walk *w) {
+  size_t plen = 0;
+  w->path[0] = 0;
+  for (int i = 0; i < w->nsteps && i < PATH_STEPS; i++) {
+    const size_t room = sizeof w->path - plen;
+    const path_step *st = &w->steps[i];
+    int n = st->key ? snprintf(w->path + plen, room, "%s%s", plen ? "." : "", st->key)
+                    : snprintf(w->path + plen, room, "[%d]", st->idx);
+    if (n > 0) plen += (size_t)n < room ? (size_t)n : room - 1;
+  }
+}
+
 static void walk_issue(json_walk *w, tl_json_issue_kind kind, long line, const char *at,
                        const char *key) {
   if (w->stop) return;
+  path_write(w);
   tl_json_issue is = {kind, line, (size_t)(at - w->text) + 1, w->path, key};
   w->n++;
   if (w->fn(w->ctx, &is)) w->stop = 1;
@@ -202,18 +228,12 @@ static int find_dups(const cJSON *obj, int k, unsigned char *dup) {
   return 0;
 }
 
-static void path_push(json_walk *w, size_t *saved, const char *key, int idx) {
-  *saved = w->plen;
-  size_t room = sizeof w->path - w->plen;
-  int n = key ? snprintf(w->path + w->plen, room, "%s%s", w->plen ? "." : "", key)
-              : snprintf(w->path + w->plen, room, "[%d]", idx);
-  if (n > 0) w->plen += (size_t)n < room ? (size_t)n : room - 1;
+static void path_push(json_walk *w, const char *key, int idx) {
+  if (w->nsteps < PATH_STEPS) w->steps[w->nsteps] = (path_step){key, idx};
+  w->nsteps++;
 }
 
-static void path_pop(json_walk *w, size_t saved) {
-  w->plen = saved;
-  w->path[saved] = 0;
-}
+static void path_pop(json_walk *w) { w->nsteps--; }
 
 static int walk_value(json_walk *w, const cJSON *v) {
   walk_ws(w);
@@ -242,14 +262,13 @@ static int walk_value(json_walk *w, const cJSON *v) {
       walk_ws(w);
       if (*w->p != ':') { rc = -1; break; }
       w->p++;
-      size_t saved;
-      path_push(w, &saved, c->string ? c->string : "", 0);
+      path_push(w, c->string ? c->string : "", 0);
       walk_ws(w);
       const char *vat = w->p;
       w->depth++;
       rc = walk_value(w, c);
       w->depth--;
-      path_pop(w, saved);
+      path_pop(w);
       if (rc) break;
       if (w->top && w->depth == 0 && *w->ntop < TL_JSONL_TOP)
         w->top[(*w->ntop)++] = (struct tl_jsonl_top){c, (size_t)(vat - w->text), (size_t)(w->p - vat)};
@@ -271,12 +290,11 @@ static int walk_value(json_walk *w, const cJSON *v) {
         if (*w->p != ',') return -1;
         w->p++;
       }
-      size_t saved;
-      path_push(w, &saved, NULL, i);
+      path_push(w, NULL, i);
       w->depth++;
       int rc = walk_value(w, c);
       w->depth--;
-      path_pop(w, saved);
+      path_pop(w);
       if (rc) return rc;
     }
     if (w->stop) return 0;
@@ -296,8 +314,12 @@ static int walk_value(json_walk *w, const cJSON *v) {
  * tl_jsonl_span) when top is not NULL. */
 static long check_spans(const char *text, const cJSON *root, tl_json_issue_fn fn, void *ctx,
                         struct tl_jsonl_top *top, int *ntop) {
-  json_walk w;
-  memset(&w, 0, sizeof w);
+  json_walk w; /* steps[] is written as the walk goes: only the scalars are cleared */
+  w.path[0] = 0;
+  w.nsteps = 0;
+  w.n = 0;
+  w.stop = 0;
+  w.depth = 0;
   w.text = w.p = text;
   w.line = 1;
   w.fn = fn;
