@@ -1565,7 +1565,6 @@ void tl_sort_f64(double *v, size_t n) {
 }
 
 /* scipy passes q*100 to np.percentile, which divides by 100. */
-static double pct_q(double q) { return (q * 100.0) / 100.0; }
 
 void tl_boot_percentile_ci(const double *sorted, size_t nd, double level, double *lo, double *hi) {
   double alpha = (1.0 - level) / 2.0;

@@ -9,6 +9,10 @@
 
 #include "tally/boot.h"
 
+/* A quantile's position as tl_cluster_ci and the percentile CIs take it: q as a percentage and
+ * back (numpy.percentile's argument), the same double in boot.c and cluster_ci.c. */
+static inline double pct_q(double q) { return (q * 100.0) / 100.0; }
+
 /* BCa bias correction z0 = Phi^-1((#(v < theta_hat) + #(v <= theta_hat)) / (2 nd)), as scipy
  * 1.10.1 _percentile_of_score + ndtri (Efron & Tibshirani 14.3, eq. 14.14). v: [nd], any order. */
 double tl_boot_bca_z0(const double *v, size_t nd, double theta_hat);

@@ -30,6 +30,7 @@
 
 #include "tally/boot.h"
 #include "tally/stats.h"
+#include "boot_int.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CC_X86 1
@@ -69,10 +70,6 @@ struct tl_ccis {
   double *buf;   /* [bcap] compacted num, den, then B values */
   size_t bcap;
 };
-
-/* tl_cluster_ci's quantile position (boot.c's pct_q: q as a percentage and back, as
- * numpy.percentile takes it). */
-static double pct_q(double q) { return (q * 100.0) / 100.0; }
 
 static int cc_cpu_avx2(void) {
 #ifdef CC_X86
