@@ -27,7 +27,7 @@ const char *tl_vqa_version_names(void) { return "official, 2017, normalized"; }
 
 /* punct, in the script's order (the order does not change the result: each mark is one ASCII
  * byte and is replaced by '' or ' ', never by another mark). */
-static const char PUNCT[] = ";/[]\"{}()=+\\_-><@`,?!";
+#define PUNCT ";/[]\"{}()=+\\_-><@`,?!" /* a literal: only its size is used, beside PUNCT_AT */
 
 typedef struct {
   const char *key, *val;
