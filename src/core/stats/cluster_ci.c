@@ -30,6 +30,8 @@
 
 #include "tally/boot.h"
 #include "tally/stats.h"
+#include "tally/str.h"
+#include "tally/workshare.h"
 #include "boot_int.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -270,8 +272,39 @@ static double ratio_plain(tl_ccis *s, uint32_t r, uint32_t m, const double *num,
   return sn / sd;
 }
 
+static tl_status ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t n, double level, double *lo,
+                          double *hi);
+
+/* A row is a task of the ranks' work share (tally/workshare.h): computed by one rank, its two
+ * bounds replayed on rank 0; its key hashes every argument that the bounds depend on. */
 tl_status tl_ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t n, double level, double *lo,
                       double *hi) {
+  double res[2] = {NAN, NAN};
+  uint64_t key = 0;
+  if (tl_ws_mode_now() != TL_WS_OFF) {
+    uint64_t par[4] = {n, s->B, s->seed, 0}, h[4];
+    memcpy(&par[3], &level, sizeof level);
+    h[0] = tl_hash64(par, sizeof par);
+    h[1] = tl_hash64(num, n * sizeof *num);
+    h[2] = tl_hash64(den, n * sizeof *den);
+    h[3] = 0;
+    key = tl_hash64(h, sizeof h);
+  }
+  int todo = tl_ws_task(TL_WS_CCIS, key, res, sizeof res);
+  if (todo < 0) return (tl_status)-todo;
+  if (todo != TL_WS_RUN) { /* replayed, or another rank's (NaN) */
+    *lo = res[0];
+    *hi = res[1];
+    return TL_OK;
+  }
+  tl_status st = ccis_row(s, num, den, n, level, lo, hi);
+  res[0] = *lo;
+  res[1] = *hi;
+  return st ? st : tl_ws_done(res, sizeof res);
+}
+
+static tl_status ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t n, double level, double *lo,
+                          double *hi) {
   *lo = *hi = NAN;
   const uint32_t B = s->B;
   if (B < 2 || !(level > 0.0 && level < 1.0)) return TL_OK;

@@ -122,14 +122,16 @@ tl_status run_redistribute(const tl_run_bench *rb, held_rows *h, MPI_Comm comm, 
 }
 
 /* Collective: every rank reduces benchmark rb's accumulator blocks (each with its operation)
- * to rank 0. acc[k] is this rank's block k (in), tot[k] rank 0's result. */
-tl_status run_reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *acc, int64_t *const *tot,
+ * to rank 0, or to every rank when all is 1. acc[k] is this rank's block k (in), tot[k] the
+ * result (rank 0's, or every rank's). */
+tl_status run_reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *acc, int64_t *const *tot, int all,
                             MPI_Comm comm, tl_err *err) {
   for (int k = 0; k < nblk; k++) {
     MPI_Op op = lay[k].op == TL_ACC_MIN ? MPI_MIN : lay[k].op == TL_ACC_MAX ? MPI_MAX : MPI_SUM;
     for (size_t off = 0; off < lay[k].len; off += (1u << 28)) {
       size_t n = lay[k].len - off < (1u << 28) ? lay[k].len - off : (1u << 28);
-      tl_status st = TL_MPI(err, MPI_Reduce(acc[k] + off, tot[k] + off, (int)n, MPI_INT64_T, op, 0, comm));
+      tl_status st = all ? TL_MPI(err, MPI_Allreduce(acc[k] + off, tot[k] + off, (int)n, MPI_INT64_T, op, comm))
+                         : TL_MPI(err, MPI_Reduce(acc[k] + off, tot[k] + off, (int)n, MPI_INT64_T, op, 0, comm));
       if (st) return st;
     }
   }

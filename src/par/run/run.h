@@ -305,7 +305,10 @@ int run_agree(int rc, MPI_Comm comm);
  * nothing more is printed): tl_exit_code(run_said(c)) == c. */
 tl_status run_said(int exit_code, tl_err *err);
 tl_status run_redistribute(const tl_run_bench *rb, held_rows *h, MPI_Comm comm, tl_err *err);
-tl_status run_reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *acc, int64_t *const *tot, MPI_Comm comm, tl_err *err);
+/* Collective: the accumulators summed (or MIN/MAX, per block) into tot on rank 0, or on every
+ * rank when all is 1. */
+tl_status run_reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *acc, int64_t *const *tot, int all,
+                         MPI_Comm comm, tl_err *err);
 tl_status run_sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm, tl_err *err);
 tl_status run_to_ranks(const uint64_t *rec, size_t n, size_t w, const int *dest, MPI_Comm comm, uint64_t **out, size_t *nout, tl_err *err);
 

@@ -1,6 +1,10 @@
 /* write.c - per benchmark: rows to their owners, accumulators reduced, item and metric tables written, study columns gathered. */
 #include "run.h"
 
+#include <limits.h>
+
+#include "tally/workshare.h"
+
 /* Appends the cells of table t's columns (as text) to each study's collector. */
 void run_collect_cells(window_ctx *c, const tl_table *t) {
   for (int k = 0; k < c->nstudy && !c->st; k++) {
@@ -111,18 +115,86 @@ static tl_status gather_study(const struct study_cols *x, const tl_table *schema
 /* Collective: benchmark b's accumulators reduced to rank 0 (tot[k], *nblk blocks; every rank
  * allocates them, only rank 0's hold the sums), and rank 0 builds its metric tables (*tabs,
  * *ntabs). Agreed status. */
+static void free_tables(tl_table **t, int n) {
+  for (int k = 0; t && k < n; k++) tl_table_free(t[k]);
+  free(t);
+}
+
+/* The message of a failed tables hook (its status: TL_ENOMEM, or TL_EINTERNAL when the ranks'
+ * shared tasks disagree, tally/workshare.h). */
+static tl_status tables_failed(tl_status st, tl_err *err) {
+  if (st == TL_EINTERNAL)
+    return tl_err_set(err, st, "internal error: the result tables asked for other tasks on rank 0 than on the ranks "
+                               "that computed them (tally/workshare.h)");
+  return tl_err_set(err, TL_ENOMEM, "out of memory building result tables");
+}
+
+/* Collective: the reduced counts (tot, nblk blocks) and the result tables of benchmark b on rank
+ * 0 (*tabs, *ntabs). On 2 or more ranks the costly steps of the module's tables hook (headline
+ * CIs, model comparisons) are shared (tally/workshare.h): every rank gets the counts and runs the
+ * hook, computing its share of the tasks (its tables are dropped); the results are gathered to
+ * rank 0, whose second run of the hook replays them. The tables are the same bits as one rank's.
+ * Agreed status. */
 static tl_status reduce_tables(bench_run *r, size_t b, MPI_Comm comm, tl_table ***tabs, int *ntabs, int64_t **tot,
                                int *nblk, tl_err *err) {
   const tl_run_bench *rb = &r->rbs[b];
   const tl_acc_block *lay = r->tal.lay[b];
+  const int shared = r->nranks > 1;
   *nblk = r->tal.nblk[b];
   tl_status st = TL_OK;
   for (int k = 0; k < *nblk; k++)
     if (!(tot[k] = malloc((lay[k].len ? lay[k].len : 1) * sizeof **tot))) st = tl_err_set(err, TL_ENOMEM, "out of memory for the counts");
   if ((st = tl_agree(st, err, comm))) return st; /* before the collective reduce below */
-  if ((st = tl_agree(run_reduce_acc(lay, *nblk, r->tal.acc[b], tot, comm, err), err, comm))) return st;
-  if (r->rank == 0 && rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs) != TL_OK)
-    st = tl_err_set(err, TL_ENOMEM, "out of memory building result tables");
+  if ((st = tl_agree(run_reduce_acc(lay, *nblk, r->tal.acc[b], tot, shared, comm, err), err, comm))) return st;
+  if (!shared) {
+    if ((st = rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs)) != TL_OK) st = tables_failed(st, err);
+    return tl_agree(st, err, comm);
+  }
+  /* pass 1, every rank: its share of the tasks */
+  unsigned char *kept = NULL;
+  size_t nkept = 0;
+  tl_table **t1 = NULL;
+  int n1 = 0;
+  st = tl_ws_begin(TL_WS_COMPUTE, r->rank, r->nranks, NULL, 0);
+  if (!st) st = rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, &t1, &n1);
+  tl_status st2 = tl_ws_end(&kept, &nkept);
+  free_tables(t1, n1);
+  if (!st) st = st2;
+  if (st) st = tables_failed(st, err);
+  else if (nkept > INT_MAX) st = tl_err_set(err, TL_ENOMEM, "the shared results of the tables are over 2 GiB on rank %d", r->rank);
+  /* the kept results to rank 0 */
+  int len = (int)nkept, *lens = r->rank == 0 ? calloc((size_t)r->nranks, sizeof *lens) : NULL;
+  int *disp = r->rank == 0 ? calloc((size_t)r->nranks + 1, sizeof *disp) : NULL;
+  if (!st && r->rank == 0 && (!lens || !disp)) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  if (!(st = tl_agree(st, err, comm))) st = tl_agree(TL_MPI(err, MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm)), err, comm);
+  unsigned char *all = NULL;
+  int64_t total = 0;
+  if (!st && r->rank == 0) {
+    for (int q = 0; q < r->nranks; q++) total += lens[q];
+    if (total > INT_MAX) st = tl_err_set(err, TL_ENOMEM, "the shared results of the tables are over 2 GiB");
+    for (int q = 0; !st && q < r->nranks; q++) disp[q + 1] = disp[q] + lens[q];
+    if (!st && !(all = malloc((size_t)total + 1))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  }
+  if (!(st = tl_agree(st, err, comm)))
+    st = tl_agree(TL_MPI(err, MPI_Gatherv(kept ? kept : (unsigned char *)"", len, MPI_BYTE, all, lens, disp, MPI_BYTE, 0, comm)),
+                  err, comm);
+  free(kept);
+  free(lens);
+  free(disp);
+  /* pass 2, rank 0: the tables, every task replayed */
+  if (!st && r->rank == 0) {
+    st = tl_ws_begin(TL_WS_REPLAY, 0, r->nranks, all, (size_t)total);
+    if (!st) st = rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs);
+    st2 = tl_ws_end(NULL, NULL);
+    if (!st) st = st2;
+    if (st) {
+      free_tables(*tabs, *ntabs);
+      *tabs = NULL;
+      *ntabs = 0;
+      st = tables_failed(st, err);
+    }
+  }
+  free(all);
   return tl_agree(st, err, comm);
 }
 

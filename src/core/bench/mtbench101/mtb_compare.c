@@ -28,6 +28,8 @@
 #include <string.h>
 
 #include "tally/boot.h"
+#include "tally/str.h"
+#include "tally/workshare.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CMP_X86 1
@@ -585,9 +587,52 @@ static void pair_prefs(const tl_mtb_cmp *c, slot *S, const double *sa, const dou
 
 int tl_mtb_cmp_batch(const tl_mtb_cmp *c) { return c->nslot; }
 
+static tl_status cmp_pairs(tl_mtb_cmp *c, int np, const double *const *sa, const double *const *sb,
+                           tl_mtb_cmp_res *const *res);
+
+/* A batch is a task of the ranks' work share (tally/workshare.h): computed by one rank, its
+ * results (np x 2 ng tl_mtb_cmp_res, pair by pair) replayed on rank 0. Its key hashes every input
+ * the results depend on (the scores, the groups' sizes, B, seed, level); another rank's batch
+ * gets results with m = 0 and NaN values (its tables are thrown away). */
 tl_status tl_mtb_cmp_pairs(tl_mtb_cmp *c, int np, const double *const *sa, const double *const *sb,
                            tl_mtb_cmp_res *const *res) {
   if (np < 1 || np > c->nslot) return TL_EINTERNAL;
+  if (tl_ws_mode_now() == TL_WS_OFF) return cmp_pairs(c, np, sa, sb, res);
+  const size_t per = 2 * (size_t)c->ng, len = (size_t)np * per * sizeof(tl_mtb_cmp_res);
+  tl_mtb_cmp_res *all = malloc(len);
+  uint64_t *h = malloc((2 * (size_t)np + 2) * sizeof *h);
+  tl_status st = all && h ? TL_OK : TL_ENOMEM;
+  if (!st) {
+    uint64_t par[5] = {(uint64_t)np, c->n, c->B, c->seed, 0};
+    memcpy(&par[4], &c->level, sizeof c->level);
+    h[0] = tl_hash64(par, sizeof par);
+    h[1] = tl_hash64(c->gm, (size_t)c->ng * sizeof *c->gm);
+    for (int i = 0; i < np; i++) {
+      h[2 + 2 * i] = tl_hash64(sa[i], 2 * c->n * sizeof **sa);
+      h[3 + 2 * i] = tl_hash64(sb[i], 2 * c->n * sizeof **sb);
+    }
+    int todo = tl_ws_task(TL_WS_MTB_PAIRS, tl_hash64(h, (2 * (size_t)np + 2) * sizeof *h), all, len);
+    if (todo < 0) st = (tl_status)-todo;
+    else if (todo == TL_WS_RUN) {
+      st = cmp_pairs(c, np, sa, sb, res);
+      for (int i = 0; !st && i < np; i++) memcpy(all + (size_t)i * per, res[i], per * sizeof *all);
+      if (!st) st = tl_ws_done(all, len);
+    } else {
+      for (int i = 0; i < np; i++)
+        for (size_t k = 0; k < per; k++) {
+          tl_mtb_cmp_res *o = &res[i][k];
+          if (todo == TL_WS_HAVE) *o = all[(size_t)i * per + k];
+          else *o = (tl_mtb_cmp_res){0, 0, 0, 0, 0, NAN, NAN, NAN, NAN, NAN, NAN};
+        }
+    }
+  }
+  free(all);
+  free(h);
+  return st;
+}
+
+static tl_status cmp_pairs(tl_mtb_cmp *c, int np, const double *const *sa, const double *const *sb,
+                           tl_mtb_cmp_res *const *res) {
   if (c->B && !c->drawn && draw_kept(c)) return TL_ENOMEM;
   for (int i = 0; i < np; i++) pair_prefs(c, &c->sl[i], sa[i], sb[i]);
   size_t B = (size_t)c->B;
