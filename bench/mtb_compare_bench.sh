@@ -8,7 +8,8 @@
 # (mtbench101 alone).
 #
 # Timed, REPS times in turn (A B A B ...), wall clock and CPU time (user + sys) of the whole
-# `tally run`, one rank:
+# `tally run`, on one rank (RANKS=N: on N ranks under mpirun, both jobs; CPU is then every
+# process mpirun started):
 #   A: the job at its defaults: 190 model pairs x 3 seeds x 2 policies x 24 groups, each with
 #      the paired bootstrap CIs (1,000 resamples);
 #   B: the same job with "comparison": false (no comparison table: the alternative a user has
@@ -19,13 +20,22 @@
 #
 # usage: bench/mtb_compare_bench.sh [REPS=3] [MODELS=20] [SEEDS=3]
 # env: BUILD (build folder, default build), PY (python with numpy, default /usr/bin/python3),
-#      TALLY_SHARED_DATA (default ../shared/data), KEEP (a folder: keep the generated job there)
+#      TALLY_SHARED_DATA (default ../shared/data), KEEP (a folder: keep the generated job there),
+#      RANKS (default 1)
 NAME=mtb_compare_bench PY_MODULES="numpy"
 source "$(dirname "$0")/mtb_common.sh" "$@"
+RANKS="${RANKS:-1}"
+LAUNCH=()
+if [ "$RANKS" -gt 1 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export PMIX_MCA_psec="${PMIX_MCA_psec:-native}" # no munge round trips before each local launch
+  LAUNCH=(mpirun --oversubscribe -n "$RANKS")
+fi
+echo "ranks: $RANKS"
 A=(); B=(); AC=(); BC=()
 for i in $(seq "$REPS"); do
-  read -r a ac <<< "$(timed a "$BUILD/tally" run "$T/job_a.json" --quiet --force)"
-  read -r b bc <<< "$(timed b "$BUILD/tally" run "$T/job_b.json" --quiet --force)"
+  read -r a ac <<< "$(timed a "${LAUNCH[@]}" "$BUILD/tally" run "$T/job_a.json" --quiet --force)"
+  read -r b bc <<< "$(timed b "${LAUNCH[@]}" "$BUILD/tally" run "$T/job_b.json" --quiet --force)"
   A+=("$a"); B+=("$b"); AC+=("$ac"); BC+=("$bc")
   printf 'rep %d: defaults (comparisons on) %8.3f s wall %8.3f s CPU   comparisons off %8.3f s wall %8.3f s CPU\n' \
     "$i" "$a" "$ac" "$b" "$bc"

@@ -18,7 +18,9 @@
  * function's own bytes, so the tables are the same bits on any rank count.
  *
  * A hook must issue the same tasks whatever their results (the task sequence may depend on the
- * inputs only) - true of every module: a result only goes into a table cell.
+ * inputs only) - true of every module: a result only goes into a table cell. And it runs twice
+ * on rank 0: what it prints (a module's messages on rank 0's stream, an error's reason) it
+ * prints in the first run only, where a failure stops the pass (tl_ws_replaying() is then 0).
  *
  * Outside the driver's two passes (mode TL_WS_OFF, the default: one rank, `tally score`, the
  * tests) every task is computed where it is asked. The context is one per process, set and
@@ -35,7 +37,7 @@
 typedef enum { TL_WS_OFF = 0, TL_WS_COMPUTE, TL_WS_REPLAY } tl_ws_mode;
 
 /* Task kinds (part of a task's key). */
-enum { TL_WS_CCIS = 1, TL_WS_MTB_PAIRS = 2 };
+enum { TL_WS_CCIS = 1, TL_WS_MTB_PAIRS = 2, TL_WS_CCIS_PART = 3 };
 
 /* Starts a pass. COMPUTE: this rank's index and the rank count (size >= 1). REPLAY: recs/nrecs
  * are the records every rank kept in its COMPUTE pass, concatenated in any order (borrowed until
@@ -61,7 +63,13 @@ int tl_ws_task(uint32_t kind, uint64_t key, void *out, size_t len);
 /* The result of the task tl_ws_task just said TL_WS_RUN for (kept in COMPUTE mode). TL_ENOMEM. */
 tl_status tl_ws_done(const void *out, size_t len);
 
-/* The mode now (the placeholder contract: callers need not ask). */
+/* The mode now. */
 tl_ws_mode tl_ws_mode_now(void);
+/* 1 in the REPLAY pass (rank 0's second run of the hook): a hook prints nothing then, having
+ * printed its messages in the COMPUTE pass (or, OFF, in its only run). */
+int tl_ws_replaying(void);
+/* The rank count of the pass (1 when OFF): a task too large for one rank may be asked for as
+ * that many parts (tl_ccis_row), the same number in both passes. */
+int tl_ws_parts(void);
 
 #endif

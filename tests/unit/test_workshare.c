@@ -53,7 +53,10 @@ static tl_status hook(results *out, int perturb, int rows) {
     if (k < rows) {
       uint32_t n = (uint32_t)(N - 40 * k);
       if (perturb && k == 2) num[0] += 1;
+      double keep = num[5];
+      if (k == 3) num[5] = -1; /* a negative value: the row is tl_cluster_ci's, one task */
       st = tl_ccis_row(ci, num, den, n, 0.95, &out->lo[k], &out->hi[k]);
+      num[5] = keep;
     }
     if (!st && k < BATCHES) {
       const double *sa[2] = {sc[k % 4], sc[(k + 1) % 4]}, *sb[2] = {sc[(k + 2) % 4], sc[(k + 3) % 4]};
@@ -75,6 +78,7 @@ static void compute_all(int size, unsigned char **recs, size_t *n) {
     results scratch;
     assert_int_equal(tl_ws_begin(TL_WS_COMPUTE, r, size, NULL, 0), TL_OK);
     assert_int_equal(tl_ws_mode_now(), TL_WS_COMPUTE);
+    assert_int_equal(tl_ws_replaying(), 0);
     assert_int_equal(hook(&scratch, 0, ROWS), TL_OK);
     unsigned char *kept;
     size_t nk;
@@ -116,6 +120,7 @@ static void test_replay_equals_plain(void **state) {
     results rep;
     memset(&rep, 0, sizeof rep);
     assert_int_equal(tl_ws_begin(TL_WS_REPLAY, 0, sizes[s], recs, n), TL_OK);
+    assert_int_equal(tl_ws_replaying(), 1);
     assert_int_equal(hook(&rep, 0, ROWS), TL_OK);
     assert_int_equal(tl_ws_end(NULL, NULL), TL_OK);
     same_bits(&plain, &rep);
@@ -123,19 +128,29 @@ static void test_replay_equals_plain(void **state) {
   }
 }
 
-/* On a rank that does not compute a task, its results are the placeholder (NaN bounds; m = 0). */
+/* In COMPUTE mode a CI row gives no bounds on any rank (its parts' values go to rank 0, which
+ * takes the quantiles in the replay), and another rank's batch gets the placeholder (m = 0,
+ * NaN). With 2 ranks, row k is tasks 3k and 3k + 1 (its two parts) and batch k task 3k + 2
+ * (k < 3): batch 1 (task 5) is rank 1's, batches 0 and 2 rank 0's. Row 3 (a negative value)
+ * is one task, tl_cluster_ci's bounds: task 9, rank 1's, so its bounds are there. */
 static void test_placeholder(void **state) {
   (void)state;
   results r;
   memset(&r, 0, sizeof r);
   assert_int_equal(tl_ws_begin(TL_WS_COMPUTE, 1, 2, NULL, 0), TL_OK);
+  assert_int_equal(tl_ws_parts(), 2);
   assert_int_equal(hook(&r, 0, ROWS), TL_OK);
   assert_int_equal(tl_ws_end(NULL, NULL), TL_OK);
-  /* tasks 0, 2, 4, ... are rank 0's: row k is task 2k and batch k task 2k + 1 for k < 3, then
-   * rows 3 and 4 are tasks 6 and 7 */
-  for (int k = 0; k < 4; k++) assert_true(isnan(r.lo[k]) && isnan(r.hi[k]));
-  assert_true(isfinite(r.lo[4]) && r.lo[4] < r.hi[4]); /* task 7: computed here */
-  for (int k = 0; k < BATCHES; k++) assert_int_equal(r.res[k][0][0].m, N); /* computed here */
+  assert_int_equal(tl_ws_parts(), 1);
+  for (int k = 0; k < ROWS; k++)
+    if (k != 3) assert_true(isnan(r.lo[k]) && isnan(r.hi[k]));
+  assert_true(isfinite(r.lo[3]) && r.lo[3] < r.hi[3]);
+  assert_int_equal(r.res[1][0][0].m, N);
+  assert_true(isfinite(r.res[1][0][0].wr_lo));
+  for (int k = 0; k < BATCHES; k += 2) {
+    assert_int_equal(r.res[k][0][0].m, 0);
+    assert_true(isnan(r.res[k][0][0].wr) && isnan(r.res[k][1][0].sw_hi));
+  }
 }
 
 static void test_failures(void **state) {
@@ -168,6 +183,7 @@ static void test_failures(void **state) {
   assert_int_equal(tl_ws_begin(TL_WS_REPLAY, 0, 2, twice, 2 * n1), TL_EINTERNAL);
   assert_int_equal(tl_ws_begin(TL_WS_REPLAY, 0, 2, one, n1 - 1), TL_EINTERNAL);
   assert_int_equal(tl_ws_mode_now(), TL_WS_OFF);
+  assert_int_equal(tl_ws_replaying(), 0);
   /* OFF again: everything computed where asked */
   results plain;
   assert_int_equal(hook(&plain, 0, ROWS), TL_OK);

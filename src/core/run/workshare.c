@@ -23,6 +23,8 @@ static struct {
 } g_ws;
 
 tl_ws_mode tl_ws_mode_now(void) { return g_ws.mode; }
+int tl_ws_replaying(void) { return g_ws.mode == TL_WS_REPLAY; }
+int tl_ws_parts(void) { return g_ws.mode == TL_WS_OFF ? 1 : g_ws.size; }
 
 static uint64_t rd64(const unsigned char *p) {
   uint64_t v;

@@ -272,51 +272,25 @@ static double ratio_plain(tl_ccis *s, uint32_t r, uint32_t m, const double *num,
   return sn / sd;
 }
 
-static tl_status ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t n, double level, double *lo,
-                          double *hi);
-
-/* A row is a task of the ranks' work share (tally/workshare.h): computed by one rank, its two
- * bounds replayed on rank 0; its key hashes every argument that the bounds depend on. */
-tl_status tl_ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t n, double level, double *lo,
-                      double *hi) {
-  double res[2] = {NAN, NAN};
-  uint64_t key = 0;
-  if (tl_ws_mode_now() != TL_WS_OFF) {
-    uint64_t par[4] = {n, s->B, s->seed, 0}, h[4];
-    memcpy(&par[3], &level, sizeof level);
-    h[0] = tl_hash64(par, sizeof par);
-    h[1] = tl_hash64(num, n * sizeof *num);
-    h[2] = tl_hash64(den, n * sizeof *den);
-    h[3] = 0;
-    key = tl_hash64(h, sizeof h);
-  }
-  int todo = tl_ws_task(TL_WS_CCIS, key, res, sizeof res);
-  if (todo < 0) return (tl_status)-todo;
-  if (todo != TL_WS_RUN) { /* replayed, or another rank's (NaN) */
-    *lo = res[0];
-    *hi = res[1];
-    return TL_OK;
-  }
-  tl_status st = ccis_row(s, num, den, n, level, lo, hi);
-  res[0] = *lo;
-  res[1] = *hi;
-  return st ? st : tl_ws_done(res, sizeof res);
-}
-
-static tl_status ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t n, double level, double *lo,
-                          double *hi) {
-  *lo = *hi = NAN;
-  const uint32_t B = s->B;
-  if (B < 2 || !(level > 0.0 && level < 1.0)) return TL_OK;
+/* The clusters of a row with a unit (den > 0): their count, and 1 when every kept value is
+ * finite and >= 0 (else the row is tl_cluster_ci's). */
+static uint32_t kept_clusters(const double *num, const double *den, uint32_t n, int *fits) {
   uint32_t m = 0;
-  int fits = 1; /* every kept value finite and >= 0 */
+  *fits = 1;
   for (uint32_t i = 0; i < n; i++)
     if (den[i] > 0) {
       m++;
-      fits &= isfinite(den[i]) && isfinite(num[i]) && num[i] >= 0.0;
+      *fits &= isfinite(den[i]) && isfinite(num[i]) && num[i] >= 0.0;
     }
-  if (m < 2) return TL_OK;
-  if (!fits) return tl_cluster_ci(num, den, n, B, s->seed, level, lo, hi);
+  return m;
+}
+
+/* The resample values vals[r] of blocks [bl0, bl1) (8 resamples each) of a row of m >= 2 kept
+ * clusters, every value finite and >= 0; s->buf holds their values (cn, cd) and the values of
+ * the B resamples. *vals: that buffer's B values. */
+static tl_status ccis_blocks(tl_ccis *s, const double *num, const double *den, uint32_t n, uint32_t m, size_t bl0,
+                             size_t bl1, double **vals_out) {
+  const uint32_t B = s->B;
   const cc_draws *d = draws_for(s, m);
   if (!d && work_for(s, m)) return TL_ENOMEM; /* streamed: one block of counts at a time */
   const size_t need = 2 * (size_t)m + B;
@@ -329,8 +303,7 @@ static tl_status ccis_row(tl_ccis *s, const double *num, const double *den, uint
   double *cn = s->buf, *cd = cn + m, *vals = cd + m;
   for (uint32_t i = 0, k = 0; i < n; i++)
     if (den[i] > 0) cn[k] = num[i], cd[k++] = den[i];
-  const size_t nblk = ((size_t)B + RB - 1) / RB;
-  for (size_t bl = 0; bl < nblk; bl++) {
+  for (size_t bl = bl0; bl < bl1; bl++) {
     const uint32_t r0 = (uint32_t)(bl * RB), nl = B - r0 < RB ? B - r0 : RB;
     const uint8_t *cb = d ? d->cb + bl * m * RB : s->blk;
     if (d ? d->plain[bl] : fill_block(s, m, r0, nl, s->blk)) {
@@ -345,6 +318,82 @@ static tl_status ccis_row(tl_ccis *s, const double *num, const double *den, uint
 #endif
       kern_plain(m, cb, cn, cd, sums);
     for (uint32_t l = 0; l < nl; l++) vals[r0 + l] = sums[l] / sums[RB + l]; /* > 0: m >= 1 drawn */
+  }
+  *vals_out = vals;
+  return TL_OK;
+}
+
+/* The key of a row's work-share tasks: every argument its bounds depend on. */
+static uint64_t row_key(const tl_ccis *s, const double *num, const double *den, uint32_t n, double level) {
+  uint64_t par[4] = {n, s->B, s->seed, 0}, h[4];
+  memcpy(&par[3], &level, sizeof level);
+  h[0] = tl_hash64(par, sizeof par);
+  h[1] = tl_hash64(num, n * sizeof *num);
+  h[2] = tl_hash64(den, n * sizeof *den);
+  h[3] = 0;
+  return tl_hash64(h, sizeof h);
+}
+
+/* Under the ranks' work share (tally/workshare.h) a row of the fast path is split into as many
+ * tasks as ranks, each a contiguous range of its blocks of 8 resamples whose values it returns:
+ * the ranks compute a row's resamples side by side (one row can be most of a summary's work:
+ * VQA's level "all"), and rank 0's replay puts the values together and takes the quantiles. A
+ * row of tl_cluster_ci (a negative or infinite value) is one task, its two bounds. A row with no
+ * CI (B < 2, a level outside (0, 1), fewer than 2 clusters with a unit) is no task. The bounds
+ * are the same bits whoever computes which block. */
+tl_status tl_ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t n, double level, double *lo,
+                      double *hi) {
+  *lo = *hi = NAN;
+  const uint32_t B = s->B;
+  if (B < 2 || !(level > 0.0 && level < 1.0)) return TL_OK;
+  int fits;
+  const uint32_t m = kept_clusters(num, den, n, &fits);
+  if (m < 2) return TL_OK;
+  const tl_ws_mode mode = tl_ws_mode_now();
+  const uint64_t key = mode == TL_WS_OFF ? 0 : row_key(s, num, den, n, level);
+  if (!fits) {
+    double res[2] = {NAN, NAN};
+    int todo = tl_ws_task(TL_WS_CCIS, key, res, sizeof res);
+    if (todo < 0) return (tl_status)-todo;
+    if (todo == TL_WS_RUN) {
+      tl_status st = tl_cluster_ci(num, den, n, B, s->seed, level, &res[0], &res[1]);
+      if (!st) st = tl_ws_done(res, sizeof res);
+      if (st) return st;
+    }
+    *lo = res[0];
+    *hi = res[1];
+    return TL_OK;
+  }
+  const size_t nblk = ((size_t)B + RB - 1) / RB;
+  double *vals = NULL;
+  if (mode == TL_WS_OFF) {
+    tl_status st = ccis_blocks(s, num, den, n, m, 0, nblk, &vals);
+    if (st) return st;
+  } else {
+    const size_t P = (size_t)tl_ws_parts() < nblk ? (size_t)tl_ws_parts() : nblk;
+    int have = mode == TL_WS_REPLAY;
+    if (have) { /* the buffer the parts are replayed into */
+      const size_t need = 2 * (size_t)m + B;
+      if (need > s->bcap) {
+        double *nb = realloc(s->buf, need * sizeof *nb);
+        if (!nb) return TL_ENOMEM;
+        s->buf = nb;
+        s->bcap = need;
+      }
+      vals = s->buf + 2 * (size_t)m;
+    }
+    for (size_t j = 0; j < P; j++) {
+      const size_t bl0 = nblk * j / P, bl1 = nblk * (j + 1) / P;
+      const size_t r0 = bl0 * RB, r1 = bl1 * RB < B ? bl1 * RB : B;
+      int todo = tl_ws_task(TL_WS_CCIS_PART, key ^ (j + 1), have ? vals + r0 : NULL, (r1 - r0) * sizeof *vals);
+      if (todo < 0) return (tl_status)-todo;
+      if (todo != TL_WS_RUN) continue; /* replayed into vals, or another rank's */
+      double *v;
+      tl_status st = ccis_blocks(s, num, den, n, m, bl0, bl1, &v);
+      if (!st) st = tl_ws_done(v + r0, (r1 - r0) * sizeof *v);
+      if (st) return st;
+    }
+    if (!have) return TL_OK; /* COMPUTE: the bounds are rank 0's, after the replay */
   }
   *lo = quantile_select(vals, B, pct_q((1.0 - level) / 2.0));
   *hi = quantile_select(vals, B, pct_q((1.0 + level) / 2.0));

@@ -120,13 +120,15 @@ static void free_tables(tl_table **t, int n) {
   free(t);
 }
 
-/* The message of a failed tables hook (its status: TL_ENOMEM, or TL_EINTERNAL when the ranks'
- * shared tasks disagree, tally/workshare.h). */
+/* The message of a failed tables hook: TL_ENOMEM; TL_EINTERNAL when the ranks' shared tasks
+ * disagree (tally/workshare.h); any other status is the module's, which said why on rank 0's
+ * stream. */
 static tl_status tables_failed(tl_status st, tl_err *err) {
   if (st == TL_EINTERNAL)
     return tl_err_set(err, st, "internal error: the result tables asked for other tasks on rank 0 than on the ranks "
                                "that computed them (tally/workshare.h)");
-  return tl_err_set(err, TL_ENOMEM, "out of memory building result tables");
+  if (st == TL_ENOMEM) return tl_err_set(err, st, "out of memory building result tables");
+  return tl_err_set(err, st, "the result tables cannot be built (the reason is above)");
 }
 
 /* Collective: the reduced counts (tot, nblk blocks) and the result tables of benchmark b on rank

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "lave.h"
+#include "tally/workshare.h"
 #include "tally/bench.h"
 #include "tally/jsonl.h"
 #include "tally/report.h"
@@ -1697,7 +1698,7 @@ static tl_status join_table(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
     for (int q = 0; q < 6; q++) tl_table_set_i64(t, r, 1 + q, iv[q]);
     tl_table_set_i64(t, r, 8, units);
     tl_table_set_i64(t, r, 9, matched);
-    if (b->echo) {
+    if (b->echo && !tl_ws_replaying()) { /* once: not again in rank 0's replay (tally/workshare.h) */
       fprintf(b->echo, "vqa: human scores %s: %ld rows, %lld of %lld units matched", hf_path(b, f), h->rows,
               (long long)matched, (long long)units);
       if (h->rows != h->kept) {
@@ -1811,7 +1812,8 @@ static tl_status vqa_tables(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs,
   if (!st) st = across_seeds(b, t[T_ACC], t[T_ACROSS]);
   if (!st) st = summary_table(b, cfgs, ncfgs, acc, t[T_SUM]);
   tl_err jerr = {{0}};
-  if (!st && (st = join_table(b, cfgs, ncfgs, t[T_JOIN], &jerr)) && b->echo) fprintf(b->echo, "tally: %s\n", jerr.msg);
+  if (!st && (st = join_table(b, cfgs, ncfgs, t[T_JOIN], &jerr)) && b->echo && !tl_ws_replaying())
+    fprintf(b->echo, "tally: %s\n", jerr.msg);
   if (st) {
     for (int i = 0; t && i < T__N; i++) tl_table_free(t[i]);
     free(t);
