@@ -285,6 +285,18 @@ static uint32_t kept_clusters(const double *num, const double *den, uint32_t n, 
   return m;
 }
 
+/* s->buf grown to a row's 2 m cluster values and B resample values. TL_ENOMEM. */
+static tl_status row_buf(tl_ccis *s, uint32_t m) {
+  const size_t need = 2 * (size_t)m + s->B;
+  if (need > s->bcap) {
+    double *nb = realloc(s->buf, need * sizeof *nb);
+    if (!nb) return TL_ENOMEM;
+    s->buf = nb;
+    s->bcap = need;
+  }
+  return TL_OK;
+}
+
 /* The resample values vals[r] of blocks [bl0, bl1) (8 resamples each) of a row of m >= 2 kept
  * clusters, every value finite and >= 0; s->buf holds their values (cn, cd) and the values of
  * the B resamples. *vals: that buffer's B values. */
@@ -293,13 +305,7 @@ static tl_status ccis_blocks(tl_ccis *s, const double *num, const double *den, u
   const uint32_t B = s->B;
   const cc_draws *d = draws_for(s, m);
   if (!d && work_for(s, m)) return TL_ENOMEM; /* streamed: one block of counts at a time */
-  const size_t need = 2 * (size_t)m + B;
-  if (need > s->bcap) {
-    double *nb = realloc(s->buf, need * sizeof *nb);
-    if (!nb) return TL_ENOMEM;
-    s->buf = nb;
-    s->bcap = need;
-  }
+  if (row_buf(s, m)) return TL_ENOMEM;
   double *cn = s->buf, *cd = cn + m, *vals = cd + m;
   for (uint32_t i = 0, k = 0; i < n; i++)
     if (den[i] > 0) cn[k] = num[i], cd[k++] = den[i];
@@ -373,13 +379,7 @@ tl_status tl_ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t
     const size_t P = (size_t)tl_ws_parts() < nblk ? (size_t)tl_ws_parts() : nblk;
     int have = mode == TL_WS_REPLAY;
     if (have) { /* the buffer the parts are replayed into */
-      const size_t need = 2 * (size_t)m + B;
-      if (need > s->bcap) {
-        double *nb = realloc(s->buf, need * sizeof *nb);
-        if (!nb) return TL_ENOMEM;
-        s->buf = nb;
-        s->bcap = need;
-      }
+      if (row_buf(s, m)) return TL_ENOMEM;
       vals = s->buf + 2 * (size_t)m;
     }
     for (size_t j = 0; j < P; j++) {
