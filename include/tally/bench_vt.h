@@ -201,8 +201,11 @@ typedef struct {
    * memory (into, if given, stays the caller's to free). */
   tl_table *(*items_table)(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *units,
                            const tl_row *rows, size_t n, tl_table *into);
-  /* Rank 0, from the reduced accumulators, in key order: /metrics/<name>/..., /audit/...
-   * *out: malloc'd array of *n owned tables. */
+  /* From the reduced accumulators, in key order: /metrics/<name>/..., /audit/...
+   * *out: malloc'd array of *n owned tables. On one rank, run once on it; on 2 or more, run on
+   * every rank and again on rank 0 (tally/workshare.h: the costly steps are shared): a function
+   * of (b, cfgs, acc) alone, which asks for the same tasks whatever their results and prints
+   * nothing while tl_ws_replaying(). */
   tl_status (*tables)(const tl_bench *b, const tl_cfg *cfgs, size_t ncfgs, int64_t *const *acc,
                       tl_table ***out, int *n);
   /* Rank 0: the benchmark's part of the summary on stdout. */

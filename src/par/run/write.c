@@ -112,9 +112,6 @@ static tl_status gather_study(const struct study_cols *x, const tl_table *schema
   return st;
 }
 
-/* Collective: benchmark b's accumulators reduced to rank 0 (tot[k], *nblk blocks; every rank
- * allocates them, only rank 0's hold the sums), and rank 0 builds its metric tables (*tabs,
- * *ntabs). Agreed status. */
 static void free_tables(tl_table **t, int n) {
   for (int k = 0; t && k < n; k++) tl_table_free(t[k]);
   free(t);
@@ -131,8 +128,9 @@ static tl_status tables_failed(tl_status st, tl_err *err) {
   return tl_err_set(err, st, "the result tables cannot be built (the reason is above)");
 }
 
-/* Collective: the reduced counts (tot, nblk blocks) and the result tables of benchmark b on rank
- * 0 (*tabs, *ntabs). On 2 or more ranks the costly steps of the module's tables hook (headline
+/* Collective: benchmark b's accumulators reduced (tot[k], *nblk blocks; every rank allocates
+ * them; rank 0's hold the sums, every rank's on 2 or more ranks) and its metric tables built on
+ * rank 0 (*tabs, *ntabs). On 2 or more ranks the costly steps of the module's tables hook (headline
  * CIs, model comparisons) are shared (tally/workshare.h): every rank gets the counts and runs the
  * hook, computing its share of the tasks (its tables are dropped); the results are gathered to
  * rank 0, whose second run of the hook replays them. The tables are the same bits as one rank's.
