@@ -146,8 +146,8 @@ static tl_status close_(tl_writer *w_, tl_err *err) {
   H5Pclose(w->dxpl);
   if (st != TL_OK) { /* no space for the close: it is not tried */
     drop_open(w);
-    tl_status freed = destroy(w, &e);
-    return h5p_report(st != TL_OK ? st : freed, &e, err);
+    (void)destroy(w, NULL); /* the reserve's failure is the one to report */
+    return h5p_report(st, &e, err);
   }
   if (H5Fclose(w->file) < 0) {
     g_hdf5_broken = 1;
