@@ -1564,8 +1564,7 @@ void tl_sort_f64(double *v, size_t n) {
   free(cnt);
 }
 
-/* scipy passes q*100 to np.percentile, which divides by 100. */
-
+/* pct_q (boot_int.h): scipy passes q*100 to np.percentile, which divides by 100. */
 void tl_boot_percentile_ci(const double *sorted, size_t nd, double level, double *lo, double *hi) {
   double alpha = (1.0 - level) / 2.0;
   *lo = tl_quantile_sorted(sorted, nd, pct_q(alpha));

@@ -622,7 +622,7 @@ tl_status tl_mtb_cmp_pairs(tl_mtb_cmp *c, int np, const double *const *sa, const
         for (size_t k = 0; k < per; k++) {
           tl_mtb_cmp_res *o = &res[i][k];
           if (todo == TL_WS_HAVE) *o = all[(size_t)i * per + k];
-          else *o = (tl_mtb_cmp_res){0, 0, 0, 0, 0, NAN, NAN, NAN, NAN, NAN, NAN};
+          else *o = (tl_mtb_cmp_res){.wr = NAN, .sw = NAN, .wr_lo = NAN, .wr_hi = NAN, .sw_lo = NAN, .sw_hi = NAN};
         }
     }
   }
