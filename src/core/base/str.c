@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <wctype.h>
 
 #include "tally/str.h"
@@ -86,14 +87,32 @@ char *tl_buf_detach(tl_buf *b) {
 tl_status tl_file_read(const char *path, size_t max, tl_buf *b, tl_err *err) {
   FILE *f = fopen(path, "rb");
   if (!f) return tl_err_set(err, TL_EIO, "cannot open '%s': %s", path, strerror(errno));
-  char chunk[65536];
-  size_t k, start = b->len;
+  /* Straight into b: a regular file's size is reserved first (one allocation, one copy out of
+   * the page cache, and a short read at its end); a pipe or a device grows by chunks. */
+  size_t start = b->len, want = 65536;
   tl_status st = TL_OK;
-  while (st == TL_OK && (k = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (max && b->len - start + k > max)
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+    if (max && (uint64_t)sb.st_size > max)
       st = tl_err_set(err, TL_EINPUT, "'%s' is larger than %zu bytes", path, max);
-    else if (tl_buf_append(b, chunk, k) != TL_OK)
+    else if ((uint64_t)sb.st_size < SIZE_MAX / 2)
+      want = (size_t)sb.st_size + 1;
+  }
+  while (st == TL_OK) {
+    if (tl_buf_reserve(b, want) != TL_OK) {
       st = tl_err_set(err, TL_ENOMEM, "out of memory reading '%s'", path);
+      break;
+    }
+    size_t k = fread(b->data + b->len, 1, want, f);
+    b->len += k;
+    b->data[b->len] = 0;
+    if (max && b->len - start > max) {
+      st = tl_err_set(err, TL_EINPUT, "'%s' is larger than %zu bytes", path, max);
+      b->len = start;
+      b->data[b->len] = 0;
+    }
+    if (k < want) break; /* the end, or an error (ferror below) */
+    want = 65536 > (b->len - start) ? 65536 : b->len - start; /* a pipe: double what is read */
   }
   if (st == TL_OK && ferror(f)) st = tl_err_set(err, TL_EIO, "cannot read '%s': %s", path, strerror(errno));
   fclose(f);
