@@ -47,6 +47,53 @@ static int teardown(void **state) {
 
 #define S TL_VQA_ACC_SCALE
 
+/* ---- the workspace's memo (tl_vqa_ws_memo) ---------------------------------------------------- */
+
+/* Scores q against a workspace with the memo and one without; every field must agree. */
+static void expect_memo_same(tl_vqa_ws *memo, tl_vqa_ws *plain, tl_vqa_version v, const char *pred,
+                             const char *const *refs, size_t n) {
+  tl_vqa_result a, b;
+  tl_err err;
+  assert_int_equal(tl_vqa_score(memo, v, pred, refs, n, TL_VQA_WANT_SOFT, &a, &err), TL_OK);
+  assert_int_equal(tl_vqa_score(plain, v, pred, refs, n, TL_VQA_WANT_SOFT, &b, &err), TL_OK);
+  if (a.acc != b.acc || a.k != b.k || a.normalized != b.normalized || a.exact != b.exact ||
+      memcmp(&a.acc_py, &b.acc_py, sizeof a.acc_py) != 0 || memcmp(&a.soft, &b.soft, sizeof a.soft) != 0)
+    fail_msg("'%s' (version %d): the memo gives k %zu acc %.17g soft %.17g, without it k %zu acc %.17g soft %.17g",
+             pred, (int)v, a.k, a.acc_py, a.soft, b.k, b.acc_py, b.soft);
+}
+
+/* The same questions, each asked several times in turn (hits, texts whose normalized form is
+ * empty or longer, all three versions), then more distinct texts than the memo keeps (it stops
+ * keeping and still gives the same values). */
+static void test_memo(void **state) {
+  (void)state;
+  tl_vqa_ws *memo = tl_vqa_ws_new(), *plain = tl_vqa_ws_new();
+  assert_non_null(memo);
+  assert_non_null(plain);
+  tl_vqa_ws_memo(memo);
+  static const char *const R1[] = {"black", "Black.", "the black", "dark", "black", "black", "black", "none", "zero", "dont"};
+  static const char *const R2[] = {"2", "two", "Two.", "2", "2", "2", "2", "2", "2", "2"};
+  static const char *const R3[] = {"yes", "yes", "yes"};
+  static const char *const P[] = {"black", "Black.", "the", "", "  none ", "TWO", "2", "dont know", "yes!", "x-ray, 1,000"};
+  for (int round = 0; round < 3; round++)
+    for (size_t p = 0; p < sizeof P / sizeof P[0]; p++)
+      for (int v = 0; v < TL_VQA__COUNT; v++) {
+        expect_memo_same(memo, plain, (tl_vqa_version)v, P[p], R1, 10);
+        expect_memo_same(memo, plain, (tl_vqa_version)v, P[p], R2, 10);
+        expect_memo_same(memo, plain, (tl_vqa_version)v, P[p], R3, 3);
+      }
+  char pred[64], ref[64];
+  for (int i = 0; i < 140000; i++) { /* past the 131,072 texts it keeps */
+    snprintf(pred, sizeof pred, "The %d-Dogs.", i);
+    snprintf(ref, sizeof ref, "%d dogs", i % 9973);
+    const char *refs[] = {ref, "dogs", ref};
+    expect_memo_same(memo, plain, TL_VQA_OFFICIAL, pred, refs, 3);
+  }
+  for (size_t p = 0; p < sizeof P / sizeof P[0]; p++) expect_memo_same(memo, plain, TL_VQA_OFFICIAL, P[p], R1, 10);
+  tl_vqa_ws_free(memo);
+  tl_vqa_ws_free(plain);
+}
+
 /* ---- names ---------------------------------------------------------------------------------- */
 
 static void test_names(void **state) {
@@ -111,6 +158,9 @@ static void test_prepare(void **state) {
       {"\xe3\x80\x80x\xc2\xa0", "x"},                    /* U+3000, U+00A0: Unicode strip() */
       {"\x1f" "x" "\x1c", "x"},                          /* Python counts U+001C..U+001F */
       {"\xe2\x80\x8bx", "\xe2\x80\x8bx"},                /* U+200B is not whitespace */
+      {"\xc2\xa0x y", "x y"},                            /* a Unicode space, then an ASCII end */
+      {" x\xc3\xa9", "x\xc3\xa9"},                          /* a non-ASCII end that is no space */
+      {"\n", ""}, {" \xc2\xa0", ""}, {"x ", "x"},
   };
   for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) expect_norm(tl_vqa_prepare, "prepare", C[i][0], C[i][1]);
 }
@@ -926,7 +976,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_quirks),       cmocka_unit_test(test_levenshtein),
       cmocka_unit_test(test_soft),         cmocka_unit_test(test_python_numbers),
       cmocka_unit_test(test_load_official), cmocka_unit_test(test_load_malformed),
-      cmocka_unit_test(test_load_items),
+      cmocka_unit_test(test_load_items),   cmocka_unit_test(test_memo),
   };
   const struct CMUnitTest shared[] = {
       cmocka_unit_test(test_shared_probes),

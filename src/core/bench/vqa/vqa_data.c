@@ -1024,6 +1024,28 @@ static int add_number(cJSON *obj, const char *key, double v) {
   return cJSON_AddRawToObject(obj, key, num) != NULL;
 }
 
+/* perQuestion's texts: round(100 acc, 2) as Python prints it is a function of acc's bits, and a
+ * question's accuracy takes few values (10 answers: 0, 0.3, 0.6, 0.9, 1), so the texts are kept
+ * in a small direct-mapped table by those bits (rounding and printing a double costs ~1 us). */
+typedef struct {
+  uint64_t bits;
+  int used;
+  char text[64];
+} num_memo;
+#define NUM_MEMO 64
+
+static int add_per_question(cJSON *obj, const char *key, double acc, num_memo *memo) {
+  uint64_t bits;
+  memcpy(&bits, &acc, sizeof bits);
+  num_memo *e = &memo[(bits * 0x9e3779b97f4a7c15ULL) >> 58]; /* 64 = 2^6 entries */
+  if (!e->used || e->bits != bits) {
+    tl_vqa_py_repr(tl_vqa_py_round2(100.0 * acc), e->text, sizeof e->text);
+    e->bits = bits;
+    e->used = 1;
+  }
+  return cJSON_AddRawToObject(obj, key, e->text) != NULL;
+}
+
 static int add_groups(cJSON *root, const char *key, const groups *g) {
   cJSON *o = cJSON_AddObjectToObject(root, key);
   if (!o) return 0;
@@ -1047,6 +1069,7 @@ tl_status tl_vqa_report(const tl_vqa_set *s, const tl_vqa_results *r, tl_vqa_ver
   const tl_vqa_item **ord = s->n ? malloc(s->n * sizeof *ord) : NULL;
   double *acc = s->n ? malloc(s->n * sizeof *acc) : NULL;
   tl_vqa_ws *ws = tl_vqa_ws_new();
+  if (ws) tl_vqa_ws_memo(ws); /* the same answers come back question after question */
   cJSON *root = cJSON_CreateObject(), *perq = NULL;
   groups qt, at;
   memset(&qt, 0, sizeof qt);
@@ -1085,9 +1108,10 @@ tl_status tl_vqa_report(const tl_vqa_set *s, const tl_vqa_results *r, tl_vqa_ver
     sm.overall = group_value(total, sm.n_scored);
     int ok = add_number(root, "overall", sm.overall) && add_groups(root, "perQuestionType", &qt) &&
              add_groups(root, "perAnswerType", &at) && (perq = cJSON_AddObjectToObject(root, "perQuestion"));
+    num_memo memo[NUM_MEMO] = {{0}};
     for (size_t j = 0; ok && j < s->n; j++) {
       size_t i = (size_t)(ord[j] - s->items);
-      if (r->answer[i]) ok = add_number(perq, ord[j]->id, tl_vqa_py_round2(100.0 * acc[i]));
+      if (r->answer[i]) ok = add_per_question(perq, ord[j]->id, acc[i], memo);
     }
     if (!ok) st = tl_err_set(err, TL_ENOMEM, "out of memory");
   }

@@ -161,10 +161,18 @@ static int is_space_at(const char *s, size_t n, size_t i, size_t *len) {
 tl_status tl_vqa_prepare(const char *s, size_t n, tl_buf *out) {
   tl_buf_reset(out);
   size_t b = 0, e = 0, len;
-  /* '\n' and '\t' are whitespace themselves, so replacing them first changes only the inside */
-  while (b < n && is_space_at(s, n, b, &len)) b += len;
-  for (size_t i = b; i < n; i += len)
-    if (!is_space_at(s, n, i, &len)) e = i + len;
+  /* '\n' and '\t' are whitespace themselves, so replacing them first changes only the inside.
+   * An ASCII byte is its own code point: no decoding for it. */
+  while (b < n) {
+    unsigned char c = (unsigned char)s[b];
+    if (c < 0x80 ? !tl_uni_isspace(c) : !is_space_at(s, n, b, &len)) break;
+    b += c < 0x80 ? 1 : len;
+  }
+  if (b < n && (unsigned char)s[n - 1] < 0x80 && !tl_uni_isspace((unsigned char)s[n - 1]))
+    e = n; /* the usual case: no whitespace at the end */
+  else
+    for (size_t i = b; i < n; i += len)
+      if (!is_space_at(s, n, i, &len)) e = i + len;
   if (e <= b) return TL_OK; /* nothing but whitespace: e stays 0 while b moved past it */
   if (tl_buf_reserve(out, e - b) != TL_OK) return TL_ENOMEM;
   for (size_t i = b; i < e; i++) out->data[out->len++] = (s[i] == '\n' || s[i] == '\t') ? ' ' : s[i];
@@ -351,7 +359,71 @@ tl_status tl_vqa_normalize(const char *s, size_t n, tl_buf *out) {
 
 /* ---- the workspace ---------------------------------------------------------------------- */
 
+/* A memo of norm_core (processPunctuation then processDigitArticle of a prepared text), a pure
+ * function of the text's bytes. VQA answers repeat: the synthetic val-sized set of
+ * bench/vqa_synth.py asks for 2.36 M normalizations of a few thousand distinct texts, and
+ * computing each (a lowered copy, 21 punctuation rules, a search per word) was a quarter of
+ * `tally score vqa`. Open addressing on tl_hash64, linear probing; keys and values live in one
+ * arena, referred to by offset. Bounded: past MEMO_MAX_BYTES of text or MEMO_MAX_SLOTS / 2
+ * entries, a new text is normalized and not kept. Lookups compare the whole key, so a hash
+ * collision costs a probe, never a wrong text. */
+#define MEMO_MAX_BYTES ((size_t)8 << 20)
+#define MEMO_MAX_SLOTS ((size_t)1 << 18)
+typedef struct {
+  uint64_t h;
+  size_t off;       /* arena offset of the key, its value right after it */
+  uint32_t klen, vlen;
+  int used;
+} memo_slot;
+
+typedef struct {
+  int on;          /* tl_vqa_ws_memo was called: look up and keep */
+  memo_slot *slot; /* [cap], cap a power of two (0 before the first insert) */
+  size_t cap, n;
+  tl_buf arena;
+} memo_t;
+
+static const memo_slot *memo_find(const memo_t *m, const char *k, size_t n, uint64_t h) {
+  if (!m->cap) return NULL;
+  for (size_t i = (size_t)h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+    const memo_slot *e = &m->slot[i];
+    if (!e->used) return NULL;
+    if (e->h == h && e->klen == n && memcmp(m->arena.data + e->off, k, n) == 0) return e;
+  }
+}
+
+static void memo_place(memo_slot *t, size_t cap, const memo_slot *e) {
+  size_t i = (size_t)e->h & (cap - 1);
+  while (t[i].used) i = (i + 1) & (cap - 1);
+  t[i] = *e;
+}
+
+/* Keeps key k[0..n) -> v[0..vn) when the bounds allow; a failure to grow keeps nothing (the
+ * memo is an optimization: the caller has the value either way). */
+static void memo_put(memo_t *m, const char *k, size_t n, uint64_t h, const char *v, size_t vn) {
+  if (!m->on || n > UINT32_MAX || vn > UINT32_MAX || m->arena.len + n + vn > MEMO_MAX_BYTES) return;
+  if (2 * (m->n + 1) > m->cap) {
+    size_t cap = m->cap ? 2 * m->cap : 1024;
+    if (cap > MEMO_MAX_SLOTS) return;
+    memo_slot *t = calloc(cap, sizeof *t);
+    if (!t) return;
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->slot[i].used) memo_place(t, cap, &m->slot[i]);
+    free(m->slot);
+    m->slot = t;
+    m->cap = cap;
+  }
+  memo_slot e = {.h = h, .off = m->arena.len, .klen = (uint32_t)n, .vlen = (uint32_t)vn, .used = 1};
+  if (tl_buf_append(&m->arena, k, n) != TL_OK || tl_buf_append(&m->arena, v, vn) != TL_OK) {
+    m->arena.len = e.off;
+    return;
+  }
+  memo_place(m->slot, m->cap, &e);
+  m->n++;
+}
+
 struct tl_vqa_ws {
+  memo_t memo;       /* norm_core's results by text (norm_in_place) */
   tl_buf pred;       /* the prediction after the version's rules */
   tl_buf *refs;      /* [refs_cap]: the references after the version's rules */
   size_t refs_cap;
@@ -367,6 +439,7 @@ struct tl_vqa_ws {
 tl_vqa_ws *tl_vqa_ws_new(void) {
   tl_vqa_ws *ws = calloc(1, sizeof *ws);
   if (!ws) return NULL;
+  tl_buf_init(&ws->memo.arena);
   tl_buf_init(&ws->pred);
   tl_buf_init(&ws->tmp);
   tl_buf_init(&ws->tmp2);
@@ -382,6 +455,8 @@ tl_vqa_ws *tl_vqa_ws_new(void) {
 
 void tl_vqa_ws_free(tl_vqa_ws *ws) {
   if (!ws) return;
+  free(ws->memo.slot);
+  tl_buf_release(&ws->memo.arena);
   tl_buf_release(&ws->pred);
   for (size_t i = 0; i < ws->refs_cap; i++) tl_buf_release(&ws->refs[i]);
   free(ws->refs);
@@ -394,6 +469,8 @@ void tl_vqa_ws_free(tl_vqa_ws *ws) {
   free(ws->row);
   free(ws);
 }
+
+void tl_vqa_ws_memo(tl_vqa_ws *ws) { ws->memo.on = 1; }
 
 /* Room for n references in ws (refs, eq, sim). */
 static tl_status ws_reserve(tl_vqa_ws *ws, size_t n) {
@@ -435,10 +512,17 @@ static tl_status copy_to(tl_buf *b, const char *s) {
   return tl_buf_append(b, s, strlen(s));
 }
 
-/* Normalizes in place: b = punctuation + digit_article of b. */
+/* Normalizes in place: b = punctuation + digit_article of b, from ws's memo when it has b. */
 static tl_status norm_in_place(tl_vqa_ws *ws, tl_buf *b) {
+  uint64_t h = tl_hash64(b->data, b->len);
+  const memo_slot *e = memo_find(&ws->memo, b->data, b->len, h);
+  if (e) {
+    tl_buf_reset(b);
+    return tl_buf_append(b, ws->memo.arena.data + e->off + e->klen, e->vlen);
+  }
   tl_status st = norm_core(b->data, b->len, &ws->tmp2, &ws->tmp);
   if (st != TL_OK) return st;
+  memo_put(&ws->memo, b->data, b->len, h, ws->tmp2.data, ws->tmp2.len);
   tl_buf t = *b; /* swap storage: no copy */
   *b = ws->tmp2;
   ws->tmp2 = t;

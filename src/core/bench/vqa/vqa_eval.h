@@ -103,6 +103,10 @@ double tl_vqa_acc_python(const unsigned char *eq, size_t n);
 typedef struct tl_vqa_ws tl_vqa_ws;
 tl_vqa_ws *tl_vqa_ws_new(void); /* NULL on allocation failure */
 void tl_vqa_ws_free(tl_vqa_ws *ws); /* NULL ok */
+/* Has ws keep the normalized form of every text it normalizes (up to 8 MiB of text, 131,072
+ * texts; then it stops keeping) and look texts up there first: for a workspace that scores
+ * many questions, whose answers repeat. Same results with or without it. */
+void tl_vqa_ws_memo(tl_vqa_ws *ws);
 
 /* The score of one question. */
 typedef struct {
