@@ -75,6 +75,15 @@ if grep -rq "$EF_KEY" "$WORK/a.h5" "$WORK/a.err" "$WORK/a.txt" "$WORK/a.h5.journ
 grep -q "tally: model engine_error: 21 unit stages; top reasons: 3 x http" "$WORK/a.err" ||
   { cat "$WORK/a.err"; fail "1: the engine errors' top reasons are not said"; }
 echo "1: retries as expected; the key appears in no output, journal or message; the top reasons said"
+if command -v mpirun > /dev/null; then # the reasons of 2 ranks gathered to rank 0: the same line
+  sed "s#$WORK/a.h5#$WORK/a2.h5#" "$WORK/a.json" > "$WORK/a2.json"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PMIX_MCA_psec="${PMIX_MCA_psec:-native}" \
+    mpirun -n 2 --oversubscribe "$TALLY_BIN" run "$WORK/a2.json" > /dev/null 2> "$WORK/a2.err" ||
+    { cat "$WORK/a2.err"; fail "1: the 2-rank run failed"; }
+  [ "$(grep "top reasons" "$WORK/a2.err")" = "$(grep "top reasons" "$WORK/a.err")" ] ||
+    { grep "top reasons" "$WORK/a.err" "$WORK/a2.err"; fail "1: 2 ranks say other top reasons than 1"; }
+  echo "1: on 2 ranks the same top reasons"
+fi
 
 # ---- 2. the cache ----
 fsrv c

@@ -20,6 +20,47 @@ tl_status run_said(int exit_code, tl_err *err) {
   }
 }
 
+/* ---- variable-length bytes to rank 0 ---- */
+
+tl_status run_gather_bytes(const void *mine, size_t len, const char *what, MPI_Comm comm, char **all, size_t *total,
+                           tl_err *err) {
+  const int rank = tl_comm_rank(comm), nranks = tl_comm_size(comm);
+  *all = NULL;
+  *total = 0;
+  tl_status st = TL_OK;
+  if (len > INT_MAX) st = tl_err_set(err, TL_ENOMEM, "%s: over 2 GiB on rank %d", what, rank);
+  int n = len > INT_MAX ? 0 : (int)len, *lens = NULL, *disp = NULL;
+  if (!st && rank == 0) {
+    lens = calloc((size_t)nranks, sizeof *lens);
+    disp = calloc((size_t)nranks + 1, sizeof *disp);
+    if (!lens || !disp) st = tl_err_set(err, TL_ENOMEM, "out of memory gathering %s on rank 0", what);
+  }
+  if (!(st = tl_agree(st, err, comm))) st = tl_agree(TL_MPI(err, MPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, comm)), err, comm);
+  char *buf = NULL;
+  if (!st && rank == 0) {
+    int64_t sum = 0;
+    for (int q = 0; q < nranks; q++) sum += lens[q];
+    if (sum > INT_MAX) {
+      st = tl_err_set(err, TL_ENOMEM, "%s: over 2 GiB in all", what);
+    } else {
+      for (int q = 0; q < nranks; q++) disp[q + 1] = disp[q] + lens[q];
+      if (!(buf = malloc((size_t)sum + 1))) st = tl_err_set(err, TL_ENOMEM, "out of memory gathering %s on rank 0", what);
+    }
+  }
+  if (!(st = tl_agree(st, err, comm)))
+    st = tl_agree(TL_MPI(err, MPI_Gatherv(mine ? mine : "", n, MPI_BYTE, buf, lens, disp, MPI_BYTE, 0, comm)), err, comm);
+  if (!st && rank == 0) {
+    buf[disp[nranks]] = 0;
+    *all = buf;
+    *total = (size_t)disp[nranks];
+    buf = NULL;
+  }
+  free(buf);
+  free(lens);
+  free(disp);
+  return st;
+}
+
 /* ---- moving rows to their owners ---- */
 
 /* Collective: record i of rec (n records of w uint64) to rank dest[i] (-1: to none), in one

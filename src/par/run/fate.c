@@ -20,29 +20,13 @@ static tl_status report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm com
     for (size_t i = 0; r->tal.reasons_init && i < r->tal.reasons[role].cap; i++)
       if (r->tal.reasons[role].keys[i])
         bad |= tl_buf_printf(&mine, "%zu\x1f%s\n", r->tal.reasons[role].vals[i], r->tal.reasons[role].keys[i]) != TL_OK;
-    int len = (int)mine.len, *lens = r->rank == 0 ? calloc((size_t)r->nranks, sizeof *lens) : NULL;
-    int *disp = r->rank == 0 ? calloc((size_t)r->nranks + 1, sizeof *disp) : NULL;
-    tl_status st = bad || (r->rank == 0 && (!lens || !disp)) ? tl_err_set(err, TL_ENOMEM, "out of memory") : TL_OK;
-    if (!(st = tl_agree(st, err, comm))) st = tl_agree(TL_MPI(err, MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm)), err, comm);
-    if (st) {
-      free(lens), free(disp), tl_buf_release(&mine);
-      return st;
-    }
     char *all = NULL;
-    if (r->rank == 0) {
-      for (int q = 0; q < r->nranks; q++) disp[q + 1] = disp[q] + lens[q];
-      all = malloc((size_t)disp[r->nranks] + 1);
-    }
-    if (!(st = tl_agree(r->rank == 0 && !all ? tl_err_set(err, TL_ENOMEM, "out of memory") : TL_OK, err, comm)))
-      st = tl_agree(TL_MPI(err, MPI_Gatherv(mine.data ? mine.data : "", len, MPI_CHAR, all, lens, disp, MPI_CHAR, 0, comm)),
-                    err, comm);
-    if (st) {
-      free(all), free(lens), free(disp), tl_buf_release(&mine);
-      return st;
-    }
+    size_t all_len = 0;
+    tl_status st = tl_agree(bad ? tl_err_set(err, TL_ENOMEM, "out of memory") : TL_OK, err, comm);
+    if (!st) st = run_gather_bytes(mine.data, mine.len, "the engine failures' reasons", comm, &all, &all_len, err);
     tl_buf_release(&mine);
+    if (st) return st;
     if (r->rank == 0) {
-      all[disp[r->nranks]] = 0;
       tl_strmap m;
       tl_strmap_init(&m);
       size_t total = 0;
@@ -69,7 +53,7 @@ static tl_status report_reasons(const tl_run_opts *o, bench_run *r, MPI_Comm com
       free(v);
       tl_strmap_release(&m);
     }
-    free(all), free(lens), free(disp);
+    free(all);
   }
   return TL_OK;
 }

@@ -310,6 +310,13 @@ tl_status run_redistribute(const tl_run_bench *rb, held_rows *h, MPI_Comm comm, 
 tl_status run_reduce_acc(const tl_acc_block *lay, int nblk, int64_t *const *acc, int64_t *const *tot, int all,
                          MPI_Comm comm, tl_err *err);
 tl_status run_sum_counts(const bench_run *r, run_counts *rcnt, MPI_Comm comm, tl_err *err);
+/* Collective: the len bytes at mine (NULL when len is 0) of every rank to rank 0, in rank
+ * order. Rank 0 gets them in *all (malloc'd, a NUL after the last byte; the caller frees) and
+ * their count in *total; the other ranks get NULL and 0. what names the bytes in a message.
+ * Agreed before each collective and at the end: a rank out of memory, or over 2 GiB on one rank
+ * or in all (MPI counts are int), fails every rank with TL_ENOMEM and gathers nothing. */
+tl_status run_gather_bytes(const void *mine, size_t len, const char *what, MPI_Comm comm, char **all, size_t *total,
+                           tl_err *err);
 tl_status run_to_ranks(const uint64_t *rec, size_t n, size_t w, const int *dest, MPI_Comm comm, uint64_t **out, size_t *nout, tl_err *err);
 
 /* fate.c */

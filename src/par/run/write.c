@@ -46,34 +46,12 @@ static void study_columns(const tl_job_study *js, const tl_table *schema, struct
 /* Collective: study k's cells of every rank to rank 0 (rank order is key order), as a table. */
 static tl_status gather_study(const struct study_cols *x, const tl_table *schema, const char *bench, uint64_t U,
                               MPI_Comm comm, tl_tabin *out, tl_err *err) {
-  const int rank = tl_comm_rank(comm), nranks = tl_comm_size(comm);
+  const int rank = tl_comm_rank(comm);
   memset(out, 0, sizeof *out);
-  int64_t mine = (int64_t)x->cells.len;
-  int64_t *lens = rank == 0 ? calloc((size_t)nranks, sizeof *lens) : NULL;
-  tl_status st = tl_agree(rank == 0 && !lens ? tl_err_set(err, TL_ENOMEM, "out of memory") : TL_OK, err, comm);
-  if (!st) st = tl_agree(TL_MPI(err, MPI_Gather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, 0, comm)), err, comm);
-  if (st) {
-    free(lens);
-    return st;
-  }
-  int *cnt = NULL, *disp = NULL;
-  char *all = NULL;
-  int bad = 0;
-  int64_t total = 0;
-  if (rank == 0) {
-    cnt = calloc((size_t)nranks, sizeof *cnt);
-    disp = calloc((size_t)nranks, sizeof *disp);
-    for (int q = 0; lens && q < nranks; q++) total += lens[q];
-    all = malloc(total ? (size_t)total : 1);
-    bad = !lens || !cnt || !disp || !all || total > 0x7fffffff;
-    for (int q = 0; !bad && q < nranks; q++) {
-      cnt[q] = (int)lens[q];
-      disp[q] = q ? disp[q - 1] + cnt[q - 1] : 0;
-    }
-  }
-  if (bad) st = tl_err_set(err, TL_ENOMEM, "the study's columns of '%s' do not fit in memory on rank 0 (or over 2 GiB)", bench);
-  if (!(st = tl_agree(st, err, comm)))
-    st = TL_MPI(err, MPI_Gatherv(x->cells.data ? x->cells.data : "", (int)mine, MPI_CHAR, all, cnt, disp, MPI_CHAR, 0, comm));
+  char what[300], *all = NULL;
+  size_t total = 0;
+  snprintf(what, sizeof what, "the study's columns of '%s'", bench);
+  tl_status st = run_gather_bytes(x->cells.data, x->cells.len, what, comm, &all, &total, err);
   if (!st && rank == 0) {
     tl_buf p;
     tl_buf_init(&p);
@@ -105,9 +83,6 @@ static tl_status gather_study(const struct study_cols *x, const tl_table *schema
       tl_tabin_release(out);
     }
   }
-  free(lens);
-  free(cnt);
-  free(disp);
   free(all);
   return st;
 }
@@ -161,29 +136,14 @@ static tl_status reduce_tables(bench_run *r, size_t b, MPI_Comm comm, tl_table *
   free_tables(t1, n1);
   if (!st) st = st2;
   if (st) st = tables_failed(st, err);
-  else if (nkept > INT_MAX) st = tl_err_set(err, TL_ENOMEM, "the shared results of the tables are over 2 GiB on rank %d", r->rank);
   /* the kept results to rank 0 */
-  int len = (int)nkept, *lens = r->rank == 0 ? calloc((size_t)r->nranks, sizeof *lens) : NULL;
-  int *disp = r->rank == 0 ? calloc((size_t)r->nranks + 1, sizeof *disp) : NULL;
-  if (!st && r->rank == 0 && (!lens || !disp)) st = tl_err_set(err, TL_ENOMEM, "out of memory");
-  if (!(st = tl_agree(st, err, comm))) st = tl_agree(TL_MPI(err, MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm)), err, comm);
-  unsigned char *all = NULL;
-  int64_t total = 0;
-  if (!st && r->rank == 0) {
-    for (int q = 0; q < r->nranks; q++) total += lens[q];
-    if (total > INT_MAX) st = tl_err_set(err, TL_ENOMEM, "the shared results of the tables are over 2 GiB");
-    for (int q = 0; !st && q < r->nranks; q++) disp[q + 1] = disp[q] + lens[q];
-    if (!st && !(all = malloc((size_t)total + 1))) st = tl_err_set(err, TL_ENOMEM, "out of memory");
-  }
-  if (!(st = tl_agree(st, err, comm)))
-    st = tl_agree(TL_MPI(err, MPI_Gatherv(kept ? kept : (unsigned char *)"", len, MPI_BYTE, all, lens, disp, MPI_BYTE, 0, comm)),
-                  err, comm);
+  char *all = NULL;
+  size_t total = 0;
+  if (!(st = tl_agree(st, err, comm))) st = run_gather_bytes(kept, nkept, "the tables' shared results", comm, &all, &total, err);
   free(kept);
-  free(lens);
-  free(disp);
   /* pass 2, rank 0: the tables, every task replayed */
   if (!st && r->rank == 0) {
-    st = tl_ws_begin(TL_WS_REPLAY, 0, r->nranks, all, (size_t)total);
+    st = tl_ws_begin(TL_WS_REPLAY, 0, r->nranks, (const unsigned char *)all, total);
     if (!st) st = rb->vt->tables(rb->b, rb->cfgs, rb->ncfgs, tot, tabs, ntabs);
     st2 = tl_ws_end(NULL, NULL);
     if (!st) st = st2;
