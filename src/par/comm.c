@@ -89,6 +89,63 @@ tl_status tl_wait_idle(MPI_Request *rq, MPI_Status *status, tl_err *err) {
   }
 }
 
+/* ---- MPI_Allreduce without spinning (the MPI profiling interface) ---- */
+
+/* Integer types: their reductions give the same bits in any order, so a nonblocking reduction
+ * (another algorithm than the blocking one's) cannot change a value. */
+static int exact_type(MPI_Datatype t) {
+  static const MPI_Datatype T[] = {MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_SHORT, MPI_UNSIGNED_SHORT,
+                                   MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG,
+                                   MPI_UNSIGNED_LONG_LONG, MPI_INT8_T, MPI_UINT8_T, MPI_INT16_T, MPI_UINT16_T,
+                                   MPI_INT32_T, MPI_UINT32_T, MPI_INT64_T, MPI_UINT64_T, MPI_C_BOOL, MPI_AINT,
+                                   MPI_OFFSET, MPI_COUNT};
+  for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
+    if (t == T[i]) return 1;
+  return 0;
+}
+
+static int builtin_op(MPI_Op op) {
+  return op == MPI_SUM || op == MPI_MAX || op == MPI_MIN || op == MPI_PROD || op == MPI_LAND || op == MPI_LOR ||
+         op == MPI_LXOR || op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR;
+}
+
+/* Open MPI's blocking collectives poll a core at 100% until the last rank arrives. HDF5 meets
+ * its ranks in MPI_Allreduce at every collective dataset write and create (the item table's
+ * windows), while the other rank may still be compressing its chunks: sampled on the
+ * 60,000-unit SpatialEval job on 2 ranks, 7% of the run's CPU was that spin. The MPI profiling
+ * interface (MPI 3.1, section 14.2) lets a program define MPI_Allreduce and reach the library
+ * through PMPI_Allreduce; the dynamic linker binds HDF5's calls (and tally's) to this one.
+ *
+ * An integer reduction with a predefined operation is started as PMPI_Iallreduce and tested:
+ * ALLREDUCE_SPINS tests without a pause (a partner that is nearly there costs no sleep), then
+ * naps of 5 us doubling to ALLREDUCE_NAP_MAX_US between tests. Anything else (floating point,
+ * user operations, derived types) goes to PMPI_Allreduce as it is: its bits may depend on the
+ * algorithm. Same arguments, same results, same error codes. Measured on that job (2 ranks,
+ * A B A B, 7 pairs): 200 tests and naps up to 50 us took 0.91x the CPU of the blocking call at
+ * 1.01x its wall time; 16 tests and 50 us 0.92x and 1.03x; 400 tests and 20 us 0.94x and 1.03x;
+ * tl_wait_idle's 16 tests and 200 us 0.96x and 1.06x. */
+#define ALLREDUCE_SPINS 200
+#define ALLREDUCE_NAP_MAX_US 50
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+  if (!exact_type(t) || !builtin_op(op)) return PMPI_Allreduce(sendbuf, recvbuf, count, t, op, c);
+  MPI_Request rq;
+  int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, t, op, c, &rq);
+  if (rc != MPI_SUCCESS) return rc;
+  long us = 5;
+  for (int spins = 0;;) {
+    int done = 0;
+    rc = PMPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || done) return rc;
+    if (spins < ALLREDUCE_SPINS) {
+      spins++;
+      continue;
+    }
+    struct timespec ts = {0, us * 1000L};
+    nanosleep(&ts, NULL);
+    us = us * 2 > ALLREDUCE_NAP_MAX_US ? ALLREDUCE_NAP_MAX_US : us * 2;
+  }
+}
+
 tl_status tl_probe_idle(int src, int tag, MPI_Comm c, MPI_Status *status, tl_err *err) {
   long us = 5;
   for (;;) {
