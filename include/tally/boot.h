@@ -236,7 +236,8 @@ tl_status tl_cluster_ci(const double *num, const double *den, uint32_t n, uint32
  * resamples' draws made once per cluster count m and kept (at most 256 MiB in all; past that,
  * or when a cluster has no unit, a row is computed by tl_cluster_ci): every partial sum of
  * integer products is exact in a double, whatever the order. One object per (B, seed); not
- * shared by threads. */
+ * shared by threads. Under the ranks' work share (tally/workshare.h) each row with a CI is one
+ * task. */
 typedef struct tl_cluster_draws tl_cluster_draws;
 tl_cluster_draws *tl_cluster_draws_new(uint32_t B, uint64_t seed); /* NULL when out of memory */
 void tl_cluster_draws_free(tl_cluster_draws *d);

@@ -1,8 +1,8 @@
 /* workshare.h - the costly steps of a benchmark's tables hook shared by the ranks.
  *
  * A module's tables hook (bench_vt.h) is a deterministic function of the reduced counts, and
- * its costly steps - a headline CI (tl_ccis_row), a batch of model comparisons
- * (tl_mtb_cmp_pairs) - are independent of each other: "tasks", numbered in the order the hook
+ * its costly steps - a headline CI (tl_ccis_row, tl_cluster_ci_drawn), a batch of model
+ * comparisons (tl_mtb_cmp_pairs) - are independent of each other: "tasks", numbered in the order the hook
  * asks for them. The par driver (src/par/run/write.c) shares them on 2 or more ranks:
  *
  *   1. every rank runs the hook in TL_WS_COMPUTE mode: task i is computed by rank i % size only,
@@ -37,7 +37,7 @@
 typedef enum { TL_WS_OFF = 0, TL_WS_COMPUTE, TL_WS_REPLAY } tl_ws_mode;
 
 /* Task kinds (part of a task's key). */
-enum { TL_WS_CCIS = 1, TL_WS_MTB_PAIRS = 2, TL_WS_CCIS_PART = 3 };
+enum { TL_WS_CCIS = 1, TL_WS_MTB_PAIRS = 2, TL_WS_CCIS_PART = 3, TL_WS_DRAWN = 4 };
 
 /* Starts a pass. COMPUTE: this rank's index and the rank count (size >= 1). REPLAY: recs/nrecs
  * are the records every rank kept in its COMPUTE pass, concatenated in any order (borrowed until

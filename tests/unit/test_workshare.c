@@ -1,6 +1,6 @@
 /* test_workshare.c - the ranks' work share of a tables hook (tally/workshare.h), simulated in one
- * process: each "rank" runs the same sequence of tasks (real tl_ccis rows and
- * tl_mtb_cmp_pairs batches) in COMPUTE mode, the kept records are concatenated (in reverse rank
+ * process: each "rank" runs the same sequence of tasks (real tl_ccis rows, tl_cluster_ci_drawn
+ * rows and tl_mtb_cmp_pairs batches) in COMPUTE mode, the kept records are concatenated (in reverse rank
  * order: any order must do), and a REPLAY run must give every result bit for bit as the plain
  * (OFF) run, computing nothing. Table-driven over rank counts 1 to 5. Then the failures: a
  * replayed task with other inputs, a task no rank computed, a record never replayed, a pass with
@@ -14,10 +14,11 @@
 #include "tally/boot.h"
 #include "tally/workshare.h"
 
-enum { N = 300, NG = 3, ROWS = 5, BATCHES = 3 };
+enum { N = 300, NG = 3, ROWS = 5, BATCHES = 3, DROWS = 4 };
 
 typedef struct {
   double lo[ROWS], hi[ROWS];
+  double dlo[DROWS], dhi[DROWS]; /* tl_cluster_ci_drawn's rows */
   tl_mtb_cmp_res res[BATCHES][2][2 * NG];
 } results;
 
@@ -46,9 +47,21 @@ static tl_status hook(results *out, int perturb, int rows) {
       if (g == 0 || i % (size_t)(g + 1) == 0) gi[g][gm[g]++] = i;
     gidx[g] = gi[g];
   }
+  static int64_t inum[N], iden[N];
+  for (int i = 0; i < N; i++) {
+    iden[i] = 3;
+    inum[i] = (int64_t)(lcg(&x) % 4);
+  }
+  tl_cluster_draws *dr = tl_cluster_draws_new(200, 5);
+  if (!dr) return TL_ENOMEM;
   tl_ccis *ci = tl_ccis_new(200, 7);
   tl_mtb_cmp *cmp = tl_mtb_cmp_new(N, NG, gidx, gm, 64, 9, 0.95);
   tl_status st = ci && cmp ? TL_OK : TL_ENOMEM;
+  /* first a summary's integer rows, one task each (tasks 0..DROWS-1, an even count: the tasks
+   * after them fall to the same ranks as without them); every other row shares a cluster count
+   * with the one before */
+  for (int k = 0; !st && k < DROWS; k++)
+    st = tl_cluster_ci_drawn(dr, inum + k, iden, (uint32_t)(N - 40 * (k / 2)), 0.9, &out->dlo[k], &out->dhi[k]);
   for (int k = 0; !st && k < (rows > BATCHES ? rows : BATCHES); k++) {
     if (k < rows) {
       uint32_t n = (uint32_t)(N - 40 * k);
@@ -66,6 +79,7 @@ static tl_status hook(results *out, int perturb, int rows) {
   }
   tl_ccis_free(ci);
   tl_mtb_cmp_free(cmp);
+  tl_cluster_draws_free(dr);
   return st;
 }
 
@@ -97,6 +111,8 @@ static void compute_all(int size, unsigned char **recs, size_t *n) {
 static void same_bits(const results *a, const results *b) {
   assert_memory_equal(a->lo, b->lo, sizeof a->lo);
   assert_memory_equal(a->hi, b->hi, sizeof a->hi);
+  assert_memory_equal(a->dlo, b->dlo, sizeof a->dlo);
+  assert_memory_equal(a->dhi, b->dhi, sizeof a->dhi);
   for (int k = 0; k < BATCHES; k++)
     for (int i = 0; i < 2; i++)
       for (int g = 0; g < 2 * NG; g++) {
@@ -112,6 +128,7 @@ static void test_replay_equals_plain(void **state) {
   memset(&plain, 0, sizeof plain);
   assert_int_equal(hook(&plain, 0, ROWS), TL_OK);
   assert_true(isfinite(plain.lo[0]) && plain.lo[0] < plain.hi[0]); /* the case computes real CIs */
+  for (int k = 0; k < DROWS; k++) assert_true(isfinite(plain.dlo[k]) && plain.dlo[k] < plain.dhi[k]);
   static const int sizes[] = {1, 2, 3, 4, 5};
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
     unsigned char *recs;
@@ -145,6 +162,9 @@ static void test_placeholder(void **state) {
   for (int k = 0; k < ROWS; k++)
     if (k != 3) assert_true(isnan(r.lo[k]) && isnan(r.hi[k]));
   assert_true(isfinite(r.lo[3]) && r.lo[3] < r.hi[3]);
+  for (int k = 0; k < DROWS; k++) /* the drawn rows are tasks 0..3: rank 1 computes 1 and 3 */
+    if (k % 2) assert_true(isfinite(r.dlo[k]) && r.dlo[k] < r.dhi[k]);
+    else assert_true(isnan(r.dlo[k]) && isnan(r.dhi[k]));
   assert_int_equal(r.res[1][0][0].m, N);
   assert_true(isfinite(r.res[1][0][0].wr_lo));
   for (int k = 0; k < BATCHES; k += 2) {

@@ -26,6 +26,8 @@
 
 #include "boot_int.h"
 #include "tally/stats.h"
+#include "tally/str.h"
+#include "tally/workshare.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Resampling
@@ -2323,13 +2325,9 @@ static int32_t dot_u8_i32(const uint8_t *w8, const int32_t *n32, uint32_t m) {
 /* Counts as bytes or as int32 (draws_for), read the same way. */
 #define W_AT(r, k) (w8 ? (int32_t)w8[(size_t)(r) * m + (k)] : w32[(size_t)(r) * m + (k)])
 
-tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int64_t *den, uint32_t n,
-                              double level, double *lo, double *hi) {
-  *lo = *hi = NAN;
-  if (d->B < 2 || !(level > 0.0 && level < 1.0)) return TL_OK;
-  uint32_t m = 0;
-  for (uint32_t i = 0; i < n; i++) m += den[i] > 0;
-  if (m < 2) return TL_OK;
+/* tl_cluster_ci_drawn's bounds of a row with m >= 2 clusters that hold a unit. */
+static tl_status drawn_row(tl_cluster_draws *d, const int64_t *num, const int64_t *den, uint32_t n, uint32_t m,
+                           double level, double *lo, double *hi) {
   int wide = 0;
   const void *wv = m == n ? draws_for(d, m, &wide) : NULL;
   if (!wv) { /* past the cap (or a cluster without units: not made here): the reference */
@@ -2385,3 +2383,36 @@ tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int
   return TL_OK;
 }
 #undef W_AT
+
+/* A row is one task of the ranks' work share (tally/workshare.h), its two bounds: keyed by
+ * (n, B, seed, level) and the row's counts, computed by the rank the task falls to (which draws
+ * the counts of its own rows' m only) and replayed on rank 0. Outside the share it is computed
+ * here. The bounds are the same bits on whichever rank. */
+tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int64_t *den, uint32_t n,
+                              double level, double *lo, double *hi) {
+  *lo = *hi = NAN;
+  if (d->B < 2 || !(level > 0.0 && level < 1.0)) return TL_OK;
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; i++) m += den[i] > 0;
+  if (m < 2) return TL_OK;
+  uint64_t key = 0;
+  if (tl_ws_mode_now() != TL_WS_OFF) {
+    uint64_t par[4] = {n, d->B, d->seed, 0}, h[3];
+    memcpy(&par[3], &level, sizeof level);
+    h[0] = tl_hash64(par, sizeof par);
+    h[1] = tl_hash64(num, (size_t)n * sizeof *num);
+    h[2] = tl_hash64(den, (size_t)n * sizeof *den);
+    key = tl_hash64(h, sizeof h);
+  }
+  double res[2] = {NAN, NAN};
+  int todo = tl_ws_task(TL_WS_DRAWN, key, res, sizeof res);
+  if (todo < 0) return (tl_status)-todo;
+  if (todo == TL_WS_RUN) {
+    tl_status st = drawn_row(d, num, den, n, m, level, &res[0], &res[1]);
+    if (!st) st = tl_ws_done(res, sizeof res);
+    if (st) return st;
+  }
+  *lo = res[0]; /* TL_WS_SKIP: another rank's row, the placeholder NaN */
+  *hi = res[1];
+  return TL_OK;
+}
