@@ -1031,6 +1031,16 @@ static tl_status set_answer(tl_parsed *p, const char *s) {
   return s && !p->answer ? TL_ENOMEM : TL_OK;
 }
 
+/* The scoring workspace of this thread, with its memo of normalized texts (tl_vqa_ws_memo: a
+ * run's human answers repeat from unit to unit), made on first use and kept until the thread
+ * ends, as rx.c keeps its match data: the module object stays immutable and may be shared by
+ * threads. NULL when out of memory. */
+static tl_vqa_ws *thread_ws(void) {
+  static _Thread_local tl_vqa_ws *ws;
+  if (!ws && (ws = tl_vqa_ws_new()) != NULL) tl_vqa_ws_memo(ws);
+  return ws;
+}
+
 static tl_status vqa_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit *u, tl_row *r, tl_err *err) {
   (void)cfgs;
   const vitem *x = &b->v[u->item];
@@ -1056,10 +1066,9 @@ static tl_status vqa_score(const tl_bench *b, const tl_cfg *cfgs, const tl_unit 
     tl_buf_release(&vis);
     return TL_OK;
   }
-  tl_vqa_ws *ws = tl_vqa_ws_new();
+  tl_vqa_ws *ws = thread_ws();
   tl_vqa_result q;
   tl_status st = ws ? tl_vqa_score(ws, b->version, pred, x->refs, x->nrefs, TL_VQA_WANT_SOFT, &q, err) : TL_ENOMEM;
-  tl_vqa_ws_free(ws);
   if (!st) {
     const int64_t v3[3] = {q.acc, (int64_t)llround(q.soft * SOFT_SCALE), q.exact ? 1 : 0};
     for (int k = 0; !st && k < 3; k++) {
