@@ -202,8 +202,9 @@ int tl_cmd_score(int argc, char **argv) {
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0) return rc;
   if ((rc = check_output(&o)) >= 0) return rc;
-  /* '-' is standard input, for one of the inputs: copied to a file first (the readers open a
-   * path, and the results are read twice: their form, then their records) */
+  /* '-' is standard input, for one of the inputs, and a named pipe or a process substitution
+   * (`--results <(zcat r.json.gz)`) can be read once too: each is copied to a file first (the
+   * readers open a path, and the results are read twice: their form, then their records) */
   const char **ins[] = {&o.questions, &o.annotations, &o.items, &o.results};
   const char **std_in = NULL;
   for (size_t i = 0; i < sizeof ins / sizeof *ins; i++)
@@ -211,13 +212,16 @@ int tl_cmd_score(int argc, char **argv) {
       if (std_in) return fprintf(stderr, "%s: only one input can be standard input ('-')\n", CMD), TL_EXIT_USAGE;
       std_in = ins[i];
     }
-  char *spool = NULL;
-  if (std_in) {
-    tl_err err = {{0}};
-    if (tl_in_spool_stdin(&spool, &err) != TL_OK) return fprintf(stderr, "%s: %s\n", CMD, err.msg), TL_EXIT_FAIL;
-    *std_in = spool;
+  enum { NIN = sizeof ins / sizeof *ins };
+  char *spool[NIN] = {NULL};
+  tl_err err = {{0}};
+  tl_status st = TL_OK;
+  for (size_t i = 0; i < NIN && st == TL_OK; i++) {
+    if (ins[i] == std_in) st = tl_in_spool_stdin(&spool[i], &err);
+    else if (*ins[i] && tl_in_once(*ins[i])) st = tl_in_spool(*ins[i], &spool[i], &err);
+    if (spool[i]) *ins[i] = spool[i];
   }
-  rc = score(&o);
-  tl_in_spool_release(spool);
+  rc = st == TL_OK ? score(&o) : (fprintf(stderr, "%s: %s\n", CMD, err.msg), TL_EXIT_FAIL);
+  for (size_t i = 0; i < NIN; i++) tl_in_spool_release(spool[i]);
   return rc;
 }

@@ -250,22 +250,31 @@ tl_status tl_out_stream_close(tl_out_stream *o, int ok, tl_err *err) {
 
 /* ---- standard input as a file ---- */
 
-tl_status tl_in_spool_stdin(char **path, tl_err *err) {
+tl_status tl_in_spool(const char *src, char **path, tl_err *err) {
   *path = NULL;
-  const char *tmp = getenv("TMPDIR");
+  const int std = src == NULL;
+  const char *what = std ? "standard input" : src;
+  int in = std ? 0 : open(src, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return tl_err_set(err, TL_EIO, "cannot open '%s': %s", src, strerror(errno));
+  const char *tmp = getenv("TMPDIR"), *base = std ? "stdin" : strrchr(src, '/');
+  base = base && !std ? base + 1 : base;
+  if (!base || !*base || !strcmp(base, ".") || !strcmp(base, "..")) base = "input";
   tl_buf d;
   tl_buf_init(&d);
-  if (tl_buf_printf(&d, "%s/tally-XXXXXX", tmp && *tmp ? tmp : "/tmp")) return tl_err_set(err, TL_ENOMEM, "out of memory");
-  if (!mkdtemp(d.data)) {
-    tl_status st = tl_err_set(err, TL_EIO, "cannot make a folder '%s' for standard input: %s", d.data, strerror(errno));
+  tl_status st = TL_OK;
+  if (tl_buf_printf(&d, "%s/tally-XXXXXX", tmp && *tmp ? tmp : "/tmp")) st = tl_err_set(err, TL_ENOMEM, "out of memory");
+  else if (!mkdtemp(d.data))
+    st = tl_err_set(err, TL_EIO, "cannot make a folder '%s' for %s: %s", d.data, what, strerror(errno));
+  if (st) {
+    if (!std) close(in);
     tl_buf_release(&d);
     return st;
   }
-  tl_buf_puts(&d, "/stdin");
+  tl_buf_printf(&d, "/%s", base);
   int fd = d.data ? open(d.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
   int e = fd < 0 ? errno : 0;
   char buf[65536];
-  for (ssize_t n; !e && (n = read(0, buf, sizeof buf)) != 0;) {
+  for (ssize_t n; !e && (n = read(in, buf, sizeof buf)) != 0;) {
     if (n < 0) {
       if (errno != EINTR) e = errno;
       continue;
@@ -276,14 +285,25 @@ tl_status tl_in_spool_stdin(char **path, tl_err *err) {
       else if (w > 0) off += w;
     }
   }
+  if (!std) close(in);
   if (fd >= 0 && close(fd) != 0 && !e) e = errno;
   if (e) {
-    tl_status st = tl_err_set(err, TL_EIO, "cannot copy standard input to '%s': %s", d.data ? d.data : "?", strerror(e));
+    st = tl_err_set(err, TL_EIO, "cannot copy %s to '%s': %s", what, d.data ? d.data : "?", strerror(e));
     tl_in_spool_release(tl_buf_detach(&d));
     return st;
   }
   *path = tl_buf_detach(&d);
   return TL_OK;
+}
+
+tl_status tl_in_spool_stdin(char **path, tl_err *err) { return tl_in_spool(NULL, path, err); }
+
+int tl_in_once(const char *path) {
+  struct stat sb, nul;
+  if (stat(path, &sb) != 0) return 0;
+  if (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)) return 1;
+  /* a terminal or another device; /dev/null reads the same (nothing) every time */
+  return S_ISCHR(sb.st_mode) && !(stat("/dev/null", &nul) == 0 && S_ISCHR(nul.st_mode) && nul.st_rdev == sb.st_rdev);
 }
 
 void tl_in_spool_release(char *path) {

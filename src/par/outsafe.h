@@ -80,6 +80,14 @@ tl_status tl_out_stream_close(tl_out_stream *o, int ok, tl_err *err);
  * messages name ".../stdin:LINE". *path: malloc'd; tl_in_spool_release removes the file and
  * folder and frees it. TL_EIO naming the cause (a full disk: "No space left on device"). */
 tl_status tl_in_spool_stdin(char **path, tl_err *err);
+/* The same for the file src that can be read only once (tl_in_once: a named pipe, a process
+ * substitution's /dev/fd/N, a device): copied as "$TMPDIR/tally-XXXXXX/<its base name>".
+ * TL_EIO when it cannot be opened or copied. */
+tl_status tl_in_spool(const char *src, char **path, tl_err *err);
+/* 1 when path names a FIFO, a socket or a character device other than /dev/null: what a second
+ * open would not read again (0 for a regular file, /dev/null, and a path that cannot be
+ * stat'ed: the reader then says why). */
+int tl_in_once(const char *path);
 void tl_in_spool_release(char *path);
 
 /* The lock of one output, held from before the first write (`.part`, journal) to the end.

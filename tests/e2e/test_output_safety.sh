@@ -85,6 +85,15 @@ expect 2 "is a directory" "run --out a folder" -- "$TALLY_BIN" run "$WORK/job.js
 expect 2 "is a directory" "correlate --out a folder" -- "$TALLY_BIN" correlate --input "$WORK/vqa_judgments.csv" --human human --metrics lave --out "$WORK/adir/"
 expect 2 "is a directory" "parse --output a folder" -- "$TALLY_BIN" parse --parser spatialeval-strict --input "$WORK/p.orig" --output "$WORK/adir"
 expect 2 "does not exist" "run --out in a missing folder" -- "$TALLY_BIN" run "$WORK/job.json" --out "$WORK/nope/o.h5" --quiet
+# an input that can be read once (a named pipe, a process substitution): refused before it is
+# opened (a run reads its inputs again; the pipes below have no writer, so opening one would hang)
+mkfifo "$WORK/ans.fifo"
+sed "s#\"$WORK/answers.jsonl\"#\"$WORK/ans.fifo\"#" "$WORK/job.json" > "$WORK/jobfifo.json"
+grep -q ans.fifo "$WORK/jobfifo.json" || fail "the FIFO job was not made"
+expect 2 "is a pipe or a device" "run with a FIFO answers file" -- timeout -k 5 60 "$TALLY_BIN" run "$WORK/jobfifo.json" --out "$WORK/f.h5" --quiet
+grep -q "an answers file '$WORK/ans.fifo'" "$WORK/e.txt" || { cat "$WORK/e.txt"; fail "the FIFO answers file is not named"; }
+expect 2 "is a pipe or a device" "run <(job)" -- timeout -k 5 60 bash -c '"$0" run <(cat "$1") --out "$2" --quiet' "$TALLY_BIN" "$WORK/job.json" "$WORK/f.h5"
+[ ! -e "$WORK/f.h5" ] && [ ! -e "$WORK/f.h5.journal" ] || fail "a run with a FIFO input wrote something"
 expect 2 "does not exist" "correlate --out in a missing folder" -- "$TALLY_BIN" correlate --input "$WORK/vqa_judgments.csv" --human human --metrics lave --out "$WORK/nope/o.h5"
 mkdir "$WORK/ro"
 ro_ok=0
@@ -198,6 +207,16 @@ grep -q '"overall"' "$WORK/o.txt" || fail "score vqa --output -: nothing on stan
 cp "$WORK/o.txt" "$WORK/score_file.txt"
 expect 0 "" "score vqa --results - (standard input)" -- sh -c '"$0" score vqa --items "$1" --results - --output - < "$2"' "$TALLY_BIN" "$TALLY_SRC/demo/vqa/items.jsonl" "$WORK/vqa_res.json"
 cmp -s "$WORK/o.txt" "$WORK/score_file.txt" || fail "score vqa --results - differs from --results FILE"
+# a file that can be read once (a named pipe; bash's <(...) is a pipe as /dev/fd/N) is read as
+# the file is, though the results are read twice (before: a second open of the pipe waited for
+# a writer that had gone, or read nothing: "not valid JSON")
+rm -f "$WORK/res.fifo" && mkfifo "$WORK/res.fifo"
+(cat "$WORK/vqa_res.json" > "$WORK/res.fifo" &)
+expect 0 "" "score vqa --results FIFO" -- timeout -k 5 60 "$TALLY_BIN" score vqa --items "$TALLY_SRC/demo/vqa/items.jsonl" --results "$WORK/res.fifo" --output -
+cmp -s "$WORK/o.txt" "$WORK/score_file.txt" || { cat "$WORK/e.txt"; fail "score vqa --results FIFO differs from --results FILE"; }
+expect 0 "" "score vqa --items <(...) --results <(...)" -- timeout -k 5 60 bash -c '"$0" score vqa --items <(cat "$1") --results <(cat "$2") --output -' \
+  "$TALLY_BIN" "$TALLY_SRC/demo/vqa/items.jsonl" "$WORK/vqa_res.json"
+cmp -s "$WORK/o.txt" "$WORK/score_file.txt" || { cat "$WORK/e.txt"; fail "score vqa with process substitutions differs from files"; }
 expect 2 "only one input" "score vqa with two inputs on standard input" -- "$TALLY_BIN" score vqa --items - --results -
 expect 0 "" "score vqa --output /dev/null" -- "$TALLY_BIN" score vqa --items "$TALLY_SRC/demo/vqa/items.jsonl" --results "$WORK/vqa_res.json" --output /dev/null
 [ -c /dev/null ] || fail "/dev/null is no longer a device"

@@ -55,6 +55,12 @@ static tl_status ph_job(job_ctx *c, tl_err *err) {
   tl_buf_init(&probs);
   int nprob = 0;
   tl_status st = TL_OK;
+  if (tl_in_once(o->job_path)) { /* every rank reads it, and it is hashed for the provenance */
+    if (c->rank == 0)
+      fprintf(o->log, "tally: the job file '%s' is a pipe or a device, which can be read once: every rank reads the "
+                      "job; write it to a file first; nothing was run\n", o->job_path);
+    return run_said(TL_EXIT_USAGE, err);
+  }
   if (c->rank == 0 && tl_job_load_in(o->job_path, o->job_dir, &c->job, &probs, &nprob) != TL_OK) {
     fprintf(o->log, "tally: invalid job '%s' (%d problem%s); nothing was run:\n%s", o->job_path, nprob,
             nprob == 1 ? "" : "s", probs.data ? probs.data : "");

@@ -44,6 +44,17 @@ int run_prepare_output(const tl_run_opts *o, const tl_job *job, const char *outp
     return TL_EXIT_FAIL;
   }
   int rc = TL_EXIT_OK;
+  for (int i = 1; i < k; i++) /* [0] the job file: ph_job has checked it */
+    if (in[i].path && tl_in_once(in[i].path)) {
+      fprintf(o->log, "tally: %s '%s' is a pipe or a device, which can be read once: a run reads its inputs again "
+                      "(replies are read back from their place in their files, at the write and on --resume); "
+                      "write it to a file first; nothing was run\n", in[i].what, in[i].path);
+      rc = TL_EXIT_USAGE;
+    }
+  if (rc) {
+    free(in);
+    return rc;
+  }
   tl_status st = tl_out_check_place(output, &err);
   if (!st) st = tl_out_check_inputs(output, "the output", in, k, &err);
   if (!st) st = tl_stdout_check_inputs(in, k, &err);
