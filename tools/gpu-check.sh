@@ -17,7 +17,7 @@ for d in "${R123_INCLUDE:-}" /usr/include .gpu/include; do
 done
 [ -n "$R123" ] || { echo "gpu-check: Random123 headers not found (set R123_INCLUDE)"; exit 2; }
 CFLAGS=(-std=c11 -O2 -Wall -Wextra -Iinclude -Isrc/core/stats "-I$R123")
-CORE=(src/core/base/err.c src/core/base/str.c src/core/stats/stats.c src/core/stats/boot.c)
+CORE=(src/core/base/err.c src/core/base/str.c src/core/stats/stats.c src/core/stats/boot.c src/core/run/workshare.c)
 NVCC="$(command -v nvcc || true)"
 [ -n "$NVCC" ] || { [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc; } || true
 if [ -n "$NVCC" ]; then

@@ -61,7 +61,7 @@ static tl_status hook(results *out, int perturb, int rows) {
    * after them fall to the same ranks as without them); every other row shares a cluster count
    * with the one before */
   for (int k = 0; !st && k < DROWS; k++)
-    st = tl_cluster_ci_drawn(dr, inum + k, iden, (uint32_t)(N - 40 * (k / 2)), 0.9, &out->dlo[k], &out->dhi[k]);
+    st = tl_cluster_ci_drawn(dr, inum + k, iden, (uint32_t)(N - DROWS - 40 * (k / 2)), 0.9, &out->dlo[k], &out->dhi[k]);
   for (int k = 0; !st && k < (rows > BATCHES ? rows : BATCHES); k++) {
     if (k < rows) {
       uint32_t n = (uint32_t)(N - 40 * k);
