@@ -218,7 +218,11 @@ int tl_cmd_score(int argc, char **argv) {
   tl_status st = TL_OK;
   for (size_t i = 0; i < NIN && st == TL_OK; i++) {
     if (ins[i] == std_in) st = tl_in_spool_stdin(&spool[i], &err);
-    else if (*ins[i] && tl_in_once(*ins[i])) st = tl_in_spool(*ins[i], &spool[i], &err);
+    else if (*ins[i] && tl_in_once(*ins[i])) {
+      st = tl_in_spool(*ins[i], &spool[i], &err);
+      if (!st) /* its messages name the copy: say whose copy it is */
+        fprintf(stderr, "%s: '%s' can be read only once: it is read from its copy '%s'\n", CMD, *ins[i], spool[i]);
+    }
     if (spool[i]) *ins[i] = spool[i];
   }
   rc = st == TL_OK ? score(&o) : (fprintf(stderr, "%s: %s\n", CMD, err.msg), TL_EXIT_FAIL);

@@ -2384,6 +2384,17 @@ static tl_status drawn_row(tl_cluster_draws *d, const int64_t *num, const int64_
 }
 #undef W_AT
 
+uint64_t tl_ci_row_key(uint32_t n, uint32_t B, uint64_t seed, double level, const void *num, const void *den,
+                       size_t elem) {
+  uint64_t par[4] = {n, B, seed, 0}, h[4];
+  memcpy(&par[3], &level, sizeof level);
+  h[0] = tl_hash64(par, sizeof par);
+  h[1] = tl_hash64(num, n * elem);
+  h[2] = tl_hash64(den, n * elem);
+  h[3] = 0;
+  return tl_hash64(h, sizeof h);
+}
+
 /* A row is one task of the ranks' work share (tally/workshare.h), its two bounds: keyed by
  * (n, B, seed, level) and the row's counts, computed by the rank the task falls to (which draws
  * the counts of its own rows' m only) and replayed on rank 0. Outside the share it is computed
@@ -2395,15 +2406,7 @@ tl_status tl_cluster_ci_drawn(tl_cluster_draws *d, const int64_t *num, const int
   uint32_t m = 0;
   for (uint32_t i = 0; i < n; i++) m += den[i] > 0;
   if (m < 2) return TL_OK;
-  uint64_t key = 0;
-  if (tl_ws_mode_now() != TL_WS_OFF) {
-    uint64_t par[4] = {n, d->B, d->seed, 0}, h[3];
-    memcpy(&par[3], &level, sizeof level);
-    h[0] = tl_hash64(par, sizeof par);
-    h[1] = tl_hash64(num, (size_t)n * sizeof *num);
-    h[2] = tl_hash64(den, (size_t)n * sizeof *den);
-    key = tl_hash64(h, sizeof h);
-  }
+  const uint64_t key = tl_ws_mode_now() == TL_WS_OFF ? 0 : tl_ci_row_key(n, d->B, d->seed, level, num, den, sizeof *num);
   double res[2] = {NAN, NAN};
   int todo = tl_ws_task(TL_WS_DRAWN, key, res, sizeof res);
   if (todo < 0) return (tl_status)-todo;

@@ -13,6 +13,12 @@
  * back (numpy.percentile's argument), the same double in boot.c and cluster_ci.c. */
 static inline double pct_q(double q) { return (q * 100.0) / 100.0; }
 
+/* The work-share key (tally/workshare.h) of a cluster CI row: every argument its bounds depend
+ * on - n, B, seed, level and the row's n values num[] and den[] of elem bytes each (doubles for
+ * tl_ccis_row, int64 for tl_cluster_ci_drawn). An in-memory key, never written. */
+uint64_t tl_ci_row_key(uint32_t n, uint32_t B, uint64_t seed, double level, const void *num, const void *den,
+                       size_t elem);
+
 /* BCa bias correction z0 = Phi^-1((#(v < theta_hat) + #(v <= theta_hat)) / (2 nd)), as scipy
  * 1.10.1 _percentile_of_score + ndtri (Efron & Tibshirani 14.3, eq. 14.14). v: [nd], any order. */
 double tl_boot_bca_z0(const double *v, size_t nd, double theta_hat);

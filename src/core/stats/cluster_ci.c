@@ -329,17 +329,6 @@ static tl_status ccis_blocks(tl_ccis *s, const double *num, const double *den, u
   return TL_OK;
 }
 
-/* The key of a row's work-share tasks: every argument its bounds depend on. */
-static uint64_t row_key(const tl_ccis *s, const double *num, const double *den, uint32_t n, double level) {
-  uint64_t par[4] = {n, s->B, s->seed, 0}, h[4];
-  memcpy(&par[3], &level, sizeof level);
-  h[0] = tl_hash64(par, sizeof par);
-  h[1] = tl_hash64(num, n * sizeof *num);
-  h[2] = tl_hash64(den, n * sizeof *den);
-  h[3] = 0;
-  return tl_hash64(h, sizeof h);
-}
-
 /* Under the ranks' work share (tally/workshare.h) a row of the fast path is split into as many
  * tasks as ranks, each a contiguous range of its blocks of 8 resamples whose values it returns:
  * the ranks compute a row's resamples side by side (one row can be most of a summary's work:
@@ -356,7 +345,7 @@ tl_status tl_ccis_row(tl_ccis *s, const double *num, const double *den, uint32_t
   const uint32_t m = kept_clusters(num, den, n, &fits);
   if (m < 2) return TL_OK;
   const tl_ws_mode mode = tl_ws_mode_now();
-  const uint64_t key = mode == TL_WS_OFF ? 0 : row_key(s, num, den, n, level);
+  const uint64_t key = mode == TL_WS_OFF ? 0 : tl_ci_row_key(n, s->B, s->seed, level, num, den, sizeof *num);
   if (!fits) {
     double res[2] = {NAN, NAN};
     int todo = tl_ws_task(TL_WS_CCIS, key, res, sizeof res);

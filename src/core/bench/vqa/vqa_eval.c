@@ -514,8 +514,8 @@ static tl_status copy_to(tl_buf *b, const char *s) {
 
 /* Normalizes in place: b = punctuation + digit_article of b, from ws's memo when it has b. */
 static tl_status norm_in_place(tl_vqa_ws *ws, tl_buf *b) {
-  uint64_t h = tl_hash64(b->data, b->len);
-  const memo_slot *e = memo_find(&ws->memo, b->data, b->len, h);
+  const uint64_t h = ws->memo.on ? tl_hash64(b->data, b->len) : 0; /* no memo: no hash */
+  const memo_slot *e = ws->memo.on ? memo_find(&ws->memo, b->data, b->len, h) : NULL;
   if (e) {
     tl_buf_reset(b);
     return tl_buf_append(b, ws->memo.arena.data + e->off + e->klen, e->vlen);
